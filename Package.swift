@@ -1,0 +1,34 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "blesniff",
+    products: [
+        .executable(name: "blesniff", targets: ["blesniff"]),
+        .library(name: "Decoders", targets: ["Decoders"]),
+        .library(name: "Capture", targets: ["Capture"]),
+        .library(name: "Report", targets: ["Report"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "blesniff",
+            dependencies: [
+                "Report", "Capture",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        // Pure decoding: bytes in, typed values out. No I/O, standard library only.
+        .target(name: "Decoders", exclude: ["AssignedNumbers.LICENSE"]),
+        .target(name: "Report", dependencies: ["Decoders"]),
+        .systemLibrary(
+            name: "CPcap",
+            pkgConfig: "libpcap",
+            providers: [.apt(["libpcap-dev"])]),
+        .target(name: "Capture", dependencies: ["CPcap"]),
+        .testTarget(name: "DecodersTests", dependencies: ["Decoders"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Decoders"]),
+        .testTarget(name: "ReportTests", dependencies: ["Report", "Decoders", "Capture"]),
+    ]
+)

@@ -1,0 +1,79 @@
+/// The full decode of a PDU as a tree, built only when someone prints it (`read -v`, JSON).
+/// Decoders fill it with semantic values; Report renders them as text or JSON, so the two
+/// outputs can never disagree.
+public struct Field: Sendable {
+    /// Display name, the specification's wording ("LE Scan Interval").
+    public var label: String
+    public var value: FieldValue
+    public var children: [Field]
+
+    @inlinable public init(_ label: String, _ value: FieldValue = .none, _ children: [Field] = []) {
+        self.label = label
+        self.value = value
+        self.children = children
+    }
+
+    /// A marker for input that broke a rule of the specification; decoding goes on after it.
+    public static func malformed(_ why: String) -> Field { Field("Malformed", .error(why)) }
+
+    /// JSON key: the label in snake case ("LE Scan Interval" → "le_scan_interval").
+    public var key: String { Field.key(for: label) }
+
+    public static func key(for label: String) -> String {
+        var out = ""
+        out.reserveCapacity(label.utf8.count)
+        var pendingUnderscore = false
+        for u in label.unicodeScalars {
+            let c = u.properties.lowercaseMapping
+            if u.properties.isAlphabetic || ("0"..."9").contains(u) {
+                if pendingUnderscore && !out.isEmpty { out += "_" }
+                pendingUnderscore = false
+                out += c
+            } else {
+                pendingUnderscore = true
+            }
+        }
+        return out
+    }
+}
+
+/// What a field holds. Numbers keep their raw value (JSON prints it); the extra parts say how a
+/// person reads it (text prints those).
+public enum FieldValue: Sendable {
+    /// A group or a header with children only.
+    case none
+    /// An unsigned number; `hex` > 0 prints it as 0x with that many digits.
+    case uint(UInt64, hex: Int)
+    case int(Int64)
+    case bool(Bool)
+    case text(String)
+    /// Raw bytes (a slice of the frame; field trees do not outlive the frame's printing).
+    case bytes(Bytes)
+    /// An enumerated value with its name from the specification: "LE Public (0x00)".
+    case named(UInt64, hex: Int, String)
+    /// A raw value and what it means in a unit: 0x0010 → 10 ms.
+    case quantity(UInt64, hex: Int, Double, unit: String)
+    /// A signed measure in a unit (RSSI −60 dBm, TX power 4 dBm).
+    case signed(Int64, unit: String)
+    case address(BDAddr)
+    case uuid(BluetoothUUID)
+    /// A bit field: raw value and the names of the bits that are set.
+    case flags(UInt64, hex: Int, [String])
+    /// The input broke the specification here.
+    case error(String)
+}
+
+/// Anything that can be shown as one summary line and as a full tree.
+public protocol Dissectable {
+    /// One line for `read`: "Read Request handle 0x0003".
+    var summary: String { get }
+    /// The full decode for `read -v` and JSON.
+    var fields: [Field] { get }
+}
+
+extension Field {
+    @inlinable public static func u8(_ label: String, _ v: UInt8) -> Field { Field(label, .uint(UInt64(v), hex: 2)) }
+    @inlinable public static func u16(_ label: String, _ v: UInt16) -> Field { Field(label, .uint(UInt64(v), hex: 4)) }
+    @inlinable public static func dec<T: BinaryInteger>(_ label: String, _ v: T) -> Field { Field(label, .uint(UInt64(v), hex: 0)) }
+    @inlinable public static func handle(_ v: UInt16) -> Field { Field("Handle", .uint(UInt64(v), hex: 4)) }
+}

@@ -1,0 +1,207 @@
+/// Which way a packet crossed the host–controller interface.
+public enum Direction: UInt8, Sendable {
+    /// Host to controller (commands, outgoing data).
+    case sent
+    /// Controller to host (events, incoming data).
+    case received
+    case unknown
+
+    public var arrow: String {
+        switch self {
+        case .sent: return "<"   // as btmon: < host to controller
+        case .received: return ">"
+        case .unknown: return "*"
+        }
+    }
+}
+
+/// HCI packet indicator (H4 UART transport type byte, Core Vol 4 Part A 2).
+public enum HCIPacketType: UInt8, Sendable {
+    case command = 0x01, aclData = 0x02, scoData = 0x03, event = 0x04, isoData = 0x05
+
+    public var name: String {
+        switch self {
+        case .command: return "HCI Command"
+        case .aclData: return "ACL Data"
+        case .scoData: return "SCO Data"
+        case .event: return "HCI Event"
+        case .isoData: return "ISO Data"
+        }
+    }
+}
+
+/// What a frame carries, after its link-layer header has been taken off.
+public enum PacketKind: Sendable, Equatable {
+    case hci(HCIPacketType)
+    /// A Linux monitor record that is not HCI traffic (New Index, System Note, ...).
+    case monitor(opcode: UInt16)
+    /// An H4 packet indicator that no specification defines.
+    case unknownHCIType(UInt8)
+    /// Over-the-air link-layer capture (link type 251, 256, 272): decoded by the LL decoder.
+    case linkLayer(linkType: UInt32)
+    /// A link type blesniff does not decode.
+    case unsupported(linkType: UInt32)
+    /// The link-layer header itself was cut short.
+    case truncatedHeader
+}
+
+/// One frame of a capture, ready for the decoders. `payload` starts at the HCI header
+/// (opcode, event code, handle) with the transport's type byte and pseudo-headers removed.
+public struct Packet: Sendable {
+    /// 1-based, as Wireshark counts.
+    public var number: Int
+    /// Nanoseconds since the Unix epoch.
+    public var timestamp: Int64
+    public var direction: Direction
+    /// Controller index (Linux monitor) or 0.
+    public var adapter: UInt16
+    public var kind: PacketKind
+    public var payload: Bytes
+    /// Where the record starts in the capture file and how long it is there.
+    public var fileOffset: Int64
+    public var fileLength: Int
+    /// The capture holds fewer bytes than were on the wire (snap length, btsnooz).
+    public var truncated: Bool
+
+    public init(number: Int, timestamp: Int64, direction: Direction, adapter: UInt16, kind: PacketKind,
+                payload: Bytes, fileOffset: Int64 = 0, fileLength: Int = 0, truncated: Bool = false) {
+        self.number = number
+        self.timestamp = timestamp
+        self.direction = direction
+        self.adapter = adapter
+        self.kind = kind
+        self.payload = payload
+        self.fileOffset = fileOffset
+        self.fileLength = fileLength
+        self.truncated = truncated
+    }
+}
+
+/// Link types (tcpdump.org LINKTYPE_ values) and btsnoop datalink values, one numbering:
+/// btsnoop datalinks are offset by `btsnoopBase` so they never collide with pcap's.
+public enum LinkType {
+    public static let h4: UInt32 = 187
+    public static let h4WithPHDR: UInt32 = 201
+    public static let linuxMonitor: UInt32 = 254
+    public static let leLL: UInt32 = 251
+    public static let leLLWithPHDR: UInt32 = 256
+    public static let nordicBLE: UInt32 = 272
+    public static let btsnoopBase: UInt32 = 0x1_0000
+    public static let btsnoopH1: UInt32 = btsnoopBase + 1001
+    public static let btsnoopH4: UInt32 = btsnoopBase + 1002
+    public static let btsnoopMonitor: UInt32 = btsnoopBase + 2001
+
+    public static func isSupported(_ t: UInt32) -> Bool {
+        [h4, h4WithPHDR, linuxMonitor, leLL, leLLWithPHDR, nordicBLE, btsnoopH1, btsnoopH4, btsnoopMonitor].contains(t)
+    }
+
+    public static func name(_ t: UInt32) -> String {
+        switch t {
+        case h4: return "BLUETOOTH_HCI_H4"
+        case h4WithPHDR: return "BLUETOOTH_HCI_H4_WITH_PHDR"
+        case linuxMonitor: return "BLUETOOTH_LINUX_MONITOR"
+        case leLL: return "BLUETOOTH_LE_LL"
+        case leLLWithPHDR: return "BLUETOOTH_LE_LL_WITH_PHDR"
+        case nordicBLE: return "NORDIC_BLE"
+        case btsnoopH1: return "btsnoop H1 (1001)"
+        case btsnoopH4: return "btsnoop H4 (1002)"
+        case btsnoopMonitor: return "btsnoop Linux monitor (2001)"
+        case 192: return "PPI"
+        default: return "link type \(t)"
+        }
+    }
+}
+
+/// Linux monitor channel opcodes (BlueZ monitor/ btsnoop 2001 flags, DLT 254 header).
+public enum MonitorOpcode {
+    public static let newIndex: UInt16 = 0, deleteIndex: UInt16 = 1
+    public static let commandPacket: UInt16 = 2, eventPacket: UInt16 = 3
+    public static let aclTX: UInt16 = 4, aclRX: UInt16 = 5, scoTX: UInt16 = 6, scoRX: UInt16 = 7
+    public static let openIndex: UInt16 = 8, closeIndex: UInt16 = 9, indexInfo: UInt16 = 10
+    public static let vendorDiag: UInt16 = 11, systemNote: UInt16 = 12, userLogging: UInt16 = 13
+    public static let ctrlOpen: UInt16 = 14, ctrlClose: UInt16 = 15, ctrlCommand: UInt16 = 16, ctrlEvent: UInt16 = 17
+    public static let isoTX: UInt16 = 18, isoRX: UInt16 = 19
+
+    static let names: [String] = [
+        "New Index", "Delete Index", "Command", "Event", "ACL TX", "ACL RX", "SCO TX", "SCO RX",
+        "Open Index", "Close Index", "Index Info", "Vendor Diagnostic", "System Note", "User Logging",
+        "Control Open", "Control Close", "Control Command", "Control Event", "ISO TX", "ISO RX",
+    ]
+
+    public static func name(_ op: UInt16) -> String {
+        Int(op) < names.count ? names[Int(op)] : "Monitor opcode \(op)"
+    }
+
+    /// HCI packet type and direction of the opcodes that carry HCI traffic.
+    static let hci: [UInt16: (HCIPacketType, Direction)] = [
+        commandPacket: (.command, .sent), eventPacket: (.event, .received),
+        aclTX: (.aclData, .sent), aclRX: (.aclData, .received),
+        scoTX: (.scoData, .sent), scoRX: (.scoData, .received),
+        isoTX: (.isoData, .sent), isoRX: (.isoData, .received),
+    ]
+}
+
+extension Packet {
+    /// Takes the link-layer framing off a captured record.
+    /// - Parameters:
+    ///   - linkType: a `LinkType` value (pcap link type, or btsnoop datalink + `btsnoopBase`).
+    ///   - flags: btsnoop record flags (0 for pcap).
+    public static func fromRecord(number: Int, timestamp: Int64, linkType: UInt32, flags: UInt32,
+                                  data: Bytes, fileOffset: Int64, fileLength: Int, truncated: Bool) -> Packet {
+        var p = Packet(number: number, timestamp: timestamp, direction: .unknown, adapter: 0,
+                       kind: .truncatedHeader, payload: data[data.endIndex...],
+                       fileOffset: fileOffset, fileLength: fileLength, truncated: truncated)
+        func h4(_ bytes: Bytes) {
+            guard let t = bytes.first else { p.kind = .truncatedHeader; return }
+            if let type = HCIPacketType(rawValue: t) { p.kind = .hci(type) } else { p.kind = .unknownHCIType(t) }
+            p.payload = bytes.dropFirst()
+        }
+        switch linkType {
+        case LinkType.h4:
+            h4(data)
+            // No direction on the wire: commands go down, events come up; data stays unknown.
+            if case .hci(let t) = p.kind { p.direction = t == .command ? .sent : t == .event ? .received : .unknown }
+        case LinkType.h4WithPHDR:
+            guard data.count >= 4 else { return p }
+            // 4-byte direction, network byte order: 0 sent, 1 received.
+            let dir = UInt32(data.byte(0)!) << 24 | UInt32(data.byte(1)!) << 16 | UInt32(data.byte(2)!) << 8 | UInt32(data.byte(3)!)
+            p.direction = dir == 0 ? .sent : dir == 1 ? .received : .unknown
+            h4(data.from(4))
+        case LinkType.linuxMonitor:
+            guard data.count >= 4 else { return p }
+            let adapter = UInt16(data.byte(0)!) << 8 | UInt16(data.byte(1)!)
+            let opcode = UInt16(data.byte(2)!) << 8 | UInt16(data.byte(3)!)
+            monitor(&p, adapter: adapter, opcode: opcode, payload: data.from(4))
+        case LinkType.btsnoopH4:
+            p.direction = flags & 1 == 0 ? .sent : .received
+            h4(data)
+        case LinkType.btsnoopH1:
+            // Flags: bit 0 direction (1 = received), bit 1 command/event (1) or data (0).
+            p.direction = flags & 1 == 0 ? .sent : .received
+            p.kind = .hci(flags & 2 == 0 ? .aclData : (flags & 1 == 0 ? .command : .event))
+            p.payload = data
+        case LinkType.btsnoopMonitor:
+            monitor(&p, adapter: UInt16(truncatingIfNeeded: flags >> 16), opcode: UInt16(truncatingIfNeeded: flags), payload: data)
+        case LinkType.leLL, LinkType.leLLWithPHDR, LinkType.nordicBLE:
+            p.kind = .linkLayer(linkType: linkType)
+            p.payload = data
+        default:
+            p.kind = .unsupported(linkType: linkType)
+            p.payload = data
+        }
+        return p
+    }
+
+    private static func monitor(_ p: inout Packet, adapter: UInt16, opcode: UInt16, payload: Bytes) {
+        p.adapter = adapter
+        p.payload = payload
+        if let (type, dir) = MonitorOpcode.hci[opcode] {
+            p.kind = .hci(type)
+            p.direction = dir
+        } else {
+            p.kind = .monitor(opcode: opcode)
+            // Control commands go down to the kernel, the rest comes up from it.
+            p.direction = opcode == MonitorOpcode.ctrlCommand ? .sent : .received
+        }
+    }
+}

@@ -1,0 +1,104 @@
+/// A Bluetooth UUID of 16, 32 or 128 bits. Short forms are aliases on the Bluetooth base UUID
+/// 0000xxxx-0000-1000-8000-00805F9B34FB (Core Vol 3 Part B 2.5.1); equality and hashing use the
+/// 128-bit value, so 0x180D and 0000180D-0000-1000-8000-00805F9B34FB are the same UUID.
+public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible, Comparable {
+    /// The 128-bit value, most significant half first (as the string is written).
+    public let high: UInt64
+    public let low: UInt64
+    /// 2, 4 or 16: how many bytes it had where it was read (display keeps the short form).
+    public let width: Int
+
+    /// High half of the base UUID: 00000000-0000-1000; low half: 8000-00805F9B34FB.
+    public static let baseHigh: UInt64 = 0x0000_0000_0000_1000
+    public static let baseLow: UInt64 = 0x8000_0080_5F9B_34FB
+
+    public init(uuid16 v: UInt16) { self.init(uuid32: UInt32(v), width: 2) }
+    public init(uuid32 v: UInt32) { self.init(uuid32: v, width: 4) }
+    private init(uuid32 v: UInt32, width: Int) {
+        high = UInt64(v) << 32 | BluetoothUUID.baseHigh
+        low = BluetoothUUID.baseLow
+        self.width = width
+    }
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+        width = 16
+    }
+
+    /// Reads a UUID stored little-endian on the air, 2, 4 or 16 bytes long.
+    public init?(littleEndian bytes: Bytes) {
+        switch bytes.count {
+        case 2: self.init(uuid16: UInt16(bytes.byte(0)!) | UInt16(bytes.byte(1)!) << 8)
+        case 4:
+            var v: UInt32 = 0
+            for i in 0..<4 { v |= UInt32(bytes.byte(i)!) << (8 * i) }
+            self.init(uuid32: v)
+        case 16:
+            var h: UInt64 = 0, l: UInt64 = 0
+            for i in 0..<8 { l |= UInt64(bytes.byte(i)!) << (8 * i) }
+            for i in 0..<8 { h |= UInt64(bytes.byte(8 + i)!) << (8 * i) }
+            self.init(high: h, low: l)
+        default: return nil
+        }
+    }
+
+    /// Parses "180D", "0x180D", "0000180d" or the 36-character form.
+    public init?(_ string: String) {
+        var s = string.lowercased()
+        if s.hasPrefix("0x") { s.removeFirst(2) }
+        let hex = s.filter { $0 != "-" }
+        guard hex.allSatisfy(\.isHexDigit) else { return nil }
+        switch hex.count {
+        case 4: self.init(uuid16: UInt16(hex, radix: 16)!)
+        case 8: self.init(uuid32: UInt32(hex, radix: 16)!)
+        case 32 where s.count == 32 || s.count == 36:
+            self.init(high: UInt64(hex.prefix(16), radix: 16)!, low: UInt64(hex.suffix(16), radix: 16)!)
+        default: return nil
+        }
+    }
+
+    /// True when the UUID lies on the Bluetooth base UUID (it has a 16- or 32-bit alias).
+    public var isOnBase: Bool { low == BluetoothUUID.baseLow && high & 0xFFFF_FFFF == BluetoothUUID.baseHigh }
+
+    /// The 16-bit alias, when there is one.
+    public var uuid16: UInt16? { isOnBase && high >> 48 == 0 ? UInt16(high >> 32) : nil }
+    /// The 32-bit alias, when there is one.
+    public var uuid32: UInt32? { isOnBase ? UInt32(high >> 32) : nil }
+
+    /// The 16 bytes big-endian (string order), as hashes over UUIDs use them.
+    public var bigEndianBytes: [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64($0))) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64($0))) }
+    }
+
+    /// Full 36-character form, upper case: "0000180D-0000-1000-8000-00805F9B34FB".
+    public var uuidString: String {
+        let h = Hex.padded(high, width: 16), l = Hex.padded(low, width: 16)
+        let a = Array(h + l)
+        return String(a[0..<8]) + "-" + String(a[8..<12]) + "-" + String(a[12..<16]) + "-"
+            + String(a[16..<20]) + "-" + String(a[20..<32])
+    }
+
+    /// Short form when on the base ("0x180D"), else the full form.
+    public var description: String {
+        if let s = uuid16 { return Hex.prefixed(s, width: 4) }
+        if let s = uuid32 { return Hex.prefixed(s, width: 8) }
+        return uuidString
+    }
+
+    public static func == (a: BluetoothUUID, b: BluetoothUUID) -> Bool { a.high == b.high && a.low == b.low }
+    public func hash(into h: inout Hasher) {
+        h.combine(high)
+        h.combine(low)
+    }
+    public static func < (a: BluetoothUUID, b: BluetoothUUID) -> Bool { (a.high, a.low) < (b.high, b.low) }
+}
+
+extension ByteReader {
+    /// Reads a little-endian UUID of `width` bytes (2, 4 or 16).
+    public mutating func uuid(width: Int) throws(DecodeError) -> BluetoothUUID {
+        let b = try take(width)
+        guard let u = BluetoothUUID(littleEndian: b) else { throw .invalid("UUID of \(width) bytes") }
+        return u
+    }
+}
