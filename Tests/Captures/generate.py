@@ -21,6 +21,7 @@ import os
 import random
 import secrets
 import struct
+import subprocess
 import sys
 
 # Seeded randomness, installed before Bumble draws any (keys, nonces, addresses).
@@ -57,7 +58,6 @@ PACKET_TIME_S = 0.0005  # HCI transport latency given to every recorded packet
 
 CENTRAL_ADDR = 'C0:11:22:33:44:55'
 PERIPH_ADDR = 'D4:AB:CD:00:00:01'
-OTHER_ADDR = 'E2:00:00:00:BE:EF'
 
 CUSTOM_SERVICE = UUID('8D5A0001-6C3B-4E5F-9A1D-2B7C4E8F0A11')
 CUSTOM_LONG = UUID('8D5A0002-6C3B-4E5F-9A1D-2B7C4E8F0A11')
@@ -689,6 +689,23 @@ def run(name, out_dir):
     world.recorder.write_btsnoop(base + '.btsnoop')
     world.recorder.write_pcap(base + '.pcap')
     print(f'{name}: {len(world.recorder.records)} packets')
+    for suffix, fmt in CONVERSIONS.get(name, ()):
+        subprocess.run([sys.executable, CONVERTER, base + '.btsnoop', base + suffix, '--to', fmt],
+                       check=True)
+
+
+# The main capture also in every other format blesniff reads.
+CONVERTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'scripts',
+                         'convert_capture.py')
+CONVERSIONS = {
+    'gatt_session': [
+        ('.pcapng', 'pcapng'),
+        ('.dlt187.pcap', 'pcap187'),
+        ('.dlt254.pcap', 'pcap254'),
+        ('.monitor.btsnoop', 'btsnoop2001'),
+        ('.h1.btsnoop', 'btsnoop1001'),
+    ],
+}
 
 
 def main():
