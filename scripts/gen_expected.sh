@@ -14,12 +14,15 @@ shared="$root/../shared/captures"
 out="$own/expected"
 mkdir -p "$out"
 
-# Field names as in tshark 4.0 (all checked with `tshark -G fields`).
+# The field names are checked against tshark 4.0 (`tshark -G fields`). It puts 128-bit UUIDs
+# that are not in its tables in btcommon.eir_ad.entry.custom_uuid_128, not uuid_128, so both
+# are listed.
 fields="frame.number frame.len hci_h4.type hci_h4.direction bthci_cmd.opcode bthci_evt.code
 bthci_evt.le_meta_subevent bthci_evt.opcode bthci_acl.chandle bthci_acl.pb_flag btl2cap.cid
 btl2cap.length btatt.opcode btatt.handle btatt.uuid16 btatt.uuid128 btsmp.opcode
 btle.advertising_header.pdu_type btle.data_header.llid btle.control_opcode
 btcommon.eir_ad.entry.type btcommon.eir_ad.entry.uuid_16 btcommon.eir_ad.entry.uuid_128
+btcommon.eir_ad.entry.custom_uuid_128
 btcommon.eir_ad.entry.device_name btcommon.eir_ad.entry.company_id bthci_evt.bd_addr
 bthci_evt.rssi _ws.malformed"
 
