@@ -35,17 +35,16 @@ def _token_bytes(n=32):
 secrets.token_bytes = _token_bytes
 secrets.randbelow = lambda n: RNG.randrange(n)
 
-from bumble import gatt, hci, ll  # noqa: E402
+from bumble import att, gatt, hci, ll  # noqa: E402
 from bumble import controller as bumble_controller  # noqa: E402
 from bumble import crypto  # noqa: E402
 from bumble.controller import Controller  # noqa: E402
-from bumble.core import UUID, AdvertisingData  # noqa: E402
+from bumble.core import UUID  # noqa: E402
 from bumble.device import Device, DeviceConfiguration, Peer  # noqa: E402
 from bumble.host import Host  # noqa: E402
 from bumble.link import LocalLink  # noqa: E402
 from bumble.pairing import PairingConfig, PairingDelegate  # noqa: E402
 from bumble.transport.common import AsyncPipeSink  # noqa: E402
-from bumble import att  # noqa: E402
 
 # Deterministic P-256 keys for LE Secure Connections.
 crypto.EccKey.generate = classmethod(
@@ -547,9 +546,9 @@ async def _adv_only(w, adv, scan_rsp=b''):
     return w
 
 
-async def sc_bad_adv_data(loop):  # BLE501: 33 bytes of AD, then a structure running past the end
+async def sc_bad_adv_data(loop):  # BLE501: 32 bytes of AD; an AD structure running past the data
     w = World(loop, record='peripheral')
-    too_long = ad(FLAGS, (0x09, b'A-very-long-device-name-26b'))  # 3 + 29 = 32 bytes
+    too_long = ad(FLAGS, (0x09, b'A-very-long-device-name-27c'))  # 3 + 29 = 32 bytes
     await w.power_on()
     # Raw HCI: Bumble refuses > 31 bytes, so build the command parameters ourselves.
     await w.periph.send_command(hci.HCI_LE_Set_Advertising_Parameters_Command(
@@ -558,8 +557,8 @@ async def sc_bad_adv_data(loop):  # BLE501: 33 bytes of AD, then a structure run
         peer_address=hci.Address.ANY, advertising_channel_map=7,
         advertising_filter_policy=0))
     await w.periph.send_command(
-        RawCommand(0x2008, bytes([len(too_long)]) + too_long.ljust(31, b'\0')[:max(31, len(too_long))]))
-    malformed = ad(FLAGS) + bytes([0x0A, 0x09]) + b'HRM'  # name claims 9 bytes, has 3
+        RawCommand(0x2008, bytes([len(too_long)]) + too_long))
+    malformed = ad(FLAGS) + bytes([0x0A, 0x09]) + b'HRM'  # name claims 9 bytes, Data Length leaves 3
     await w.periph.send_command(
         RawCommand(0x2009, bytes([len(malformed)]) + malformed.ljust(31, b'\0')))
     await w.periph.send_command(hci.HCI_LE_Set_Advertising_Enable_Command(advertising_enable=1))
@@ -713,7 +712,7 @@ def main():
     parser.add_argument('--out', default=os.path.dirname(os.path.abspath(__file__)))
     parser.add_argument('scenarios', nargs='*', metavar='SCENARIO')
     args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING)
+    logging.basicConfig(level=logging.ERROR)
     names = args.scenarios or list(SCENARIOS)
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
