@@ -147,6 +147,8 @@ def read_pcapng(buf):
         blen = struct.unpack(e + 'I', buf[off + 4:off + 8])[0]
         if blen < 12:
             raise FormatError('bad pcapng block length')
+        if off + blen > len(buf):  # truncated last block: keep what came before
+            break
         body = buf[off + 8:off + blen - 4]
         off += blen
         if btype == 1:  # Interface Description Block
@@ -162,7 +164,7 @@ def read_pcapng(buf):
                     resol = 2 ** (v & 0x7F) if v & 0x80 else 10 ** v
                 opts = opts[4 + ((olen + 3) & ~3):]
             interfaces.append((link, resol))
-        elif btype == 6:  # Enhanced Packet Block
+        elif btype == 6 and len(body) >= 20:  # Enhanced Packet Block
             iface, hi, lo, incl, _orig = struct.unpack(e + 'IIIII', body[:20])
             if iface >= len(interfaces):
                 raise FormatError('packet for an undeclared interface')
