@@ -575,12 +575,12 @@ enum ADValue {
     }
 
     static func bigInfo(_ d: Bytes) -> [Field] {
-        // Core Vol 6 Part B 4.4.6.2: bit-packed fields; the encrypted form adds GIV and GSKD.
+        // Core Vol 6 Part B 4.4.6.2: bit-packed fields, an RFU octet after Max_PDU; the encrypted
+        // form adds GIV and GSKD.
         var r = ByteReader(d)
-        guard let w0 = try? r.u32(), let w1 = try? r.u32(), let w2 = try? r.u32(), let w3 = try? r.u8(),
+        guard let w0 = try? r.u32(), let w1 = try? r.u32(), let w2 = try? r.u32(), (try? r.skip(1)) != nil,
               let seedAA = try? r.u32(), let sdu = try? r.u32(), let crcInit = try? r.u16(), let chm = try? r.uint(width: 5),
               let w4 = try? r.uint(width: 5) else { return [Field("Data", .bytes(d))] }
-        _ = w3
         var out: [Field] = [
             Field("BIG_Offset", .uint(UInt64(w0 & 0x3FFF), hex: 0)),
             Field("BIG_Offset_Units", .named(UInt64(w0 >> 14 & 1), hex: 1, w0 >> 14 & 1 == 0 ? "30 µs" : "300 µs")),
