@@ -10,7 +10,13 @@ public final class Dissector {
     public private(set) var ended: [Connection] = []
     public static let maxEndedKept = 10_000
 
-    public init() {}
+    /// Advertisers seen in reports; only kept when asked for (`devices`, reports), so plain
+    /// decoding does not pay for it.
+    public let advertisers: Advertisers?
+
+    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = []) {
+        advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs) : nil
+    }
 
     /// Every connection seen, in order of first appearance.
     public var allConnections: [Connection] { connections.values.sorted { $0.id < $1.id } }
@@ -104,6 +110,7 @@ public final class Dissector {
             c.latency = try? r.u16()
             c.supervisionTimeout = try? r.u16()
             d.connection = c
+            advertisers?.noteConnection(to: addr, frame: p.number)
         case 0x03: // LE Connection Update Complete
             var r = ByteReader(params.from(1))
             guard let status = try? r.u8(), status == 0, let h = try? r.u16(), let i = try? r.u16(),
@@ -118,7 +125,11 @@ public final class Dissector {
             if let h = params.le16(sub == 0x04 || sub == 0x0C ? 2 : 1) {
                 d.connection = live[key(p.adapter, h & 0x0FFF)]
             }
-        default: break
+        default:
+            if let adv = advertisers, AdvertisingReports.isReport(subevent: sub) {
+                let parsed = AdvertisingReports.parse(subevent: sub, params.from(1))
+                for r in parsed.reports { adv.add(r, frame: p.number, time: p.timestamp) }
+            }
         }
     }
 

@@ -43,7 +43,13 @@ extension Decoded {
             return base + " " + HCICommands.name(op) + ": " + HCIErrors.name(st)
         case 0x3E:
             guard let sub = params.byte(0) else { return base }
-            return base + " " + HCIEvents.leSubeventName(sub)
+            var s = base + " " + HCIEvents.leSubeventName(sub)
+            if AdvertisingReports.isReport(subevent: sub) {
+                let reports = AdvertisingReports.parse(subevent: sub, params.from(1)).reports
+                if let first = reports.first { s += " " + first.summary }
+                if reports.count > 1 { s += " (+\(reports.count - 1) more)" }
+            }
+            return s
         case 0x05:
             guard let h = params.le16(1), let reason = params.byte(3) else { return base }
             return base + " handle " + Hex.prefixed(h, width: 4) + " reason " + HCIErrors.name(reason)
