@@ -581,7 +581,9 @@ public struct SignalingFrame: Dissectable, Sendable {
 
     public var summary: String {
         var s = commands.map(\.summary).joined(separator: "; ")
-        if malformed != nil { s += s.isEmpty ? "Malformed signaling frame" : " [Malformed]" }
+        if malformed != nil {
+            if s.isEmpty { s = "Malformed signaling frame" } else if !s.hasSuffix("[Malformed]") { s += " [Malformed]" }
+        }
         return s
     }
 

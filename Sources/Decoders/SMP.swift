@@ -480,7 +480,8 @@ public struct PairingOutcome: Sendable, Equatable {
     /// Both set the Keypress flag in Passkey Entry: keypress notifications are in use.
     public var keypressNotifications: Bool
     public var keypressNotificationsSeen: Int
-    /// Keys each side agreed to distribute (from the response, which has the final say).
+    /// Keys each side will distribute: the response's choice within the request's offer;
+    /// EncKey dropped under LE Secure Connections.
     public var negotiatedInitiatorKeys: KeyDistribution
     public var negotiatedResponderKeys: KeyDistribution
     /// Keys actually seen from each side (Encryption Information/Central Identification → encKey,
@@ -493,6 +494,24 @@ public struct PairingOutcome: Sendable, Equatable {
     public var failure: PairingFailure?
     /// Pairing Public Keys seen, to tell SC exchanges from legacy ones.
     public var publicKeysSeen: Int
+
+    /// A pairing that has just started: only its request is known.
+    public init(initiator: Side, request: PairingFeatures, requestFrame: Int) {
+        self.initiator = initiator
+        self.request = request
+        self.requestFrame = requestFrame
+        secureConnections = false
+        initiatorSupportsSC = request.authReq.secureConnections
+        responderSupportsSC = false
+        legacyDespiteSC = false
+        keypressNotifications = false
+        keypressNotificationsSeen = 0
+        negotiatedInitiatorKeys = []
+        negotiatedResponderKeys = []
+        keysFromInitiator = []
+        keysFromResponder = []
+        publicKeysSeen = 0
+    }
 
     /// Both advertised SC support.
     public var bothSupportSC: Bool { initiatorSupportsSC && responderSupportsSC }
@@ -521,14 +540,10 @@ public final class PairingTracker {
         case .securityRequest(let auth):
             securityRequestSC[side] = auth.secureConnections
         case .pairingRequest(let f):
-            let sc = f.authReq.secureConnections
-            outcomes.append(PairingOutcome(
-                initiator: side, request: f, requestFrame: frame, response: nil, responseFrame: nil, method: nil,
-                secureConnections: false, initiatorSupportsSC: sc || securityRequestSC[side] == true,
-                responderSupportsSC: securityRequestSC[side.other] == true, legacyDespiteSC: false,
-                keypressNotifications: false, keypressNotificationsSeen: 0,
-                negotiatedInitiatorKeys: [], negotiatedResponderKeys: [], keysFromInitiator: [], keysFromResponder: [],
-                initiatorIdentityAddress: nil, responderIdentityAddress: nil, failure: nil, publicKeysSeen: 0))
+            var outcome = PairingOutcome(initiator: side, request: f, requestFrame: frame)
+            outcome.initiatorSupportsSC = outcome.initiatorSupportsSC || securityRequestSC[side] == true
+            outcome.responderSupportsSC = securityRequestSC[side.other] == true
+            outcomes.append(outcome)
             securityRequestSC = [:]
         case .pairingResponse(let f):
             update { o in
@@ -545,6 +560,11 @@ public final class PairingTracker {
                 // The response's distribution fields are what will be distributed (3.5.2).
                 o.negotiatedInitiatorKeys = f.initiatorKeys.intersection(o.request.initiatorKeys)
                 o.negotiatedResponderKeys = f.responderKeys.intersection(o.request.responderKeys)
+                if o.secureConnections {
+                    // LE Secure Connections derives the LTK; EncKey is ignored (3.6.1).
+                    o.negotiatedInitiatorKeys.remove(.encKey)
+                    o.negotiatedResponderKeys.remove(.encKey)
+                }
                 o.legacyDespiteSC = o.bothSupportSC && !o.secureConnections
             }
         case .pairingPublicKey:

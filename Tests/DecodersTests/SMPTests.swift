@@ -287,9 +287,9 @@ final class SMPTests: XCTestCase {
         XCTAssertTrue(o.isWeak)
         XCTAssertNil(o.failure)
         XCTAssertEqual(o.publicKeysSeen, 2)
-        // Response 0x01/0x03 intersected with request 0x0D/0x0F.
-        XCTAssertEqual(o.negotiatedInitiatorKeys, .encKey)
-        XCTAssertEqual(o.negotiatedResponderKeys, [.encKey, .idKey])
+        // Response 0x01/0x03 within request 0x0D/0x0F; SC ignores EncKey.
+        XCTAssertEqual(o.negotiatedInitiatorKeys, [])
+        XCTAssertEqual(o.negotiatedResponderKeys, .idKey)
     }
 
     /// tesible__Lv4_passkey.pcapng frames 3239/3242: KeyboardDisplay initiator, DisplayOnly
