@@ -196,7 +196,8 @@ public final class DynamicChannels {
         case .leCreditBasedConnectionRequest(let spsm, let scid, let mtu, let mps, let credits):
             pending[request] = .leCredit(spsm: spsm, sourceCID: scid, mtu: mtu, mps: mps, credits: credits)
         case .leCreditBasedConnectionResponse(let dcid, let mtu, let mps, let credits, let result):
-            guard case .leCredit(let spsm, let scid, let rmtu, let rmps, let rcredits)? = pending[answered] else { return }
+            guard case .leCredit(let spsm, let scid, let rmtu, let rmps, let rcredits)? = pending[answered]
+            else { return }
             pending[answered] = nil
             guard result == 0 else { return }
             open(psm: spsm, mode: .leCreditBased, requester: side.other, frame: frame,
@@ -205,7 +206,8 @@ public final class DynamicChannels {
         case .creditBasedConnectionRequest(let spsm, let mtu, let mps, let credits, let scids):
             pending[request] = .enhanced(spsm: spsm, mtu: mtu, mps: mps, credits: credits, sourceCIDs: scids)
         case .creditBasedConnectionResponse(let mtu, let mps, let credits, let result, let dcids):
-            guard case .enhanced(let spsm, let rmtu, let rmps, let rcredits, let scids)? = pending[answered] else { return }
+            guard case .enhanced(let spsm, let rmtu, let rmps, let rcredits, let scids)? = pending[answered]
+            else { return }
             if (0x000D...0x000F).contains(result) { return }  // all pending: a final response follows
             pending[answered] = nil
             // Channels are paired in order; a Destination CID of 0 refuses that one (4.26).

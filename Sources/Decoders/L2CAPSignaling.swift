@@ -68,7 +68,8 @@ public enum SignalingCode {
     ]
 
     public static func name(_ code: UInt8) -> String {
-        code >= 1 && Int(code) <= table.count ? table[Int(code) - 1].name : "Unknown Command " + Hex.prefixed(code, width: 2)
+        guard code >= 1, Int(code) <= table.count else { return "Unknown Command " + Hex.prefixed(code, width: 2) }
+        return table[Int(code) - 1].name
     }
 
     /// Whether the specification allows `code` on `channel`.
@@ -109,7 +110,9 @@ enum SignalingNames {
         "Connection refused - Controller ID not supported", "Connection refused - invalid Source CID",
         "Connection refused - Source CID already allocated",
     ]
-    static let connectionStatus = ["No further information available", "Authentication pending", "Authorization pending"]
+    static let connectionStatus = [
+        "No further information available", "Authentication pending", "Authorization pending",
+    ]
     static let configurationResults = [
         "Success", "Failure - unacceptable parameters", "Failure - rejected", "Failure - unknown options",
         "Pending", "Failure - flow spec rejected",
@@ -188,7 +191,8 @@ public enum SignalingCommand: Sendable, Equatable {
     /// Interval in units of 1.25 ms, latency in connection events, timeout in units of 10 ms.
     case connectionParameterUpdateRequest(intervalMin: UInt16, intervalMax: UInt16, latency: UInt16, timeout: UInt16)
     case connectionParameterUpdateResponse(result: UInt16)
-    case leCreditBasedConnectionRequest(spsm: UInt16, sourceCID: UInt16, mtu: UInt16, mps: UInt16, initialCredits: UInt16)
+    case leCreditBasedConnectionRequest(spsm: UInt16, sourceCID: UInt16, mtu: UInt16, mps: UInt16,
+                                        initialCredits: UInt16)
     case leCreditBasedConnectionResponse(destinationCID: UInt16, mtu: UInt16, mps: UInt16, initialCredits: UInt16,
                                          result: UInt16)
     case flowControlCreditIndication(cid: UInt16, credits: UInt16)
@@ -342,55 +346,58 @@ public struct SignalingPDU: Dissectable, Sendable {
     }
 
     public var summary: String {
+        typealias N = SignalingNames
+        func cid(_ label: String, _ v: UInt16) -> String { " " + label + " " + Hex.prefixed(v, width: 4) }
+        func psm(_ label: String, _ v: UInt16, le: Bool) -> String {
+            " " + label + " " + Hex.prefixed(v, width: 4) + " (" + PSM.name(v, le: le) + ")"
+        }
+        func sizes(_ mtu: UInt16, _ mps: UInt16, _ credits: UInt16) -> String {
+            ", MTU \(mtu), MPS \(mps), credits \(credits)"
+        }
         var s = name
         switch command {
         case .commandReject(let reason, _):
-            s += ": " + SignalingNames.lookup(SignalingNames.rejectReasons, reason)
-        case .connectionRequest(let psm, let scid), .createChannelRequest(let psm, let scid, _):
-            s += " PSM " + Hex.prefixed(psm, width: 4) + " (" + PSM.name(psm) + "), SCID " + Hex.prefixed(scid, width: 4)
-        case .connectionResponse(let dcid, let scid, let result, _), .createChannelResponse(let dcid, let scid, let result, _):
-            s += " DCID " + Hex.prefixed(dcid, width: 4) + ", SCID " + Hex.prefixed(scid, width: 4) + ": "
-                + SignalingNames.lookup(SignalingNames.connectionResults, result)
+            s += ": " + N.lookup(N.rejectReasons, reason)
+        case .connectionRequest(let p, let scid), .createChannelRequest(let p, let scid, _):
+            s += psm("PSM", p, le: false) + "," + cid("SCID", scid)
+        case .connectionResponse(let dcid, let scid, let result, _),
+             .createChannelResponse(let dcid, let scid, let result, _):
+            s += cid("DCID", dcid) + "," + cid("SCID", scid) + ": " + N.lookup(N.connectionResults, result)
         case .configurationRequest(let dcid, _, _):
-            s += " DCID " + Hex.prefixed(dcid, width: 4)
+            s += cid("DCID", dcid)
         case .configurationResponse(let scid, _, let result, _):
-            s += " SCID " + Hex.prefixed(scid, width: 4) + ": " + SignalingNames.lookup(SignalingNames.configurationResults, result)
+            s += cid("SCID", scid) + ": " + N.lookup(N.configurationResults, result)
         case .disconnectionRequest(let dcid, let scid), .disconnectionResponse(let dcid, let scid):
-            s += " DCID " + Hex.prefixed(dcid, width: 4) + ", SCID " + Hex.prefixed(scid, width: 4)
+            s += cid("DCID", dcid) + "," + cid("SCID", scid)
         case .informationRequest(let type):
-            s += ": " + SignalingNames.lookup(SignalingNames.infoTypes, type)
+            s += ": " + N.lookup(N.infoTypes, type)
         case .informationResponse(let type, let result, _):
-            s += ": " + SignalingNames.lookup(SignalingNames.infoTypes, type) + ", "
-                + SignalingNames.lookup(SignalingNames.infoResults, result)
+            s += ": " + N.lookup(N.infoTypes, type) + ", " + N.lookup(N.infoResults, result)
         case .connectionParameterUpdateRequest(let lo, let hi, let latency, let timeout):
-            s += ": interval " + ms(Double(lo) * 1.25) + "-" + ms(Double(hi) * 1.25) + " ms, latency \(latency), timeout "
-                + ms(Double(timeout) * 10) + " ms"
+            s += ": interval " + ms(Double(lo) * 1.25) + "-" + ms(Double(hi) * 1.25) + " ms, latency \(latency)"
+                + ", timeout " + ms(Double(timeout) * 10) + " ms"
         case .connectionParameterUpdateResponse(let result):
-            s += ": " + SignalingNames.lookup(SignalingNames.parameterUpdateResults, result)
+            s += ": " + N.lookup(N.parameterUpdateResults, result)
         case .leCreditBasedConnectionRequest(let spsm, let scid, let mtu, let mps, let credits):
-            s += " SPSM " + Hex.prefixed(spsm, width: 4) + " (" + PSM.name(spsm, le: true) + "), SCID "
-                + Hex.prefixed(scid, width: 4) + ", MTU \(mtu), MPS \(mps), credits \(credits)"
+            s += psm("SPSM", spsm, le: true) + "," + cid("SCID", scid) + sizes(mtu, mps, credits)
         case .leCreditBasedConnectionResponse(let dcid, let mtu, let mps, let credits, let result):
-            s += " DCID " + Hex.prefixed(dcid, width: 4) + ", MTU \(mtu), MPS \(mps), credits \(credits): "
-                + SignalingNames.lookup(SignalingNames.leCreditResults, result)
-        case .flowControlCreditIndication(let cid, let credits):
-            s += " CID " + Hex.prefixed(cid, width: 4) + ", credits \(credits)"
+            s += cid("DCID", dcid) + sizes(mtu, mps, credits) + ": " + N.lookup(N.leCreditResults, result)
+        case .flowControlCreditIndication(let c, let credits):
+            s += cid("CID", c) + ", credits \(credits)"
         case .creditBasedConnectionRequest(let spsm, let mtu, let mps, let credits, let cids):
-            s += " SPSM " + Hex.prefixed(spsm, width: 4) + " (" + PSM.name(spsm, le: true) + "), MTU \(mtu), MPS \(mps), credits \(credits), SCIDs "
-                + cidString(cids)
+            s += psm("SPSM", spsm, le: true) + sizes(mtu, mps, credits) + ", SCIDs " + cidString(cids)
         case .creditBasedConnectionResponse(let mtu, let mps, let credits, let result, let cids):
-            s += " DCIDs " + cidString(cids) + ", MTU \(mtu), MPS \(mps), credits \(credits): "
-                + SignalingNames.lookup(SignalingNames.creditResults, result)
+            s += " DCIDs " + cidString(cids) + sizes(mtu, mps, credits) + ": " + N.lookup(N.creditResults, result)
         case .creditBasedReconfigureRequest(let mtu, let mps, let cids):
             s += " DCIDs " + cidString(cids) + ", MTU \(mtu), MPS \(mps)"
         case .creditBasedReconfigureResponse(let result):
-            s += ": " + SignalingNames.lookup(SignalingNames.reconfigureResults, result)
-        case .moveChannelRequest(let cid, _), .moveChannelConfirmationResponse(let cid):
-            s += " ICID " + Hex.prefixed(cid, width: 4)
-        case .moveChannelResponse(let cid, let result):
-            s += " ICID " + Hex.prefixed(cid, width: 4) + ": " + SignalingNames.lookup(SignalingNames.moveResults, result)
-        case .moveChannelConfirmationRequest(let cid, let result):
-            s += " ICID " + Hex.prefixed(cid, width: 4) + ": " + SignalingNames.lookup(SignalingNames.moveConfirmResults, result)
+            s += ": " + N.lookup(N.reconfigureResults, result)
+        case .moveChannelRequest(let icid, _), .moveChannelConfirmationResponse(let icid):
+            s += cid("ICID", icid)
+        case .moveChannelResponse(let icid, let result):
+            s += cid("ICID", icid) + ": " + N.lookup(N.moveResults, result)
+        case .moveChannelConfirmationRequest(let icid, let result):
+            s += cid("ICID", icid) + ": " + N.lookup(N.moveConfirmResults, result)
         case .echoRequest, .echoResponse, nil:
             break
         }
