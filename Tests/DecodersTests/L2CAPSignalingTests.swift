@@ -4,7 +4,7 @@ import XCTest
 final class L2CAPSignalingTests: XCTestCase {
     /// Payload of a C-frame (L2CAP header already removed).
     func frame(_ hex: String, _ channel: SignalingChannel) -> SignalingFrame {
-        SignalingFrame(offsetBytes(hex), channel: channel)
+        SignalingFrame(SMPVectors.offset(hex), channel: channel)
     }
 
     func single(_ hex: String, _ channel: SignalingChannel) -> SignalingPDU? {
@@ -74,7 +74,7 @@ final class L2CAPSignalingTests: XCTestCase {
 
     func testCommandReject() throws {
         let notUnderstood = try XCTUnwrap(single("010502000000", .le))
-        XCTAssertEqual(notUnderstood.command, .commandReject(reason: 0, data: hexBytes("")))
+        XCTAssertEqual(notUnderstood.command, .commandReject(reason: 0, data: SMPVectors.hex("")))
         XCTAssertEqual(notUnderstood.summary, "Command Reject: Command not understood")
         let mtu = try XCTUnwrap(single("01050400010030 00", .bredr))
         XCTAssertTrue(mtu.fields.contains { $0.label == "Actual MTU" })
@@ -111,7 +111,7 @@ final class L2CAPSignalingTests: XCTestCase {
         XCTAssertEqual(info.command, .informationRequest(infoType: 2))
         XCTAssertEqual(info.summary, "Information Request: Extended Features Supported")
         let infoRsp = try XCTUnwrap(single("0b0208000200000000000000", .bredr))
-        XCTAssertEqual(infoRsp.command, .informationResponse(infoType: 2, result: 0, data: hexBytes("00000000")))
+        XCTAssertEqual(infoRsp.command, .informationResponse(infoType: 2, result: 0, data: SMPVectors.hex("00000000")))
         XCTAssertTrue(infoRsp.fields.contains { $0.label == "Extended Features" })
 
         let conn = try XCTUnwrap(single("0203040001004000", .bredr))
@@ -127,7 +127,7 @@ final class L2CAPSignalingTests: XCTestCase {
         let option = try XCTUnwrap(conf.fields.first { $0.label == "Option" })
         XCTAssertEqual(option.children.map(\.label), ["Type", "Hint", "MTU"])
         let confRsp = try XCTUnwrap(single("05840600c60000000000", .bredr))
-        XCTAssertEqual(confRsp.command, .configurationResponse(sourceCID: 0xC6, flags: 0, result: 0, options: hexBytes("")))
+        XCTAssertEqual(confRsp.command, .configurationResponse(sourceCID: 0xC6, flags: 0, result: 0, options: SMPVectors.hex("")))
 
         let disc = try XCTUnwrap(single("06050400c6004000", .bredr))
         XCTAssertEqual(disc.command, .disconnectionRequest(destinationCID: 0xC6, sourceCID: 0x40))
@@ -143,7 +143,7 @@ final class L2CAPSignalingTests: XCTestCase {
         let f = frame("08070300616263" + "0a0802000300" + "0b080c0003000000" + "0600000000000000", .bredr)
         XCTAssertNil(f.malformed)
         XCTAssertEqual(f.commands.map(\.code), [0x08, 0x0A, 0x0B])
-        XCTAssertEqual(f.commands[0].command, .echoRequest(data: hexBytes("616263")))
+        XCTAssertEqual(f.commands[0].command, .echoRequest(data: SMPVectors.hex("616263")))
         guard case .flags(6, _, let names)? = f.commands[2].fields.first(where: { $0.label == "Fixed Channels" })?.value
         else { return XCTFail() }
         XCTAssertEqual(names, ["L2CAP Signaling channel", "Connectionless reception"])
@@ -172,7 +172,7 @@ final class L2CAPSignalingTests: XCTestCase {
         let options = pdu.fields.filter { $0.label == "Option" }
         XCTAssertEqual(options.count, 3)
         XCTAssertEqual(options[2].children.first { $0.label == "Hint" }.map { "\($0.value)" }, "bool(true)")
-        XCTAssertEqual(SignalingPDU.mtuOption(hexBytes("0202ffff01028000")), 128)
+        XCTAssertEqual(SignalingPDU.mtuOption(SMPVectors.hex("0202ffff01028000")), 128)
         // Option length past the end.
         let bad = try XCTUnwrap(single("040c0800400000000105 8000", .bredr))
         XCTAssertTrue(bad.fields.contains { $0.label == "Malformed" })
@@ -276,10 +276,10 @@ final class L2CAPSignalingTests: XCTestCase {
         XCTAssertEqual(ch.local.credits, 0)
         XCTAssertEqual(ch.framesWithoutCredit, 0)
         // A single-frame SDU the other way (remote MPS 30, MTU 50).
-        XCTAssertEqual(ch.receive(hexBytes("0300616263"), from: .local, frame: 22), .sdu([0x61, 0x62, 0x63], frames: [22]))
+        XCTAssertEqual(ch.receive(SMPVectors.hex("0300616263"), from: .local, frame: 22), .sdu([0x61, 0x62, 0x63], frames: [22]))
         XCTAssertEqual(ch.remote.credits, 3)
         // No credits left toward local: counted.
-        _ = ch.receive(hexBytes("0100ff"), from: .remote, frame: 23)
+        _ = ch.receive(SMPVectors.hex("0100ff"), from: .remote, frame: 23)
         XCTAssertEqual(ch.framesWithoutCredit, 1)
         // Flow Control Credit Indication from local on its CID restores credits.
         channels.feed(frame("1602040040000500", .le), from: .local, frame: 24)
@@ -291,13 +291,13 @@ final class L2CAPSignalingTests: XCTestCase {
         openLE(channels)
         let ch = try XCTUnwrap(channels.channel(cid: 0x0041, from: .local))
         // Toward remote: MTU 50.
-        guard case .malformed(let why) = ch.receive(hexBytes("3300") + [UInt8](repeating: 0, count: 10)[...],
+        guard case .malformed(let why) = ch.receive(SMPVectors.hex("3300") + [UInt8](repeating: 0, count: 10)[...],
                                                     from: .local, frame: 30)
         else { return XCTFail() }
         XCTAssertTrue(why.contains("MTU"))
         XCTAssertFalse(ch.isReassembling(toward: .remote))
         // Exactly the MTU is fine (in two frames of MPS 30).
-        XCTAssertEqual(ch.receive(hexBytes("3200") + [UInt8](repeating: 1, count: 28)[...], from: .local, frame: 31),
+        XCTAssertEqual(ch.receive(SMPVectors.hex("3200") + [UInt8](repeating: 1, count: 28)[...], from: .local, frame: 31),
                        .incomplete)
         // Segments longer than the SDU length announced.
         guard case .malformed = ch.receive([UInt8](repeating: 2, count: 23)[...], from: .local, frame: 32)
@@ -307,11 +307,11 @@ final class L2CAPSignalingTests: XCTestCase {
         else { return XCTFail() }
         XCTAssertTrue(mps.contains("MPS"))
         // One byte: no room for the SDU length.
-        guard case .malformed = ch.receive(hexBytes("05"), from: .local, frame: 34) else { return XCTFail() }
+        guard case .malformed = ch.receive(SMPVectors.hex("05"), from: .local, frame: 34) else { return XCTFail() }
         // The first segment already longer than the SDU.
-        guard case .malformed = ch.receive(hexBytes("0100aabb"), from: .local, frame: 35) else { return XCTFail() }
+        guard case .malformed = ch.receive(SMPVectors.hex("0100aabb"), from: .local, frame: 35) else { return XCTFail() }
         // The channel recovers with the next first K-frame.
-        XCTAssertEqual(ch.receive(hexBytes("0000"), from: .local, frame: 36), .sdu([], frames: [36]))
+        XCTAssertEqual(ch.receive(SMPVectors.hex("0000"), from: .local, frame: 36), .sdu([], frames: [36]))
     }
 
     func testDisconnectionClosesChannel() {
@@ -342,7 +342,7 @@ final class L2CAPSignalingTests: XCTestCase {
         XCTAssertEqual(channels.channel(cid: 0x0061, from: .remote)?.remote.cid, 0x42)
         XCTAssertNil(channels.channel(cid: 0x0041, from: .local))
         // ATT Read Request as an SDU on the EATT bearer.
-        XCTAssertEqual(a.receive(hexBytes("03000a0300"), from: .remote, frame: 52), .sdu([0x0A, 0x03, 0x00], frames: [52]))
+        XCTAssertEqual(a.receive(SMPVectors.hex("03000a0300"), from: .remote, frame: 52), .sdu([0x0A, 0x03, 0x00], frames: [52]))
         // Reconfigure by local of its ends 0x60 and 0x61: MTU 512, MPS 100.
         channels.feed(frame("19060800000264006000 6100", .le), from: .local, frame: 53)
         XCTAssertEqual(a.local.mtu, 247)
@@ -371,7 +371,7 @@ final class L2CAPSignalingTests: XCTestCase {
         XCTAssertEqual(ch.mode, .basic)
         channels.feed(frame("048408004000000001028000", .bredr), from: .remote, frame: 229)
         XCTAssertEqual(ch.remote.mtu, 128)
-        XCTAssertEqual(ch.receive(hexBytes("0600"), from: .local, frame: 240), .sdu([6, 0], frames: [240]))
+        XCTAssertEqual(ch.receive(SMPVectors.hex("0600"), from: .local, frame: 240), .sdu([6, 0], frames: [240]))
         channels.feed(frame("06050400c6004000", .bredr), from: .local, frame: 251)
         channels.feed(frame("07050400c6004000", .bredr), from: .remote, frame: 255)
         XCTAssertTrue(channels.channels.isEmpty)

@@ -1,22 +1,25 @@
 import XCTest
 @testable import Decoders
 
-/// Hex string to bytes; spaces ignored. Test vectors only.
-func hexBytes(_ s: String) -> Bytes {
-    let digits = Array(s.filter { !$0.isWhitespace })
-    var out: [UInt8] = []
-    var i = 0
-    while i + 1 < digits.count {
-        out.append(UInt8(String(digits[i...i + 1]), radix: 16)!)
-        i += 2
+/// Byte vectors for the SMP and L2CAP signaling tests.
+enum SMPVectors {
+    /// Hex string to bytes; spaces ignored.
+    static func hex(_ s: String) -> Bytes {
+        let digits = Array(s.filter { !$0.isWhitespace })
+        var out: [UInt8] = []
+        var i = 0
+        while i + 1 < digits.count {
+            out.append(UInt8(String(digits[i...i + 1]), radix: 16)!)
+            i += 2
+        }
+        return out[...]
     }
-    return out[...]
-}
 
-/// A slice that does not start at index 0, to catch code that assumes 0-based slices.
-func offsetBytes(_ s: String) -> Bytes {
-    let b = [0xEE, 0xEE, 0xEE] + Array(hexBytes(s))
-    return b[3...]
+    /// A slice that does not start at index 0, to catch code that assumes 0-based slices.
+    static func offset(_ s: String) -> Bytes {
+        let b = [0xEE, 0xEE, 0xEE] + Array(hex(s))
+        return b[3...]
+    }
 }
 
 final class SMPTests: XCTestCase {
@@ -24,7 +27,7 @@ final class SMPTests: XCTestCase {
 
     /// crackle__le_secure_connections.pcapng frame 57.
     func testPairingRequestSC() throws {
-        let pdu = SMPPDU(offsetBytes("01030009100d0f"))
+        let pdu = SMPPDU(SMPVectors.offset("01030009100d0f"))
         XCTAssertNil(pdu.malformed)
         guard case .pairingRequest(let f)? = pdu.command else { return XCTFail("\(String(describing: pdu.command))") }
         XCTAssertEqual(f.ioCapability, .noInputNoOutput)
@@ -46,7 +49,7 @@ final class SMPTests: XCTestCase {
 
     /// crackle__le_secure_connections.pcapng frame 66.
     func testPairingResponse() {
-        let pdu = SMPPDU(hexBytes("02040009100103"))
+        let pdu = SMPPDU(SMPVectors.hex("02040009100103"))
         guard case .pairingResponse(let f)? = pdu.command else { return XCTFail() }
         XCTAssertEqual(f.ioCapability, .keyboardDisplay)
         XCTAssertEqual(f.initiatorKeys, .encKey)
@@ -55,7 +58,7 @@ final class SMPTests: XCTestCase {
 
     /// tesible__mouse.pcapng frame 1075: AuthReq 0x2D = Bonding, MITM, SC, CT2.
     func testAuthReqCT2() {
-        guard case .pairingRequest(let f)? = SMPPDU(hexBytes("0104002d100b0b")).command else { return XCTFail() }
+        guard case .pairingRequest(let f)? = SMPPDU(SMPVectors.hex("0104002d100b0b")).command else { return XCTFail() }
         XCTAssertEqual(f.authReq.names, ["Bonding", "MITM", "SC", "CT2"])
         XCTAssertEqual(f.ioCapability, .keyboardDisplay)
     }
@@ -63,40 +66,40 @@ final class SMPTests: XCTestCase {
     /// crackle__le_secure_connections.pcapng frames 75 (public key), 140, 143, 151.
     func testSCValues() {
         let key = "0c440ed0f2bcb429aa389228a83cf340bc8f196c942bbeaa30e1b1fbf83abb5be701d0854bd9b1834c2a89716b6cfbd4f60956835b664fc8534378cb71afd2a759"
-        let pk = SMPPDU(hexBytes(key))
+        let pk = SMPPDU(SMPVectors.hex(key))
         guard case .pairingPublicKey(let x, let y)? = pk.command else { return XCTFail() }
         XCTAssertEqual(Hex.string(x), String(key.dropFirst(2).prefix(64)))
         XCTAssertEqual(Hex.string(y), String(key.suffix(64)))
         XCTAssertEqual(pk.summary, "Pairing Public Key")
 
-        guard case .pairingConfirm(let c)? = SMPPDU(hexBytes("03aa09c34967b26f584146c2eac5b35570")).command
+        guard case .pairingConfirm(let c)? = SMPPDU(SMPVectors.hex("03aa09c34967b26f584146c2eac5b35570")).command
         else { return XCTFail() }
         XCTAssertEqual(Hex.string(c), "aa09c34967b26f584146c2eac5b35570")
-        guard case .pairingRandom(let r)? = SMPPDU(hexBytes("0474b48747a55a628c01b4bd7b36120cce")).command
+        guard case .pairingRandom(let r)? = SMPPDU(SMPVectors.hex("0474b48747a55a628c01b4bd7b36120cce")).command
         else { return XCTFail() }
         XCTAssertEqual(r.count, 16)
-        guard case .pairingDHKeyCheck(let e)? = SMPPDU(hexBytes("0df72a516510c91e29c1fc1582e4aa4a5f")).command
+        guard case .pairingDHKeyCheck(let e)? = SMPPDU(SMPVectors.hex("0df72a516510c91e29c1fc1582e4aa4a5f")).command
         else { return XCTFail() }
         XCTAssertEqual(Hex.string(e), "f72a516510c91e29c1fc1582e4aa4a5f")
     }
 
     /// tesible__mouse.pcapng frames 1186, 1188, 1190, 1192 (legacy key distribution).
     func testKeyDistributionCommands() {
-        guard case .encryptionInformation(let ltk)? = SMPPDU(hexBytes("0692d73a3afc899aa2b01f5d631e28201b")).command
+        guard case .encryptionInformation(let ltk)? = SMPPDU(SMPVectors.hex("0692d73a3afc899aa2b01f5d631e28201b")).command
         else { return XCTFail() }
         XCTAssertEqual(Hex.string(ltk), "92d73a3afc899aa2b01f5d631e28201b")
 
-        let ci = SMPPDU(hexBytes("070a846b27f0d7dc98b1b4"))
+        let ci = SMPPDU(SMPVectors.hex("070a846b27f0d7dc98b1b4"))
         guard case .centralIdentification(let ediv, let rand)? = ci.command else { return XCTFail() }
         XCTAssertEqual(ediv, 0x840A)
         XCTAssertEqual(rand, 0xB4B1_98DC_D7F0_276B)
         XCTAssertEqual(ci.summary, "Central Identification: EDIV 0x840A")
 
-        guard case .identityInformation(let irk)? = SMPPDU(hexBytes("087baf689e6df570ab41ac0d1f4c4d2109")).command
+        guard case .identityInformation(let irk)? = SMPPDU(SMPVectors.hex("087baf689e6df570ab41ac0d1f4c4d2109")).command
         else { return XCTFail() }
         XCTAssertEqual(irk.count, 16)
 
-        let ia = SMPPDU(hexBytes("09005400316be0e2"))
+        let ia = SMPPDU(SMPVectors.hex("09005400316be0e2"))
         guard case .identityAddressInformation(let type, let addr)? = ia.command else { return XCTFail() }
         XCTAssertEqual(type, 0)
         XCTAssertEqual(addr.description, "e2:e0:6b:31:00:54")
@@ -105,32 +108,32 @@ final class SMPTests: XCTestCase {
 
     /// sweyn__capture_cypress_psoc6_crash_llid.pcapng frames 1147, 2707 (failed), 306 (signing).
     func testPairingFailedAndSigning() {
-        let failed = SMPPDU(hexBytes("050a"))
+        let failed = SMPPDU(SMPVectors.hex("050a"))
         XCTAssertEqual(failed.command, .pairingFailed(reason: 0x0A))
         XCTAssertEqual(failed.summary, "Pairing Failed: Invalid Parameters")
-        XCTAssertEqual(SMPPDU(hexBytes("0504")).summary, "Pairing Failed: Confirm Value Failed")
+        XCTAssertEqual(SMPPDU(SMPVectors.hex("0504")).summary, "Pairing Failed: Confirm Value Failed")
         XCTAssertEqual(SMPFailureReason.name(0x0B), "DHKey Check Failed")
         XCTAssertEqual(SMPFailureReason.name(0x10), "Busy")
         XCTAssertEqual(SMPFailureReason.name(0x00), "Reserved")
         XCTAssertEqual(SMPFailureReason.name(0xFF), "Reserved")
-        guard case .signingInformation(let csrk)? = SMPPDU(hexBytes("0a53c51f8bf486fc65a5a50829079ad7d3")).command
+        guard case .signingInformation(let csrk)? = SMPPDU(SMPVectors.hex("0a53c51f8bf486fc65a5a50829079ad7d3")).command
         else { return XCTFail() }
         XCTAssertEqual(Hex.string(csrk), "53c51f8bf486fc65a5a50829079ad7d3")
     }
 
     /// sweyn__capture_microchip_ATSAMB11_invalid_fragment.pcap frame 42: Security Request, Bonding.
     func testSecurityRequest() {
-        let pdu = SMPPDU(hexBytes("0b01"))
+        let pdu = SMPPDU(SMPVectors.hex("0b01"))
         guard case .securityRequest(let a)? = pdu.command else { return XCTFail() }
         XCTAssertTrue(a.bonding)
         XCTAssertEqual(pdu.summary, "Security Request: AuthReq: Bonding")
         // Spec value: Bonding | MITM | SC | Keypress (0x1D).
-        XCTAssertEqual(SMPPDU(hexBytes("0b1d")).summary, "Security Request: AuthReq: Bonding, MITM, SC, Keypress")
+        XCTAssertEqual(SMPPDU(SMPVectors.hex("0b1d")).summary, "Security Request: AuthReq: Bonding, MITM, SC, Keypress")
     }
 
     /// Vol 3 Part H 3.5.8: Keypress Notification, type 0x01 digit entered.
     func testKeypressNotification() {
-        let pdu = SMPPDU(hexBytes("0e01"))
+        let pdu = SMPPDU(SMPVectors.hex("0e01"))
         XCTAssertEqual(pdu.command, .pairingKeypressNotification(type: 1))
         XCTAssertEqual(pdu.summary, "Pairing Keypress Notification: Passkey Digit Entered")
         XCTAssertEqual(KeypressNotificationType.name(4), "Passkey Entry Completed")
@@ -140,7 +143,7 @@ final class SMPTests: XCTestCase {
     // MARK: Malformed input
 
     func testTruncatedKeepsWhatWasRead() {
-        let pdu = SMPPDU(hexBytes("010300"))
+        let pdu = SMPPDU(SMPVectors.hex("010300"))
         XCTAssertNil(pdu.command)
         XCTAssertNotNil(pdu.malformed)
         XCTAssertEqual(pdu.fields.map(\.label), ["Opcode", "IO Capability", "OOB Data Flag", "Malformed"])
@@ -149,7 +152,7 @@ final class SMPTests: XCTestCase {
     }
 
     func testExtraBytesDecodeButFlag() {
-        let pdu = SMPPDU(hexBytes("050aff"))
+        let pdu = SMPPDU(SMPVectors.hex("050aff"))
         XCTAssertEqual(pdu.command, .pairingFailed(reason: 0x0A))
         XCTAssertNotNil(pdu.malformed)
         XCTAssertTrue(pdu.fields.contains { $0.label == "Extra Data" })
@@ -157,12 +160,12 @@ final class SMPTests: XCTestCase {
 
     /// sweyn__capture_cypress_psoc6_crash_llid.pcapng carries fuzzed opcodes such as 0x87.
     func testUnknownAndEmpty() {
-        let unknown = SMPPDU(hexBytes("87aabb"))
+        let unknown = SMPPDU(SMPVectors.hex("87aabb"))
         XCTAssertNil(unknown.command)
         XCTAssertEqual(unknown.opcode, 0x87)
         XCTAssertTrue(unknown.summary.hasPrefix("Unknown Opcode 0x87"))
         XCTAssertEqual(unknown.fields.map(\.label), ["Opcode", "Data", "Malformed"])
-        let empty = SMPPDU(hexBytes(""))
+        let empty = SMPPDU(SMPVectors.hex(""))
         XCTAssertNil(empty.opcode)
         XCTAssertEqual(empty.fields.count, 1)
         _ = empty.summary
@@ -262,7 +265,7 @@ final class SMPTests: XCTestCase {
     // MARK: Tracker
 
     func feed(_ tracker: PairingTracker, _ steps: [(Side, Int, String)]) {
-        for (side, frame, hex) in steps { tracker.feed(SMPPDU(hexBytes(hex)), from: side, frame: frame) }
+        for (side, frame, hex) in steps { tracker.feed(SMPPDU(SMPVectors.hex(hex)), from: side, frame: frame) }
     }
 
     /// crackle__le_secure_connections.pcapng: SC, both NoInputNoOutput → Just Works.
@@ -342,9 +345,9 @@ final class SMPTests: XCTestCase {
     /// legacy pairing between two SC devices, weak even though Passkey Entry is used.
     func testTrackerLegacyDespiteSC() throws {
         let t = PairingTracker()
-        t.feed(SMPPDU(hexBytes("0b0d")), from: .remote, frame: 10)
-        t.feed(SMPPDU(hexBytes("01040d0d100303")), from: .local, frame: 11)  // KeyboardDisplay, MITM, SC
-        t.feed(SMPPDU(hexBytes("020000051003 03")), from: .remote, frame: 12)  // DisplayOnly, MITM, no SC
+        t.feed(SMPPDU(SMPVectors.hex("0b0d")), from: .remote, frame: 10)
+        t.feed(SMPPDU(SMPVectors.hex("01040d0d100303")), from: .local, frame: 11)  // KeyboardDisplay, MITM, SC
+        t.feed(SMPPDU(SMPVectors.hex("020000051003 03")), from: .remote, frame: 12)  // DisplayOnly, MITM, no SC
         let o = try XCTUnwrap(t.current)
         XCTAssertTrue(o.bothSupportSC)
         XCTAssertFalse(o.secureConnections)
@@ -356,10 +359,10 @@ final class SMPTests: XCTestCase {
     /// Both set SC, but the exchange runs legacy (confirm with no public keys, EDIV/Rand).
     func testTrackerLegacyExchangeAfterSCNegotiated() throws {
         let t = PairingTracker()
-        t.feed(SMPPDU(hexBytes("01040d0d100303")), from: .local, frame: 1)
-        t.feed(SMPPDU(hexBytes("02000d0d100303")), from: .remote, frame: 2)
+        t.feed(SMPPDU(SMPVectors.hex("01040d0d100303")), from: .local, frame: 1)
+        t.feed(SMPPDU(SMPVectors.hex("02000d0d100303")), from: .remote, frame: 2)
         XCTAssertEqual(t.current?.legacyDespiteSC, false)
-        t.feed(SMPPDU(hexBytes("03" + String(repeating: "00", count: 16))), from: .local, frame: 3)
+        t.feed(SMPPDU(SMPVectors.hex("03" + String(repeating: "00", count: 16))), from: .local, frame: 3)
         XCTAssertEqual(t.current?.legacyDespiteSC, true)
         XCTAssertEqual(t.current?.isWeak, true)
     }
@@ -367,11 +370,11 @@ final class SMPTests: XCTestCase {
     func testTrackerKeypressAndFailure() throws {
         let t = PairingTracker()
         // KeyboardOnly both sides, MITM + SC + Keypress: both input the passkey.
-        t.feed(SMPPDU(hexBytes("0102001d100303")), from: .remote, frame: 5)
-        t.feed(SMPPDU(hexBytes("0202001d100303")), from: .local, frame: 6)
-        t.feed(SMPPDU(hexBytes("0e00")), from: .local, frame: 7)
-        t.feed(SMPPDU(hexBytes("0e01")), from: .local, frame: 8)
-        t.feed(SMPPDU(hexBytes("0501")), from: .remote, frame: 9)
+        t.feed(SMPPDU(SMPVectors.hex("0102001d100303")), from: .remote, frame: 5)
+        t.feed(SMPPDU(SMPVectors.hex("0202001d100303")), from: .local, frame: 6)
+        t.feed(SMPPDU(SMPVectors.hex("0e00")), from: .local, frame: 7)
+        t.feed(SMPPDU(SMPVectors.hex("0e01")), from: .local, frame: 8)
+        t.feed(SMPPDU(SMPVectors.hex("0501")), from: .remote, frame: 9)
         let o = try XCTUnwrap(t.current)
         XCTAssertEqual(o.initiator, .remote)
         XCTAssertEqual(o.method, .passkeyEntry(.bothInput))
@@ -381,23 +384,23 @@ final class SMPTests: XCTestCase {
         XCTAssertEqual(o.failure?.reasonName, "Passkey Entry Failed")
         // Keypress needs both flags.
         let t2 = PairingTracker()
-        t2.feed(SMPPDU(hexBytes("0102001d100303")), from: .local, frame: 1)
-        t2.feed(SMPPDU(hexBytes("0202000d100303")), from: .remote, frame: 2)
+        t2.feed(SMPPDU(SMPVectors.hex("0102001d100303")), from: .local, frame: 1)
+        t2.feed(SMPPDU(SMPVectors.hex("0202000d100303")), from: .remote, frame: 2)
         XCTAssertEqual(t2.current?.keypressNotifications, false)
     }
 
     func testTrackerIgnoresStrayAndRestarts() {
         let t = PairingTracker()
         // No pairing yet: keys and responses are ignored, no crash.
-        t.feed(SMPPDU(hexBytes("02030001100203")), from: .remote, frame: 1)
-        t.feed(SMPPDU(hexBytes("0501")), from: .remote, frame: 2)
+        t.feed(SMPPDU(SMPVectors.hex("02030001100203")), from: .remote, frame: 1)
+        t.feed(SMPPDU(SMPVectors.hex("0501")), from: .remote, frame: 2)
         XCTAssertTrue(t.outcomes.isEmpty)
-        t.feed(SMPPDU(hexBytes("01030001100303")), from: .local, frame: 3)
-        t.feed(SMPPDU(hexBytes("01030001100303")), from: .local, frame: 4)
+        t.feed(SMPPDU(SMPVectors.hex("01030001100303")), from: .local, frame: 3)
+        t.feed(SMPPDU(SMPVectors.hex("01030001100303")), from: .local, frame: 4)
         XCTAssertEqual(t.outcomes.count, 2)
         XCTAssertNil(t.current?.method)
         // A response from the initiator's own side does not count.
-        t.feed(SMPPDU(hexBytes("02030001100303")), from: .local, frame: 5)
+        t.feed(SMPPDU(SMPVectors.hex("02030001100303")), from: .local, frame: 5)
         XCTAssertNil(t.current?.response)
     }
 }
