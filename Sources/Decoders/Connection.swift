@@ -30,6 +30,10 @@ public final class Connection: @unchecked Sendable {
     public internal(set) var lastActivity: Int64
 
     var reassembly: (sent: L2CAPReassembler, received: L2CAPReassembler) = (.init(), .init())
+    /// SMP pairings on this connection and the method each used.
+    public private(set) lazy var pairing = PairingTracker()
+    /// Credit-based and BR/EDR channels opened through signaling.
+    public private(set) lazy var channels = DynamicChannels()
 
     init(id: Int, adapter: UInt16, handle: UInt16, isLE: Bool, frame: Int, time: Int64) {
         self.id = id

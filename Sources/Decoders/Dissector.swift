@@ -171,8 +171,33 @@ public final class Dissector {
 
     /// Hands a whole L2CAP frame to the protocol of its channel.
     private func upper(_ d: inout Decoded, _ f: L2CAPFrame, _ c: Connection) {
-        _ = c
-        d.upper = .raw(cid: f.cid, f.payload)
+        let side: Side = d.packet.direction == .sent ? .local : .remote
+        let n = d.packet.number
+        switch f.cid {
+        case L2CAPChannel.smp:
+            let pdu = SMPPDU(f.payload)
+            c.isLE = true
+            c.pairing.feed(pdu, from: side, frame: n)
+            if let m = pdu.malformed { d.problem("SMP: " + m) }
+            d.upper = .smp(pdu)
+        case L2CAPChannel.leSignaling, L2CAPChannel.signaling:
+            let frame = SignalingFrame(f.payload, channel: f.cid == L2CAPChannel.signaling ? .bredr : .le)
+            if f.cid == L2CAPChannel.leSignaling { c.isLE = true } else { c.isLE = false }
+            c.channels.feed(frame, from: side, frame: n)
+            if let m = frame.malformed { d.problem("L2CAP signaling: " + m) }
+            for cmd in frame.commands { if let m = cmd.malformed { d.problem(cmd.name + ": " + m) } }
+            d.upper = .signaling(frame)
+        case 0x0040...:
+            guard let ch = c.channels.channel(cid: f.cid, from: side) else {
+                d.upper = .raw(cid: f.cid, f.payload)
+                return
+            }
+            let result = ch.receive(f.payload, from: side, frame: n)
+            if case .malformed(let why) = result { d.problem("K-frame: " + why) }
+            d.upper = .channel(cid: f.cid, psm: ch.psm, result)
+        default:
+            d.upper = .raw(cid: f.cid, f.payload)
+        }
     }
 
     private func isochronous(_ d: inout Decoded) {
@@ -251,5 +276,10 @@ public enum HCILayer {
 
 /// What an L2CAP frame carried.
 public enum UpperLayer {
+    case smp(SMPPDU)
+    case signaling(SignalingFrame)
+    /// A K-frame on a credit-based (or BR/EDR) channel: its reassembly state or whole SDU.
+    case channel(cid: UInt16, psm: UInt16, SDUResult)
+    /// A channel blesniff does not decode (or a dynamic one it never saw opened).
     case raw(cid: UInt16, Bytes)
 }

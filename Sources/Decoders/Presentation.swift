@@ -130,12 +130,24 @@ extension Decoded {
 extension UpperLayer {
     public var protocolName: String {
         switch self {
+        case .smp: return "SMP"
+        case .signaling(let s): return s.channel == .le ? "LE Signaling" : "L2CAP Signaling"
+        case .channel(_, let psm, _): return "L2CAP " + PSM.name(psm, le: true)
         case .raw(let cid, _): return L2CAPChannel.name(cid) ?? "L2CAP Payload"
         }
     }
 
     func summary(_ f: L2CAPFrame?) -> String {
         switch self {
+        case .smp(let pdu): return "SMP " + pdu.summary
+        case .signaling(let s): return (s.channel == .le ? "LE Signaling " : "L2CAP Signaling ") + s.summary
+        case .channel(let cid, let psm, let r):
+            let head = "L2CAP " + PSM.name(psm, le: true) + " CID " + Hex.prefixed(cid, width: 4)
+            switch r {
+            case .incomplete: return head + " SDU segment"
+            case .sdu(let b, let frames): return head + " SDU \(b.count) bytes" + (frames.count > 1 ? " from \(frames.count) K-frames" : "")
+            case .malformed(let why): return head + " malformed: " + why
+            }
         case .raw(let cid, let data):
             return "L2CAP CID " + Hex.prefixed(cid, width: 4) + " \(data.count) bytes"
         }
@@ -143,6 +155,17 @@ extension UpperLayer {
 
     public var fields: [Field] {
         switch self {
+        case .smp(let pdu): return pdu.fields
+        case .signaling(let s): return s.fields
+        case .channel(_, let psm, let r):
+            var out = [Field("PSM", .named(UInt64(psm), hex: 4, PSM.name(psm, le: true)))]
+            switch r {
+            case .incomplete: out.append(Field("SDU", .text("segment stored, SDU incomplete")))
+            case .sdu(let b, let frames):
+                out.append(Field("SDU", .bytes(b[...]), [Field("K-frames", .text(frames.map(String.init).joined(separator: ", ")))]))
+            case .malformed(let why): out.append(Field.malformed(why))
+            }
+            return out
         case .raw(_, let data): return [Field("Payload", .bytes(data))]
         }
     }
