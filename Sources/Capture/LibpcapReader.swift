@@ -36,15 +36,16 @@ final class LibpcapReader {
             let message = String(decoding: errbuf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw CaptureError(message.contains("truncated") ? .truncatedHeader : .malformed, file: source.name, message)
         }
+        let dlt = UInt32(bitPattern: pcap_datalink(p))
+        guard CaptureLinkType.isSupported(dlt) else {
+            pcap_close(p)
+            throw CaptureError.unsupported(source.name, dlt)
+        }
         pcap = p
         file = fp
-        linkType = UInt32(bitPattern: pcap_datalink(p))
+        linkType = dlt
         offset = Int64(ftell(fp))
         buffer = [UInt8](repeating: 0, count: max(Int(pcap_snapshot(p)), 65_536))
-        guard CaptureLinkType.isSupported(linkType) else {
-            pcap_close(p)
-            throw CaptureError.unsupported(source.name, linkType)
-        }
     }
 
     deinit {
