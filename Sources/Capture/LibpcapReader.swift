@@ -67,7 +67,7 @@ final class LibpcapReader {
                 mixedLinkTypes = true
                 return nil
             }
-            if message.contains("invalid packet capture length") {
+            if message.contains("invalid packet capture length") || message.contains("> maximum") {
                 throw CaptureError(.recordTooLarge, file: source.name, frame: number, offset: at, message)
             }
             if message.contains("truncated") {
