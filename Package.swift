@@ -26,7 +26,11 @@ let package = Package(
             name: "CPcap",
             pkgConfig: "libpcap",
             providers: [.apt(["libpcap-dev"])]),
-        .target(name: "Capture", dependencies: ["CPcap"]),
+        // Linux Bluetooth socket constants for live capture (headers only).
+        .systemLibrary(
+            name: "CBluetooth",
+            providers: [.apt(["libbluetooth-dev"])]),
+        .target(name: "Capture", dependencies: ["CPcap", "CBluetooth"]),
         .testTarget(name: "DecodersTests", dependencies: ["Decoders"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Decoders"]),
         .testTarget(name: "ReportTests", dependencies: ["Report", "Decoders", "Capture"]),

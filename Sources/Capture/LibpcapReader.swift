@@ -1,0 +1,119 @@
+import CPcap
+import Glibc
+
+/// pcap and pcapng read through libpcap (nanosecond timestamps), from a `ReplayStream` so the
+/// bytes already read to detect the format are seen again and standard input works too.
+final class LibpcapReader {
+    /// Raised by libpcap 1.10 when a pcapng file has interfaces with different link types.
+    static let mixedLinkTypesMessage = "different from the type of the first interface"
+
+    let source: ByteSource
+    private let stream: ReplayStream
+    private let pcap: OpaquePointer
+    private let file: UnsafeMutablePointer<FILE>
+    let linkType: UInt32
+    private let pcapng: Bool
+    private let bigEndian: Bool
+    /// Packet bytes are copied here: libpcap reuses its own buffer on the next call.
+    private var buffer: [UInt8]
+    /// Stream offset where the next record starts (end of the previous one).
+    private var offset: Int64
+    private(set) var truncation: CaptureError?
+    /// Set when libpcap stops at a second interface with another link type.
+    private(set) var mixedLinkTypes = false
+
+    init(source: ByteSource, pcapng: Bool, bigEndian: Bool) throws(CaptureError) {
+        self.source = source
+        self.pcapng = pcapng
+        self.bigEndian = bigEndian
+        stream = ReplayStream(source)
+        guard let fp = stream.file else {
+            throw CaptureError(.io, file: source.name, "cannot open a stream: \(String(cString: strerror(errno)))")
+        }
+        var errbuf = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
+        guard let p = pcap_fopen_offline_with_tstamp_precision(fp, UInt32(PCAP_TSTAMP_PRECISION_NANO), &errbuf) else {
+            fclose(fp)
+            let message = String(decoding: errbuf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw CaptureError(message.contains("truncated") ? .truncatedHeader : .malformed, file: source.name, message)
+        }
+        let dlt = UInt32(bitPattern: pcap_datalink(p))
+        guard CaptureLinkType.isSupported(dlt) else {
+            pcap_close(p)
+            throw CaptureError.unsupported(source.name, dlt)
+        }
+        pcap = p
+        file = fp
+        linkType = dlt
+        offset = Int64(ftell(fp))
+        // The header's snap length is untrusted: start at 256 KiB and grow for larger packets.
+        buffer = [UInt8](repeating: 0, count: min(max(Int(pcap_snapshot(p)), 65_536), 262_144))
+    }
+
+    deinit {
+        pcap_close(pcap)
+    }
+
+    func next(number: Int) throws(CaptureError) -> Record? {
+        var header: UnsafeMutablePointer<pcap_pkthdr>?
+        var bytes: UnsafePointer<UInt8>?
+        let at = offset
+        switch pcap_next_ex(pcap, &header, &bytes) {
+        case 1:
+            break
+        case PCAP_ERROR_BREAK:
+            return nil
+        default:
+            let message = String(cString: pcap_geterr(pcap))
+            if message.contains(Self.mixedLinkTypesMessage) {
+                mixedLinkTypes = true
+                return nil
+            }
+            if message.contains("invalid packet capture length") || message.contains("> maximum") {
+                throw CaptureError(.recordTooLarge, file: source.name, frame: number, offset: at, message)
+            }
+            if message.contains("truncated") {
+                if let lie = lyingLength(at: at) {
+                    throw CaptureError(.recordTooLarge, file: source.name, frame: number, offset: at, lie)
+                }
+                truncation = CaptureError(.truncatedRecord, file: source.name, frame: number, offset: at,
+                                          "file ends inside this record, after \(number &- 1) complete frames")
+                return nil
+            }
+            throw CaptureError(.malformed, file: source.name, frame: number, offset: at, message)
+        }
+        guard let h = header?.pointee, let bytes else { return nil }
+        let captured = Int(h.caplen)
+        if h.caplen > h.len {
+            throw CaptureError(.recordTooLarge, file: source.name, frame: number, offset: at,
+                               "captured length \(h.caplen) exceeds original length \(h.len)")
+        }
+        if buffer.count < captured {
+            buffer.append(contentsOf: repeatElement(0, count: captured &- buffer.count))
+        }
+        buffer.withUnsafeMutableBufferPointer { p in
+            if let base = p.baseAddress, captured > 0 { memcpy(base, bytes, captured) }
+        }
+        let end = Int64(ftell(file))
+        offset = end
+        // With nanosecond precision libpcap puts nanoseconds in tv_usec.
+        let ns = Int64(h.ts.tv_sec) &* 1_000_000_000 &+ Int64(h.ts.tv_usec)
+        return Record(number: number, timestamp: ns, linkType: linkType, flags: 0, data: buffer[0..<captured],
+                      originalLength: Int(h.len), fileOffset: at, fileLength: Int(end &- at))
+    }
+
+    /// For a regular file cut short: a record whose stated length exceeds the whole file is a
+    /// corrupt header rather than a truncated last record.
+    private func lyingLength(at: Int64) -> String? {
+        guard let size = source.fileSize else { return nil }
+        let length: UInt32
+        if pcapng {
+            // The record starts after the blocks libpcap skipped; only a packet block right here can be judged.
+            guard let h = source.peek(at: at, count: 8) else { return nil }
+            length = bigEndian ? be32(h[...], 4) : le32(h[...], 4)
+        } else {
+            guard let h = source.peek(at: at, count: 16) else { return nil }
+            length = bigEndian ? be32(h[...], 8) : le32(h[...], 8)
+        }
+        return Int64(length) > size ? "record length \(length) exceeds the file size \(size)" : nil
+    }
+}

@@ -1,5 +1,0 @@
-import XCTest
-
-final class CaptureTestsPlaceholder: XCTestCase {
-    func testNothing() {}
-}
