@@ -279,11 +279,14 @@ public final class LinkLayerTracker {
 
         // Encryption: payloads of non-empty PDUs after START_ENC carry a MIC.
         let sniffer = h.decrypted && h.micValid
-        let onEncryptedLink = c.encrypted || h.micChecked
+        // The nRF Sniffer flags every PDU it saw encrypted (and says whether it decrypted it), so
+        // its word beats our START_ENC tracking (tools that log plaintext leave the flag clear).
+        let onEncryptedLink = h.nordicFlags != nil ? h.micChecked : (c.encrypted || h.micChecked)
         var pdu: LLDataPDU
         if onEncryptedLink && length > 0 {
             if sniffer {
-                pdu = LLDataPDU(p.pdu, hasMIC: true)
+                // The nRF Sniffer hands over plaintext with the MIC removed and the length adjusted.
+                pdu = LLDataPDU(p.pdu)
                 frame.encryption = .decryptedBySniffer
             } else if let plain = decrypt(c, p.pdu, direction: direction, retransmission: frame.isRetransmission,
                                           crcBad: frame.crc == .invalid) {
