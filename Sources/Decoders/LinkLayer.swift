@@ -322,7 +322,7 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
         ])]
         switch body {
         case .advertising(let a, let data):
-            f.append(Field(type == 4 ? "Advertising Address" : "Advertising Address", .address(a)))
+            f.append(Field("Advertising Address", .address(a)))
             f.append(Field(type == 4 ? "Scan Response Data" : "Advertising Data", .bytes(data), AdvertisingData(data).fields))
         case .direct(let a, let t):
             f.append(Field("Advertising Address", .address(a)))

@@ -5,6 +5,8 @@
 /// Which physical channel kind the sniffer says a packet came from.
 public enum LLChannelKind: UInt8, Sendable {
     case unknown, advertising, data
+    /// CIS or BIS PDUs (Vol 6 Part B 2.6), not decoded.
+    case isochronous
 }
 
 /// LE PHY (Vol 6 Part A), as sniffers number it.
@@ -31,6 +33,8 @@ public struct LLPseudoHeader: Sendable {
     /// Nordic: which AUX PDU a 0b0111 PDU on a secondary channel is (0 AUX_ADV_IND, 1 AUX_CHAIN_IND,
     /// 2 AUX_SYNC_IND, 3 AUX_SCAN_RSP).
     public var auxType: UInt8?
+    /// An advertising PDU on the secondary channel (AUX_ PDUs), as LE_LL_WITH_PHDR says.
+    public var auxiliary = false
     public var eventCounter: UInt16?
     /// The sniffer decrypted the payload (MIC still present, checked by the sniffer).
     public var decrypted = false
@@ -84,9 +88,10 @@ public struct LLPseudoHeader: Sendable {
                 h.micValid = flags & 0x2000 != 0
                 h.phy = UInt8(truncatingIfNeeded: flags >> 14)
                 switch (flags >> 7) & 7 {
-                case 1: h.channelKind = .advertising
+                case 1: h.channelKind = .advertising; h.auxiliary = true
                 case 2: h.channelKind = .data; h.centralToPeripheral = true
                 case 3: h.channelKind = .data; h.centralToPeripheral = false
+                case 4, 5, 6: h.channelKind = .isochronous
                 default: break
                 }
                 return (h, r.rest(), nil)
@@ -204,7 +209,7 @@ extension LLPseudoHeader: Dissectable {
                 var names: [String] = []
                 for (bit, name) in LLPseudoHeader.phdrFlagNames where fl & bit != 0 { names.append(name) }
                 g.append(Field("Flags", .flags(UInt64(fl), hex: 4, names), [
-                    Field("PDU Type", .uint(UInt64((fl >> 7) & 7), hex: 0)),
+                    Field("PDU Type", .named(UInt64((fl >> 7) & 7), hex: 0, LLPseudoHeader.phdrPDUTypes[Int((fl >> 7) & 7)])),
                     Field("PHY", .named(UInt64(fl >> 14), hex: 0, LLPhy.name(UInt8(fl >> 14)))),
                 ]))
             }
@@ -245,6 +250,10 @@ extension LLPseudoHeader: Dissectable {
         return f
     }
 
+    static let phdrPDUTypes = ["Advertising or Data (unspecified direction)", "Auxiliary Advertising",
+                               "Data, Central to Peripheral", "Data, Peripheral to Central",
+                               "Connected Isochronous, Central to Peripheral", "Connected Isochronous, Peripheral to Central",
+                               "Broadcast Isochronous", "Reserved"]
     static let auxTypeNames = ["AUX_ADV_IND", "AUX_CHAIN_IND", "AUX_SYNC_IND", "AUX_SCAN_RSP"]
     static let phdrFlagNames: [(UInt16, String)] = [
         (0x0001, "Dewhitened"), (0x0002, "Signal Power Valid"), (0x0004, "Noise Power Valid"),

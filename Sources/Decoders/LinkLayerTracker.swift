@@ -178,10 +178,15 @@ public final class LinkLayerTracker {
         if p.pdu.count < 2 { frame.problems.append("PDU header truncated") }
         if p.crc == nil, p.pdu.count >= 2 { frame.problems.append("packet ends before its CRC") }
 
+        if !h.dewhitened { frame.problems.append("the sniffer says the packet is still whitened") }
+        if h.channelKind == .isochronous {
+            frame.problems.append("isochronous PDUs are not decoded")
+            return frame
+        }
         let advertising = h.channelKind == .advertising || (h.channelKind == .unknown && p.isAdvertising)
         if advertising {
             frame.crc = crcStatus(h, p, initial: LLPacket.advertisingCRCInit)
-            let secondary = (h.channel ?? 37) < 37
+            let secondary = h.auxiliary || (h.channel ?? 37) < 37
             let adv = LLAdvertisingPDU(p.pdu, secondary: secondary, auxType: h.auxType)
             frame.pdu = .advertising(adv)
             if case .malformed(let m) = adv.body { frame.problems.append(m) }
