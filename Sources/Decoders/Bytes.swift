@@ -147,8 +147,8 @@ public struct BDAddr: Hashable, Comparable, Sendable, CustomStringConvertible {
         s.reserveCapacity(17)
         for i in stride(from: 5, through: 0, by: -1) {
             let b = UInt8(truncatingIfNeeded: raw >> (8 * UInt64(i)))
-            s.append(Hex.digits[Int(b >> 4)])
-            s.append(Hex.digits[Int(b & 0xF)])
+            s.append(Hex.upperDigits[Int(b >> 4)])
+            s.append(Hex.upperDigits[Int(b & 0xF)])
             if i > 0 { s.append(":") }
         }
         return s
