@@ -263,11 +263,12 @@ public final class GATTDatabase {
         characteristicList { serviceStart(containing: $0) == nil }
     }
 
-    /// Handles with a value that discovery never explained.
-    public var undiscoveredValues: [(handle: UInt16, value: GATTValue)] {
+    /// Handles with a value that discovery never placed in the tree, with the type a Read By
+    /// Type showed when there was one.
+    public var undiscoveredValues: [(handle: UInt16, type: BluetoothUUID?, value: GATTValue)] {
         values.keys.sorted().compactMap { h in
-            guard attribute(h).role == .unknown, let v = values[h] else { return nil }
-            return (h, v)
+            guard characteristics[h] == nil, descriptors[h] == nil, let v = values[h] else { return nil }
+            return (h, typeHints[h], v)
         }
     }
 
@@ -335,9 +336,9 @@ public final class GATTDatabase {
         let undiscovered = undiscoveredValues
         if !undiscovered.isEmpty {
             out += "Handles never discovered\n"
-            for (h, v) in undiscovered {
-                out += "  Handle " + Hex.prefixed(h, width: 4) + " last value (frame \(v.frame)): "
-                    + CharacteristicValues.raw(v.bytes[...]) + "\n"
+            for (h, t, v) in undiscovered {
+                out += "  Handle " + Hex.prefixed(h, width: 4) + (t.map { " " + attUUIDName($0) } ?? "")
+                    + " last value (frame \(v.frame)): " + CharacteristicValues.describe(t, v.bytes[...]) + "\n"
             }
         }
         return out
@@ -390,9 +391,11 @@ public final class GATTDatabase {
         if !orphans.isEmpty { out.append(Field("Characteristics Outside Services", .none, orphans.map(characteristic))) }
         let undiscovered = undiscoveredValues
         if !undiscovered.isEmpty {
-            out.append(Field("Undiscovered Handles", .none, undiscovered.map { (h, v) in
-                Field("Handle", .uint(UInt64(h), hex: 4), [Field("Frame", .uint(UInt64(v.frame), hex: 0)),
-                                                           Field("Last Value", .bytes(v.bytes[...]))])
+            out.append(Field("Undiscovered Handles", .none, undiscovered.map { (h, t, v) in
+                Field("Handle", .uint(UInt64(h), hex: 4), (t.map { [uuidField($0)] } ?? []) + [
+                    Field("Frame", .uint(UInt64(v.frame), hex: 0)),
+                    Field("Last Value", .none, CharacteristicValues.fields(t, v.bytes[...])),
+                ])
             }))
         }
         return out
@@ -588,8 +591,8 @@ public final class ATTBearer {
         var searched: BluetoothUUID?
         /// Read Multiple (Variable) Request handles, to name the response's values.
         var handles: [UInt16] = []
-        /// CCCD write: the subscription before it, restored if the write fails.
-        var previous: (valueHandle: UInt16, state: GATTSubscription?)?
+        /// Write Request value, applied to the database when the Write Response confirms it.
+        var written: [UInt8]?
     }
 
     struct PreparedWrite { var handle: UInt16; var offset: Int; var value: [UInt8] }
@@ -613,7 +616,7 @@ public final class ATTBearer {
         switch pdu.kind {
         case .request: request(pdu, side, frame, time, &result)
         case .response: response(pdu, side, frame, time, &result)
-        case .command: _ = write(pdu, server: database(of: side.other), frame, &result)
+        case .command: write(pdu, server: database(of: side.other), frame, &result, apply: true)
         case .notification:
             let db = database(of: side)
             for hv in pdu.handleValues {
@@ -693,7 +696,8 @@ public final class ATTBearer {
             p.handles = pdu.handles
             for h in p.handles { entry(server, h, nil, &result) }
         case .writeRequest:
-            p.previous = write(pdu, server: server, frame, &result)
+            write(pdu, server: server, frame, &result, apply: false)
+            p.written = pdu.value.map { Array($0.prefix(GATTDatabase.maxValueLength)) }
         case .prepareWriteRequest:
             if let h = pdu.handle, let o = pdu.offset, let v = pdu.value {
                 entry(server, h, v, &result)
@@ -749,20 +753,22 @@ public final class ATTBearer {
     }
 
     /// Write Request, Write Command, Signed Write Command: the server's value, and CCCD state.
-    /// Returns the subscription a CCCD write replaced, so a failed write can restore it.
-    func write(_ pdu: ATTPDU, server: GATTDatabase, _ frame: Int,
-               _ result: inout ATTResult) -> (valueHandle: UInt16, state: GATTSubscription?)? {
-        guard let h = pdu.handle, let v = pdu.value else { return nil }
-        server.setValue(h, v, frame: frame)
+    /// Write Request, Write Command, Signed Write Command. A request's value reaches the
+    /// database only when the Write Response confirms it (`apply` false).
+    func write(_ pdu: ATTPDU, server: GATTDatabase, _ frame: Int, _ result: inout ATTResult, apply: Bool) {
+        guard let h = pdu.handle, let v = pdu.value else { return }
         entry(server, h, v, &result)
-        if let vh = server.characteristic(ofCCCD: h), let bits = v.first {
-            let s = GATTSubscription(notify: bits & 1 != 0, indicate: bits & 2 != 0, frame: frame)
-            let previous = server.subscriptions[vh]
-            server.subscriptions[vh] = s
-            result.notes.append(.subscription(s))
-            return (vh, previous)
-        }
-        return nil
+        if let s = store(h, v, server, frame, apply: apply) { result.notes.append(.subscription(s)) }
+    }
+
+    /// Records a written value; a CCCD write also sets its characteristic's subscription.
+    @discardableResult
+    func store(_ h: UInt16, _ v: some Collection<UInt8>, _ server: GATTDatabase, _ frame: Int, apply: Bool) -> GATTSubscription? {
+        if apply { server.setValue(h, v, frame: frame) }
+        guard let vh = server.characteristic(ofCCCD: h), let bits = v.first else { return nil }
+        let s = GATTSubscription(notify: bits & 1 != 0, indicate: bits & 2 != 0, frame: frame)
+        if apply { server.subscriptions[vh] = s }
+        return s
     }
 
     // MARK: Responses
@@ -784,9 +790,6 @@ public final class ATTBearer {
         case .errorResponse:
             if let e = pdu.error {
                 entry(server, e.handle, nil, &result)
-                if let prev = p?.previous {
-                    server.subscriptions[prev.valueHandle] = prev.state
-                }
             }
         case .exchangeMTUResponse:
             if let m = pdu.mtu { setRxMTU(m, side, &result) }
@@ -825,8 +828,13 @@ public final class ATTBearer {
             if let req = p, req.tx.opcode == .readMultipleRequest {
                 for h in req.handles { entry(server, h, nil, &result) }
             }
-        case .writeResponse, .prepareWriteResponse:
-            if let h = p?.handle ?? pdu.handle { entry(server, h, nil, &result) }
+        case .writeResponse:
+            if let req = p, req.tx.opcode == .writeRequest, let h = req.handle {
+                if let v = req.written { store(h, v, server, req.tx.frame, apply: true) }
+                entry(server, h, nil, &result)
+            }
+        case .prepareWriteResponse:
+            if let h = pdu.handle { entry(server, h, nil, &result) }
         default: break
         }
     }
