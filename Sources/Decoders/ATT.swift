@@ -48,7 +48,13 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     @inlinable public var hasSignature: Bool { rawValue & 0x80 != 0 }
 
     /// Name and kind of every defined opcode, indexed by the opcode byte.
-    static let table: [UInt8: (String, ATTKind)] = [
+    static let table: [(String, ATTKind)?] = {
+        var t = [(String, ATTKind)?](repeating: nil, count: 256)
+        for (op, entry) in defined { t[Int(op)] = entry }
+        return t
+    }()
+
+    static let defined: [UInt8: (String, ATTKind)] = [
         0x01: ("Error Response", .response),
         0x02: ("Exchange MTU Request", .request), 0x03: ("Exchange MTU Response", .response),
         0x04: ("Find Information Request", .request), 0x05: ("Find Information Response", .response),
@@ -68,9 +74,9 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
         0x52: ("Write Command", .command), 0xD2: ("Signed Write Command", .command),
     ]
 
-    public var isKnown: Bool { ATTOpcode.table[rawValue] != nil }
-    public var name: String { ATTOpcode.table[rawValue]?.0 ?? "Unknown Opcode " + Hex.prefixed(rawValue, width: 2) }
-    public var kind: ATTKind { ATTOpcode.table[rawValue]?.1 ?? .unknown }
+    public var isKnown: Bool { ATTOpcode.table[Int(rawValue)] != nil }
+    public var name: String { ATTOpcode.table[Int(rawValue)]?.0 ?? "Unknown Opcode " + Hex.prefixed(rawValue, width: 2) }
+    public var kind: ATTKind { ATTOpcode.table[Int(rawValue)]?.1 ?? .unknown }
     public var description: String { name }
 
     /// The response a request expects (Error Response can answer any request).

@@ -357,8 +357,8 @@ public final class GATTDatabase {
                 var df = uuidField(d.uuid, label: "Descriptor")
                 df.children.append(.handle(d.handle))
                 if let v = d.lastValue {
-                    df.children.append(Field("Last Value", .uint(UInt64(v.frame), hex: 0),
-                                             CharacteristicValues.fields(d.uuid, v.bytes[...])))
+                    df.children.append(Field("Last Value", .none, [Field("Frame", .uint(UInt64(v.frame), hex: 0))]
+                                             + CharacteristicValues.fields(d.uuid, v.bytes[...])))
                 }
                 f.children.append(df)
             }
@@ -531,8 +531,11 @@ extension ATTResult: Dissectable {
         return s
     }
 
-    public var fields: [Field] {
-        var out = pdu.fields
+    public var fields: [Field] { pdu.fields + contextFields }
+
+    /// What the bearer adds to the PDU's own fields: request pairing, attributes, decoded values, notes.
+    public var contextFields: [Field] {
+        var out: [Field] = []
         if let r = request {
             out.append(Field("Request In Frame", .uint(UInt64(r.frame), hex: 0), [
                 Field("Request Opcode", .named(UInt64(r.opcode.rawValue), hex: 2, r.opcode.name)),
@@ -601,10 +604,16 @@ public final class ATTBearer {
     var pendingIndications: [[Pending]] = [[], []]
     var prepared: [[PreparedWrite]] = [[], []]
 
-    public init(local: GATTDatabase, remote: GATTDatabase) {
+    /// - Parameter mtu: ATT_MTU before any exchange: 23 on the LE fixed channel; an EATT
+    ///   channel's ATT_MTU is its L2CAP MTU (at least 64), which the dissector knows.
+    public init(local: GATTDatabase, remote: GATTDatabase, mtu: Int = ATTBearer.defaultMTU) {
         self.local = local
         self.remote = remote
+        self.mtu = mtu
+        initialMTU = mtu
     }
+
+    let initialMTU: Int
 
     func database(of side: ATTSide) -> GATTDatabase { side == .local ? local : remote }
 
@@ -619,9 +628,14 @@ public final class ATTBearer {
         case .command: write(pdu, server: database(of: side.other), frame, &result, apply: true)
         case .notification:
             let db = database(of: side)
-            for hv in pdu.handleValues {
-                db.setValue(hv.handle, hv.value, frame: frame)
-                entry(db, hv.handle, hv.value, &result)
+            if case .handleValue(let h, let v) = pdu.parameters {
+                db.setValue(h, v, frame: frame)
+                entry(db, h, v, &result)
+            } else {
+                for hv in pdu.handleValues {
+                    db.setValue(hv.handle, hv.value, frame: frame)
+                    entry(db, hv.handle, hv.value, &result)
+                }
             }
         case .indication:
             let db = database(of: side)
@@ -724,7 +738,7 @@ public final class ATTBearer {
     func setRxMTU(_ m: UInt16, _ side: ATTSide, _ result: inout ATTResult) {
         if side == .local { localRxMTU = m } else { remoteRxMTU = m }
         if let a = localRxMTU, let b = remoteRxMTU {
-            mtu = max(ATTBearer.defaultMTU, Int(min(a, b)))
+            mtu = max(initialMTU, Int(min(a, b)))
             result.notes.append(.mtu(mtu))
         }
     }
@@ -788,7 +802,8 @@ public final class ATTBearer {
         }
         switch pdu.opcode {
         case .errorResponse:
-            if let e = pdu.error {
+            // Discovery errors name the start of a searched range: only name handles that exist.
+            if let e = pdu.error, e.handle != 0, server.attribute(e.handle).role != .unknown {
                 entry(server, e.handle, nil, &result)
             }
         case .exchangeMTUResponse:
