@@ -532,7 +532,7 @@ extension ATTPDU: Dissectable {
         func range(_ r: ATTHandleRange) {
             out.append(Field("Starting Handle", .uint(UInt64(r.start), hex: 4)))
             out.append(Field("Ending Handle", .uint(UInt64(r.end), hex: 4)))
-            if !r.isValid { out.append(.malformed("invalid handle range")) }
+            if !r.isValid { out.append(Field("Handle Range", .error("starting handle is 0 or after the ending handle"))) }
         }
         switch parameters {
         case .none: break

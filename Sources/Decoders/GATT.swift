@@ -6,6 +6,15 @@
 public enum ATTSide: Int, Sendable {
     case local = 0, remote = 1
     public var other: ATTSide { self == .local ? .remote : .local }
+
+    /// Sent to the controller: this host; received: the peer. Unknown directions have no side.
+    public init?(_ direction: Direction) {
+        switch direction {
+        case .sent: self = .local
+        case .received: self = .remote
+        case .unknown: return nil
+        }
+    }
 }
 
 /// Characteristic properties (Vol 3 Part G 3.3.1.1).

@@ -58,13 +58,14 @@ final class GATTCaptureTests: XCTestCase {
         return out
     }
 
-    /// Reassembles L2CAP on ACL and yields ATT PDUs (CID 0x0004).
+    /// Reassembles L2CAP on ACL and yields ATT PDUs (CID 0x0004). Fragments are kept per handle
+    /// and direction: both directions interleave on one handle (lightctl frames 7207–7209).
     func attPDUs(_ records: [Record]) -> [(Record, Bytes)] {
         var partial: [UInt16: (Record, [UInt8], Int)] = [:]
         var out: [(Record, Bytes)] = []
         for r in records where r.h4.byte(0) == 2 {
             guard let hf = r.h4.le16(1), let len = r.h4.le16(3) else { continue }
-            let handle = hf & 0x0FFF, pb = hf >> 12 & 3
+            let handle = hf & 0x0FFF | (r.sent ? 0x8000 : 0), pb = hf >> 12 & 3
             let data = r.h4.from(5).prefix(Int(len))
             var acc: [UInt8]
             var total: Int
@@ -143,5 +144,36 @@ final class GATTCaptureTests: XCTestCase {
         XCTAssertEqual(store.database(for: "station").attribute(3).description, "Service Changed (0x2A05) in Generic Attribute (0x1801)")
         XCTAssertEqual(results[4542].map { CharacteristicValues.describe(BluetoothUUID(uuid16: 0x2A05), $0.value ?? []) },
                        "Service Changed 0x0001–0xFFFF")
+    }
+
+    /// Every btsnoop (H4) capture: the number of ATT PDUs matches tshark's count in MANIFEST.tsv,
+    /// and replaying them through a bearer per ACL handle decodes every PDU, summary and tree.
+    func testAllBtsnoopCaptures() throws {
+        let manifest = try load("MANIFEST.tsv")
+        var checked = 0
+        for line in String(decoding: manifest, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let cols = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard cols.count > 6, cols[3].contains("1002"), let expected = Int(cols[6]) else { continue }
+            let records = btsnoop(try load(cols[0]))
+            let store = GATTStore()
+            var bearers: [UInt16: ATTBearer] = [:]
+            var count = 0
+            for (r, pdu) in attPDUs(records) {
+                let handle = (r.h4.le16(1) ?? 0) & 0x0FFF
+                let bearer = bearers[handle] ?? store.bearer(local: "host", remote: handle)
+                bearers[handle] = bearer
+                let result = bearer.process(ATTPDU(pdu), from: r.sent ? .local : .remote, frame: r.frame, time: r.time)
+                _ = result.summary
+                _ = result.fields
+                count += 1
+            }
+            for (_, d) in store.databases {
+                _ = d.textTree()
+                _ = d.fields
+            }
+            XCTAssertEqual(count, expected, cols[0])
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 3)
     }
 }
