@@ -481,6 +481,8 @@ public enum ATTNote: Sendable, CustomStringConvertible {
     case subscription(GATTSubscription)
     case executed(writes: Int)
     case cancelled(writes: Int)
+    /// The PDU is longer than the bearer's ATT_MTU (Vol 3 Part F 3.2.8).
+    case exceedsMTU(length: Int, mtu: Int)
 
     public var description: String {
         switch self {
@@ -497,6 +499,7 @@ public enum ATTNote: Sendable, CustomStringConvertible {
         case .subscription(let s): return s.description
         case .executed(let n): return "executed \(n) prepared write\(n == 1 ? "" : "s")"
         case .cancelled(let n): return "cancelled \(n) prepared write\(n == 1 ? "" : "s")"
+        case .exceedsMTU(let n, let m): return "PDU of \(n) bytes exceeds ATT_MTU \(m)"
         }
     }
 }
@@ -533,7 +536,7 @@ extension ATTResult: Dissectable {
         }
         for n in notes {
             switch n {
-            case .pipelined, .timedOut, .unexpectedResponse: s += " [" + n.description + "]"
+            case .pipelined, .timedOut, .unexpectedResponse, .exceedsMTU: s += " [" + n.description + "]"
             default: break
             }
         }
@@ -631,6 +634,7 @@ public final class ATTBearer {
         var result = ATTResult(pdu: pdu, side: side)
         expire(before: time, into: &result.notes)
         if let m = pdu.malformed { result.notes.append(.malformed(m)) }
+        if pdu.bytes.count > mtu { result.notes.append(.exceedsMTU(length: pdu.bytes.count, mtu: mtu)) }
         switch pdu.kind {
         case .request: request(pdu, side, frame, time, &result)
         case .response: response(pdu, side, frame, time, &result)

@@ -183,8 +183,10 @@ final class GATTTests: XCTestCase {
         let bearer = ATTBearer(local: GATTDatabase(), remote: GATTDatabase())
         // 600-byte notification is cut to 512 bytes when stored.
         let big = "1b0100" + String(repeating: "ab", count: 600)
-        _ = bearer.process(ATTPDU(bytes(big)), from: .remote, frame: 1, time: 0)
+        let n = bearer.process(ATTPDU(bytes(big)), from: .remote, frame: 1, time: 0)
         XCTAssertEqual(bearer.remote.lastValue(1)?.bytes.count, 512)
+        XCTAssertTrue(n.notes.contains { if case .exceedsMTU(603, 23) = $0 { true } else { false } })
+        XCTAssertTrue(n.summary.hasSuffix("[PDU of 603 bytes exceeds ATT_MTU 23]"))
         for i in 0..<70 {
             let r = bearer.process(ATTPDU(bytes("160200" + Hex.string([UInt8(i), 0][...]) + "01")), from: .local, frame: 2 + i, time: 0)
             if i >= ATTBearer.maxPreparedWrites {
