@@ -131,6 +131,11 @@ public struct GATTAttribute: Sendable {
         return s
     }
 
+    /// SIG names of the attribute's own type, its characteristic and its service.
+    public var name: String? { uuid.flatMap(AssignedNumbers.name) }
+    public var characteristicName: String? { characteristic.flatMap(AssignedNumbers.characteristicName) }
+    public var serviceName: String? { service.flatMap(AssignedNumbers.serviceName) }
+
     /// The UUID whose format the attribute's value has.
     public var valueUUID: BluetoothUUID? {
         switch role {
@@ -655,7 +660,8 @@ public final class ATTBearer {
             if let h = pdu.handle, let v = pdu.value {
                 db.setValue(h, v, frame: frame)
                 entry(db, h, v, &result)
-                // Service Changed: the range may now hold other attributes; keep them until rediscovered.
+                // A Service Changed indication leaves the database as it is: the old names stay
+                // useful until the client rediscovers, which overwrites them.
             }
             enqueue(&pendingIndications[side.rawValue], Pending(tx: ATTTransaction(frame: frame, opcode: pdu.opcode, time: time, side: side)), &result)
         case .confirmation:
