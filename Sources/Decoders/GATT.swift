@@ -264,17 +264,18 @@ public final class GATTDatabase {
 
     /// Services in handle order with their characteristics and descriptors.
     public var serviceTree: [GATTService] {
-        services.keys.sorted().compactMap { start in
+        let owned = descriptorsByCharacteristic()
+        return services.keys.sorted().compactMap { start in
             guard let s = services[start] else { return nil }
             let incs = includes.values.filter { start <= $0.handle && $0.handle <= s.end }.sorted { $0.handle < $1.handle }
             return GATTService(uuid: s.uuid, start: start, end: s.end, isPrimary: s.isPrimary, includes: incs,
-                               characteristics: characteristicList { start <= $0 && $0 <= s.end })
+                               characteristics: characteristicList(owned) { start <= $0 && $0 <= s.end })
         }
     }
 
     /// Characteristics whose declaration lies in no discovered service.
     public var orphanCharacteristics: [GATTCharacteristic] {
-        characteristicList { serviceStart(containing: $0) == nil }
+        characteristicList(descriptorsByCharacteristic()) { serviceStart(containing: $0) == nil }
     }
 
     /// Handles with a value that discovery never placed in the tree, with the type a Read By
@@ -286,11 +287,33 @@ public final class GATTDatabase {
         }
     }
 
-    func characteristicList(where declarationIn: (UInt16) -> Bool) -> [GATTCharacteristic] {
+    /// Descriptors of every characteristic (value handle → descriptor handles in order), in one
+    /// pass over the handles: a declaration or a service start ends a characteristic.
+    func descriptorsByCharacteristic() -> [UInt16: [UInt16]] {
+        enum Kind { case boundary, value, descriptor }
+        var marks: [(UInt16, Kind)] = []
+        marks.reserveCapacity(services.count + declarations.count + characteristics.count + descriptors.count)
+        for h in services.keys { marks.append((h, .boundary)) }
+        for h in declarations.keys { marks.append((h, .boundary)) }
+        for h in characteristics.keys { marks.append((h, .value)) }
+        for h in descriptors.keys { marks.append((h, .descriptor)) }
+        marks.sort { $0.0 < $1.0 }
+        var out: [UInt16: [UInt16]] = [:]
+        var current: UInt16?
+        for (h, kind) in marks {
+            switch kind {
+            case .boundary: current = nil
+            case .value: current = h
+            case .descriptor: if let c = current { out[c, default: []].append(h) }
+            }
+        }
+        return out
+    }
+
+    func characteristicList(_ owned: [UInt16: [UInt16]], where declarationIn: (UInt16) -> Bool) -> [GATTCharacteristic] {
         let sorted = characteristics.filter { declarationIn($0.value.declaration) }.sorted { $0.key < $1.key }
-        let descriptorHandles = descriptors.keys.sorted()
         return sorted.map { (vh, c) in
-            let ds = descriptorHandles.filter { $0 > vh && owner(ofDescriptor: $0) == vh }.compactMap { h in
+            let ds = (owned[vh] ?? []).compactMap { h in
                 descriptors[h].map { GATTDescriptor(handle: h, uuid: $0, lastValue: values[h]) }
             }
             return GATTCharacteristic(declarationHandle: c.declaration, valueHandle: vh, properties: c.properties,
