@@ -556,12 +556,25 @@ extension ATTResult: Dissectable {
     /// The PDU's summary, then what it concerns and its value decoded.
     public var summary: String {
         var s = pdu.summary
+        if pdu.opcode == .readByGroupTypeResponse || pdu.opcode == .readByTypeResponse,
+           let first = entries.first, first.attribute.role == .service || first.attribute.role == .characteristicDeclaration {
+            // Discovery: name what was found, as tshark does.
+            s += " — " + entries.compactMap { ($0.attribute.characteristic ?? $0.attribute.uuid).map(attUUIDName) }
+                .joined(separator: ", ")
+            return s + noteSuffix
+        }
         for e in entries {
             s += " — " + e.attribute.description
             if let v = e.value, pdu.opcode != .readBlobRequest {
                 if let u = e.attribute.valueUUID, let d = CharacteristicValues.summary(u, v) { s += ": " + d }
             }
         }
+        return s + noteSuffix
+    }
+
+    /// Notes worth a glance on the summary line.
+    var noteSuffix: String {
+        var s = ""
         for n in notes {
             switch n {
             case .pipelined, .timedOut, .unexpectedResponse, .exceedsMTU: s += " [" + n.description + "]"
@@ -855,6 +868,7 @@ public final class ATTBearer {
             for g in pdu.groups {
                 guard let u = BluetoothUUID(littleEndian: g.value) else { continue }
                 server.addService(start: g.start, end: g.end, uuid: u, primary: primary)
+                result.entries.append(ATTResultEntry(attribute: server.attribute(g.start), value: nil))
             }
         case .findByTypeValueResponse:
             if let u = p?.searched, let t = p?.type?.uuid16, t == 0x2800 || t == 0x2801 {
@@ -907,6 +921,7 @@ public final class ATTBearer {
                     continue
                 }
                 server.addCharacteristic(declaration: e.handle, properties: props, valueHandle: vh, uuid: u)
+                result.entries.append(ATTResultEntry(attribute: server.attribute(e.handle), value: nil))
             case 0x2802:
                 guard let s = try? r.u16(), let end = try? r.u16() else {
                     result.notes.append(.malformed("include declaration at " + Hex.prefixed(e.handle, width: 4)))

@@ -122,6 +122,11 @@ final class GATTTests: XCTestCase {
         XCTAssertEqual(t.results[44]?.summary,
                        "Read Response, Value: 506f6c617220483130 — Device Name (0x2A00) in Generic Access (0x1800): Device Name \"Polar H10\"")
 
+        XCTAssertEqual(t.results[4]?.summary, "Read By Group Type Response, Attribute List Length: 3, Length: 6 — "
+                       + "Generic Access (0x1800), Heart Rate (0x180D), Battery Service (0x180F)")
+        XCTAssertEqual(t.results[12]?.summary, "Read By Type Response, Attribute List Length: 3, Length: 7 — "
+                       + "Device Name (0x2A00), Appearance (0x2A01), Heart Rate Measurement (0x2A37)")
+
         let remote = t.store.database(for: "sensor")
         XCTAssertEqual(remote.subscription(0x0D), GATTSubscription(notify: true, indicate: false, frame: 25))
         XCTAssertNil(remote.subscription(0x14))
