@@ -34,6 +34,9 @@ public final class Connection: @unchecked Sendable {
     public private(set) lazy var pairing = PairingTracker()
     /// Credit-based and BR/EDR channels opened through signaling.
     public private(set) lazy var channels = DynamicChannels()
+    /// The ATT bearer on the fixed channel, and those on EATT channels by the local CID.
+    public internal(set) var att: ATTBearer?
+    var eatt: [UInt16: ATTBearer] = [:]
 
     init(id: Int, adapter: UInt16, handle: UInt16, isLE: Bool, frame: Int, time: Int64) {
         self.id = id

@@ -10,6 +10,10 @@ public final class Dissector {
     public private(set) var ended: [Connection] = []
     public static let maxEndedKept = 10_000
 
+    /// Every peer's GATT database, rebuilt from discovery and carried across connections.
+    public let gatt = GATTStore()
+    private var lastTime: Int64 = 0
+
     /// Advertisers seen in reports; only kept when asked for (`devices`, reports), so plain
     /// decoding does not pay for it.
     public let advertisers: Advertisers?
@@ -23,6 +27,7 @@ public final class Dissector {
 
     public func dissect(_ packet: Packet) -> Decoded {
         var d = Decoded(packet: packet)
+        lastTime = packet.timestamp
         switch packet.kind {
         case .hci(.command): command(&d)
         case .hci(.event): event(&d)
@@ -174,6 +179,9 @@ public final class Dissector {
         let side: Side = d.packet.direction == .sent ? .local : .remote
         let n = d.packet.number
         switch f.cid {
+        case L2CAPChannel.att:
+            c.isLE = true
+            d.upper = .att(att(ATTPDU(f.payload), on: bearer(c), &d))
         case L2CAPChannel.smp:
             let pdu = SMPPDU(f.payload)
             c.isLE = true
@@ -194,9 +202,38 @@ public final class Dissector {
             }
             let result = ch.receive(f.payload, from: side, frame: n)
             if case .malformed(let why) = result { d.problem("K-frame: " + why) }
+            if ch.isEATT, case .sdu(let sdu, _) = result {
+                let key = ch.local.cid
+                let b = c.eatt[key] ?? gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
+                c.eatt[key] = b
+                d.upper = .att(att(ATTPDU(sdu[...]), on: b, &d), eattCID: f.cid)
+                return
+            }
             d.upper = .channel(cid: f.cid, psm: ch.psm, result)
         default:
             d.upper = .raw(cid: f.cid, f.payload)
+        }
+    }
+
+    private func bearer(_ c: Connection) -> ATTBearer {
+        if let b = c.att { return b }
+        let b = gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey)
+        c.att = b
+        return b
+    }
+
+    private func att(_ pdu: ATTPDU, on b: ATTBearer, _ d: inout Decoded) -> ATTResult {
+        let side = Side(d.packet.direction) ?? .remote
+        let r = b.process(pdu, from: side, frame: d.packet.number, time: d.packet.timestamp)
+        if let m = pdu.malformed { d.problem("ATT: " + m) }
+        return r
+    }
+
+    /// Ends the capture: requests still unanswered 30 s after they were sent become timeouts.
+    public func finish() {
+        for c in connections.values {
+            c.att?.finish(at: lastTime)
+            for b in c.eatt.values { b.finish(at: lastTime) }
         }
     }
 
@@ -274,8 +311,13 @@ public enum HCILayer {
     case isochronous(handle: UInt16, Bytes)
 }
 
+/// The local side of every connection on one adapter: its own GATT server database.
+struct LocalKey: Hashable { let adapter: UInt16 }
+
 /// What an L2CAP frame carried.
 public enum UpperLayer {
+    /// An ATT PDU with what the bearer and GATT tracking know of it; `eattCID` when it came over EATT.
+    case att(ATTResult, eattCID: UInt16? = nil)
     case smp(SMPPDU)
     case signaling(SignalingFrame)
     /// A K-frame on a credit-based (or BR/EDR) channel: its reassembly state or whole SDU.

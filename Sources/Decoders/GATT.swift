@@ -2,21 +2,6 @@
 /// the discovery traffic, and the ATT bearer state (Vol 3 Part F 3.3) that ties requests to
 /// responses and PDUs to the attributes they concern.
 
-/// Who sent a PDU on a bearer: this host (`.local`, sent to the controller) or the peer.
-public enum ATTSide: Int, Sendable {
-    case local = 0, remote = 1
-    public var other: ATTSide { self == .local ? .remote : .local }
-
-    /// Sent to the controller: this host; received: the peer. Unknown directions have no side.
-    public init?(_ direction: Direction) {
-        switch direction {
-        case .sent: self = .local
-        case .received: self = .remote
-        case .unknown: return nil
-        }
-    }
-}
-
 /// Characteristic properties (Vol 3 Part G 3.3.1.1).
 public struct GATTProperties: OptionSet, Hashable, Sendable {
     public let rawValue: UInt8
@@ -463,8 +448,8 @@ public final class GATTStore {
     }
 
     /// A new bearer between this host (`local`) and `remote`, sharing their databases.
-    public func bearer(local: AnyHashable, remote: AnyHashable) -> ATTBearer {
-        ATTBearer(local: database(for: local), remote: database(for: remote))
+    public func bearer(local: AnyHashable, remote: AnyHashable, mtu: Int = ATTBearer.defaultMTU) -> ATTBearer {
+        ATTBearer(local: database(for: local), remote: database(for: remote), mtu: mtu)
     }
 }
 
@@ -477,7 +462,7 @@ public struct ATTTransaction: Sendable {
     /// Nanoseconds, the capture's clock.
     public let time: Int64
     /// The side that sent the request.
-    public let side: ATTSide
+    public let side: Side
 }
 
 /// The request a response answers.
@@ -541,7 +526,7 @@ public struct ATTResultEntry: Sendable {
 /// What the bearer knows about one PDU beyond its bytes.
 public struct ATTResult: Sendable {
     public let pdu: ATTPDU
-    public let side: ATTSide
+    public let side: Side
     /// The request this response (or confirmation) answers.
     public var request: ATTRequestInfo?
     /// Attributes concerned, with their values (one for most PDUs).
@@ -668,10 +653,10 @@ public final class ATTBearer {
 
     let initialMTU: Int
 
-    func database(of side: ATTSide) -> GATTDatabase { side == .local ? local : remote }
+    func database(of side: Side) -> GATTDatabase { side == .local ? local : remote }
 
     /// Handles one PDU sent by `side` in frame `frame` at `time` (ns).
-    public func process(_ pdu: ATTPDU, from side: ATTSide, frame: Int, time: Int64) -> ATTResult {
+    public func process(_ pdu: ATTPDU, from side: Side, frame: Int, time: Int64) -> ATTResult {
         var result = ATTResult(pdu: pdu, side: side)
         expire(before: time, into: &result.notes)
         if let m = pdu.malformed { result.notes.append(.malformed(m)) }
@@ -748,7 +733,7 @@ public final class ATTBearer {
 
     // MARK: Requests
 
-    func request(_ pdu: ATTPDU, _ side: ATTSide, _ frame: Int, _ time: Int64, _ result: inout ATTResult) {
+    func request(_ pdu: ATTPDU, _ side: Side, _ frame: Int, _ time: Int64, _ result: inout ATTResult) {
         let server = database(of: side.other)
         var p = Pending(tx: ATTTransaction(frame: frame, opcode: pdu.opcode, time: time, side: side))
         p.handle = pdu.handle
@@ -790,7 +775,7 @@ public final class ATTBearer {
         enqueue(&pending[side.rawValue], p, &result)
     }
 
-    func setRxMTU(_ m: UInt16, _ side: ATTSide, _ result: inout ATTResult) {
+    func setRxMTU(_ m: UInt16, _ side: Side, _ result: inout ATTResult) {
         if side == .local { localRxMTU = m } else { remoteRxMTU = m }
         if let a = localRxMTU, let b = remoteRxMTU {
             mtu = max(initialMTU, Int(min(a, b)))
@@ -842,7 +827,7 @@ public final class ATTBearer {
 
     // MARK: Responses
 
-    func response(_ pdu: ATTPDU, _ side: ATTSide, _ frame: Int, _ time: Int64, _ result: inout ATTResult) {
+    func response(_ pdu: ATTPDU, _ side: Side, _ frame: Int, _ time: Int64, _ result: inout ATTResult) {
         let server = database(of: side)
         var p: Pending?
         if !pending[side.other.rawValue].isEmpty {

@@ -130,6 +130,7 @@ extension Decoded {
 extension UpperLayer {
     public var protocolName: String {
         switch self {
+        case .att(_, let cid): return cid == nil ? "ATT" : "EATT"
         case .smp: return "SMP"
         case .signaling(let s): return s.channel == .le ? "LE Signaling" : "L2CAP Signaling"
         case .channel(_, let psm, _): return "L2CAP " + PSM.name(psm, le: true)
@@ -139,6 +140,7 @@ extension UpperLayer {
 
     func summary(_ f: L2CAPFrame?) -> String {
         switch self {
+        case .att(let r, let cid): return (cid == nil ? "ATT " : "EATT ") + r.summary
         case .smp(let pdu): return "SMP " + pdu.summary
         case .signaling(let s): return (s.channel == .le ? "LE Signaling " : "L2CAP Signaling ") + s.summary
         case .channel(let cid, let psm, let r):
@@ -155,6 +157,7 @@ extension UpperLayer {
 
     public var fields: [Field] {
         switch self {
+        case .att(let r, _): return r.fields
         case .smp(let pdu): return pdu.fields
         case .signaling(let s): return s.fields
         case .channel(_, let psm, let r):

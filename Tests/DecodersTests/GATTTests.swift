@@ -12,7 +12,7 @@ final class GATTTests: XCTestCase {
 
     struct Step {
         let frame: Int
-        let side: ATTSide
+        let side: Side
         let hex: String
         let ms: Int64
     }
@@ -31,7 +31,7 @@ final class GATTTests: XCTestCase {
     func testReconstruction() {
         let t = self
         let bearer = t.store.bearer(local: "host", remote: "sensor")
-        let L = ATTSide.local, R = ATTSide.remote
+        let L = Side.local, R = Side.remote
         t.run(bearer, [
             Step(frame: 1, side: L, hex: "02f700", ms: 0),
             Step(frame: 2, side: R, hex: "031700", ms: 30),
