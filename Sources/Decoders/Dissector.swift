@@ -247,6 +247,9 @@ public final class Dissector {
 
     // MARK: Connection table
 
+    /// The connection currently open on a handle, if any.
+    public func liveConnection(adapter: UInt16, handle: UInt16) -> Connection? { live[key(adapter, handle & 0x0FFF)] }
+
     @inline(__always) private func key(_ adapter: UInt16, _ handle: UInt16) -> UInt32 {
         UInt32(adapter) << 16 | UInt32(handle)
     }
