@@ -103,9 +103,10 @@ public struct Finding: Sendable {
         self.severity = severity
         self.message = message
         self.subject = subject
-        var ev = evidence
-        if !ev.contains(where: { $0.number == decisive.number }) { ev.append(decisive) }
-        ev.sort { $0.number < $1.number }
+        var ev: [FrameRef] = []
+        for f in (evidence + [decisive]).sorted(by: { $0.number < $1.number }) where ev.last?.number != f.number {
+            ev.append(f)
+        }
         self.evidence = ev
         self.decisive = decisive
         fingerprint = Fingerprint.make([rule, subject.fingerprintKey, detail])
