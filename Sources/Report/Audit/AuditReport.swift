@@ -159,6 +159,7 @@ public struct AuditReport {
 
     private func json(_ out: TextSink) {
         let js = FieldRendering.jsonString
+        let infos = Self.infos()
         var total: [Finding] = []
         out.write("{\"tool\":{\"name\":" + js(toolName) + ",\"version\":" + js(toolVersion) + "},\"captures\":[")
         for (i, a) in audits.enumerated() {
@@ -173,7 +174,8 @@ public struct AuditReport {
                           + ",\"message\":" + js(f.message) + ",\"subject\":" + subjectJSON(f.subject)
                           + ",\"frames\":[" + f.evidence.map(frameJSON).joined(separator: ",") + "],\"decisive\":"
                           + frameJSON(f.decisive) + ",\"fingerprint\":" + js(f.fingerprint)
-                          + ",\"suppressed\":" + (f.suppressed ? "true" : "false") + "}")
+                          + ",\"suppressed\":" + (f.suppressed ? "true" : "false") + ",\"guidance\":"
+                          + js(infos[f.rule]?.guidance ?? "") + "}")
             }
             out.write("]}")
         }
