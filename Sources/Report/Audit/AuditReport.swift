@@ -378,7 +378,7 @@ public struct AuditReport {
                       + "** | **" + String(c.suppressed) + "** |\n")
         }
         guard !all.isEmpty else {
-            out.write("\nNo findings.\n")
+            out.write(audits.contains { $0.error != nil } ? "\nNo findings in the captures that could be read.\n" : "\nNo findings.\n")
             return
         }
         out.write("\n| Severity | Rule | Capture | Where | Frames | Finding |\n|---|---|---|---|---|---|\n")

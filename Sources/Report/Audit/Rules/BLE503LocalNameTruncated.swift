@@ -28,17 +28,18 @@ struct BLE503LocalNameTruncated: AuditRule {
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         guard case .advertisingData(let adapter, let advertiser, let data, _, _, let byHost) = event,
               byHost || settings.flag("include-received") else { return }
-        var short: String?
+        var short: ArraySlice<UInt8>?
         var complete = false
         ADWalk.walk(data) { type, value in
-            if type == 0x08 { short = String(decoding: value, as: UTF8.self) }
+            if type == 0x08 { short = value }
             if type == 0x09 { complete = true }
         }
         guard short != nil || complete else { return }
         let key = AdvertiserKey(adapter: adapter, address: byHost ? nil : advertiser, host: byHost)
         advertisers.update(key, default: Advertiser()) { a in
             if complete { a.complete = true }
-            if let s = short, a.shortened == nil { a.shortened = (frame, s) }
+            // The name becomes a string once per advertiser, not per packet.
+            if let s = short, a.shortened == nil { a.shortened = (frame, String(decoding: s, as: UTF8.self)) }
         }
     }
 
