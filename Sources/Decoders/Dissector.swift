@@ -18,8 +18,15 @@ public final class Dissector {
     /// decoding does not pay for it.
     public let advertisers: Advertisers?
 
-    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = []) {
+    /// Over-the-air captures: connections by access address, retransmissions, CRC, decryption.
+    private let linkLayer: LinkLayerTracker
+    /// Connections seen over the air, by the link-layer tracker's index.
+    private var llConnections: [Int: Connection] = [:]
+
+    /// - Parameter keys: long-term keys to decrypt encrypted link-layer connections with.
+    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = []) {
         advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs) : nil
+        linkLayer = LinkLayerTracker(keys: keys)
     }
 
     /// Every connection seen, in order of first appearance.
@@ -33,7 +40,8 @@ public final class Dissector {
         case .hci(.event): event(&d)
         case .hci(.aclData): acl(&d)
         case .hci(.scoData), .hci(.isoData): isochronous(&d)
-        case .monitor, .linkLayer, .unsupported, .unknownHCIType: break
+        case .linkLayer: linkLayerFrame(&d)
+        case .monitor, .unsupported, .unknownHCIType: break
         case .truncatedHeader: d.problem("record too short for its link-layer header")
         }
         return d
@@ -156,17 +164,22 @@ public final class Dissector {
             }
         }
         let c = connection(p.adapter, h.handle, frame: p.number, time: p.timestamp)
-        c.lastActivity = p.timestamp
         d.connection = c
-        let sent = p.direction == .sent
-        let (result, dropped) = sent
-            ? c.reassembly.sent.add(data, start: h.isStart, frame: p.number)
-            : c.reassembly.received.add(data, start: h.isStart, frame: p.number)
+        l2cap(&d, c, data, start: h.isStart, side: p.direction == .sent ? .local : .remote)
+    }
+
+    /// Feeds one fragment to the connection's reassembly for its direction and decodes what completes.
+    private func l2cap(_ d: inout Decoded, _ c: Connection, _ data: Bytes, start: Bool, side: Side) {
+        let n = d.packet.number
+        c.lastActivity = d.packet.timestamp
+        let (result, dropped) = side == .local
+            ? c.reassembly.sent.add(data, start: start, frame: n)
+            : c.reassembly.received.add(data, start: start, frame: n)
         if case .malformed(let why, let frames)? = dropped { d.problem(why + " (frames \(frames.map(String.init).joined(separator: ", ")))") }
         switch result {
         case .frame(let f):
             d.l2cap = f
-            upper(&d, f, c)
+            upper(&d, f, c, side)
         case .pending(let have, let of):
             d.fragment = (have, of)
         case .malformed(let why, _):
@@ -174,14 +187,52 @@ public final class Dissector {
         }
     }
 
+    // MARK: Link layer (sniffer captures)
+
+    private func linkLayerFrame(_ d: inout Decoded) {
+        let f = linkLayer.process(d.packet)
+        for p in f.problems { d.problem(p) }
+        defer { d.linkLayer = f }
+        guard let index = f.connection else { return }
+        let c: Connection
+        if let known = llConnections[index] {
+            c = known
+        } else {
+            c = Connection(id: nextConnectionID, adapter: 0, handle: UInt16(truncatingIfNeeded: index), isLE: true,
+                           frame: d.packet.number, time: d.packet.timestamp)
+            nextConnectionID += 1
+            if let ind = linkLayer.knownConnections.first(where: { $0.index == index })?.connect {
+                // The sniffer sees both sides; report from the central's point of view.
+                c.peer = ind.advA
+                c.isCentral = true
+                c.interval = ind.interval
+                c.latency = ind.latency
+                c.supervisionTimeout = ind.timeout
+                c.createdFrame = d.packet.number
+                c.createdTime = d.packet.timestamp
+            }
+            llConnections[index] = c
+            connections[c.id] = c
+            if llConnections.count > LinkLayerTracker.maxConnections, let oldest = llConnections.keys.min() {
+                llConnections[oldest] = nil
+            }
+        }
+        d.connection = c
+        if f.encryption != .none, !c.encrypted {
+            c.encrypted = true
+            c.encryptedFrame = d.packet.number
+        }
+        guard let frag = f.l2cap, let dir = f.direction else { return }
+        l2cap(&d, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
+    }
+
     /// Hands a whole L2CAP frame to the protocol of its channel.
-    private func upper(_ d: inout Decoded, _ f: L2CAPFrame, _ c: Connection) {
-        let side: Side = d.packet.direction == .sent ? .local : .remote
+    private func upper(_ d: inout Decoded, _ f: L2CAPFrame, _ c: Connection, _ side: Side) {
         let n = d.packet.number
         switch f.cid {
         case L2CAPChannel.att:
             c.isLE = true
-            d.upper = .att(att(ATTPDU(f.payload), on: bearer(c), &d))
+            d.upper = .att(att(ATTPDU(f.payload), on: bearer(c), side, &d))
         case L2CAPChannel.smp:
             let pdu = SMPPDU(f.payload)
             c.isLE = true
@@ -206,7 +257,7 @@ public final class Dissector {
                 let key = ch.local.cid
                 let b = c.eatt[key] ?? gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
                 c.eatt[key] = b
-                d.upper = .att(att(ATTPDU(sdu[...]), on: b, &d), eattCID: f.cid)
+                d.upper = .att(att(ATTPDU(sdu[...]), on: b, side, &d), eattCID: f.cid)
                 return
             }
             d.upper = .channel(cid: f.cid, psm: ch.psm, result)
@@ -222,8 +273,7 @@ public final class Dissector {
         return b
     }
 
-    private func att(_ pdu: ATTPDU, on b: ATTBearer, _ d: inout Decoded) -> ATTResult {
-        let side = Side(d.packet.direction) ?? .remote
+    private func att(_ pdu: ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded) -> ATTResult {
         let r = b.process(pdu, from: side, frame: d.packet.number, time: d.packet.timestamp)
         if let m = pdu.malformed { d.problem("ATT: " + m) }
         return r
@@ -297,6 +347,8 @@ public struct Decoded {
     /// An ACL fragment stored for reassembly: bytes held so far and the L2CAP total (0 if unknown yet).
     public var fragment: (have: Int, of: Int)?
     public var upper: UpperLayer?
+    /// The link-layer decode of an over-the-air frame.
+    public var linkLayer: LLFrame?
     /// What broke the specification in this frame (empty: nothing).
     public private(set) var problems: [String] = []
 

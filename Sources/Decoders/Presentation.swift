@@ -5,7 +5,10 @@ extension Decoded {
     public var summary: String {
         switch packet.kind {
         case .monitor(let op): return "Monitor " + MonitorOpcode.name(op) + monitorDetail(op)
-        case .linkLayer: return "Link layer, not decoded"
+        case .linkLayer:
+            if let u = upper { return "LL " + u.summary(l2cap) }
+            if let f = fragment { return "LL L2CAP fragment \(f.have)/\(f.of) bytes" }
+            return linkLayer?.summary ?? "Link layer"
         case .unsupported(let t): return "Unsupported " + LinkType.name(t)
         case .unknownHCIType(let t): return "Unknown HCI packet type " + Hex.prefixed(t, width: 2)
         case .truncatedHeader: return "Truncated record"
@@ -73,14 +76,32 @@ extension Decoded {
         }
     }
 
+    private func appendL2CAP(_ out: inout [(name: String, fields: [Field])]) {
+        if let f = fragment {
+            out.append(("L2CAP", [Field("Fragment", .text("\(f.have) of \(f.of == 0 ? "?" : String(f.of)) bytes, reassembly pending"))]))
+        }
+        if let f = l2cap {
+            var fs = [Field("Length", .uint(UInt64(f.length), hex: 0)),
+                      Field("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))]
+            if !f.fragments.isEmpty {
+                fs.append(Field("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", "))))
+            }
+            out.append(("L2CAP", fs))
+        }
+        if let u = upper { out.append((u.protocolName, u.fields)) }
+    }
+
     /// Every layer's full decode, outermost first, each as (protocol name, its fields).
     public var layers: [(name: String, fields: [Field])] {
-        var out: [(String, [Field])] = []
+        var out: [(name: String, fields: [Field])] = []
         switch packet.kind {
         case .monitor(let op):
             out.append(("Monitor", [Field("Opcode", .named(UInt64(op), hex: 4, MonitorOpcode.name(op))),
                                     Field("Data", .bytes(packet.payload))]))
-        case .linkLayer, .unsupported, .unknownHCIType, .truncatedHeader:
+        case .linkLayer:
+            if let f = linkLayer { out.append(("Link Layer", f.fields)) }
+            appendL2CAP(&out)
+        case .unsupported, .unknownHCIType, .truncatedHeader:
             out.append(("Data", [Field("Data", .bytes(packet.payload))]))
         case .hci: break
         }
@@ -104,18 +125,7 @@ extension Decoded {
                 Field("Broadcast Flag", .uint(UInt64(h.broadcast), hex: 1)),
                 Field("Data Total Length", .uint(UInt64(h.length), hex: 0)),
             ]))
-            if let f = fragment {
-                out.append(("L2CAP", [Field("Fragment", .text("\(f.have) of \(f.of == 0 ? "?" : String(f.of)) bytes, reassembly pending"))]))
-            }
-            if let f = l2cap {
-                var fs = [Field("Length", .uint(UInt64(f.length), hex: 0)),
-                          Field("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))]
-                if !f.fragments.isEmpty {
-                    fs.append(Field("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", "))))
-                }
-                out.append(("L2CAP", fs))
-            }
-            if let u = upper { out.append((u.protocolName, u.fields)) }
+            appendL2CAP(&out)
         case .isochronous(let h, let data):
             out.append((packet.kind == .hci(.scoData) ? "HCI SCO" : "HCI ISO",
                         [Field("Handle", .uint(UInt64(h), hex: 4)), Field("Data", .bytes(data))]))
