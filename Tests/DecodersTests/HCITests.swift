@@ -285,6 +285,29 @@ final class HCITests: XCTestCase {
         XCTAssertFalse(isMalformed(f))
     }
 
+    /// bk300__btsnoop_hci.log.last frame 17: btmon lists 237 supported commands for this mask,
+    /// including the reserved octet 25 bit 3 and octet 29 bits 1 and 2.
+    func testReadLocalSupportedCommands() {
+        let (_, f) = event("0e44 01 0210 00 ffffff03ceffefffffffff7ff20fe8fe3ff783ff1c00040061ffffff7ffe20f5fff0ffffffffff07000800000000000000000000000000000000000000000000")
+        guard let sc = find(f, "Supported Commands") else { return XCTFail() }
+        XCTAssertEqual(sc.children.count, 237)
+        let names = sc.children.compactMap { c -> String? in if case .named(_, _, let n) = c.value { return n } else { return nil } }
+        XCTAssertEqual(names.first, "Inquiry")
+        XCTAssertTrue(names.contains("LE Set Extended Advertising Parameters"))
+        XCTAssertTrue(names.contains("Read Local Version Information"))
+        XCTAssertEqual(sc.children.filter { if case .text = $0.value { return true } else { return false } }.count, 3)
+        XCTAssertFalse(isMalformed(f))
+    }
+
+    /// Supported-commands bits name commands of the table, each at most once.
+    func testSupportedCommandBitsAreKnownOpcodes() {
+        let ops = HCICommands.supportedCommandBits.filter { $0 != 0 }
+        XCTAssertEqual(Set(ops).count, ops.count)
+        for op in ops { XCTAssertTrue(HCICommands.isKnown(op), Hex.prefixed(op, width: 4)) }
+        XCTAssertEqual(HCICommands.supportedCommandBits[14 * 8 + 4], 0x1002)
+        XCTAssertEqual(HCICommands.supportedCommandBits[37 * 8 + 7], 0x2043)
+    }
+
     // MARK: events
 
     /// btmouse__btsnoop_hci.log frame 52: Command Complete for Read BD_ADDR.
