@@ -326,6 +326,7 @@ enum HCINames {
         v <= 0xFFFF ? AssignedNumbers.companyName(UInt16(v)) : nil
     }
     static let linkType = ["SCO", "ACL", "eSCO"]
+    static let overflowLinkType = ["Synchronous", "ACL"]
     static let encryptionEnabled = ["Off", "On (E0 for BR/EDR, AES-CCM for LE)", "On (AES-CCM for BR/EDR)"]
     static let pageScanRepetitionMode = ["R0", "R1", "R2"]
     static let allowRoleSwitch = ["Local device will be Central, no role switch", "Local device may be Central or Peripheral"]
@@ -335,7 +336,8 @@ enum HCINames {
     static let authenticationRequirements = ["MITM Protection Not Required - No Bonding", "MITM Protection Required - No Bonding",
                                              "MITM Protection Not Required - Dedicated Bonding", "MITM Protection Required - Dedicated Bonding",
                                              "MITM Protection Not Required - General Bonding", "MITM Protection Required - General Bonding"]
-    static let keyType = ["Combination Key", "Debug Combination Key", "Unauthenticated Combination Key generated from P-192",
+    static let keyType = ["Combination Key", "Local Unit Key", "Remote Unit Key", "Debug Combination Key",
+                          "Unauthenticated Combination Key generated from P-192",
                           "Authenticated Combination Key generated from P-192", "Changed Combination Key",
                           "Unauthenticated Combination Key generated from P-256", "Authenticated Combination Key generated from P-256"]
     static let keypress = ["Passkey entry started", "Passkey digit entered", "Passkey digit erased", "Passkey cleared", "Passkey entry completed"]
@@ -359,6 +361,30 @@ enum HCINames {
     static let flushPacketType = ["Automatically flushable only"]
     static let airMode = ["µ-law log", "A-law log", "CVSD", "Transparent Data"]
     static let simplePairingOptions = ["Remote public key validation"]
+    static let lmpFeaturesPage1 = ["Secure Simple Pairing (Host Support)", "LE Supported (Host)", "Previously used",
+                                   "Secure Connections (Host Support)"]
+    static let lmpFeaturesPage2 = ["Connectionless Peripheral Broadcast - Central Operation",
+                                   "Connectionless Peripheral Broadcast - Peripheral Operation", "Synchronization Train",
+                                   "Synchronization Scan", "HCI_Inquiry_Response_Notification event", "Generalized interlaced scan",
+                                   "Coarse Clock Adjustment", "", "Secure Connections (Controller Support)", "Ping",
+                                   "Slot Availability Mask", "Train nudging"]
+    static let lmpFeaturePages = [lmpFeatures, lmpFeaturesPage1, lmpFeaturesPage2]
+
+    /// Class of Device (Assigned Numbers 2.8): service class bits, major and minor device class.
+    static let majorServiceClasses = ["Limited Discoverable Mode", "LE audio", "", "Positioning", "Networking", "Rendering",
+                                      "Capturing", "Object Transfer", "Audio", "Telephony", "Information"]
+    static let majorDeviceClasses = ["Miscellaneous", "Computer", "Phone", "LAN/Network Access Point", "Audio/Video",
+                                     "Peripheral", "Imaging", "Wearable", "Toy", "Health"]
+
+    static func classOfDevice(_ v: UInt32) -> Field {
+        let major = UInt64(v >> 8 & 0x1F)
+        let majorName = major == 0x1F ? "Uncategorized" : major < UInt64(majorDeviceClasses.count) ? majorDeviceClasses[Int(major)] : "Reserved"
+        return Field("Class of Device", .uint(UInt64(v), hex: 6), [
+            Field("Major Service Classes", .flags(UInt64(v >> 13), hex: 3, ParamDecoder.flagNames(UInt64(v >> 13), majorServiceClasses))),
+            Field("Major Device Class", .named(major, hex: 2, majorName)),
+            Field("Minor Device Class", .uint(UInt64(v >> 2 & 0x3F), hex: 2)),
+        ])
+    }
 }
 
 extension ParamFormat {
@@ -384,5 +410,17 @@ extension ParamSpec {
     static let advertisingHandle = ParamSpec.u8("Advertising Handle", .hex)
     static let bdAddr = ParamSpec.address("BD_ADDR")
     static let rssi = ParamSpec.u8("RSSI", .dBm)
-    static let classOfDevice = ParamSpec.u24("Class of Device", .hex)
+    static let classOfDevice = ParamSpec.custom("Class of Device") { (r, out) throws(DecodeError) in
+        out.append(HCINames.classOfDevice(try r.u24()))
+    }
+
+    /// Page Number, Max Page Number, then that page's LMP feature bits (Vol 2 Part C 3.3).
+    static let extendedFeatures = ParamSpec.custom("Extended LMP Features") { (r, out) throws(DecodeError) in
+        let page = try r.u8()
+        out.append(Field("Page Number", .uint(UInt64(page), hex: 0)))
+        out.append(Field("Max Page Number", .uint(UInt64(try r.u8()), hex: 0)))
+        let bits = try r.u64()
+        let names = Int(page) < HCINames.lmpFeaturePages.count ? HCINames.lmpFeaturePages[Int(page)] : []
+        out.append(Field("Extended LMP Features", ParamDecoder.value(bits, width: 8, .flags(names))))
+    }
 }

@@ -308,6 +308,20 @@ final class HCITests: XCTestCase {
         XCTAssertEqual(HCICommands.supportedCommandBits[37 * 8 + 7], 0x2043)
     }
 
+    /// bk300__btsnoop_hci.log.last frame 68 (Write Class of Device) and frame 19 (page 0 features).
+    func testClassOfDeviceAndExtendedFeatures() {
+        let f = HCICommands.parameters(opcode: 0x0C24, bytes("0c025a"))
+        guard let cod = find(f, "Class of Device") else { return XCTFail() }
+        XCTAssertEqual(uint(f, "Class of Device"), 0x5A020C)
+        XCTAssertEqual(named(cod.children, "Major Device Class")?.1, "Phone")
+        XCTAssertEqual(uint(cod.children, "Minor Device Class"), 3)
+        guard case .flags(_, _, let services)? = find(cod.children, "Major Service Classes")?.value else { return XCTFail() }
+        XCTAssertEqual(services, ["Networking", "Capturing", "Object Transfer", "Telephony"])
+        let page1 = HCICommands.returnParameters(opcode: 0x1004, bytes("00 01 02 0b00000000000000"))
+        guard case .flags(_, _, let names)? = find(page1, "Extended LMP Features")?.value else { return XCTFail() }
+        XCTAssertEqual(names, ["Secure Simple Pairing (Host Support)", "LE Supported (Host)", "Secure Connections (Host Support)"])
+    }
+
     // MARK: events
 
     /// btmouse__btsnoop_hci.log frame 52: Command Complete for Read BD_ADDR.
