@@ -243,14 +243,14 @@ extension HCICommands {
     c(0x0804, "Exit Sniff Mode", handleOnly),
     c(0x0805, "Park State"),
     c(0x0806, "Exit Park State"),
-    c(0x0807, "QoS Setup"),
+    c(0x0807, "QoS Setup", [.connectionHandle, .u8("Unused", .hex), .u8("Service Type", .names(HCINames.serviceType)), .u32("Token Rate", .dec), .u32("Peak Bandwidth", .dec), .u32("Latency", .us), .u32("Delay Variation", .us)]),
     c(0x0809, "Role Discovery", handleOnly, [.status, .connectionHandle, .u8("Current Role", .names(HCINames.role))]),
     c(0x080B, "Switch Role", [.bdAddr, .u8("Role", .names(HCINames.role))]),
     c(0x080C, "Read Link Policy Settings", handleOnly, [.status, .connectionHandle, .u16("Link Policy Settings", .flags(HCINames.linkPolicy))]),
     c(0x080D, "Write Link Policy Settings", [.connectionHandle, .u16("Link Policy Settings", .flags(HCINames.linkPolicy))], statusHandle),
     c(0x080E, "Read Default Link Policy Settings", [], [.status, .u16("Default Link Policy Settings", .flags(HCINames.linkPolicy))]),
     c(0x080F, "Write Default Link Policy Settings", [.u16("Default Link Policy Settings", .flags(HCINames.linkPolicy))], ok),
-    c(0x0810, "Flow Specification"),
+    c(0x0810, "Flow Specification", [.connectionHandle, .u8("Unused", .hex), .u8("Flow Direction", .names(["Outgoing", "Incoming"])), .u8("Service Type", .names(HCINames.serviceType)), .u32("Token Rate", .dec), .u32("Token Bucket Size", .dec), .u32("Peak Bandwidth", .dec), .u32("Access Latency", .us)]),
     c(0x0811, "Sniff Subrating", [.connectionHandle, .u16("Max Latency", .slots), .u16("Min Remote Timeout", .slots), .u16("Min Local Timeout", .slots)], statusHandle),
 
     // Controller & Baseband (OGF 0x03)

@@ -160,7 +160,7 @@ private let bigParameters: [ParamSpec] = [
     .u8("NSE", .dec), .u8("BN", .dec), .u8("PTO", .dec), .u8("IRC", .dec), .u16("Max PDU", .octets), .u16("ISO Interval", .interval),
 ]
 private let qos: [ParamSpec] = [
-    .u8("Unused", .hex), .u8("Service Type", .names(["No Traffic", "Best Effort", "Guaranteed"])),
+    .u8("Unused", .hex), .u8("Service Type", .names(HCINames.serviceType)),
     .u32("Token Rate", .dec), .u32("Peak Bandwidth", .dec), .u32("Latency", .us), .u32("Delay Variation", .us),
 ]
 private let synchronousTiming: [ParamSpec] = [
@@ -203,7 +203,7 @@ extension HCIEvents {
         e(0x1E, "QoS Violation", [.connectionHandle]),
         e(0x1F, "Page Scan Mode Change", [.bdAddr, .u8("Page Scan Mode", .hex)]),
         e(0x20, "Page Scan Repetition Mode Change", inquiryResponse),
-        e(0x21, "Flow Specification Complete", statusHandle + [.u8("Unused", .hex), .u8("Flow Direction", .names(["Outgoing", "Incoming"])), .u8("Service Type", .names(["No Traffic", "Best Effort", "Guaranteed"])), .u32("Token Rate", .dec), .u32("Token Bucket Size", .dec), .u32("Peak Bandwidth", .dec), .u32("Access Latency", .us)]),
+        e(0x21, "Flow Specification Complete", statusHandle + [.u8("Unused", .hex), .u8("Flow Direction", .names(["Outgoing", "Incoming"])), .u8("Service Type", .names(HCINames.serviceType)), .u32("Token Rate", .dec), .u32("Token Bucket Size", .dec), .u32("Peak Bandwidth", .dec), .u32("Access Latency", .us)]),
         e(0x22, "Inquiry Result with RSSI", [.array(count: "Num Responses", element: "Response", inquiryResponse + [.u8("Reserved", .hex), .classOfDevice, .u16("Clock Offset", .hex), .rssi])]),
         e(0x23, "Read Remote Extended Features Complete", statusHandle + [.extendedFeatures]),
         e(0x2C, "Synchronous Connection Complete", statusHandle + [.bdAddr, .u8("Link Type", .names(HCINames.linkType))] + synchronousTiming + [.u8("Air Mode", .names(HCINames.airMode))]),
@@ -237,10 +237,10 @@ extension HCIEvents {
         e(0x4B, "AMP Receiver Report"),
         e(0x4C, "Short Range Mode Change Complete"),
         e(0x4D, "AMP Status Change"),
-        e(0x4E, "Triggered Clock Capture"),
+        e(0x4E, "Triggered Clock Capture", [.connectionHandle, .u8("Which Clock", .names(HCINames.whichClock)), .u32("Clock", .hex), .u16("Slot Offset", .dec)]),
         e(0x4F, "Synchronization Train Complete", [.status]),
-        e(0x50, "Synchronization Train Received"),
-        e(0x51, "Connectionless Peripheral Broadcast Receive"),
+        e(0x50, "Synchronization Train Received", [.status, .bdAddr, .u32("Clock Offset", .hex), .bytes("AFH Channel Map", 10), .u8("LT_ADDR", .hex), .u32("Next Broadcast Instant", .hex), .u16("Connectionless Peripheral Broadcast Interval", .slots), .u8("Service Data", .hex)]),
+        e(0x51, "Connectionless Peripheral Broadcast Receive", [.bdAddr, .u8("LT_ADDR", .hex), .u32("CLK", .hex), .u32("Offset", .hex), .u8("Receive Status", .names(["Packet received successfully", "Packet not received"])), .u8("Fragment", .hex), .lengthData(length: "Data Length", data: "Data")]),
         e(0x52, "Connectionless Peripheral Broadcast Timeout", [.bdAddr, .u8("LT_ADDR", .hex)]),
         e(0x53, "Truncated Page Complete", [.status, .bdAddr]),
         e(0x54, "Peripheral Page Response Timeout", []),

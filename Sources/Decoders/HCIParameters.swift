@@ -326,7 +326,7 @@ enum HCINames {
         v <= 0xFFFF ? AssignedNumbers.companyName(UInt16(v)) : nil
     }
     static let linkType = ["SCO", "ACL", "eSCO"]
-    static let overflowLinkType = ["Synchronous", "ACL"]
+    static let overflowLinkType = ["Synchronous", "ACL", "ISO"]
     static let encryptionEnabled = ["Off", "On (E0 for BR/EDR, AES-CCM for LE)", "On (AES-CCM for BR/EDR)"]
     static let pageScanRepetitionMode = ["R0", "R1", "R2"]
     static let allowRoleSwitch = ["Local device will be Central, no role switch", "Local device may be Central or Peripheral"]
@@ -359,6 +359,7 @@ enum HCINames {
     static let readAll = ["Return the key for the BD_ADDR", "Return all stored keys"]
     static let deleteAll = ["Delete only the key for the BD_ADDR", "Delete all stored keys"]
     static let flushPacketType = ["Automatically flushable only"]
+    static let serviceType = ["No Traffic", "Best Effort", "Guaranteed"]
     static let airMode = ["µ-law log", "A-law log", "CVSD", "Transparent Data"]
     static let simplePairingOptions = ["Remote public key validation"]
     static let lmpFeaturesPage1 = ["Secure Simple Pairing (Host Support)", "LE Supported (Host)", "Previously used",
