@@ -512,7 +512,7 @@ extension HCICommands {
     c(0x206C, "LE BIG Terminate Sync", [.u8("BIG Handle", .hex)], [.status, .u8("BIG Handle", .hex)]),
     c(0x206D, "LE Request Peer SCA", handleOnly),
     c(0x206E, "LE Setup ISO Data Path", [.connectionHandle, .u8("Data Path Direction", .names(HCINames.dataPathDirection)), .u8("Data Path ID", .hex), .bytes("Codec ID", 5), .u24("Controller Delay", .us), .lengthData(length: "Codec Configuration Length", data: "Codec Configuration")], statusHandle),
-    c(0x206F, "LE Remove ISO Data Path", [.connectionHandle, .u8("Data Path Direction", .flags(HCINames.dataPathDirectionBits))], statusHandle),
+    c(0x206F, "LE Remove ISO Data Path", [.connectionHandle, .u8("Data Path Direction", .flags(HCINames.dataPathDirection))], statusHandle),
     c(0x2070, "LE ISO Transmit Test", [.connectionHandle, .u8("Payload Type", .names(HCINames.isoPayloadType))], statusHandle),
     c(0x2071, "LE ISO Receive Test", [.connectionHandle, .u8("Payload Type", .names(HCINames.isoPayloadType))], statusHandle),
     c(0x2072, "LE ISO Read Test Counters", handleOnly, isoTestCounters),

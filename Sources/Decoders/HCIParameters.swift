@@ -261,7 +261,6 @@ enum HCINames {
     static let framing = ["Unframed", "Framed"]
     static let encryption = ["Unencrypted", "Encrypted"]
     static let dataPathDirection = ["Input (Host to Controller)", "Output (Controller to Host)"]
-    static let dataPathDirectionBits = ["Input (Host to Controller)", "Output (Controller to Host)"]
     static let isoPayloadType = ["Zero length", "Variable length", "Maximum length"]
     static let privacyMode = ["Network Privacy Mode", "Device Privacy Mode"]
     static let pastMode = ["No sync, no reports", "Sync, reports disabled", "Sync, reports enabled",
