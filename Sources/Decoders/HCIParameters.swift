@@ -249,7 +249,11 @@ enum HCINames {
                       "51 ppm to 75 ppm", "31 ppm to 50 ppm", "21 ppm to 30 ppm", "0 ppm to 20 ppm"]
     static let advertisingEventProperties = ["Connectable", "Scannable", "Directed", "High Duty Cycle Directed Connectable",
                                              "Use legacy advertising PDUs", "Omit advertiser's address", "Include TxPower"]
-    static let extendedReportEventType = ["Connectable", "Scannable", "Directed", "Scan response", "Legacy PDU"]
+    static let extendedReportEventType = ["Connectable", "Scannable", "Directed", "Scan response", "Legacy PDU",
+                                          "Data Status: Incomplete, more data to come", "Data Status: Incomplete, data truncated"]
+    static let reportAddressType: @Sendable (UInt64) -> String? = { v in
+        v == 0xFF ? "Anonymous" : v < 4 ? identityAddressType[Int(v)] : nil
+    }
     static let dataOperation = ["Intermediate fragment", "First fragment", "Last fragment", "Complete data", "Unchanged data"]
     static let fragmentPreference = ["Controller may fragment", "Controller should not fragment"]
     static let syncOptions = ["Use Periodic Advertiser List", "Reporting initially disabled", "Duplicate filtering initially enabled"]

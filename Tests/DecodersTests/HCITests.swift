@@ -398,6 +398,23 @@ final class HCITests: XCTestCase {
         XCTAssertFalse(isMalformed(f))
     }
 
+    /// btpcaptest__bluetooth.pcap frame 1 (tshark: legacy ADV_IND from d0:04:b0:9a:26:9e, RSSI -63 dBm).
+    /// Only this file's own header decode is checked when no advertising report decoder claims it.
+    func testExtendedAdvertisingReportHeader() throws {
+        let (_, f) = event("3e39 0d 01 1300 02 9e269ab004d0 01 00 ff 7f c1 0000 00 000000000000 1f 0201021bff7500021861a1b2e8b4d0e379d73c66f7e9eebb3ad5a7c9c25628")
+        XCTAssertEqual(named(f, "Subevent Code")?.1, "LE Extended Advertising Report")
+        try XCTSkipIf(AdvertisingReports.fields(subevent: 0x0D, bytes("00")) != nil, "decoded by the advertising report decoder")
+        guard case .flags(_, _, let type)? = find(f, "Event Type")?.value else { return XCTFail() }
+        XCTAssertEqual(type, ["Connectable", "Scannable", "Legacy PDU"])
+        XCTAssertEqual(named(f, "Address Type")?.1, "Public Identity Address")
+        XCTAssertEqual(address(f, "Address"), "d0:04:b0:9a:26:9e")
+        XCTAssertEqual(named(f, "TX Power")?.1, "Not available")
+        guard case .signed(let rssi, _)? = find(f, "RSSI")?.value else { return XCTFail() }
+        XCTAssertEqual(rssi, -63)
+        XCTAssertEqual(uint(f, "Data Length"), 31)
+        XCTAssertFalse(isMalformed(f))
+    }
+
     func testNumberOfCompletedPackets() {
         let (_, f) = event("130902 0200 0100 4000 0300")
         let handles = f.filter { $0.label == "Handle" }
