@@ -137,10 +137,12 @@ enum ParamDecoder {
             let pad = min(r.remaining, size - Int(n))
             try r.skip(pad)
         case .adPadded(let l):
+            // The significant part ends at the first zero length octet between structures;
+            // zeros inside a structure's data are data.
             let b = r.rest()
-            var end = b.endIndex
-            while end > b.startIndex, b[end - 1] == 0 { end -= 1 }
-            let d = b[b.startIndex..<end]
+            var i = b.startIndex
+            while i < b.endIndex, b[i] != 0 { i = i &+ 1 &+ Int(b[i]) }
+            let d = b[b.startIndex..<min(i, b.endIndex)]
             out.append(Field(l, .bytes(d), AdvertisingData(d).fields))
         case .lengthData(let ll, let dl):
             let n = try r.u8()

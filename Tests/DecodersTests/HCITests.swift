@@ -277,6 +277,20 @@ final class HCITests: XCTestCase {
         XCTAssertFalse(isMalformed(f))
     }
 
+    /// bk300__btsnoop_hci.log.last frame 80: the last structure (length 0x81) is mostly zeros, which
+    /// are its data, not padding; the significant part ends at the first zero length octet.
+    func testExtendedInquiryResponseSignificantPart() {
+        let eir = "0f09504f434f2058342050726f203547 0103 0105 8107" + String(repeating: "00", count: 128 + 90)
+        let f = HCICommands.parameters(opcode: 0x0C52, bytes("01" + eir))
+        guard case .bytes(let d)? = find(f, "Extended Inquiry Response")?.value else { return XCTFail() }
+        XCTAssertEqual(d.count, 150)
+        XCTAssertFalse(isMalformed(f))
+        // A structure running past the end keeps everything that is there.
+        let cut = HCICommands.parameters(opcode: 0x0C52, bytes("01 0509414243"))
+        guard case .bytes(let c)? = find(cut, "Extended Inquiry Response")?.value else { return XCTFail() }
+        XCTAssertEqual(c.count, 5)
+    }
+
     func testWriteLocalName() {
         let name = Array("blesniff".utf8).map { Hex.padded($0, width: 2) }.joined()
         let f = HCICommands.parameters(opcode: 0x0C13, bytes(name + String(repeating: "00", count: 240)))
