@@ -133,9 +133,14 @@ enum ParamDecoder {
             guard Int(n) <= size else { throw .invalid("\(ll) \(n) exceeds \(size)") }
             let d = try r.take(Int(n))
             out.append(Field(dl, .bytes(d), AdvertisingData(d).fields))
-            // The rest of the fixed buffer is padding, not significant.
-            let pad = min(r.remaining, size - Int(n))
-            try r.skip(pad)
+            // The rest of the fixed buffer is padding, not significant, but it must be there.
+            let pad = size - Int(n)
+            if r.remaining < pad {
+                try r.skip(r.remaining)
+                out.append(.malformed("\(dl) field shorter than \(size) octets"))
+            } else {
+                try r.skip(pad)
+            }
         case .adPadded(let l):
             // The significant part ends at the first zero length octet between structures;
             // zeros inside a structure's data are data.

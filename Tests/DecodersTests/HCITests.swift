@@ -242,6 +242,7 @@ final class HCITests: XCTestCase {
         guard case .bytes(let d)? = find(legacy, "Advertising Data")?.value else { return XCTFail() }
         XCTAssertEqual(Array(d), [2, 1, 6])
         XCTAssertFalse(isMalformed(legacy))
+        XCTAssertTrue(isMalformed(HCICommands.parameters(opcode: 0x2008, bytes("03 020106"))), "31 octets required")
         let ext = HCICommands.parameters(opcode: 0x2037, bytes("01 03 01 03 020106"))
         XCTAssertEqual(named(ext, "Operation")?.1, "Complete data")
         XCTAssertEqual(named(ext, "Fragment Preference")?.1, "Controller should not fragment")
