@@ -125,13 +125,13 @@ enum ParamDecoder {
         case .adData(let ll, let dl):
             let n = try r.u8()
             out.append(Field(ll, .uint(UInt64(n), hex: 0)))
-            let d = try r.take(Int(n))
+            let d = try takeShowingRest(Int(n), dl, &r, &out)
             out.append(Field(dl, .bytes(d), AdvertisingData(d).fields))
         case .adFixed(let ll, let dl, let size):
             let n = try r.u8()
             out.append(Field(ll, .uint(UInt64(n), hex: 0)))
             guard Int(n) <= size else { throw .invalid("\(ll) \(n) exceeds \(size)") }
-            let d = try r.take(Int(n))
+            let d = try takeShowingRest(Int(n), dl, &r, &out)
             out.append(Field(dl, .bytes(d), AdvertisingData(d).fields))
             // The rest of the fixed buffer is padding, not significant, but it must be there.
             let pad = size - Int(n)
@@ -152,7 +152,7 @@ enum ParamDecoder {
         case .lengthData(let ll, let dl):
             let n = try r.u8()
             out.append(Field(ll, .uint(UInt64(n), hex: 0)))
-            out.append(Field(dl, .bytes(try r.take(Int(n)))))
+            out.append(Field(dl, .bytes(try takeShowingRest(Int(n), dl, &r, &out))))
         case .array(let cl, let el, let specs):
             let n = try r.u8()
             out.append(Field(cl, .uint(UInt64(n), hex: 0)))
@@ -172,6 +172,16 @@ enum ParamDecoder {
         case .custom(_, let fn):
             try fn(&r, &out)
         }
+    }
+
+    /// `n` octets of a length-prefixed parameter; when fewer are left, shows them raw and stops.
+    static func takeShowingRest(_ n: Int, _ label: String, _ r: inout ByteReader, _ out: inout [Field]) throws(DecodeError) -> Bytes {
+        guard r.remaining >= n else {
+            let have = r.rest()
+            out.append(Field(label, .bytes(have)))
+            throw .invalid("\(label) has \(have.count) of \(n) octets")
+        }
+        return try r.take(n)
     }
 
     /// The field value of an integer parameter `width` octets wide.

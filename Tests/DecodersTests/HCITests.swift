@@ -249,6 +249,8 @@ final class HCITests: XCTestCase {
         XCTAssertFalse(isMalformed(ext))
         let short = HCICommands.parameters(opcode: 0x2037, bytes("01 03 01 05 0201"))
         XCTAssertTrue(isMalformed(short))
+        guard case .bytes(let partial)? = find(short, "Advertising Data")?.value else { return XCTFail() }
+        XCTAssertEqual(Array(partial), [2, 1], "what is there is shown")
     }
 
     func testExtendedAdvertisingEnableArray() {
