@@ -146,6 +146,21 @@ private let transmitterTestV3: [ParamSpec] = [
     .u8("PHY", .names(HCINames.phyCoding)), .u8("CTE Length", .dec), .u8("CTE Type", .names(HCINames.cteType)),
     .lengthData(length: "Switching Pattern Length", data: "Antenna IDs"),
 ]
+private let codecPath: [ParamSpec] = [
+    .bytes("Codec ID", 5), .u8("Logical Transport Type", .names(HCINames.logicalTransportType)),
+    .u8("Direction", .names(HCINames.dataPathDirection)),
+]
+/// Channel Sounding capabilities (Core 6.0 §7.8.130).
+private let csCapabilities: [ParamSpec] = [
+    .u8("Num Config Supported", .dec), .u16("Max Consecutive Procedures Supported", .dec),
+    .u8("Num Antennas Supported", .dec), .u8("Max Antenna Paths Supported", .dec),
+    .u8("Roles Supported", .flags(["Initiator", "Reflector"])), .u8("Modes Supported", .flags(["Mode 3"])),
+    .u8("RTT Capability", .hex), .u8("RTT AA Only N", .dec), .u8("RTT Sounding N", .dec), .u8("RTT Random Payload N", .dec),
+    .u16("NADM Sounding Capability", .hex), .u16("NADM Random Capability", .hex), .u8("CS SYNC PHYs Supported", .flags(["", "LE 2M", "LE 2M 2BT"])),
+    .u16("Subfeatures Supported", .hex), .u16("T IP1 Times Supported", .hex), .u16("T IP2 Times Supported", .hex),
+    .u16("T FCS Times Supported", .hex), .u16("T PM Times Supported", .hex), .u8("T SW Time Supported", .us),
+    .u8("TX SNR Capability", .hex),
+]
 private let ioCapability: [ParamSpec] = [
     .bdAddr, .u8("IO Capability", .names(HCINames.ioCapability)),
     .u8("OOB Data Present", .names(HCINames.oobDataPresent)),
@@ -374,9 +389,9 @@ extension HCICommands {
     c(0x100A, "Read Data Block Size", [], [.status, .u16("Max ACL Data Packet Length", .octets), .u16("Data Block Length", .octets), .u16("Total Num Data Blocks", .dec)]),
     c(0x100B, "Read Local Supported Codecs", [], [.status, .array(count: "Num Supported Standard Codecs", element: "Standard Codec", [.u8("Codec ID", .hex)]), .array(count: "Num Supported Vendor Specific Codecs", element: "Vendor Specific Codec", [.u32("Codec ID", .hex)])]),
     c(0x100C, "Read Local Simple Pairing Options", [], [.status, .u8("Simple Pairing Options", .flags(HCINames.simplePairingOptions)), .u8("Max Encryption Key Size", .octets)]),
-    c(0x100D, "Read Local Supported Codecs [v2]"),
-    c(0x100E, "Read Local Supported Codec Capabilities"),
-    c(0x100F, "Read Local Supported Controller Delay"),
+    c(0x100D, "Read Local Supported Codecs [v2]", [], [.status, .array(count: "Num Supported Standard Codecs", element: "Standard Codec", [.u8("Codec ID", .hex), .u8("Codec Transport", .flags(HCINames.codecTransport))]), .array(count: "Num Supported Vendor Specific Codecs", element: "Vendor Specific Codec", [.u32("Codec ID", .hex), .u8("Codec Transport", .flags(HCINames.codecTransport))])]),
+    c(0x100E, "Read Local Supported Codec Capabilities", codecPath, [.status, .array(count: "Num Codec Capabilities", element: "Codec Capability", [.lengthData(length: "Codec Capability Length", data: "Codec Capability")])]),
+    c(0x100F, "Read Local Supported Controller Delay", codecPath + [.lengthData(length: "Codec Configuration Length", data: "Codec Configuration")], [.status, .u24("Min Controller Delay", .us), .u24("Max Controller Delay", .us)]),
 
     // Status Parameters (OGF 0x05)
     c(0x1401, "Read Failed Contact Counter", handleOnly, [.status, .connectionHandle, .u16("Failed Contact Counter", .dec)]),
@@ -517,7 +532,7 @@ extension HCICommands {
     c(0x2071, "LE ISO Receive Test", [.connectionHandle, .u8("Payload Type", .names(HCINames.isoPayloadType))], statusHandle),
     c(0x2072, "LE ISO Read Test Counters", handleOnly, isoTestCounters),
     c(0x2073, "LE ISO Test End", handleOnly, isoTestCounters),
-    c(0x2074, "LE Set Host Feature", [.u8("Bit Number", .dec), .u8("Bit Value", .dec)], ok),
+    c(0x2074, "LE Set Host Feature", [.u8("Bit Number", .names(HCINames.leFeatures)), .u8("Bit Value", .dec)], ok),
     c(0x2075, "LE Read ISO Link Quality", handleOnly, [.status, .connectionHandle, .u32("TX UnACKed Packets", .dec), .u32("TX Flushed Packets", .dec), .u32("TX Last Subevent Packets", .dec), .u32("Retransmitted Packets", .dec), .u32("CRC Error Packets", .dec), .u32("RX Unreceived Packets", .dec), .u32("Duplicate Packets", .dec)]),
     c(0x2076, "LE Enhanced Read Transmit Power Level", [.connectionHandle, .u8("PHY", .names(HCINames.phyCoding))], [.status, .connectionHandle, .u8("PHY", .names(HCINames.phyCoding)), .u8("Current TX Power Level", .dBm), .u8("Max TX Power Level", .dBm)]),
     c(0x2077, "LE Read Remote Transmit Power Level", [.connectionHandle, .u8("PHY", .names(HCINames.phyCoding))]),
@@ -538,9 +553,9 @@ extension HCICommands {
     c(0x2086, "LE Set Periodic Advertising Parameters [v2]", periodicAdvertisingParameters + [.u8("Num Subevents", .dec), .u8("Subevent Interval", .interval), .u8("Response Slot Delay", .interval), .u8("Response Slot Spacing", .unit(0.125, "ms")), .u8("Num Response Slots", .dec)], [.status, .advertisingHandle]),
     c(0x2087, "LE Read All Local Supported Features"),
     c(0x2088, "LE Read All Remote Features"),
-    c(0x2089, "LE CS Read Local Supported Capabilities"),
+    c(0x2089, "LE CS Read Local Supported Capabilities", [], [.status] + csCapabilities),
     c(0x208A, "LE CS Read Remote Supported Capabilities", handleOnly),
-    c(0x208B, "LE CS Write Cached Remote Supported Capabilities"),
+    c(0x208B, "LE CS Write Cached Remote Supported Capabilities", [.connectionHandle] + csCapabilities, statusHandle),
     c(0x208C, "LE CS Security Enable", handleOnly),
     c(0x208D, "LE CS Set Default Settings"),
     c(0x208E, "LE CS Read Remote FAE Table", handleOnly),

@@ -381,6 +381,8 @@ enum HCINames {
     static let flushPacketType = ["Automatically flushable only"]
     static let serviceType = ["No Traffic", "Best Effort", "Guaranteed"]
     static let airMode = ["µ-law log", "A-law log", "CVSD", "Transparent Data"]
+    static let codecTransport = ["BR/EDR ACL", "BR/EDR SCO and eSCO", "LE CIS", "LE BIS"]
+    static let logicalTransportType = ["BR/EDR ACL", "BR/EDR SCO or eSCO", "LE CIS", "LE BIS"]
     static let simplePairingOptions = ["Remote public key validation"]
     static let lmpFeaturesPage1 = ["Secure Simple Pairing (Host Support)", "LE Supported (Host)", "Previously used",
                                    "Secure Connections (Host Support)"]

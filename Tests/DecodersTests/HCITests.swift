@@ -339,6 +339,18 @@ final class HCITests: XCTestCase {
         XCTAssertEqual(names, ["Secure Simple Pairing (Host Support)", "LE Supported (Host)", "Secure Connections (Host Support)"])
     }
 
+    /// fossibot__btsnoop_hci.log frames 53 and 72.
+    func testHostFeatureAndChannelSoundingCapabilities() {
+        let host = HCICommands.parameters(opcode: 0x2074, bytes("20 01"))
+        XCTAssertEqual(named(host, "Bit Number")?.1, "Connected Isochronous Stream (Host Support)")
+        let (_, cs) = event("0e20 01 8920 00 04 0000 02 04 03 01 07 04 04 04 0000 0000 06 0e00 7e00 7e00 c001 0300 02 1f")
+        XCTAssertEqual(named(cs, "Command Opcode")?.1, "LE CS Read Local Supported Capabilities")
+        XCTAssertEqual(uint(cs, "Num Config Supported"), 4)
+        guard case .flags(_, _, let roles)? = find(cs, "Roles Supported")?.value else { return XCTFail() }
+        XCTAssertEqual(roles, ["Initiator", "Reflector"])
+        XCTAssertFalse(isMalformed(cs))
+    }
+
     // MARK: events
 
     /// btmouse__btsnoop_hci.log frame 52: Command Complete for Read BD_ADDR.
