@@ -181,12 +181,42 @@ public enum Hex {
 
     /// "0x" followed by `width` hex digits (upper case, as the specification writes them).
     public static func prefixed<T: BinaryInteger>(_ v: T, width: Int) -> String {
-        "0x" + padded(v, width: width)
+        if v >= 0, v.bitWidth <= 64 { return ascii(UInt64(truncatingIfNeeded: v), width: width, prefix: true) }
+        return "0x" + padded(v, width: width)
     }
 
     public static func padded<T: BinaryInteger>(_ v: T, width: Int) -> String {
+        if v >= 0, v.bitWidth <= 64 { return ascii(UInt64(truncatingIfNeeded: v), width: width, prefix: false) }
         let s = String(v, radix: 16, uppercase: true)
         return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+    }
+
+    /// Upper-case hex of a non-negative value, zero-padded to `width`, written straight into the
+    /// string's storage: these run for nearly every printed field.
+    @usableFromInline static func ascii(_ v: UInt64, width: Int, prefix: Bool) -> String {
+        let n = max(significantDigits(v), width)
+        let total = n + (prefix ? 2 : 0)
+        return String(unsafeUninitializedCapacity: total) { buf in
+            var i = 0
+            if prefix {
+                buf[0] = UInt8(ascii: "0")
+                buf[1] = UInt8(ascii: "x")
+                i = 2
+            }
+            var shift = 4 * (n - 1)
+            while shift >= 0 {
+                let d = UInt8(truncatingIfNeeded: v >> UInt64(shift)) & 0xF
+                buf[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
+                i += 1
+                shift -= 4
+            }
+            return total
+        }
+    }
+
+    /// Hex digits needed for `v` (1 for zero).
+    @inline(__always) static func significantDigits(_ v: UInt64) -> Int {
+        v == 0 ? 1 : (67 - v.leadingZeroBitCount) / 4
     }
 
     /// Lower-case hex of the bytes with no separator, as tshark prints byte fields.

@@ -73,10 +73,20 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible, Compar
 
     /// Full 36-character form, upper case: "0000180D-0000-1000-8000-00805F9B34FB".
     public var uuidString: String {
-        let h = Hex.padded(high, width: 16), l = Hex.padded(low, width: 16)
-        let a = Array(h + l)
-        return String(a[0..<8]) + "-" + String(a[8..<12]) + "-" + String(a[12..<16]) + "-"
-            + String(a[16..<20]) + "-" + String(a[20..<32])
+        String(unsafeUninitializedCapacity: 36) { buf in
+            var i = 0
+            for nibble in 0..<32 {
+                if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
+                    buf[i] = UInt8(ascii: "-")
+                    i += 1
+                }
+                let half = nibble < 16 ? high : low
+                let d = UInt8(truncatingIfNeeded: half >> UInt64(60 - 4 * (nibble & 15))) & 0xF
+                buf[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
+                i += 1
+            }
+            return 36
+        }
     }
 
     /// Short form when on the base ("0x180D"), else the full form.
