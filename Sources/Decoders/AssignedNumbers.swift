@@ -3,11 +3,12 @@
 
 /// Names for UUIDs, company identifiers and appearance values.
 public enum AssignedNumbers {
-    /// Services (16-bit and vendor 128-bit), by UUID string as written in the table.
-    public static func serviceName(_ uuid: BluetoothUUID) -> String? { services[key(uuid)] }
-    public static func characteristicName(_ uuid: BluetoothUUID) -> String? { characteristics[key(uuid)] }
+    /// Services (16-bit and vendor 128-bit). Tables are keyed by the UUID value, so a lookup
+    /// builds no string.
+    public static func serviceName(_ uuid: BluetoothUUID) -> String? { services[uuid] }
+    public static func characteristicName(_ uuid: BluetoothUUID) -> String? { characteristics[uuid] }
     /// Descriptors and GATT declarations (0x2800–0x2803).
-    public static func descriptorName(_ uuid: BluetoothUUID) -> String? { descriptors[key(uuid)] }
+    public static func descriptorName(_ uuid: BluetoothUUID) -> String? { descriptors[uuid] }
     public static func companyName(_ id: UInt16) -> String? { companies[UInt32(id)] }
     public static func appearanceName(_ value: UInt16) -> String? {
         appearances[UInt32(value)] ?? appearances[UInt32(value & 0xFFC0)].map { $0 + " (subcategory \(value & 0x3F))" }
@@ -15,11 +16,6 @@ public enum AssignedNumbers {
     /// Any name the tables have for the UUID: service, characteristic, then descriptor.
     public static func name(_ uuid: BluetoothUUID) -> String? {
         serviceName(uuid) ?? characteristicName(uuid) ?? descriptorName(uuid)
-    }
-
-    static func key(_ u: BluetoothUUID) -> String {
-        if let s = u.uuid16 { return Hex.padded(s, width: 4) }
-        return u.uuidString
     }
 
     static func parse(_ text: String) -> [String: String] {
@@ -31,13 +27,20 @@ public enum AssignedNumbers {
         return d
     }
 
+    /// UUID keys ("180D" or the 36-character form, as written in the table).
+    static func parseUUID(_ text: String) -> [BluetoothUUID: String] {
+        var d: [BluetoothUUID: String] = [:]
+        for (k, v) in parse(text) { if let u = BluetoothUUID(k) { d[u] = v } }
+        return d
+    }
+
     static func parseHex(_ text: String) -> [UInt32: String] {
         var d: [UInt32: String] = [:]
         for (k, v) in parse(text) { if let n = UInt32(k, radix: 16) { d[n] = v } }
         return d
     }
 
-    static let services = parse("""
+    static let services = parseUUID("""
 00001523-1212-EFDE-1523-785FEABCD123	Nordic LED and Button Service
 00001530-1212-EFDE-1523-785FEABCD123	Legacy DFU Service
 00001623-1212-EFDE-1623-785FEABCD123	LEGO® Wireless Protocol v3 Hub Service
@@ -165,7 +168,7 @@ FEAA	Eddystone
 FEBB	File Transfer Service by Adafruit
 """)
 
-    static let characteristics = parse("""
+    static let characteristics = parseUUID("""
 00001524-1212-EFDE-1523-785FEABCD123	Blinky Button State
 00001525-1212-EFDE-1523-785FEABCD123	Blinky LED State
 00001531-1212-EFDE-1523-785FEABCD123	Legacy DFU Control Point
@@ -830,7 +833,7 @@ FE2C1236-8366-4814-8EB0-01DE32100BEA	Fast Pair Account Key
 FE2C1237-8366-4814-8EB0-01DE32100BEA	Fast Pair Data
 """)
 
-    static let descriptors = parse("""
+    static let descriptors = parseUUID("""
 2800	Primary Service
 2801	Secondary Service
 2802	Include
