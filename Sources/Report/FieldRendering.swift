@@ -49,14 +49,90 @@ public enum FieldRendering {
     /// Writes the tree indented, one field per line (`read -v`).
     public static func writeText(_ fields: [Field], indent: Int, to out: Output) {
         for f in fields {
-            out.write(String(repeating: " ", count: indent))
+            out.write(spaces: indent)
             out.write(f.label)
-            if let t = text(f.value) {
+            if case .none = f.value {} else {
                 out.write(": ")
-                out.write(t)
+                writeText(f.value, to: out)
             }
             out.write(byte: 10)
             if !f.children.isEmpty { writeText(f.children, indent: indent + 2, to: out) }
+        }
+    }
+
+    /// `text(v)` written straight into the output buffer, with no intermediate strings.
+    static func writeText(_ v: FieldValue, to out: Output) {
+        switch v {
+        case .none: break
+        case .uint(let n, let hex): if hex > 0 { out.write(hex: n, width: hex) } else { out.write(uint: n) }
+        case .int(let n): out.write(int: n)
+        case .bool(let b): out.write(b ? "true" : "false")
+        case .text(let s): out.write(s)
+        case .bytes(let b): if b.isEmpty { out.write("(empty)") } else { out.write(lowerHex: b) }
+        case .named(let n, let hex, let name):
+            out.write(name)
+            out.write(" (")
+            out.write(hex: n, width: max(hex, 1))
+            out.write(byte: UInt8(ascii: ")"))
+        case .quantity(let raw, let hex, let value, let unit):
+            writeDecimal(value, to: out)
+            out.write(byte: 32)
+            out.write(unit)
+            out.write(" (")
+            if hex > 0 { out.write(hex: raw, width: hex) } else { out.write(uint: raw) }
+            out.write(byte: UInt8(ascii: ")"))
+        case .signed(let n, let unit):
+            out.write(int: n)
+            if !unit.isEmpty {
+                out.write(byte: 32)
+                out.write(unit)
+            }
+        case .address(let a): out.write(a.description)
+        case .uuid(let u):
+            out.write(u.description)
+            if u.isOnBase {
+                out.write(" (")
+                out.write(u.uuidString)
+                out.write(byte: UInt8(ascii: ")"))
+            }
+            if let name = AssignedNumbers.name(u) {
+                out.write(byte: 32)
+                out.write(name)
+            }
+        case .flags(let n, let hex, let names):
+            out.write(hex: n, width: max(hex, 1))
+            if !names.isEmpty {
+                out.write(" (")
+                for (i, name) in names.enumerated() {
+                    if i > 0 { out.write(", ") }
+                    out.write(name)
+                }
+                out.write(byte: UInt8(ascii: ")"))
+            }
+        case .error(let why):
+            out.write("malformed: ")
+            out.write(why)
+        }
+    }
+
+    /// `decimal(v)` written into the output.
+    static func writeDecimal(_ v: Double, to out: Output) {
+        let scaled = (v * 1000).rounded()
+        guard v.isFinite, abs(scaled) < 9e15 else {
+            out.write(String(v))
+            return
+        }
+        let i = Int64(scaled)
+        if i < 0 { out.write(byte: UInt8(ascii: "-")) }
+        out.write(uint: i.magnitude / 1000)
+        var frac = i.magnitude % 1000
+        guard frac != 0 else { return }
+        out.write(byte: UInt8(ascii: "."))
+        var div: UInt64 = 100
+        while frac != 0 {
+            out.write(byte: UInt8(ascii: "0") + UInt8(frac / div))
+            frac %= div
+            div /= 10
         }
     }
 
@@ -65,18 +141,37 @@ public enum FieldRendering {
     /// Writes the fields as the members of a JSON object (without braces). Siblings that share a
     /// key become one array, so every object has unique keys.
     public static func writeJSONMembers(_ fields: [Field], to out: Output) {
+        let keys = fields.map { key(for: $0.label) }
+        // Most objects have distinct keys: write them in order without grouping.
+        var distinct = true
+        if keys.count > 1 {
+            outer: for i in 1..<keys.count {
+                for j in 0..<i where keys[j] == keys[i] {
+                    distinct = false
+                    break outer
+                }
+            }
+        }
+        if distinct {
+            for (i, f) in fields.enumerated() {
+                if i > 0 { out.write(byte: UInt8(ascii: ",")) }
+                out.write(jsonString: keys[i])
+                out.write(byte: UInt8(ascii: ":"))
+                writeJSONValue(f, to: out)
+            }
+            return
+        }
         var order: [String] = []
         var groups: [String: [Field]] = [:]
-        for f in fields {
-            let k = f.key
+        for (f, k) in zip(fields, keys) {
             if groups[k] == nil { order.append(k) }
             groups[k, default: []].append(f)
         }
         for (i, k) in order.enumerated() {
             if i > 0 { out.write(byte: UInt8(ascii: ",")) }
-            writeJSONString(k, to: out)
+            out.write(jsonString: k)
             out.write(byte: UInt8(ascii: ":"))
-            let g = groups[k]!
+            let g = groups[k] ?? []
             if g.count == 1 {
                 writeJSONValue(g[0], to: out)
             } else {
@@ -90,20 +185,111 @@ public enum FieldRendering {
         }
     }
 
+    /// `Field.key(for:)`, computed byte by byte for ASCII labels (all of the decoders' labels).
+    public static func key(for label: String) -> String {
+        var label = label
+        let ascii = label.withUTF8 { u in u.allSatisfy { $0 < 0x80 } }
+        guard ascii else { return Field.key(for: label) }
+        return label.withUTF8 { u in
+            String(unsafeUninitializedCapacity: u.count) { buf in
+                var n = 0
+                var pendingUnderscore = false
+                for c in u {
+                    let lower = c >= 0x41 && c <= 0x5A ? c | 0x20 : c
+                    if (lower >= 0x61 && lower <= 0x7A) || (c >= 0x30 && c <= 0x39) {
+                        if pendingUnderscore && n > 0 && n < buf.count {
+                            buf[n] = UInt8(ascii: "_")
+                            n += 1
+                        }
+                        pendingUnderscore = false
+                        if n < buf.count {
+                            buf[n] = lower
+                            n += 1
+                        }
+                    } else {
+                        pendingUnderscore = true
+                    }
+                }
+                return n
+            }
+        }
+    }
+
     static func writeJSONValue(_ f: Field, to out: Output) {
         // Scalars without children are plain JSON values; everything else is an object.
-        if f.children.isEmpty, let scalar = jsonScalar(f.value) {
-            out.write(scalar)
-            return
-        }
+        if f.children.isEmpty, writeJSONScalar(f.value, to: out) { return }
         out.write(byte: UInt8(ascii: "{"))
-        let members = jsonMembers(f.value)
-        out.write(members)
+        let wrote = writeJSONMembers(f.value, to: out)
         if !f.children.isEmpty {
-            if !members.isEmpty { out.write(byte: UInt8(ascii: ",")) }
+            if wrote { out.write(byte: UInt8(ascii: ",")) }
             writeJSONMembers(f.children, to: out)
         }
         out.write(byte: UInt8(ascii: "}"))
+    }
+
+    /// Writes `jsonScalar(v)`; false (nothing written) when the value is not a scalar.
+    static func writeJSONScalar(_ v: FieldValue, to out: Output) -> Bool {
+        switch v {
+        case .uint(let n, _): out.write(uint: n)
+        case .int(let n): out.write(int: n)
+        case .signed(let n, _): out.write(int: n)
+        case .bool(let b): out.write(b ? "true" : "false")
+        case .text(let s): out.write(jsonString: s)
+        case .bytes(let b):
+            out.write(byte: UInt8(ascii: "\""))
+            out.write(lowerHex: b)
+            out.write(byte: UInt8(ascii: "\""))
+        case .address(let a):
+            out.write(byte: UInt8(ascii: "\""))
+            out.write(a.description)
+            out.write(byte: UInt8(ascii: "\""))
+        case .none, .named, .quantity, .uuid, .flags, .error: return false
+        }
+        return true
+    }
+
+    /// Writes `jsonMembers(v)`; false when that is empty.
+    static func writeJSONMembers(_ v: FieldValue, to out: Output) -> Bool {
+        switch v {
+        case .none: return false
+        case .named(let n, _, let name):
+            out.write("\"value\":")
+            out.write(uint: n)
+            out.write(",\"name\":")
+            out.write(jsonString: name)
+        case .quantity(let raw, _, let value, let unit):
+            out.write("\"value\":")
+            out.write(uint: raw)
+            out.write(byte: UInt8(ascii: ","))
+            out.write(jsonString: unit)
+            out.write(byte: UInt8(ascii: ":"))
+            writeDecimal(value, to: out)
+        case .uuid(let u):
+            out.write("\"uuid\":")
+            out.write(jsonString: u.description)
+            out.write(",\"uuid128\":")
+            out.write(jsonString: u.uuidString)
+            if let name = AssignedNumbers.name(u) {
+                out.write(",\"name\":")
+                out.write(jsonString: name)
+            }
+        case .flags(let n, _, let names):
+            out.write("\"value\":")
+            out.write(uint: n)
+            out.write(",\"set\":[")
+            for (i, name) in names.enumerated() {
+                if i > 0 { out.write(byte: UInt8(ascii: ",")) }
+                out.write(jsonString: name)
+            }
+            out.write(byte: UInt8(ascii: "]"))
+        case .error(let why):
+            out.write("\"malformed\":")
+            out.write(jsonString: why)
+        default:
+            out.write("\"value\":")
+            if !writeJSONScalar(v, to: out) { out.write("null") }
+        }
+        return true
     }
 
     static func jsonScalar(_ v: FieldValue) -> String? {
@@ -156,5 +342,5 @@ public enum FieldRendering {
         return out + "\""
     }
 
-    public static func writeJSONString(_ s: String, to out: Output) { out.write(jsonString(s)) }
+    public static func writeJSONString(_ s: String, to out: Output) { out.write(jsonString: s) }
 }

@@ -80,7 +80,7 @@ public final class FramePrinter {
         for layer in d.layers where layer.name != "Malformed" {
             if !first { out.write(byte: UInt8(ascii: ",")) }
             first = false
-            FieldRendering.writeJSONString(Field.key(for: layer.name), to: out)
+            out.write(jsonString: FieldRendering.key(for: layer.name))
             out.write(":{")
             FieldRendering.writeJSONMembers(layer.fields, to: out)
             out.write(byte: UInt8(ascii: "}"))

@@ -67,6 +67,70 @@ public final class Output {
         write(int: v)
     }
 
+    /// Appends an unsigned decimal integer without building a String.
+    public func write(uint v: UInt64) {
+        if v <= UInt64(Int64.max) { write(int: Int64(v)); return }
+        write(int: Int64(v / 10))
+        buffer.append(UInt8(ascii: "0") + UInt8(v % 10))
+    }
+
+    /// Appends `v` in upper-case hex, zero-padded to `width` digits, after "0x" when `prefix`.
+    public func write(hex v: UInt64, width: Int, prefix: Bool = true) {
+        if prefix { buffer.append(UInt8(ascii: "0")); buffer.append(UInt8(ascii: "x")) }
+        let n = max(v == 0 ? 1 : (67 - v.leadingZeroBitCount) / 4, width)
+        var shift = 4 * (n - 1)
+        while shift >= 0 {
+            let d = UInt8(truncatingIfNeeded: v >> UInt64(shift)) & 0xF
+            buffer.append(d < 10 ? 0x30 &+ d : 0x37 &+ d)
+            shift -= 4
+        }
+    }
+
+    /// Appends the bytes as lower-case hex with no separator.
+    public func write(lowerHex bytes: ArraySlice<UInt8>) {
+        for b in bytes {
+            let hi = b >> 4, lo = b & 0xF
+            buffer.append(hi < 10 ? 0x30 &+ hi : 0x57 &+ hi)
+            buffer.append(lo < 10 ? 0x30 &+ lo : 0x57 &+ lo)
+        }
+        if buffer.count >= chunk { flush() }
+    }
+
+    /// Appends `n` spaces.
+    public func write(spaces n: Int) {
+        if n > 0 { buffer.append(contentsOf: repeatElement(UInt8(ascii: " "), count: n)) }
+    }
+
+    /// Appends `s` as a quoted JSON string, escaping byte by byte: quote, backslash and control
+    /// characters; everything else (UTF-8 sequences included) goes through unchanged.
+    public func write(jsonString s: String) {
+        buffer.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { u in
+            var start = 0
+            for i in 0..<u.count {
+                let c = u[i]
+                guard c < 0x20 || c == 0x22 || c == 0x5C else { continue }
+                if start < i { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: u[start..<i])) }
+                start = i + 1
+                buffer.append(UInt8(ascii: "\\"))
+                switch c {
+                case 0x22: buffer.append(0x22)
+                case 0x5C: buffer.append(0x5C)
+                case 0x0A: buffer.append(UInt8(ascii: "n"))
+                case 0x0D: buffer.append(UInt8(ascii: "r"))
+                case 0x09: buffer.append(UInt8(ascii: "t"))
+                default:
+                    buffer.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30])
+                    write(hex: UInt64(c), width: 2, prefix: false)
+                }
+            }
+            if start < u.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: u[start...])) }
+        }
+        buffer.append(UInt8(ascii: "\""))
+        if buffer.count >= chunk { flush() }
+    }
+
     /// Appends a duration in nanoseconds as seconds with six decimals ("12.000345").
     public func write(seconds ns: Int64, width: Int = 0) {
         let neg = ns < 0
