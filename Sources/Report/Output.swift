@@ -8,14 +8,18 @@ import Darwin
 /// chunks, so printing a line per frame costs no system call per frame.
 public final class Output {
     public let fd: Int32
-    private var buffer: [UInt8] = []
+    /// Fixed storage written through a pointer: no array growth or uniqueness checks per byte.
+    private let storage: UnsafeMutablePointer<UInt8>
+    private let capacity = 1 << 17
+    private var count = 0
+    /// Written out once this much is gathered.
     private let chunk = 1 << 16
     /// Set when a write failed (a closed pipe): further output is dropped.
     public private(set) var failed = false
 
     public init(fd: Int32 = 1) {
         self.fd = fd
-        buffer.reserveCapacity(chunk * 2)
+        storage = .allocate(capacity: capacity)
     }
 
     /// Opens (creates or truncates) a file for writing.
@@ -25,36 +29,70 @@ public final class Output {
         self.init(fd: fd)
     }
 
-    deinit { flush() }
+    deinit {
+        flush()
+        storage.deallocate()
+    }
+
+    /// Room for `n` more bytes; false when they do not fit even in an empty buffer.
+    @inline(__always) private func reserve(_ n: Int) -> Bool {
+        if count &+ n <= capacity { return true }
+        flush()
+        return n <= capacity
+    }
+
+    @inline(__always) private func append(_ b: UInt8) {
+        if count == capacity { flush() }
+        storage[count] = b
+        count &+= 1
+    }
+
+    private func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        if reserve(bytes.count) {
+            (storage + count).update(from: base, count: bytes.count)
+            count &+= bytes.count
+        } else {
+            writeAll(UnsafeRawBufferPointer(bytes))
+        }
+        if count >= chunk { flush() }
+    }
+
+    private func append(repeating b: UInt8, count n: Int) {
+        guard n > 0 else { return }
+        for _ in 0..<n { append(b) }
+    }
 
     @inline(__always) public func write(_ s: String) {
         var s = s
-        s.withUTF8 { buffer.append(contentsOf: $0) }
-        if buffer.count >= chunk { flush() }
+        s.withUTF8 { append($0) }
     }
 
-    @inline(__always) public func write(byte: UInt8) { buffer.append(byte) }
+    @inline(__always) public func write(byte: UInt8) { append(byte) }
 
     public func write<S: Sequence>(bytes: S) where S.Element == UInt8 {
-        buffer.append(contentsOf: bytes)
-        if buffer.count >= chunk { flush() }
+        for b in bytes { append(b) }
+        if count >= chunk { flush() }
     }
 
     /// Appends a decimal integer without building a String.
     public func write(int v: Int64) {
-        if v < 0 { buffer.append(UInt8(ascii: "-")) }
+        if v < 0 { append(UInt8(ascii: "-")) }
         var m = v.magnitude
-        var tmp: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                  UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = 0
+        var tmp: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &tmp) { t in
+            var n = 0
             repeat {
-                t[n] = UInt8(ascii: "0") + UInt8(m % 10)
+                t[n] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10)
                 m /= 10
-                n += 1
+                n &+= 1
             } while m > 0
-            for i in stride(from: n - 1, through: 0, by: -1) { buffer.append(t[i]) }
+            guard reserve(n) else { return }
+            while n > 0 {
+                n &-= 1
+                storage[count] = t[n]
+                count &+= 1
+            }
         }
     }
 
@@ -63,7 +101,7 @@ public final class Output {
         var digits = v < 0 ? 2 : 1
         var m = v.magnitude
         while m >= 10 { m /= 10; digits += 1 }
-        if width > digits { buffer.append(contentsOf: repeatElement(UInt8(ascii: " "), count: width - digits)) }
+        if width > digits { append(repeating: UInt8(ascii: " "), count: width - digits) }
         write(int: v)
     }
 
@@ -71,17 +109,17 @@ public final class Output {
     public func write(uint v: UInt64) {
         if v <= UInt64(Int64.max) { write(int: Int64(v)); return }
         write(int: Int64(v / 10))
-        buffer.append(UInt8(ascii: "0") + UInt8(v % 10))
+        append(UInt8(ascii: "0") + UInt8(v % 10))
     }
 
     /// Appends `v` in upper-case hex, zero-padded to `width` digits, after "0x" when `prefix`.
     public func write(hex v: UInt64, width: Int, prefix: Bool = true) {
-        if prefix { buffer.append(UInt8(ascii: "0")); buffer.append(UInt8(ascii: "x")) }
+        if prefix { append(UInt8(ascii: "0")); append(UInt8(ascii: "x")) }
         let n = max(v == 0 ? 1 : (67 - v.leadingZeroBitCount) / 4, width)
         var shift = 4 * (n - 1)
         while shift >= 0 {
             let d = UInt8(truncatingIfNeeded: v >> UInt64(shift)) & 0xF
-            buffer.append(d < 10 ? 0x30 &+ d : 0x37 &+ d)
+            append(d < 10 ? 0x30 &+ d : 0x37 &+ d)
             shift -= 4
         }
     }
@@ -90,45 +128,45 @@ public final class Output {
     public func write(lowerHex bytes: ArraySlice<UInt8>) {
         for b in bytes {
             let hi = b >> 4, lo = b & 0xF
-            buffer.append(hi < 10 ? 0x30 &+ hi : 0x57 &+ hi)
-            buffer.append(lo < 10 ? 0x30 &+ lo : 0x57 &+ lo)
+            append(hi < 10 ? 0x30 &+ hi : 0x57 &+ hi)
+            append(lo < 10 ? 0x30 &+ lo : 0x57 &+ lo)
         }
-        if buffer.count >= chunk { flush() }
+        if count >= chunk { flush() }
     }
 
     /// Appends `n` spaces.
     public func write(spaces n: Int) {
-        if n > 0 { buffer.append(contentsOf: repeatElement(UInt8(ascii: " "), count: n)) }
+        if n > 0 { append(repeating: UInt8(ascii: " "), count: n) }
     }
 
     /// Appends `s` as a quoted JSON string, escaping byte by byte: quote, backslash and control
     /// characters; everything else (UTF-8 sequences included) goes through unchanged.
     public func write(jsonString s: String) {
-        buffer.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { u in
             var start = 0
             for i in 0..<u.count {
                 let c = u[i]
                 guard c < 0x20 || c == 0x22 || c == 0x5C else { continue }
-                if start < i { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: u[start..<i])) }
+                if start < i { append(UnsafeBufferPointer(rebasing: u[start..<i])) }
                 start = i + 1
-                buffer.append(UInt8(ascii: "\\"))
+                append(UInt8(ascii: "\\"))
                 switch c {
-                case 0x22: buffer.append(0x22)
-                case 0x5C: buffer.append(0x5C)
-                case 0x0A: buffer.append(UInt8(ascii: "n"))
-                case 0x0D: buffer.append(UInt8(ascii: "r"))
-                case 0x09: buffer.append(UInt8(ascii: "t"))
+                case 0x22: append(0x22)
+                case 0x5C: append(0x5C)
+                case 0x0A: append(UInt8(ascii: "n"))
+                case 0x0D: append(UInt8(ascii: "r"))
+                case 0x09: append(UInt8(ascii: "t"))
                 default:
-                    buffer.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30])
+                    append(UInt8(ascii: "u")); append(0x30); append(0x30)
                     write(hex: UInt64(c), width: 2, prefix: false)
                 }
             }
-            if start < u.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: u[start...])) }
+            if start < u.count { append(UnsafeBufferPointer(rebasing: u[start...])) }
         }
-        buffer.append(UInt8(ascii: "\""))
-        if buffer.count >= chunk { flush() }
+        append(UInt8(ascii: "\""))
+        if count >= chunk { flush() }
     }
 
     /// Appends a duration in nanoseconds as seconds with six decimals ("12.000345").
@@ -136,33 +174,38 @@ public final class Output {
         let neg = ns < 0
         let us = (ns.magnitude + 500) / 1000
         let whole = Int64(us / 1_000_000), frac = us % 1_000_000
-        let intDigits = String(whole).count + (neg ? 1 : 0)
-        if width > intDigits + 7 { buffer.append(contentsOf: repeatElement(UInt8(ascii: " "), count: width - intDigits - 7)) }
-        if neg { buffer.append(UInt8(ascii: "-")) }
+        var intDigits = neg ? 2 : 1
+        var m = whole
+        while m >= 10 { m /= 10; intDigits += 1 }
+        if width > intDigits + 7 { append(repeating: UInt8(ascii: " "), count: width - intDigits - 7) }
+        if neg { append(UInt8(ascii: "-")) }
         write(int: whole)
-        buffer.append(UInt8(ascii: "."))
+        append(UInt8(ascii: "."))
         var div: UInt64 = 100_000
         while div > 0 {
-            buffer.append(UInt8(ascii: "0") + UInt8(frac / div % 10))
+            append(UInt8(ascii: "0") + UInt8(frac / div % 10))
             div /= 10
         }
     }
 
     public func flush() {
-        guard !buffer.isEmpty else { return }
-        defer { buffer.removeAll(keepingCapacity: true) }
+        guard count > 0 else { return }
+        defer { count = 0 }
         guard !failed else { return }
-        buffer.withUnsafeBytes { raw in
-            var off = 0
-            while off < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + off, raw.count - off)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failed = true
-                    return
-                }
-                off += n
+        writeAll(UnsafeRawBufferPointer(start: storage, count: count))
+    }
+
+    private func writeAll(_ raw: UnsafeRawBufferPointer) {
+        guard !failed, let base = raw.baseAddress else { return }
+        var off = 0
+        while off < raw.count {
+            let n = Glibc.write(fd, base + off, raw.count - off)
+            if n < 0 {
+                if errno == EINTR { continue }
+                failed = true
+                return
             }
+            off += n
         }
     }
 
