@@ -39,6 +39,9 @@ struct Audit: ParsableCommand {
     @Option(name: .long, help: "Configuration file (default: the nearest .blesniff.yml upward from here).")
     var config: String?
 
+    @Option(name: .long, help: "Captures audited at once (default: one per processor core).")
+    var jobs: Int?
+
     @Flag(name: .long, help: "No colour in text output.")
     var noColor = false
 
@@ -63,7 +66,9 @@ struct Audit: ParsableCommand {
         }
 
         let files = CaptureFiles.expand(paths)
-        let audits = AuditRun.run(files, configuration: configuration, baseline: accepted)
+        if let j = jobs, j < 1 { fail("--jobs must be at least 1") }
+        let audits = AuditRun.run(files, configuration: configuration, baseline: accepted,
+                                  jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount)
         for a in audits {
             if let e = a.error { FileHandle.standardError.write(Data(("blesniff: " + a.path + ": " + e + "\n").utf8)) }
         }
@@ -126,10 +131,30 @@ enum AuditRun {
         var all: [CaptureAudit] { lock.lock(); defer { lock.unlock() }; return items.compactMap { $0 } }
     }
 
-    static func run(_ files: [CaptureFiles.Entry], configuration: AuditConfiguration, baseline: Baseline?) -> [CaptureAudit] {
+    /// Hands out file indices to the workers in order; each takes the next when it is done.
+    final class Queue: @unchecked Sendable {
+        private let lock = NSLock()
+        private var next = 0
+        private let count: Int
+        init(_ count: Int) { self.count = count }
+        func take() -> Int? {
+            lock.lock(); defer { lock.unlock() }
+            guard next < count else { return nil }
+            next += 1
+            return next - 1
+        }
+    }
+
+    static func run(_ files: [CaptureFiles.Entry], configuration: AuditConfiguration, baseline: Baseline?,
+                    jobs: Int) -> [CaptureAudit] {
+        let workers = max(1, min(jobs, files.count))
+        if workers == 1 { return files.map { audit($0, configuration: configuration, baseline: baseline) } }
         let results = Results(files.count)
-        DispatchQueue.concurrentPerform(iterations: files.count) { i in
-            results.set(i, audit(files[i], configuration: configuration, baseline: baseline))
+        let queue = Queue(files.count)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while let i = queue.take() {
+                results.set(i, audit(files[i], configuration: configuration, baseline: baseline))
+            }
         }
         return results.all
     }
