@@ -11,7 +11,13 @@ public final class Output {
     /// Fixed storage written through a pointer: no array growth or uniqueness checks per byte.
     private let storage: UnsafeMutablePointer<UInt8>
     private let capacity = 1 << 17
-    private var count = 0
+    /// Bytes gathered, kept behind a pointer too: a stored `var` of a class is checked for
+    /// exclusive access at run time on every byte appended.
+    private let used: UnsafeMutablePointer<Int>
+    private var count: Int {
+        @inline(__always) get { used.pointee }
+        @inline(__always) set { used.pointee = newValue }
+    }
     /// Written out once this much is gathered.
     private let chunk = 1 << 16
     /// Set when a write failed (a closed pipe): further output is dropped.
@@ -20,6 +26,8 @@ public final class Output {
     public init(fd: Int32 = 1) {
         self.fd = fd
         storage = .allocate(capacity: capacity)
+        used = .allocate(capacity: 1)
+        used.initialize(to: 0)
     }
 
     /// Opens (creates or truncates) a file for writing.
@@ -32,6 +40,7 @@ public final class Output {
     deinit {
         flush()
         storage.deallocate()
+        used.deallocate()
     }
 
     /// Room for `n` more bytes; false when they do not fit even in an empty buffer.
