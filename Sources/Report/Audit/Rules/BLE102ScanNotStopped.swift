@@ -24,9 +24,14 @@ struct BLE102ScanNotStopped: AuditRule {
     }
 
     let settings: RuleSettings
+    /// Options read once: a lookup by name per event costs a string hash.
+    private let graceSetting: Int64
     private var scans: [UInt16: Scan] = [:]
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {
+        self.settings = settings
+        graceSetting = settings.duration("grace")
+    }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         check(now: frame, emit: emit)
@@ -47,7 +52,7 @@ struct BLE102ScanNotStopped: AuditRule {
 
     /// Judges pending connections whose grace period has passed while scanning stayed on.
     private mutating func check(now: FrameRef, emit: (Finding) -> Void) {
-        let grace = settings.duration("grace")
+        let grace = graceSetting
         for (adapter, s) in scans {
             guard let (connected, c) = s.connection, !s.flagged, now.time &- connected.time > grace else { continue }
             emit(finding("scanning still enabled " + Say.seconds(now.time &- connected.time)

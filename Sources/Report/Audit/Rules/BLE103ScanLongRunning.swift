@@ -20,9 +20,14 @@ struct BLE103ScanLongRunning: AuditRule {
     }
 
     let settings: RuleSettings
+    /// Options read once: a lookup by name per event costs a string hash.
+    private let durationSetting: Int64
     private var scans: [UInt16: Scan] = [:]
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {
+        self.settings = settings
+        durationSetting = settings.duration("duration")
+    }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
@@ -49,7 +54,7 @@ struct BLE103ScanLongRunning: AuditRule {
 
     private func judge(_ s: Scan, adapter: UInt16, end: FrameRef, stopped: Bool, emit: (Finding) -> Void) {
         let length = end.time &- s.start.time
-        guard !s.attempted, length > settings.duration("duration") else { return }
+        guard !s.attempted, length > durationSetting else { return }
         emit(finding("scan enabled for " + Say.seconds(length) + " with no connection attempt"
                         + (stopped ? "" : " (still on at the end of the capture)"),
                      subject: .host(adapter: adapter), evidence: [s.start, end], decisive: end))

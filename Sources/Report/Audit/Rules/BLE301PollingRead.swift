@@ -37,15 +37,22 @@ struct BLE301PollingRead: AuditRule {
     }
 
     let settings: RuleSettings
+    /// Options read once: a lookup by name per event costs a string hash.
+    private let readsSetting: Int
+    private let windowSetting: Int64
     private var states = ConnectionTable<State>(capacity: 4096)
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {
+        self.settings = settings
+        readsSetting = settings.count("reads")
+        windowSetting = settings.duration("window")
+    }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
         case .att(let c, let a):
             guard a.origin == .local || a.kind == .response else { return }
-            let need = max(1, settings.count("reads")), window = settings.duration("window")
+            let need = max(1, readsSetting), window = windowSetting
             states.update(c.id, default: State(connection: c)) { s in
                 guard s.tracker.classify(a) == true, let h = a.handle else { return }
                 s.handles.update(h, default: Handle(first: frame, last: frame)) { r in
@@ -79,7 +86,7 @@ struct BLE301PollingRead: AuditRule {
     }
 
     private func report(_ s: State, emit: (Finding) -> Void) {
-        let need = max(1, settings.count("reads"))
+        let need = max(1, readsSetting)
         for (h, r) in s.handles.storage.sorted(by: { $0.key < $1.key }) {
             guard let (first, decisive) = r.window else { continue }
             let canNotify = r.properties.map { $0 & 0x30 != 0 }

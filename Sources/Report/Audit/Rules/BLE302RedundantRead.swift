@@ -32,9 +32,14 @@ struct BLE302RedundantRead: AuditRule {
     }
 
     let settings: RuleSettings
+    /// Options read once: a lookup by name per event costs a string hash.
+    private let readsSetting: Int
     private var states = ConnectionTable<State>(capacity: 4096)
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {
+        self.settings = settings
+        readsSetting = settings.count("reads")
+    }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
@@ -62,7 +67,7 @@ struct BLE302RedundantRead: AuditRule {
     }
 
     private func report(_ s: State, emit: (Finding) -> Void) {
-        for (h, r) in s.handles.sorted(by: { $0.key < $1.key }) where r.reads >= max(2, settings.count("reads")) {
+        for (h, r) in s.handles.sorted(by: { $0.key < $1.key }) where r.reads >= max(2, readsSetting) {
             emit(finding(Say.attribute(h, r.uuid) + " read " + String(r.reads)
                             + " times in one connection; the value does not change",
                          subject: .connection(s.connection), evidence: [r.first, r.last], decisive: r.last,

@@ -27,10 +27,17 @@ struct BLE401IdleConnection: AuditRule {
     }
 
     let settings: RuleSettings
+    /// Options read once: a lookup by name per event costs a string hash.
+    private let idleSetting: Int64
+    private let afterUnsubscribeSetting: Int64
     private var states = ConnectionTable<State>(capacity: 4096)
     private var pendingUnsubscribes = 0
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {
+        self.settings = settings
+        idleSetting = settings.duration("idle")
+        afterUnsubscribeSetting = settings.duration("after-unsubscribe")
+    }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         if pendingUnsubscribes > 0 { checkUnsubscribed(now: frame, emit: emit) }
@@ -78,7 +85,7 @@ struct BLE401IdleConnection: AuditRule {
 
     private mutating func data(_ c: Connection, _ frame: FrameRef) {
         guard c.isCentral != false else { return }
-        let idle = settings.duration("idle")
+        let idle = idleSetting
         states.update(c.id, default: State(connection: c, lastData: frame)) { s in
             Self.gapEnds(&s, at: frame, idle: idle)
             s.lastData = frame
@@ -87,7 +94,7 @@ struct BLE401IdleConnection: AuditRule {
 
     /// Keeps the longest gap with no data while no notification was on.
     private func gapEnds(_ s: inout State, at frame: FrameRef) {
-        Self.gapEnds(&s, at: frame, idle: settings.duration("idle"))
+        Self.gapEnds(&s, at: frame, idle: idleSetting)
     }
 
     private static func gapEnds(_ s: inout State, at frame: FrameRef, idle: Int64) {
@@ -125,10 +132,10 @@ struct BLE401IdleConnection: AuditRule {
 
     @discardableResult
     private func judgeUnsubscribed(_ s: inout State, now: FrameRef, emit: (Finding) -> Void) -> Bool {
-        guard let u = s.unsubscribed, now.time &- u.time > settings.duration("after-unsubscribe") else { return false }
+        guard let u = s.unsubscribed, now.time &- u.time > afterUnsubscribeSetting else { return false }
         s.unsubscribeFlagged = true
         emit(finding("all notifications switched off (CCCD written 0x0000) and no disconnect within "
-                        + Say.seconds(settings.duration("after-unsubscribe")) + " (still connected "
+                        + Say.seconds(afterUnsubscribeSetting) + " (still connected "
                         + Say.seconds(now.time &- u.time) + " later)",
                      subject: .connection(s.connection), evidence: [u, now], decisive: now, detail: "unsubscribed"))
         return true

@@ -30,25 +30,25 @@ struct BLE403ATTRequestPipelining: AuditRule {
     }
 
     let settings: RuleSettings
+    /// Options read once: a lookup by name per event costs a string hash.
+    private let timeoutSetting: Int64
     private var states = ConnectionTable<State>(capacity: 4096)
     private var nextDeadline = Int64.max
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {
+        self.settings = settings
+        timeoutSetting = settings.duration("timeout")
+    }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         if frame.time > nextDeadline { checkTimeouts(now: frame, emit: emit) }
         switch event {
         case .att(let c, let a):
-            let timeout = settings.duration("timeout")
+            let timeout = timeoutSetting
             let asked = states.update(c.id, default: State(connection: c)) { s -> Bool in
                 switch a.kind {
                 case .request:
-                    let side = a.origin == .local ? \State.local : \State.remote
-                    if let (op, f) = s[keyPath: side].outstanding {
-                        s[keyPath: side].pipelined += 1
-                        if s[keyPath: side].first == nil { s[keyPath: side].first = (f, frame, op, a.opcode) }
-                    }
-                    s[keyPath: side].outstanding = (a.opcode, frame)
+                    if a.origin == .local { Self.request(&s.local, a.opcode, frame) } else { Self.request(&s.remote, a.opcode, frame) }
                     return true
                 case .response:
                     if a.origin == .remote { s.local.outstanding = nil } else { s.remote.outstanding = nil }
@@ -65,6 +65,15 @@ struct BLE403ATTRequestPipelining: AuditRule {
         }
     }
 
+    /// A request on one side: one still outstanding there means the two are pipelined.
+    private static func request(_ side: inout Side, _ opcode: UInt8, _ frame: FrameRef) {
+        if let (op, f) = side.outstanding {
+            side.pipelined += 1
+            if side.first == nil { side.first = (f, frame, op, opcode) }
+        }
+        side.outstanding = (opcode, frame)
+    }
+
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
         for var s in states.storage.values.sorted(by: { $0.connection.id < $1.connection.id }) {
             if let f = frame { timeout(&s, now: f, emit: emit) }
@@ -75,7 +84,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
 
     private mutating func checkTimeouts(now: FrameRef, emit: (Finding) -> Void) {
         nextDeadline = .max
-        let limit = settings.duration("timeout")
+        let limit = timeoutSetting
         for (id, var s) in states.storage where s.local.outstanding != nil || s.remote.outstanding != nil {
             timeout(&s, now: now, emit: emit)
             states[id] = s
@@ -86,7 +95,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
     }
 
     private func timeout(_ s: inout State, now: FrameRef, emit: (Finding) -> Void) {
-        let limit = settings.duration("timeout")
+        let limit = timeoutSetting
         for side in [\State.local, \State.remote] {
             guard let (op, f) = s[keyPath: side].outstanding, !s[keyPath: side].timedOut, now.time &- f.time > limit
             else { continue }

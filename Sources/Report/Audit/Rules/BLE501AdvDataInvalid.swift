@@ -16,13 +16,18 @@ struct BLE501AdvDataInvalid: AuditRule {
         options: [includeReceivedOption])
 
     let settings: RuleSettings
+    /// Options read once: a lookup by name per event costs a string hash.
+    private let includeReceivedSetting: Bool
     private var seen = BoundedMap<AdvertiserKey, UInt8>(capacity: 10_000)
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {
+        self.settings = settings
+        includeReceivedSetting = settings.flag("include-received")
+    }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         guard case .advertisingData(let adapter, let advertiser, let data, let scanResponse, let legacy, let byHost) = event,
-              byHost || settings.flag("include-received") else { return }
+              byHost || includeReceivedSetting else { return }
         let key = AdvertiserKey(adapter: adapter, address: byHost ? nil : advertiser, host: byHost)
         let what = scanResponse ? "scan-response data" : "advertising data"
         let bit: UInt8 = scanResponse ? 2 : 1

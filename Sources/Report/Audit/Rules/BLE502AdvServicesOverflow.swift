@@ -17,13 +17,18 @@ struct BLE502AdvServicesOverflow: AuditRule {
         options: [includeReceivedOption])
 
     let settings: RuleSettings
+    /// Options read once: a lookup by name per event costs a string hash.
+    private let includeReceivedSetting: Bool
     private var seen = BoundedMap<AdvertiserKey, UInt8>(capacity: 10_000)
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {
+        self.settings = settings
+        includeReceivedSetting = settings.flag("include-received")
+    }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         guard case .advertisingData(let adapter, let advertiser, let data, _, _, let byHost) = event,
-              byHost || settings.flag("include-received") else { return }
+              byHost || includeReceivedSetting else { return }
         let key = AdvertiserKey(adapter: adapter, address: byHost ? nil : advertiser, host: byHost)
         var flagged = seen[key] ?? 0
         let before = flagged

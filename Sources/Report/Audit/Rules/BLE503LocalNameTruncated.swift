@@ -21,13 +21,18 @@ struct BLE503LocalNameTruncated: AuditRule {
     }
 
     let settings: RuleSettings
+    /// Options read once: a lookup by name per event costs a string hash.
+    private let includeReceivedSetting: Bool
     private var advertisers = BoundedMap<AdvertiserKey, Advertiser>(capacity: 10_000)
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {
+        self.settings = settings
+        includeReceivedSetting = settings.flag("include-received")
+    }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         guard case .advertisingData(let adapter, let advertiser, let data, _, _, let byHost) = event,
-              byHost || settings.flag("include-received") else { return }
+              byHost || includeReceivedSetting else { return }
         var short: ArraySlice<UInt8>?
         var complete = false
         ADWalk.walk(data) { type, value in

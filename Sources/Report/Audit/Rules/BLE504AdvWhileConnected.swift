@@ -21,9 +21,14 @@ struct BLE504AdvWhileConnected: AuditRule {
     }
 
     let settings: RuleSettings
+    /// Options read once: a lookup by name per event costs a string hash.
+    private let durationSetting: Int64
     private var adapters: [UInt16: Adapter] = [:]
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {
+        self.settings = settings
+        durationSetting = settings.duration("duration")
+    }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
@@ -55,7 +60,7 @@ struct BLE504AdvWhileConnected: AuditRule {
         guard let a = adapters[adapter], let since = a.since else { return }
         adapters[adapter]!.since = nil
         let on = frame.time &- since.time
-        guard on > settings.duration("duration"), let c = a.connections.values.min(by: { $0.id < $1.id }) else { return }
+        guard on > durationSetting, let c = a.connections.values.min(by: { $0.id < $1.id }) else { return }
         emit(finding("advertising re-enabled while connected as peripheral to " + (c.peer?.description ?? "a central")
                         + " and kept on for " + Say.seconds(on),
                      subject: .connection(c), evidence: [since, frame], decisive: since, detail: "advertising while connected"))

@@ -22,13 +22,20 @@ struct BLE505AdvIntervalAggressive: AuditRule {
     }
 
     let settings: RuleSettings
+    /// Options read once: a lookup by name per event costs a string hash.
+    private let intervalSetting: Int64
+    private let durationSetting: Int64
     private var adapters: [UInt16: Adapter] = [:]
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {
+        self.settings = settings
+        intervalSetting = settings.duration("interval")
+        durationSetting = settings.duration("duration")
+    }
 
     private func aggressive(_ v: UInt32?) -> Bool {
         guard let v else { return false }
-        return Int64(v) &* 625_000 < settings.duration("interval")
+        return Int64(v) &* 625_000 < intervalSetting
     }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
@@ -65,7 +72,7 @@ struct BLE505AdvIntervalAggressive: AuditRule {
         guard let a = adapters[adapter], let since = a.since, let v = a.intervalMax else { return }
         adapters[adapter]!.since = nil
         let on = frame.time &- since.time
-        guard on > settings.duration("duration") else { return }
+        guard on > durationSetting else { return }
         emit(finding("advertising interval max " + FieldRendering.decimal(Double(v) * 0.625) + " ms ("
                         + Hex.prefixed(v, width: 4) + ") kept on for " + Say.seconds(on),
                      subject: .host(adapter: adapter), evidence: [since, frame], decisive: since, detail: "interval"))
