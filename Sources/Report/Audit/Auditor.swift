@@ -28,8 +28,17 @@ public final class Auditor {
 
     public func observe(_ event: AuditEvent, at frame: FrameRef) {
         lastFrame = frame
-        for i in rules.indices { rules[i].observe(event, at: frame, emit: accept) }
+        // The rules move to a local for the loop: mutating them in a stored array would check
+        // exclusive access and uniqueness once per rule and event.
+        var running: [any AuditRule] = []
+        swap(&running, &rules)
+        let emit = emitter
+        for i in running.indices { running[i].observe(event, at: frame, emit: emit) }
+        swap(&running, &rules)
     }
+
+    /// `accept`, made once rather than per rule and event.
+    private lazy var emitter: (Finding) -> Void = { [unowned self] f in self.accept(f) }
 
     /// Closes what is still open and returns every finding, sorted by first frame.
     public func finish(at frame: FrameRef? = nil) -> [Finding] {
