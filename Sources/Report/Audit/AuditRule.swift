@@ -96,13 +96,56 @@ public struct RuleSettings: Sendable {
 /// called once at the end of the capture for what was still open.
 public protocol AuditRule {
     static var info: RuleInfo { get }
+    /// The kinds of event `observe` acts on; the auditor does not call it for others. Rules that
+    /// check time on every event keep the default, all.
+    static var consumes: AuditEventKinds { get }
     var settings: RuleSettings { get }
     init(settings: RuleSettings)
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void)
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void)
 }
 
+/// Kinds of `AuditEvent` as bits, so the auditor picks the rules for an event with a mask test.
+public struct AuditEventKinds: OptionSet, Sendable {
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+    public static let scanEnable = Self(rawValue: 1 << 0)
+    public static let advertisingReport = Self(rawValue: 1 << 1)
+    public static let createConnection = Self(rawValue: 1 << 2)
+    public static let connected = Self(rawValue: 1 << 3)
+    public static let disconnectCommand = Self(rawValue: 1 << 4)
+    public static let disconnected = Self(rawValue: 1 << 5)
+    public static let encryptionChanged = Self(rawValue: 1 << 6)
+    public static let att = Self(rawValue: 1 << 7)
+    public static let pairing = Self(rawValue: 1 << 8)
+    public static let advertisingData = Self(rawValue: 1 << 9)
+    public static let advertisingEnable = Self(rawValue: 1 << 10)
+    public static let advertisingParameters = Self(rawValue: 1 << 11)
+    public static let all = Self(rawValue: 0xFFFF)
+}
+
+extension AuditEvent {
+    public var kind: AuditEventKinds {
+        switch self {
+        case .scanEnable: return .scanEnable
+        case .advertisingReport: return .advertisingReport
+        case .createConnection: return .createConnection
+        case .connected: return .connected
+        case .disconnectCommand: return .disconnectCommand
+        case .disconnected: return .disconnected
+        case .encryptionChanged: return .encryptionChanged
+        case .att: return .att
+        case .pairing: return .pairing
+        case .advertisingData: return .advertisingData
+        case .advertisingEnable: return .advertisingEnable
+        case .advertisingParameters: return .advertisingParameters
+        }
+    }
+}
+
 extension AuditRule {
+    public static var consumes: AuditEventKinds { .all }
+
     /// A finding of this rule at its configured severity (or `severity` for a lesser variant).
     func finding(_ message: String, subject: FindingSubject, evidence: [FrameRef], decisive: FrameRef,
                  detail: String = "", severity: Severity? = nil) -> Finding {

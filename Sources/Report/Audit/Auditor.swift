@@ -5,6 +5,8 @@ import Decoders
 public final class Auditor {
     public let capturePath: String?
     private var rules: [any AuditRule]
+    /// Each rule's `consumes`, in the same order.
+    private let interests: [UInt16]
     private var findings: [Finding] = []
     private let baseline: Baseline?
     private var lastFrame: FrameRef?
@@ -21,6 +23,7 @@ public final class Auditor {
             guard let s = settings[t.info.id], s.enabled else { return nil }
             return t.init(settings: s)
         }
+        interests = rules.map { type(of: $0).consumes.rawValue }
     }
 
     /// Ids of the rules that run, in catalogue order.
@@ -33,7 +36,8 @@ public final class Auditor {
         var running: [any AuditRule] = []
         swap(&running, &rules)
         let emit = emitter
-        for i in running.indices { running[i].observe(event, at: frame, emit: emit) }
+        let kind = event.kind.rawValue
+        for i in running.indices where interests[i] & kind != 0 { running[i].observe(event, at: frame, emit: emit) }
         swap(&running, &rules)
     }
 

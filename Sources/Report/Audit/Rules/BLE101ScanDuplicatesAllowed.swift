@@ -26,6 +26,7 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
         var lastReport: FrameRef?
     }
 
+    static let consumes: AuditEventKinds = [.scanEnable, .advertisingReport]
     let settings: RuleSettings
     private var scans: [UInt16: Scan] = [:]
 

@@ -19,6 +19,7 @@ struct BLE103ScanLongRunning: AuditRule {
         var last: FrameRef
     }
 
+    static let consumes: AuditEventKinds = [.scanEnable, .createConnection, .advertisingReport]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let durationSetting: Int64

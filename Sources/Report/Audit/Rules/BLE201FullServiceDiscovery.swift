@@ -25,6 +25,7 @@ struct BLE201FullServiceDiscovery: AuditRule {
         var used: Set<BluetoothUUID> = []
     }
 
+    static let consumes: AuditEventKinds = [.att, .disconnected]
     let settings: RuleSettings
     private var states = ConnectionTable<State>(capacity: 4096)
 

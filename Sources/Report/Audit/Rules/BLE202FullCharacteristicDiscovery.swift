@@ -29,6 +29,7 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
         var flaggedWhole: Set<UInt8> = []
     }
 
+    static let consumes: AuditEventKinds = [.att, .disconnected]
     let settings: RuleSettings
     private var states = ConnectionTable<State>(capacity: 4096)
 

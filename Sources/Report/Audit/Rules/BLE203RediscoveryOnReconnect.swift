@@ -20,6 +20,7 @@ struct BLE203RediscoveryOnReconnect: AuditRule {
         var serviceChanged = false
     }
 
+    static let consumes: AuditEventKinds = [.att, .disconnected]
     let settings: RuleSettings
     private var peers = BoundedMap<PeerKey, Peer>(capacity: 10_000)
     private var discovered = ConnectionTable<Bool>(capacity: 4096)

@@ -36,6 +36,7 @@ struct BLE301PollingRead: AuditRule {
         var handles = BoundedMap<UInt16, Handle>(capacity: 1024)
     }
 
+    static let consumes: AuditEventKinds = [.att, .disconnected]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let readsSetting: Int

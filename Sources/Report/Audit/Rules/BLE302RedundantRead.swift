@@ -31,6 +31,7 @@ struct BLE302RedundantRead: AuditRule {
         var handles: [UInt16: Handle] = [:]
     }
 
+    static let consumes: AuditEventKinds = [.att, .disconnected]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let readsSetting: Int

@@ -25,6 +25,7 @@ struct BLE303TruncatedNotification: AuditRule {
         var handles = BoundedMap<UInt16, Handle>(capacity: 256)
     }
 
+    static let consumes: AuditEventKinds = [.att, .disconnected]
     let settings: RuleSettings
     private var states = ConnectionTable<State>(capacity: 4096)
 

@@ -21,6 +21,7 @@ struct BLE304SmallMTULongValues: AuditRule {
         var last: FrameRef?
     }
 
+    static let consumes: AuditEventKinds = [.att, .disconnected]
     let settings: RuleSettings
     private var states = ConnectionTable<State>(capacity: 4096)
 

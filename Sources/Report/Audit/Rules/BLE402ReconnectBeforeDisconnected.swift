@@ -20,6 +20,7 @@ struct BLE402ReconnectBeforeDisconnected: AuditRule {
         var flagged = false
     }
 
+    static let consumes: AuditEventKinds = [.connected, .disconnectCommand, .disconnected, .createConnection]
     let settings: RuleSettings
     /// Open connections and pending disconnects by adapter << 16 | handle.
     private var open = BoundedMap<UInt32, Connection>(capacity: 4096)

@@ -15,6 +15,7 @@ struct BLE501AdvDataInvalid: AuditRule {
         guidance: "Core Bluetooth Programming Guide: respect the limits of advertising data; Core Vol 3 Part C 11",
         options: [includeReceivedOption])
 
+    static let consumes: AuditEventKinds = [.advertisingData]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let includeReceivedSetting: Bool

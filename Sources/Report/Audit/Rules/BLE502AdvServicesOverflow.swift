@@ -16,6 +16,7 @@ struct BLE502AdvServicesOverflow: AuditRule {
         notAFinding: "complete lists of service UUIDs",
         options: [includeReceivedOption])
 
+    static let consumes: AuditEventKinds = [.advertisingData]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let includeReceivedSetting: Bool

@@ -20,6 +20,7 @@ struct BLE503LocalNameTruncated: AuditRule {
         var complete = false
     }
 
+    static let consumes: AuditEventKinds = [.advertisingData]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let includeReceivedSetting: Bool

@@ -20,6 +20,7 @@ struct BLE504AdvWhileConnected: AuditRule {
         var since: FrameRef?
     }
 
+    static let consumes: AuditEventKinds = [.connected, .disconnected, .advertisingEnable]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let durationSetting: Int64

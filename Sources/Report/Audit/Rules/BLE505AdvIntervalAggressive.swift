@@ -21,6 +21,7 @@ struct BLE505AdvIntervalAggressive: AuditRule {
         var since: FrameRef?
     }
 
+    static let consumes: AuditEventKinds = [.advertisingParameters, .advertisingEnable, .connected]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let intervalSetting: Int64

@@ -38,6 +38,7 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
         var encryptedAt: FrameRef?
     }
 
+    static let consumes: AuditEventKinds = [.encryptionChanged, .att, .disconnected]
     let settings: RuleSettings
     private let sensitive: Set<BluetoothUUID>
     private var states = ConnectionTable<State>(capacity: 4096)

@@ -13,6 +13,7 @@ struct BLE602JustWorksPairing: AuditRule {
             """,
         guidance: "MITM protection (Core Vol 3 Part H 2.3.5.1, 2.3.5.6)")
 
+    static let consumes: AuditEventKinds = [.pairing]
     let settings: RuleSettings
 
     init(settings: RuleSettings) { self.settings = settings }
