@@ -141,26 +141,26 @@ public enum FieldRendering {
     /// Writes the fields as the members of a JSON object (without braces). Siblings that share a
     /// key become one array, so every object has unique keys.
     public static func writeJSONMembers(_ fields: [Field], to out: Output) {
-        let keys = fields.map { key(for: $0.label) }
-        // Most objects have distinct keys: write them in order without grouping.
-        var distinct = true
-        if keys.count > 1 {
-            outer: for i in 1..<keys.count {
-                for j in 0..<i where keys[j] == keys[i] {
-                    distinct = false
-                    break outer
-                }
+        // Most objects have distinct keys: written in order, keys straight from the labels, with no
+        // strings made. Equal key hashes (a shared key, or a collision) take the grouping path.
+        let distinct = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: fields.count) { h in
+            for (i, f) in fields.enumerated() {
+                let k = keyHash(f.label)
+                for j in 0..<i where h[j] == k { return false }
+                h[i] = k
             }
+            return true
         }
         if distinct {
             for (i, f) in fields.enumerated() {
                 if i > 0 { out.write(byte: UInt8(ascii: ",")) }
-                out.write(jsonString: keys[i])
+                writeKey(f.label, to: out)
                 out.write(byte: UInt8(ascii: ":"))
                 writeJSONValue(f, to: out)
             }
             return
         }
+        let keys = fields.map { key(for: $0.label) }
         var order: [String] = []
         var groups: [String: [Field]] = [:]
         for (f, k) in zip(fields, keys) {
@@ -183,6 +183,50 @@ public enum FieldRendering {
                 out.write(byte: UInt8(ascii: "]"))
             }
         }
+    }
+
+    /// Calls `emit` with each byte of `Field.key(for: label)`; false, with nothing emitted, when
+    /// the label is not ASCII (then only `Field.key(for:)` knows the answer).
+    @inline(__always) static func forEachKeyByte(_ label: String, _ emit: (UInt8) -> Void) -> Bool {
+        var label = label
+        return label.withUTF8 { u in
+            for c in u where c >= 0x80 { return false }
+            var n = 0
+            var pendingUnderscore = false
+            for c in u {
+                let lower = c >= 0x41 && c <= 0x5A ? c | 0x20 : c
+                if (lower >= 0x61 && lower <= 0x7A) || (c >= 0x30 && c <= 0x39) {
+                    if pendingUnderscore && n > 0 { emit(UInt8(ascii: "_")) }
+                    pendingUnderscore = false
+                    emit(lower)
+                    n += 1
+                } else {
+                    pendingUnderscore = true
+                }
+            }
+            return true
+        }
+    }
+
+    /// FNV-1a of the label's JSON key.
+    static func keyHash(_ label: String) -> UInt64 {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        let ascii = forEachKeyByte(label) { h = (h ^ UInt64($0)) &* 0x100_0000_01B3 }
+        guard !ascii else { return h }
+        for c in Field.key(for: label).utf8 { h = (h ^ UInt64(c)) &* 0x100_0000_01B3 }
+        return h
+    }
+
+    /// The label's JSON key, quoted.
+    public static func writeKey(_ label: String, to out: Output) {
+        var l = label
+        guard l.withUTF8({ u in !u.contains { $0 >= 0x80 } }) else {
+            out.write(jsonString: Field.key(for: label))
+            return
+        }
+        out.write(byte: UInt8(ascii: "\""))
+        _ = forEachKeyByte(label) { out.write(byte: $0) }
+        out.write(byte: UInt8(ascii: "\""))
     }
 
     /// `Field.key(for:)`, computed byte by byte for ASCII labels (all of the decoders' labels).

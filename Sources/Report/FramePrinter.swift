@@ -80,7 +80,7 @@ public final class FramePrinter {
         for layer in d.layers where layer.name != "Malformed" {
             if !first { out.write(byte: UInt8(ascii: ",")) }
             first = false
-            out.write(jsonString: FieldRendering.key(for: layer.name))
+            FieldRendering.writeKey(layer.name, to: out)
             out.write(":{")
             FieldRendering.writeJSONMembers(layer.fields, to: out)
             out.write(byte: UInt8(ascii: "}"))
