@@ -30,5 +30,7 @@ let package = Package(
         .testTarget(name: "DecodersTests", dependencies: ["Decoders"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Decoders"]),
         .testTarget(name: "ReportTests", dependencies: ["Report", "Decoders", "Capture"]),
+        // Whole-pipeline tests over real captures, compared with tshark's decode of the same files.
+        .testTarget(name: "IntegrationTests", dependencies: ["Report", "Decoders", "Capture"]),
     ]
 )

@@ -1,13 +1,674 @@
-/// Advertising data (AD structures, Core Supplement Part A). Placeholder until the decoder lands.
-public struct AdvertisingData: Dissectable {
+/// Advertising and scan response data: a sequence of AD structures (Core Supplement Part A,
+/// Core Vol 3 Part C 11), each `length | type | data` with `length` counting type and data.
+/// Parsing only records where each structure lies; decoding into fields happens when printed.
+public struct AdvertisingData: Dissectable, Sendable {
     public let data: Bytes
-    public init(_ data: Bytes) { self.data = data }
-    public var summary: String { "" }
-    public var fields: [Field] { [Field("Data", .bytes(data))] }
+    /// The well-formed structures, in order.
+    public let structures: [ADStructure]
+    /// Rule breaks found while walking the structures (decoding stops at a framing fault).
+    public let problems: [ADProblem]
+    /// Zero bytes after the last structure (controllers pad legacy data to 31 bytes).
+    public let paddingLength: Int
+
+    /// Legacy advertising data is at most 31 bytes (Core Vol 6 Part B 2.3.1).
+    public static let legacyMaximum = 31
+
+    public init(_ data: Bytes) { self.init(data, legacy: false) }
+
+    public init(_ data: Bytes, legacy: Bool) {
+        self.data = data
+        var structures: [ADStructure] = []
+        var problems: [ADProblem] = []
+        var padding = 0
+        if legacy && data.count > AdvertisingData.legacyMaximum {
+            problems.append(ADProblem(.tooLongForLegacy, offset: AdvertisingData.legacyMaximum, type: nil, length: data.count))
+        }
+        var offset = 0
+        let count = data.count
+        while offset < count {
+            let length = Int(data.byte(offset) ?? 0)
+            if length == 0 {
+                // A zero length ends the significant part; the rest must be zero padding.
+                let rest = data.from(offset)
+                if rest.allSatisfy({ $0 == 0 }) {
+                    padding = rest.count
+                } else {
+                    problems.append(ADProblem(.dataAfterTerminator, offset: offset, type: nil, length: rest.count))
+                }
+                break
+            }
+            guard offset + 1 + length <= count else {
+                problems.append(ADProblem(.lengthPastEnd, offset: offset, type: data.byte(offset + 1), length: length))
+                break
+            }
+            let type = data.byte(offset + 1) ?? 0
+            let start = data.startIndex + offset + 2
+            let s = ADStructure(type: type, offset: offset, data: data[start..<start + length - 1])
+            if let kind = s.lengthProblem {
+                problems.append(ADProblem(kind, offset: offset, type: type, length: length - 1))
+            }
+            structures.append(s)
+            offset += 1 + length
+        }
+        self.structures = structures
+        self.problems = problems
+        self.paddingLength = padding
+    }
+
+    // MARK: Typed accessors
+
+    /// Flags AD (0x01) value.
+    public var flags: UInt8? { first(ADType.flags).flatMap { $0.data.byte(0) } }
+
+    /// The local name, preferring the complete one.
+    public var localName: (name: String, complete: Bool)? {
+        if let s = first(ADType.completeLocalName) { return (String(decoding: s.data, as: UTF8.self), true) }
+        if let s = first(ADType.shortenedLocalName) { return (String(decoding: s.data, as: UTF8.self), false) }
+        return nil
+    }
+
+    /// Raw local name bytes (no String building) and whether the name is complete.
+    public var localNameBytes: (bytes: Bytes, complete: Bool)? {
+        if let s = first(ADType.completeLocalName) { return (s.data, true) }
+        if let s = first(ADType.shortenedLocalName) { return (s.data, false) }
+        return nil
+    }
+
+    /// Service UUIDs from the 16/32/128-bit lists, each with whether its list is complete.
+    public var serviceUUIDs: [ListedUUID] {
+        var out: [ListedUUID] = []
+        for s in structures {
+            guard let list = ADType.serviceLists[s.type] else { continue }
+            for u in s.uuids(width: list.width) { out.append(ListedUUID(uuid: u, complete: list.complete)) }
+        }
+        return out
+    }
+
+    /// UUIDs from the service solicitation lists (0x14, 0x1F, 0x15).
+    public var solicitedUUIDs: [BluetoothUUID] {
+        var out: [BluetoothUUID] = []
+        for s in structures {
+            if let width = ADType.solicitationWidth[s.type] { out += s.uuids(width: width) }
+        }
+        return out
+    }
+
+    /// Service Data (0x16, 0x20, 0x21): UUID and the data after it.
+    public var serviceData: [(uuid: BluetoothUUID, data: Bytes)] {
+        var out: [(uuid: BluetoothUUID, data: Bytes)] = []
+        for s in structures {
+            guard let width = ADType.serviceDataWidth[s.type], s.data.count >= width,
+                  let u = BluetoothUUID(littleEndian: s.data.prefix(width)) else { continue }
+            out.append((u, s.data.dropFirst(width)))
+        }
+        return out
+    }
+
+    /// Manufacturer Specific Data (0xFF): company identifier and the data after it.
+    public var manufacturerData: [(company: UInt16, data: Bytes)] {
+        structures.compactMap { s in
+            guard s.type == ADType.manufacturerSpecific, let c = s.data.le16(0) else { return nil }
+            return (c, s.data.dropFirst(2))
+        }
+    }
+
+    /// TX Power Level (0x0A) in dBm.
+    public var txPower: Int8? { first(ADType.txPowerLevel).flatMap { $0.data.byte(0) }.map { Int8(bitPattern: $0) } }
+
+    /// Appearance (0x19).
+    public var appearance: UInt16? { first(ADType.appearance).flatMap { $0.data.le16(0) } }
+
+    /// An Apple iBeacon in the manufacturer data.
+    public var iBeacon: IBeacon? {
+        for m in manufacturerData { if let b = IBeacon(company: m.company, data: m.data) { return b } }
+        return nil
+    }
+
+    /// Apple's overflow-area bitmap in the manufacturer data.
+    public var overflowArea: OverflowArea? {
+        for m in manufacturerData { if let o = OverflowArea(company: m.company, data: m.data) { return o } }
+        return nil
+    }
+
+    /// The first structure of a type.
+    public func first(_ type: UInt8) -> ADStructure? { structures.first { $0.type == type } }
+
+    // MARK: Printing
+
+    public var summary: String {
+        var parts: [String] = []
+        if let f = flags { parts.append("Flags " + Hex.prefixed(f, width: 2)) }
+        if let n = localName { parts.append((n.complete ? "Name \"" : "Short name \"") + n.name + "\"") }
+        let uuids = serviceUUIDs
+        if !uuids.isEmpty { parts.append("UUIDs " + uuids.map { $0.uuid.description }.joined(separator: " ")) }
+        for d in serviceData {
+            parts.append("Service data " + d.uuid.description + (d.uuid.uuid16 == Eddystone.uuid16 ? " (Eddystone)" : ""))
+        }
+        for m in manufacturerData {
+            var s = "Mfr " + (AssignedNumbers.companyName(m.company) ?? Hex.prefixed(m.company, width: 4))
+            if let kind = ManufacturerData.kind(company: m.company, data: m.data) { s += " " + kind }
+            parts.append(s)
+        }
+        if let t = txPower { parts.append("TX \(t) dBm") }
+        if let a = appearance { parts.append("Appearance " + (AssignedNumbers.appearanceName(a) ?? Hex.prefixed(a, width: 4))) }
+        if !problems.isEmpty { parts.append("malformed") }
+        if parts.isEmpty { return structures.isEmpty ? "no data" : "\(structures.count) AD structures" }
+        return parts.joined(separator: ", ")
+    }
+
+    public var fields: [Field] {
+        var out: [Field] = []
+        var pending = problems.makeIterator()
+        var next = pending.next()
+        for s in structures {
+            out.append(s.field)
+            // A length fault of this structure is shown right after it.
+            while let p = next, p.offset == s.offset {
+                out.append(Field.malformed(p.description))
+                next = pending.next()
+            }
+        }
+        while let p = next {
+            out.append(Field.malformed(p.description))
+            next = pending.next()
+        }
+        if paddingLength > 0 { out.append(Field("Padding", .uint(UInt64(paddingLength), hex: 0))) }
+        return out
+    }
 }
 
-/// LE advertising report subevents (0x02, 0x0B, 0x0D, 0x0F, 0x26 ...). Placeholder.
-public enum AdvertisingReports {
-    /// Full decode of a report subevent's parameters; nil when the subevent is not a report.
-    public static func fields(subevent: UInt8, _ params: Bytes) -> [Field]? { nil }
+/// A UUID from a service list and whether that list claims to be complete.
+public struct ListedUUID: Sendable, Equatable {
+    public let uuid: BluetoothUUID
+    public let complete: Bool
+}
+
+/// One AD structure: its type and data (the slice after the type byte).
+public struct ADStructure: Sendable {
+    public let type: UInt8
+    /// Offset of the length byte from the start of the advertising data.
+    public let offset: Int
+    public let data: Bytes
+
+    public var name: String { ADType.name(type) }
+
+    /// UUIDs of a list structure; a trailing partial UUID is left out (reported as a problem).
+    public func uuids(width: Int) -> [BluetoothUUID] {
+        var out: [BluetoothUUID] = []
+        var r = ByteReader(data)
+        while r.remaining >= width, let u = try? r.uuid(width: width) { out.append(u) }
+        return out
+    }
+
+    var lengthProblem: ADProblem.Kind? {
+        let n = data.count
+        if let w = ADType.listWidth(type) { return n % w == 0 ? nil : .badUUIDListLength }
+        if let sizes = ADType.sizes[type] {
+            if sizes.isEmpty { return nil }
+            if sizes.first == -1 { return n >= (sizes.last ?? 0) ? nil : .badLength }
+            return sizes.contains(n) ? nil : .badLength
+        }
+        return nil
+    }
+
+    /// The structure as tshark shows it: name, then Length, Type and the decoded value.
+    public var field: Field {
+        var children = [Field("Length", .uint(UInt64(data.count + 1), hex: 0)),
+                        Field("Type", .named(UInt64(type), hex: 2, name))]
+        children += ADValue.fields(type: type, data)
+        return Field(name, .none, children)
+    }
+}
+
+/// A rule break in advertising data, at a byte offset into it.
+public struct ADProblem: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The length byte runs past the end of the data.
+        case lengthPastEnd
+        /// A zero length (early end) followed by bytes that are not zero padding.
+        case dataAfterTerminator
+        /// A UUID list whose length is not a multiple of the UUID size.
+        case badUUIDListLength
+        /// A structure whose data has a size its type does not allow.
+        case badLength
+        /// Legacy advertising data longer than 31 bytes.
+        case tooLongForLegacy
+    }
+    public let kind: Kind
+    /// Byte offset into the advertising data (of the structure's length byte).
+    public let offset: Int
+    /// The AD type involved, when known.
+    public let type: UInt8?
+    /// The length involved: declared length, data size or total size depending on the kind.
+    public let length: Int
+
+    public init(_ kind: Kind, offset: Int, type: UInt8?, length: Int) {
+        self.kind = kind
+        self.offset = offset
+        self.type = type
+        self.length = length
+    }
+
+    public var description: String {
+        let t = type.map { " " + ADType.name($0) + " (" + Hex.prefixed($0, width: 2) + ")" } ?? ""
+        switch kind {
+        case .lengthPastEnd: return "AD structure at offset \(offset)\(t) with length \(length) runs past the end of the data"
+        case .dataAfterTerminator: return "zero-length AD structure at offset \(offset) followed by \(length) bytes that are not padding"
+        case .badUUIDListLength: return "UUID list\(t) at offset \(offset) of \(length) bytes is not a multiple of the UUID size"
+        case .badLength: return "AD structure\(t) at offset \(offset) has \(length) data bytes, not a size the type allows"
+        case .tooLongForLegacy: return "legacy advertising data of \(length) bytes exceeds \(AdvertisingData.legacyMaximum)"
+        }
+    }
+}
+
+/// AD type codes and names (Assigned Numbers 2.3 "Common Data Types").
+public enum ADType {
+    public static let flags: UInt8 = 0x01
+    public static let incomplete16: UInt8 = 0x02, complete16: UInt8 = 0x03
+    public static let incomplete32: UInt8 = 0x04, complete32: UInt8 = 0x05
+    public static let incomplete128: UInt8 = 0x06, complete128: UInt8 = 0x07
+    public static let shortenedLocalName: UInt8 = 0x08, completeLocalName: UInt8 = 0x09
+    public static let txPowerLevel: UInt8 = 0x0A
+    public static let appearance: UInt8 = 0x19
+    public static let uri: UInt8 = 0x24
+    public static let manufacturerSpecific: UInt8 = 0xFF
+
+    public static func name(_ type: UInt8) -> String { names[type] ?? "Unknown AD Type" }
+
+    static let names: [UInt8: String] = [
+        0x01: "Flags",
+        0x02: "Incomplete List of 16-bit Service or Service Class UUIDs",
+        0x03: "Complete List of 16-bit Service or Service Class UUIDs",
+        0x04: "Incomplete List of 32-bit Service or Service Class UUIDs",
+        0x05: "Complete List of 32-bit Service or Service Class UUIDs",
+        0x06: "Incomplete List of 128-bit Service or Service Class UUIDs",
+        0x07: "Complete List of 128-bit Service or Service Class UUIDs",
+        0x08: "Shortened Local Name",
+        0x09: "Complete Local Name",
+        0x0A: "Tx Power Level",
+        0x0D: "Class of Device",
+        0x0E: "Simple Pairing Hash C-192",
+        0x0F: "Simple Pairing Randomizer R-192",
+        0x10: "Device ID / Security Manager TK Value",
+        0x11: "Security Manager Out of Band Flags",
+        0x12: "Peripheral Connection Interval Range",
+        0x14: "List of 16-bit Service Solicitation UUIDs",
+        0x15: "List of 128-bit Service Solicitation UUIDs",
+        0x16: "Service Data - 16-bit UUID",
+        0x17: "Public Target Address",
+        0x18: "Random Target Address",
+        0x19: "Appearance",
+        0x1A: "Advertising Interval",
+        0x1B: "LE Bluetooth Device Address",
+        0x1C: "LE Role",
+        0x1D: "Simple Pairing Hash C-256",
+        0x1E: "Simple Pairing Randomizer R-256",
+        0x1F: "List of 32-bit Service Solicitation UUIDs",
+        0x20: "Service Data - 32-bit UUID",
+        0x21: "Service Data - 128-bit UUID",
+        0x22: "LE Secure Connections Confirmation Value",
+        0x23: "LE Secure Connections Random Value",
+        0x24: "URI",
+        0x25: "Indoor Positioning",
+        0x26: "Transport Discovery Data",
+        0x27: "LE Supported Features",
+        0x28: "Channel Map Update Indication",
+        0x29: "PB-ADV",
+        0x2A: "Mesh Message",
+        0x2B: "Mesh Beacon",
+        0x2C: "BIGInfo",
+        0x2D: "Broadcast_Code",
+        0x2E: "Resolvable Set Identifier",
+        0x2F: "Advertising Interval - long",
+        0x30: "Broadcast_Name",
+        0x31: "Encrypted Advertising Data",
+        0x32: "Periodic Advertising Response Timing Information",
+        0x34: "Electronic Shelf Label",
+        0x3D: "3D Information Data",
+        0xFF: "Manufacturer Specific Data",
+    ]
+
+    /// Service UUID lists: UUID width and whether the list is complete.
+    static let serviceLists: [UInt8: (width: Int, complete: Bool)] = [
+        0x02: (2, false), 0x03: (2, true), 0x04: (4, false), 0x05: (4, true), 0x06: (16, false), 0x07: (16, true),
+    ]
+    static let solicitationWidth: [UInt8: Int] = [0x14: 2, 0x1F: 4, 0x15: 16]
+    static let serviceDataWidth: [UInt8: Int] = [0x16: 2, 0x20: 4, 0x21: 16]
+
+    static func listWidth(_ type: UInt8) -> Int? { serviceLists[type]?.width ?? solicitationWidth[type] }
+
+    /// Allowed data sizes of fixed-layout types; [-1, n] means "at least n".
+    static let sizes: [UInt8: [Int]] = [
+        0x01: [1], 0x0A: [1], 0x0D: [3], 0x0E: [16], 0x0F: [16], 0x10: [8, 16], 0x11: [1], 0x12: [4],
+        0x16: [-1, 2], 0x17: [-1, 6], 0x18: [-1, 6], 0x19: [2], 0x1A: [2], 0x1B: [7], 0x1C: [1],
+        0x1D: [16], 0x1E: [16], 0x20: [-1, 4], 0x21: [-1, 16], 0x22: [16], 0x23: [16], 0x28: [7],
+        0x2C: [33, 57], 0x2D: [16], 0x2E: [6], 0x2F: [3, 4], 0x31: [-1, 9], 0x32: [8], 0x3D: [2],
+        0xFF: [-1, 2],
+    ]
+}
+
+/// Decoding of each AD type's data into fields.
+enum ADValue {
+    static func fields(type: UInt8, _ d: Bytes) -> [Field] {
+        switch type {
+        case 0x01: return flags(d)
+        case 0x02...0x07: return uuidList(d, width: ADType.serviceLists[type]?.width ?? 2)
+        case 0x14, 0x15, 0x1F: return uuidList(d, width: ADType.solicitationWidth[type] ?? 2)
+        case 0x08, 0x09: return [Field("Device Name", .text(String(decoding: d, as: UTF8.self)))]
+        case 0x30: return [Field("Broadcast Name", .text(String(decoding: d, as: UTF8.self)))]
+        case 0x0A: return d.byte(0).map { [Field("Power Level", .signed(Int64(Int8(bitPattern: $0)), unit: "dBm"))] } ?? []
+        case 0x0D: return classOfDevice(d)
+        case 0x0E, 0x1D: return [Field("Hash C", .bytes(d))]
+        case 0x0F, 0x1E: return [Field("Randomizer R", .bytes(d))]
+        case 0x10: return d.count == 8 ? deviceID(d) : [Field("TK Value", .bytes(d))]
+        case 0x11: return oobFlags(d)
+        case 0x12: return connectionIntervalRange(d)
+        case 0x16, 0x20, 0x21: return serviceData(d, width: ADType.serviceDataWidth[type] ?? 2)
+        case 0x17, 0x18: return targetAddresses(d)
+        case 0x19: return d.le16(0).map { [appearanceField($0)] } ?? []
+        case 0x1A, 0x2F: return advertisingInterval(d)
+        case 0x1B: return leAddress(d)
+        case 0x1C: return d.byte(0).map { [Field("LE Role", .named(UInt64($0), hex: 2, leRoles[Int($0)] ?? "Reserved"))] } ?? []
+        case 0x22: return [Field("Confirmation Value", .bytes(d))]
+        case 0x23: return [Field("Random Value", .bytes(d))]
+        case 0x24: return uri(d)
+        case 0x27: return leFeatures(d)
+        case 0x28: return channelMapUpdate(d)
+        case 0x2C: return bigInfo(d)
+        case 0x2D: return [Field("Broadcast Code", .bytes(d))]
+        case 0x2E: return rsi(d)
+        case 0x31, 0x34: return encrypted(d)
+        case 0x32: return pawrTiming(d)
+        case 0x3D: return threeD(d)
+        case 0xFF: return manufacturer(d)
+        default: return d.isEmpty ? [] : [Field("Data", .bytes(d))]
+        }
+    }
+
+    static let flagNames = ["LE Limited Discoverable Mode", "LE General Discoverable Mode", "BR/EDR Not Supported",
+                            "Simultaneous LE and BR/EDR to Same Device Capable (Controller)",
+                            "Simultaneous LE and BR/EDR to Same Device Capable (Host)"]
+
+    static func bitNames(_ v: UInt64, _ names: [String], reserved: String = "Reserved") -> [String] {
+        var out: [String] = []
+        for bit in 0..<64 where v >> UInt64(bit) & 1 == 1 {
+            out.append(bit < names.count ? names[bit] : reserved + " (bit \(bit))")
+        }
+        return out
+    }
+
+    static func flags(_ d: Bytes) -> [Field] {
+        guard let f = d.byte(0) else { return [] }
+        var children: [Field] = []
+        for (bit, name) in flagNames.enumerated() { children.append(Field(name, .bool(f >> UInt8(bit) & 1 == 1))) }
+        if f & 0xE0 != 0 { children.append(Field("Reserved", .uint(UInt64(f >> 5), hex: 1))) }
+        return [Field("Flags", .flags(UInt64(f), hex: 2, bitNames(UInt64(f), flagNames)), children)]
+    }
+
+    /// A UUID with its full 128-bit form and, when the tables know it, its name. A 128-bit
+    /// UUID on the base UUID is also shown in its short form.
+    static func uuidField(_ label: String, _ u: BluetoothUUID) -> Field {
+        var children: [Field] = []
+        if u.width < 16 {
+            children.append(Field("UUID 128", .text(u.uuidString)))
+        } else if let s = u.uuid16 {
+            children.append(Field("Short Form", .uuid(BluetoothUUID(uuid16: s))))
+        } else if let s = u.uuid32 {
+            children.append(Field("Short Form", .uuid(BluetoothUUID(uuid32: s))))
+        }
+        if let n = AssignedNumbers.name(u) { children.append(Field("Name", .text(n))) }
+        return Field(label, .uuid(u), children)
+    }
+
+    static func uuidList(_ d: Bytes, width: Int) -> [Field] {
+        var r = ByteReader(d)
+        var out: [Field] = []
+        while r.remaining >= width, let u = try? r.uuid(width: width) { out.append(uuidField("UUID", u)) }
+        if r.remaining > 0 { out.append(Field("Trailing Bytes", .bytes(r.rest()))) }
+        return out
+    }
+
+    static func serviceData(_ d: Bytes, width: Int) -> [Field] {
+        guard d.count >= width, let u = BluetoothUUID(littleEndian: d.prefix(width)) else { return [Field("Data", .bytes(d))] }
+        let rest = d.dropFirst(width)
+        var out = [uuidField("UUID", u), Field("Service Data", .bytes(rest))]
+        if u.uuid16 == Eddystone.uuid16 { out.append(Field("Eddystone", .none, Eddystone.fields(rest))) }
+        return out
+    }
+
+    static func manufacturer(_ d: Bytes) -> [Field] {
+        guard let company = d.le16(0) else { return [Field("Data", .bytes(d))] }
+        let rest = d.dropFirst(2)
+        var out = [Field("Company ID", .named(UInt64(company), hex: 4, AssignedNumbers.companyName(company) ?? "Unknown"))]
+        out.append(Field("Data", .bytes(rest)))
+        out += ManufacturerData.fields(company: company, data: rest)
+        return out
+    }
+
+    static func appearanceField(_ v: UInt16) -> Field {
+        Field("Appearance", .named(UInt64(v), hex: 4, AssignedNumbers.appearanceName(v) ?? "Unknown"),
+              [Field("Category", .uint(UInt64(v >> 6), hex: 3)), Field("Subcategory", .uint(UInt64(v & 0x3F), hex: 2))])
+    }
+
+    static let serviceClasses = ["Limited Discoverable Mode", "LE Audio", "Reserved", "Positioning", "Networking",
+                                 "Rendering", "Capturing", "Object Transfer", "Audio", "Telephony", "Information"]
+    static let majorDeviceClasses: [UInt8: String] = [
+        0: "Miscellaneous", 1: "Computer", 2: "Phone", 3: "LAN/Network Access Point", 4: "Audio/Video",
+        5: "Peripheral", 6: "Imaging", 7: "Wearable", 8: "Toy", 9: "Health", 31: "Uncategorized",
+    ]
+
+    static func classOfDevice(_ d: Bytes) -> [Field] {
+        var r = ByteReader(d)
+        guard let cod = try? r.u24() else { return [Field("Data", .bytes(d))] }
+        let major = UInt8(cod >> 8 & 0x1F)
+        let services = UInt64(cod >> 13 & 0x7FF)
+        return [Field("Class of Device", .uint(UInt64(cod), hex: 6), [
+            Field("Major Service Classes", .flags(services, hex: 3, bitNames(services, serviceClasses))),
+            Field("Major Device Class", .named(UInt64(major), hex: 2, majorDeviceClasses[major] ?? "Reserved")),
+            Field("Minor Device Class", .uint(UInt64(cod >> 2 & 0x3F), hex: 2)),
+        ])]
+    }
+
+    static func deviceID(_ d: Bytes) -> [Field] {
+        var r = ByteReader(d)
+        guard let src = try? r.u16(), let vendor = try? r.u16(), let product = try? r.u16(), let version = try? r.u16() else { return [] }
+        let vendorName = src == 1 ? AssignedNumbers.companyName(vendor) : nil
+        return [Field("Vendor ID Source", .named(UInt64(src), hex: 4, src == 1 ? "Bluetooth SIG" : src == 2 ? "USB Implementer's Forum" : "Reserved")),
+                vendorName.map { Field("Vendor ID", .named(UInt64(vendor), hex: 4, $0)) } ?? Field.u16("Vendor ID", vendor),
+                Field.u16("Product ID", product), Field.u16("Version", version)]
+    }
+
+    static func oobFlags(_ d: Bytes) -> [Field] {
+        guard let f = d.byte(0) else { return [] }
+        return [Field("OOB Flags", .uint(UInt64(f), hex: 2), [
+            Field("OOB Data Present", .bool(f & 1 != 0)),
+            Field("LE Supported (Host)", .bool(f & 2 != 0)),
+            Field("Simultaneous LE and BR/EDR to Same Device Capable (Host)", .bool(f & 4 != 0)),
+            Field("Address Type", .named(UInt64(f >> 3 & 1), hex: 1, f & 8 == 0 ? "Public" : "Random")),
+        ])]
+    }
+
+    static func connectionInterval(_ label: String, _ v: UInt16) -> Field {
+        v == 0xFFFF ? Field(label, .named(UInt64(v), hex: 4, "no specific value"))
+            : Field(label, .quantity(UInt64(v), hex: 4, Double(v) * 1.25, unit: "ms"))
+    }
+
+    static func connectionIntervalRange(_ d: Bytes) -> [Field] {
+        var r = ByteReader(d)
+        guard let lo = try? r.u16(), let hi = try? r.u16() else { return [Field("Data", .bytes(d))] }
+        return [connectionInterval("Connection Interval Min", lo), connectionInterval("Connection Interval Max", hi)]
+    }
+
+    static func targetAddresses(_ d: Bytes) -> [Field] {
+        var r = ByteReader(d)
+        var out: [Field] = []
+        while r.remaining >= 6, let a = try? r.address() { out.append(Field("BD_ADDR", .address(a))) }
+        if r.remaining > 0 { out.append(Field("Trailing Bytes", .bytes(r.rest()))) }
+        return out
+    }
+
+    static func advertisingInterval(_ d: Bytes) -> [Field] {
+        var r = ByteReader(d)
+        guard let v = try? r.uint(width: min(max(d.count, 1), 4)) else { return [Field("Data", .bytes(d))] }
+        return [Field("Advertising Interval", .quantity(v, hex: d.count * 2, Double(v) * 0.625, unit: "ms"))]
+    }
+
+    static func leAddress(_ d: Bytes) -> [Field] {
+        var r = ByteReader(d)
+        guard let a = try? r.address(), let t = try? r.u8() else { return [Field("Data", .bytes(d))] }
+        return [Field("BD_ADDR", .address(a)), Field("Address Type", .named(UInt64(t & 1), hex: 2, t & 1 == 0 ? "Public" : "Random"))]
+    }
+
+    static let leRoles = [0: "Only Peripheral Role supported", 1: "Only Central Role supported",
+                          2: "Peripheral and Central Role supported; Peripheral Role preferred for connection establishment",
+                          3: "Peripheral and Central Role supported; Central Role preferred for connection establishment"]
+
+    static func uri(_ d: Bytes) -> [Field] {
+        // The scheme is a code point (UTF-8 encoded) into the URI scheme name table; 0x01 means none.
+        guard let b0 = d.byte(0) else { return [] }
+        var code = UInt32(b0), used = 1
+        if b0 & 0xE0 == 0xC0, let b1 = d.byte(1), b1 & 0xC0 == 0x80 {
+            code = UInt32(b0 & 0x1F) << 6 | UInt32(b1 & 0x3F)
+            used = 2
+        }
+        let rest = String(decoding: d.dropFirst(used), as: UTF8.self)
+        let scheme = URISchemes.name(code)
+        return [Field("Scheme", .named(UInt64(code), hex: 4, scheme ?? "Unknown")),
+                Field("URI", .text((scheme ?? "") + rest))]
+    }
+
+    static let leFeatureNames = [
+        "LE Encryption", "Connection Parameters Request Procedure", "Extended Reject Indication",
+        "Peripheral-initiated Features Exchange", "LE Ping", "LE Data Packet Length Extension", "LL Privacy",
+        "Extended Scanning Filter Policies", "LE 2M PHY", "Stable Modulation Index - Transmitter",
+        "Stable Modulation Index - Receiver", "LE Coded PHY", "LE Extended Advertising", "LE Periodic Advertising",
+        "Channel Selection Algorithm #2", "LE Power Class 1", "Minimum Number of Used Channels Procedure",
+        "Connection CTE Request", "Connection CTE Response", "Connectionless CTE Transmitter",
+        "Connectionless CTE Receiver", "Antenna Switching During CTE Transmission (AoD)",
+        "Antenna Switching During CTE Reception (AoA)", "Receiving Constant Tone Extensions",
+        "Periodic Advertising Sync Transfer - Sender", "Periodic Advertising Sync Transfer - Recipient",
+        "Sleep Clock Accuracy Updates", "Remote Public Key Validation", "Connected Isochronous Stream - Central",
+        "Connected Isochronous Stream - Peripheral", "Isochronous Broadcaster", "Synchronized Receiver",
+        "Connected Isochronous Stream (Host Support)", "LE Power Control Request", "LE Power Control Request",
+        "LE Path Loss Monitoring", "Periodic Advertising ADI support", "Connection Subrating",
+        "Connection Subrating (Host Support)", "Channel Classification", "Advertising Coding Selection",
+        "Advertising Coding Selection (Host Support)", "Reserved", "Periodic Advertising with Responses - Advertiser",
+        "Periodic Advertising with Responses - Scanner",
+    ]
+
+    static func leFeatures(_ d: Bytes) -> [Field] {
+        var names: [String] = []
+        for (i, b) in d.enumerated() {
+            for bit in 0..<8 where b >> UInt8(bit) & 1 == 1 {
+                let n = i &* 8 &+ bit
+                names.append(n < leFeatureNames.count ? leFeatureNames[n] : "Reserved (bit \(n))")
+            }
+        }
+        return [Field("LE Features", .bytes(d), names.map { Field($0, .bool(true)) })]
+    }
+
+    static func channelMapUpdate(_ d: Bytes) -> [Field] {
+        var r = ByteReader(d)
+        guard let map = try? r.uint(width: 5), let instant = try? r.u16() else { return [Field("Data", .bytes(d))] }
+        return [Field("Channel Map", .uint(map, hex: 10), [Field("Used Channels", .int(Int64((map & 0x1F_FFFF_FFFF).nonzeroBitCount)))]),
+                Field("Instant", .uint(UInt64(instant), hex: 4))]
+    }
+
+    static func bigInfo(_ d: Bytes) -> [Field] {
+        // Core Vol 6 Part B 4.4.6.2: bit-packed fields, an RFU octet after Max_PDU; the encrypted
+        // form adds GIV and GSKD.
+        var r = ByteReader(d)
+        guard let w0 = try? r.u32(), let w1 = try? r.u32(), let w2 = try? r.u32(), (try? r.skip(1)) != nil,
+              let seedAA = try? r.u32(), let sdu = try? r.u32(), let crcInit = try? r.u16(), let chm = try? r.uint(width: 5),
+              let w4 = try? r.uint(width: 5) else { return [Field("Data", .bytes(d))] }
+        var out: [Field] = [
+            Field("BIG_Offset", .uint(UInt64(w0 & 0x3FFF), hex: 0)),
+            Field("BIG_Offset_Units", .named(UInt64(w0 >> 14 & 1), hex: 1, w0 >> 14 & 1 == 0 ? "30 µs" : "300 µs")),
+            Field("ISO_Interval", .quantity(UInt64(w0 >> 15 & 0xFFF), hex: 3, Double(w0 >> 15 & 0xFFF) * 1.25, unit: "ms")),
+            Field("Num_BIS", .uint(UInt64(w0 >> 27), hex: 0)),
+            Field("NSE", .uint(UInt64(w1 & 0x1F), hex: 0)),
+            Field("BN", .uint(UInt64(w1 >> 5 & 0x7), hex: 0)),
+            Field("Sub_Interval", .quantity(UInt64(w1 >> 8 & 0xFFFFF), hex: 0, Double(w1 >> 8 & 0xFFFFF), unit: "µs")),
+            Field("PTO", .uint(UInt64(w1 >> 28), hex: 0)),
+            Field("BIS_Spacing", .quantity(UInt64(w2 & 0xFFFFF), hex: 0, Double(w2 & 0xFFFFF), unit: "µs")),
+            Field("IRC", .uint(UInt64(w2 >> 20 & 0xF), hex: 0)),
+            Field("Max_PDU", .uint(UInt64(w2 >> 24), hex: 0)),
+            Field("Seed Access Address", .uint(UInt64(seedAA), hex: 8)),
+            Field("SDU_Interval", .quantity(UInt64(sdu & 0xFFFFF), hex: 0, Double(sdu & 0xFFFFF), unit: "µs")),
+            Field("Max_SDU", .uint(UInt64(sdu >> 20), hex: 0)),
+            Field("BaseCRCInit", .uint(UInt64(crcInit), hex: 4)),
+            Field("ChM", .uint(chm & 0x1F_FFFF_FFFF, hex: 10)),
+            Field("PHY", .named(chm >> 37 & 7, hex: 1, phyNames[Int(chm >> 37 & 7)] ?? "Reserved")),
+            Field("bisPayloadCount", .uint(w4 & 0x7F_FFFF_FFFF, hex: 0)),
+            Field("Framing", .bool(w4 >> 39 & 1 == 1)),
+        ]
+        if r.remaining >= 24, let giv = try? r.take(8), let gskd = try? r.take(16) {
+            out += [Field("GIV", .bytes(giv)), Field("GSKD", .bytes(gskd))]
+        }
+        return out
+    }
+
+    static let phyNames = [0: "LE 1M", 1: "LE 2M", 2: "LE Coded"]
+
+    static func rsi(_ d: Bytes) -> [Field] {
+        var r = ByteReader(d)
+        guard let hash = try? r.u24(), let prand = try? r.u24() else { return [Field("Data", .bytes(d))] }
+        return [Field("Hash", .uint(UInt64(hash), hex: 6)), Field("prand", .uint(UInt64(prand), hex: 6))]
+    }
+
+    static func encrypted(_ d: Bytes) -> [Field] {
+        // Randomizer (5), encrypted payload, MIC (4) (Core Supplement Part A 1.23, ESL Profile 5.3).
+        guard d.count >= 9 else { return [Field("Data", .bytes(d))] }
+        return [Field("Randomizer", .bytes(d.prefix(5))), Field("Payload", .bytes(d.dropFirst(5).dropLast(4))),
+                Field("MIC", .bytes(d.suffix(4)))]
+    }
+
+    static func pawrTiming(_ d: Bytes) -> [Field] {
+        var r = ByteReader(d)
+        guard let aa = try? r.u32(), let n = try? r.u8(), let interval = try? r.u8(), let delay = try? r.u8(),
+              let spacing = try? r.u8() else { return [Field("Data", .bytes(d))] }
+        return [Field("RspAA", .uint(UInt64(aa), hex: 8)), Field.dec("NumSubevents", n),
+                Field("SubeventInterval", .quantity(UInt64(interval), hex: 2, Double(interval) * 1.25, unit: "ms")),
+                Field("ResponseSlotDelay", .quantity(UInt64(delay), hex: 2, Double(delay) * 1.25, unit: "ms")),
+                Field("ResponseSlotSpacing", .quantity(UInt64(spacing), hex: 2, Double(spacing) * 0.125, unit: "ms"))]
+    }
+
+    static func threeD(_ d: Bytes) -> [Field] {
+        guard let f = d.byte(0), let loss = d.byte(1) else { return [Field("Data", .bytes(d))] }
+        let names = ["Association Notification", "Battery Level Reporting", "Send Battery Level Report on Start-up Synchronization",
+                     "Reserved", "Reserved", "Reserved", "Reserved", "Factory Test Mode"]
+        return [Field("3D Flags", .flags(UInt64(f), hex: 2, bitNames(UInt64(f), names))),
+                Field("Path Loss Threshold", .quantity(UInt64(loss), hex: 2, Double(loss), unit: "dB"))]
+    }
+}
+
+/// URI scheme name strings (Assigned Numbers 2.7): code 0x0001 is the empty scheme, 0x0002 "aaa:" onward.
+enum URISchemes {
+    static func name(_ code: UInt32) -> String? {
+        if code == 1 { return "" }
+        let i = Int(code) - 2
+        return i >= 0 && i < table.count ? table[i] : nil
+    }
+
+    static let table: [String] = [
+        "aaa:", "aaas:", "about:", "acap:", "acct:", "cap:", "cid:", "coap:", "coaps:", "crid:", "data:", "dav:",
+        "dict:", "dns:", "file:", "ftp:", "geo:", "go:", "gopher:", "h323:", "http:", "https:", "iax:", "icap:",
+        "im:", "imap:", "info:", "ipp:", "ipps:", "iris:", "iris.beep:", "iris.xpc:", "iris.xpcs:", "iris.lwz:",
+        "jabber:", "ldap:", "mailto:", "mid:", "msrp:", "msrps:", "mtqp:", "mupdate:", "news:", "nfs:", "ni:",
+        "nih:", "nntp:", "opaquelocktoken:", "pop:", "pres:", "reload:", "rtsp:", "rtsps:", "rtspu:", "service:",
+        "session:", "shttp:", "sieve:", "sip:", "sips:", "sms:", "snmp:", "soap.beep:", "soap.beeps:", "stun:",
+        "stuns:", "tag:", "tel:", "telnet:", "tftp:", "thismessage:", "tn3270:", "tip:", "turn:", "turns:", "tv:",
+        "urn:", "vemmi:", "ws:", "wss:", "xcon:", "xcon-userid:", "xmlrpc.beep:", "xmlrpc.beeps:", "xmpp:",
+        "z39.50r:", "z39.50s:", "acr:", "adiumxtra:", "afp:", "afs:", "aim:", "apt:", "attachment:", "aw:",
+        "barion:", "beshare:", "bitcoin:", "bolo:", "callto:", "chrome:", "chrome-extension:",
+        "com-eventbrite-attendee:", "content:", "cvs:", "dlna-playsingle:", "dlna-playcontainer:", "dtn:", "dvb:",
+        "ed2k:", "facetime:", "feed:", "feedready:", "finger:", "fish:", "gg:", "git:", "gizmoproject:", "gtalk:",
+        "ham:", "hcp:", "icon:", "ipn:", "irc:", "irc6:", "ircs:", "itms:", "jar:", "jms:", "keyparc:", "lastfm:",
+        "ldaps:", "magnet:", "maps:", "market:", "message:", "mms:", "ms-help:", "ms-settings-power:", "msnim:",
+        "mumble:", "mvn:", "notes:", "oid:", "palm:", "paparazzi:", "pkcs11:", "platform:", "proxy:", "psyc:",
+        "query:", "res:", "resource:", "rmi:", "rsync:", "rtmfp:", "rtmp:", "secondlife:", "sftp:", "sgn:", "skype:",
+        "smb:", "smtp:", "soldat:", "spotify:", "ssh:", "steam:", "submit:", "svn:", "teamspeak:", "teliaeid:",
+        "things:", "udp:", "unreal:", "ut2004:", "ventrilo:", "view-source:", "webcal:", "wtai:", "wyciwyg:",
+        "xfire:", "xri:", "ymsgr:", "example:", "ms-settings-cloudstorage:",
+    ]
 }

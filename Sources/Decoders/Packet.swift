@@ -95,6 +95,9 @@ public enum LinkType {
         [h4, h4WithPHDR, linuxMonitor, leLL, leLLWithPHDR, nordicBLE, btsnoopH1, btsnoopH4, btsnoopMonitor].contains(t)
     }
 
+    /// Over-the-air captures from a sniffer rather than HCI logs.
+    public static func isLinkLayer(_ t: UInt32) -> Bool { t == leLL || t == leLLWithPHDR || t == nordicBLE }
+
     public static func name(_ t: UInt32) -> String {
         switch t {
         case h4: return "BLUETOOTH_HCI_H4"

@@ -1,6 +1,38 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @main
 struct Blesniff: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Bluetooth Low Energy traffic analyzer.")
+    static let configuration = CommandConfiguration(
+        commandName: "blesniff",
+        abstract: "Bluetooth Low Energy traffic analyzer: decode captures, rebuild GATT, audit app behaviour.",
+        version: "0.1.0",
+        subcommands: [Read.self])
+
+    /// Exit codes: 0 ok, 1 findings at or above the threshold, 2 unreadable input or bad usage.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let e as ExitCode {
+            Glibc.exit(e.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Glibc.exit(0)
+            }
+            stderr(fullMessage(for: error))
+            Glibc.exit(2)
+        }
+    }
+}
+
+/// Writes a line to standard error.
+func stderr(_ s: String) {
+    var line = s
+    if !line.hasSuffix("\n") { line += "\n" }
+    line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }

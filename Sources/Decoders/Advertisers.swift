@@ -1,0 +1,279 @@
+/// Aggregates advertising reports per advertiser for a device list. Memory per device is flat:
+/// RSSI goes into a fixed histogram and advertising gaps into a fixed ring.
+public final class Advertisers {
+    /// User-given UUIDs to test overflow-area bitmaps against, besides those seen in the capture.
+    public let candidateUUIDs: [BluetoothUUID]
+    var order: [BDAddr] = []
+    var byAddress: [BDAddr: AdvertiserState] = [:]
+    /// 128-bit UUIDs seen anywhere in advertising: overflow-area candidates.
+    var seen128 = Set<BluetoothUUID>()
+
+    public init(candidateUUIDs: [BluetoothUUID] = []) {
+        self.candidateUUIDs = candidateUUIDs
+    }
+
+    /// Adds one report. A scan response is merged into the device of the same address.
+    public func add(_ report: AdvertisingReport, frame: Int, time: Int64) {
+        guard report.syncHandle == nil else { return }  // periodic reports carry no address
+        let d: AdvertiserState
+        if let existing = byAddress[report.address] {
+            d = existing
+        } else {
+            d = AdvertiserState(address: report.address, addressType: report.addressType, frame: frame, time: time)
+            byAddress[report.address] = d
+            order.append(report.address)
+        }
+        d.add(report, frame: frame, time: time, seen128: &seen128)
+    }
+
+    /// Notes that a connection to the address was made (LE Connection Complete, CONNECT_IND).
+    public func noteConnection(to address: BDAddr, frame: Int) {
+        guard let d = byAddress[address] else { return }
+        if d.connectionFrame == nil { d.connectionFrame = frame }
+    }
+
+    public var count: Int { order.count }
+
+    /// One summary per advertiser, in order of first appearance.
+    public var devices: [DeviceSummary] {
+        let candidates = Array(seen128).sorted() + candidateUUIDs
+        return order.compactMap { byAddress[$0]?.summary(candidates: candidates) }
+    }
+}
+
+/// Running state of one advertiser.
+final class AdvertiserState {
+    let address: BDAddr
+    var addressType: UInt8
+    let firstFrame: Int
+    let firstSeen: Int64
+    var lastFrame: Int
+    var lastSeen: Int64
+    var completeName: [UInt8]?
+    var shortName: [UInt8]?
+    var flags: UInt8?
+    var appearance: UInt16?
+    var uuids: [BluetoothUUID] = []
+    var companies: [UInt16] = []
+    var txPower: Int8?
+    var rssi = RSSIHistogram()
+    var intervals = GapRing()
+    var lastAdvertisingTime: Int64?
+    var advertisingReports = 0
+    var scanResponses = 0
+    var connectable = false
+    var overflow: OverflowArea?
+    var connectionFrame: Int?
+    var problems = 0
+
+    init(address: BDAddr, addressType: UInt8, frame: Int, time: Int64) {
+        self.address = address
+        self.addressType = addressType
+        firstFrame = frame
+        firstSeen = time
+        lastFrame = frame
+        lastSeen = time
+    }
+
+    func add(_ r: AdvertisingReport, frame: Int, time: Int64, seen128: inout Set<BluetoothUUID>) {
+        lastFrame = frame
+        lastSeen = time
+        if let v = r.rssiValue { rssi.add(v) }
+        if r.isScanResponse {
+            scanResponses += 1
+        } else {
+            advertisingReports += 1
+            if r.isConnectable { connectable = true }
+            // One gap per advertising event: fragments that are followed by more are skipped.
+            if r.dataStatus != .incompleteMore {
+                if let last = lastAdvertisingTime, time > last { intervals.add(time &- last) }
+                lastAdvertisingTime = time
+            }
+        }
+        if r.txPowerValue != nil, txPower == nil { txPower = r.txPowerValue }
+        guard !r.data.isEmpty else { return }
+        let ad = AdvertisingData(r.data, legacy: r.isLegacy)
+        problems += ad.problems.count
+        for s in ad.structures {
+            switch s.type {
+            case ADType.flags: flags = s.data.first
+            case ADType.completeLocalName: if completeName.map({ !$0.elementsEqual(s.data) }) ?? true { completeName = Array(s.data) }
+            case ADType.shortenedLocalName: if shortName.map({ !$0.elementsEqual(s.data) }) ?? true { shortName = Array(s.data) }
+            case ADType.appearance: appearance = s.data.le16(0)
+            case ADType.txPowerLevel: txPower = s.data.first.map { Int8(bitPattern: $0) }
+            case ADType.manufacturerSpecific:
+                guard let c = s.data.le16(0) else { break }
+                if !companies.contains(c) { companies.append(c) }
+                if let o = OverflowArea(company: c, data: s.data.dropFirst(2)) { overflow = o }
+                if let b = IBeacon(company: c, data: s.data.dropFirst(2)) { seen128.insert(b.proximityUUID) }
+            default:
+                if let w = ADType.listWidth(s.type) {
+                    for u in s.uuids(width: w) { note(u, &seen128) }
+                } else if let w = ADType.serviceDataWidth[s.type], s.data.count >= w,
+                          let u = BluetoothUUID(littleEndian: s.data.prefix(w)) {
+                    note(u, &seen128)
+                }
+            }
+        }
+    }
+
+    func note(_ u: BluetoothUUID, _ seen128: inout Set<BluetoothUUID>) {
+        if u.width == 16 { seen128.insert(u) }
+        if uuids.count < 64, !uuids.contains(u) { uuids.append(u) }
+    }
+
+    func summary(candidates: [BluetoothUUID]) -> DeviceSummary {
+        var services = uuids.map { DeviceService(uuid: $0, viaOverflow: false, collidesWith: []) }
+        var bits: [Int] = []
+        if let o = overflow {
+            bits = o.bits
+            for m in o.matches(candidates) where !uuids.contains(m.uuid) {
+                services.append(DeviceService(uuid: m.uuid, viaOverflow: true, collidesWith: m.collidesWith))
+            }
+        }
+        return DeviceSummary(
+            address: address, addressType: addressType,
+            completeName: completeName.map { String(decoding: $0, as: UTF8.self) },
+            shortName: shortName.map { String(decoding: $0, as: UTF8.self) },
+            flags: flags, appearance: appearance, services: services, overflowBits: overflow == nil ? nil : bits,
+            companies: companies, txPower: txPower, rssiMin: rssi.min, rssiMedian: rssi.median, rssiMax: rssi.max,
+            advertisingReports: advertisingReports, scanResponses: scanResponses,
+            firstFrame: firstFrame, lastFrame: lastFrame, firstSeen: firstSeen, lastSeen: lastSeen,
+            advertisingInterval: intervals.median, connectable: connectable, connectionFrame: connectionFrame,
+            malformedStructures: problems)
+    }
+}
+
+/// RSSI counts over −127...+20 dBm (the range HCI reports), so median costs no memory growth.
+struct RSSIHistogram {
+    static let low = -127, high = 20
+    var counts = [UInt32](repeating: 0, count: high - low + 1)
+    var total = 0
+
+    mutating func add(_ v: Int8) {
+        let i = Swift.min(Swift.max(Int(v), RSSIHistogram.low), RSSIHistogram.high) - RSSIHistogram.low
+        counts[i] &+= 1
+        total += 1
+    }
+
+    var min: Int? { counts.firstIndex { $0 > 0 }.map { $0 + RSSIHistogram.low } }
+    var max: Int? { counts.lastIndex { $0 > 0 }.map { $0 + RSSIHistogram.low } }
+    /// Lower median.
+    var median: Int? {
+        guard total > 0 else { return nil }
+        let target = (total + 1) / 2
+        var seen = 0
+        for (i, c) in counts.enumerated() {
+            seen += Int(c)
+            if seen >= target { return i + RSSIHistogram.low }
+        }
+        return nil
+    }
+}
+
+/// The most recent gaps between advertising events (ns), for a median interval.
+struct GapRing {
+    static let capacity = 64
+    var gaps: [Int64] = []
+    var next = 0
+
+    mutating func add(_ gap: Int64) {
+        if gaps.count < GapRing.capacity {
+            gaps.append(gap)
+        } else {
+            gaps[next] = gap
+            next = (next + 1) % GapRing.capacity
+        }
+    }
+
+    /// Lower median.
+    var median: Int64? {
+        guard !gaps.isEmpty else { return nil }
+        let s = gaps.sorted()
+        return s[(s.count - 1) / 2]
+    }
+}
+
+/// A service UUID of a device; `viaOverflow` when only Apple's overflow-area bitmap suggests it.
+public struct DeviceService: Sendable, Equatable {
+    public let uuid: BluetoothUUID
+    public let viaOverflow: Bool
+    /// Other candidates with the same overflow bit (the match is ambiguous).
+    public let collidesWith: [BluetoothUUID]
+}
+
+/// Everything seen of one advertiser.
+public struct DeviceSummary: Sendable {
+    public let address: BDAddr
+    public let addressType: UInt8
+    public let completeName: String?
+    public let shortName: String?
+    public let flags: UInt8?
+    public let appearance: UInt16?
+    public let services: [DeviceService]
+    /// Set bits of an overflow area, when the device sent one.
+    public let overflowBits: [Int]?
+    public let companies: [UInt16]
+    public let txPower: Int8?
+    public let rssiMin: Int?
+    public let rssiMedian: Int?
+    public let rssiMax: Int?
+    public let advertisingReports: Int
+    public let scanResponses: Int
+    public let firstFrame: Int
+    public let lastFrame: Int
+    /// Nanoseconds since the Unix epoch.
+    public let firstSeen: Int64
+    public let lastSeen: Int64
+    /// Median gap between advertising events, in nanoseconds.
+    public let advertisingInterval: Int64?
+    public let connectable: Bool
+    /// Frame of the first connection to the device after it advertised.
+    public let connectionFrame: Int?
+    public let malformedStructures: Int
+
+    public var randomKind: RandomAddressKind? { addressType == 0x01 ? address.randomKind : nil }
+    public var name: String? { completeName ?? shortName }
+    public var connected: Bool { connectionFrame != nil }
+
+    public var fields: [Field] {
+        var addrChildren = [AdvertisingReport.addressTypeField("Address Type", addressType)]
+        if let k = randomKind { addrChildren.append(Field("Random Address Kind", .text(k.rawValue))) }
+        var out = [Field("Address", .address(address), addrChildren)]
+        if let n = completeName { out.append(Field("Complete Local Name", .text(n))) }
+        if let n = shortName { out.append(Field("Shortened Local Name", .text(n))) }
+        if let f = flags { out.append(ADValue.flags([f][...]).first ?? Field.u8("Flags", f)) }
+        if let a = appearance { out.append(ADValue.appearanceField(a)) }
+        for s in services {
+            var f = ADValue.uuidField("Service UUID", s.uuid)
+            if s.viaOverflow {
+                f.children.append(Field("Source", .text("Apple overflow area (bit \(OverflowArea.bit(for: s.uuid)))")))
+                if !s.collidesWith.isEmpty {
+                    f.children.append(Field("Collision", .text("same bit as " + s.collidesWith.map(\.description).joined(separator: ", "))))
+                }
+            }
+            out.append(f)
+        }
+        if let bits = overflowBits { out.append(Field("Overflow Area Bits", .text(bits.map(String.init).joined(separator: " ")))) }
+        for c in companies {
+            out.append(Field("Manufacturer", .named(UInt64(c), hex: 4, AssignedNumbers.companyName(c) ?? "Unknown")))
+        }
+        if let t = txPower { out.append(Field("TX Power", .signed(Int64(t), unit: "dBm"))) }
+        if let lo = rssiMin, let med = rssiMedian, let hi = rssiMax {
+            out.append(Field("RSSI", .signed(Int64(med), unit: "dBm"),
+                             [Field("Min", .signed(Int64(lo), unit: "dBm")), Field("Median", .signed(Int64(med), unit: "dBm")),
+                              Field("Max", .signed(Int64(hi), unit: "dBm"))]))
+        }
+        out.append(Field.dec("Advertising Reports", advertisingReports))
+        out.append(Field.dec("Scan Responses", scanResponses))
+        out.append(Field("First Seen", .int(firstSeen), [Field.dec("Frame", firstFrame)]))
+        out.append(Field("Last Seen", .int(lastSeen), [Field.dec("Frame", lastFrame)]))
+        if let i = advertisingInterval {
+            out.append(Field("Advertising Interval", .quantity(UInt64(max(0, i)), hex: 0, Double(i) / 1_000_000, unit: "ms")))
+        }
+        out.append(Field("Connectable", .bool(connectable)))
+        out.append(Field("Connected", .bool(connected), connectionFrame.map { [Field.dec("Frame", $0)] } ?? []))
+        if malformedStructures > 0 { out.append(Field("Malformed AD Structures", .int(Int64(malformedStructures)))) }
+        return out
+    }
+}

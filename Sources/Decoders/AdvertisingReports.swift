@@ -1,0 +1,387 @@
+/// One advertising report from an LE Meta event (Core Vol 4 Part E 7.7.65.2, .11, .13, .15, .15v2).
+/// Legacy event types are mapped onto the extended event type bits, so code looking at
+/// `properties` treats both alike.
+public struct AdvertisingReport: Sendable {
+    public var subevent: UInt8
+    /// The event type as sent: legacy 0...4 for subevent 0x02/0x0B, the 16-bit bit field for 0x0D.
+    public var eventType: UInt16
+    /// Extended-report event type bits (legacy types mapped onto them).
+    public var properties: UInt16
+    /// 0x00 public, 0x01 random, 0x02 public identity, 0x03 random static identity, 0xFF anonymous.
+    public var addressType: UInt8
+    public var address: BDAddr
+    public var primaryPHY: UInt8 = 0x01
+    public var secondaryPHY: UInt8 = 0x00
+    /// 0xFF when not available.
+    public var sid: UInt8 = 0xFF
+    /// dBm; 127 when not available.
+    public var txPower: Int8 = 127
+    /// dBm; 127 when not available.
+    public var rssi: Int8 = 127
+    /// Units of 1.25 ms; 0 when there is no periodic advertising.
+    public var periodicInterval: UInt16 = 0
+    public var directAddressType: UInt8?
+    public var directAddress: BDAddr?
+    /// Periodic reports: sync handle, CTE type, event counter and subevent (v2).
+    public var syncHandle: UInt16?
+    public var cteType: UInt8?
+    public var periodicEventCounter: UInt16?
+    public var periodicSubevent: UInt8?
+    /// Periodic reports carry their own data status; extended ones have it in the event type.
+    public var periodicDataStatus: UInt8?
+    public var data: Bytes
+
+    public init(subevent: UInt8, eventType: UInt16, properties: UInt16, addressType: UInt8, address: BDAddr, data: Bytes) {
+        self.subevent = subevent
+        self.eventType = eventType
+        self.properties = properties
+        self.addressType = addressType
+        self.address = address
+        self.data = data
+    }
+
+    public var isConnectable: Bool { properties & 0x01 != 0 }
+    public var isScannable: Bool { properties & 0x02 != 0 }
+    public var isDirected: Bool { properties & 0x04 != 0 }
+    public var isScanResponse: Bool { properties & 0x08 != 0 }
+    public var isLegacy: Bool { properties & 0x10 != 0 }
+    public var dataStatus: AdvertisingDataStatus {
+        AdvertisingDataStatus(rawValue: periodicDataStatus ?? UInt8(properties >> 5 & 0x3)) ?? .reserved
+    }
+    /// RSSI when the controller measured it.
+    public var rssiValue: Int8? { rssi == 127 ? nil : rssi }
+    public var txPowerValue: Int8? { txPower == 127 ? nil : txPower }
+    /// The kind of a random address (static, resolvable, non-resolvable).
+    public var randomKind: RandomAddressKind? { addressType == 0x01 ? address.randomKind : nil }
+
+    /// Decoded advertising data (legacy reports are limited to 31 bytes).
+    public var advertisingData: AdvertisingData { AdvertisingData(data, legacy: subevent == AdvertisingReports.legacy || isLegacy) }
+
+    /// Name of the PDU for legacy event types ("ADV_IND"), else the set properties.
+    public var eventTypeName: String {
+        if subevent == AdvertisingReports.legacy || subevent == AdvertisingReports.directed {
+            return AdvertisingReports.legacyNames[Int(eventType)] ?? "Reserved"
+        }
+        if let pdu = AdvertisingReports.legacyPDUByProperties[properties & 0x1F], isLegacy { return pdu }
+        return AdvertisingReports.propertyNames(properties).joined(separator: ", ")
+    }
+}
+
+public enum AdvertisingDataStatus: UInt8, Sendable {
+    case complete = 0, incompleteMore = 1, incompleteTruncated = 2, reserved = 3
+    /// Periodic v2: the controller failed to receive an AUX_SYNC_SUBEVENT_RSP.
+    case notReceived = 0xFF
+
+    public var name: String {
+        switch self {
+        case .complete: return "Complete"
+        case .incompleteMore: return "Incomplete, more data to come"
+        case .incompleteTruncated: return "Incomplete, data truncated, no more to come"
+        case .reserved: return "Reserved"
+        case .notReceived: return "Failed to receive"
+        }
+    }
+}
+
+public enum AdvertisingReports {
+    public static let legacy: UInt8 = 0x02, directed: UInt8 = 0x0B, extended: UInt8 = 0x0D
+    public static let periodic: UInt8 = 0x0F, periodicV2: UInt8 = 0x25
+
+    static let legacyNames = [0: "ADV_IND", 1: "ADV_DIRECT_IND", 2: "ADV_SCAN_IND", 3: "ADV_NONCONN_IND", 4: "SCAN_RSP"]
+    /// Legacy event types as extended event type bits (Core Vol 4 Part E 7.7.65.13, table of legacy PDUs).
+    /// SCAN_RSP does not say which PDU it answered; it is marked scannable, not connectable.
+    static let legacyProperties: [UInt16] = [0x13, 0x15, 0x12, 0x10, 0x1A]
+    static let legacyPDUByProperties: [UInt16: String] = [
+        0x13: "ADV_IND", 0x15: "ADV_DIRECT_IND", 0x12: "ADV_SCAN_IND", 0x10: "ADV_NONCONN_IND",
+        0x1B: "SCAN_RSP to ADV_IND", 0x1A: "SCAN_RSP to ADV_SCAN_IND",
+    ]
+    static let propertyBits = ["Connectable", "Scannable", "Directed", "Scan Response", "Legacy"]
+
+    static func propertyNames(_ p: UInt16) -> [String] {
+        var out = ADValue.bitNames(UInt64(p & 0x1F), propertyBits)
+        out.append("Data Status: " + (AdvertisingDataStatus(rawValue: UInt8(p >> 5 & 3)) ?? .reserved).name)
+        return out
+    }
+
+    public static let addressTypeNames = [0x00: "Public Device Address", 0x01: "Random Device Address",
+                                          0x02: "Public Identity Address", 0x03: "Random (static) Identity Address",
+                                          0xFE: "Random Device Address (unresolved)", 0xFF: "Anonymous"]
+    public static let phyNames = [0x00: "No packets on the secondary advertising channel", 0x01: "LE 1M", 0x02: "LE 2M", 0x03: "LE Coded"]
+    static let cteNames = [0x00: "AoA Constant Tone Extension", 0x01: "AoD Constant Tone Extension with 1 µs slots",
+                           0x02: "AoD Constant Tone Extension with 2 µs slots", 0xFF: "No Constant Tone Extension"]
+
+    public static func isReport(subevent: UInt8) -> Bool {
+        [legacy, directed, extended, periodic, periodicV2].contains(subevent)
+    }
+
+    /// Reports of an LE Meta subevent (parameters after the subevent code). Reports before a
+    /// fault are returned along with a description of the fault.
+    public static func parse(subevent: UInt8, _ params: Bytes) -> (reports: [AdvertisingReport], malformed: String?) {
+        var r = ByteReader(params)
+        var reports: [AdvertisingReport] = []
+        do throws(DecodeError) {
+            switch subevent {
+            case legacy, directed, extended:
+                let n = Int(try r.u8())
+                reports.reserveCapacity(n)
+                for _ in 0..<n {
+                    switch subevent {
+                    case legacy: reports.append(try legacyReport(&r))
+                    case directed: reports.append(try directedReport(&r))
+                    default: reports.append(try extendedReport(&r))
+                    }
+                }
+            case periodic, periodicV2:
+                reports.append(try periodicReport(&r, v2: subevent == periodicV2))
+            default:
+                return ([], nil)
+            }
+        } catch {
+            return (reports, describe(error, reports: reports.count))
+        }
+        if r.remaining > 0 { return (reports, "\(r.remaining) bytes after the last report") }
+        return (reports, nil)
+    }
+
+    static func describe(_ e: DecodeError, reports: Int) -> String {
+        switch e {
+        case .truncated(let needed, let available):
+            return "report \(reports + 1) truncated: needed \(needed) bytes, \(available) left"
+        case .invalid(let why): return "report \(reports + 1): " + why
+        }
+    }
+
+    static func legacyReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
+        let type = try r.u8()
+        let addrType = try r.u8()
+        let addr = try r.address()
+        let len = Int(try r.u8())
+        let data = try r.take(len)
+        let props = Int(type) < legacyProperties.count ? legacyProperties[Int(type)] : 0
+        var rep = AdvertisingReport(subevent: legacy, eventType: UInt16(type), properties: props,
+                                    addressType: addrType, address: addr, data: data)
+        rep.rssi = try r.i8()
+        return rep
+    }
+
+    static func directedReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
+        let type = try r.u8()
+        let addrType = try r.u8()
+        let addr = try r.address()
+        var rep = AdvertisingReport(subevent: directed, eventType: UInt16(type), properties: 0x15,
+                                    addressType: addrType, address: addr, data: r.bytes[r.index..<r.index])
+        rep.directAddressType = try r.u8()
+        rep.directAddress = try r.address()
+        rep.rssi = try r.i8()
+        return rep
+    }
+
+    static func extendedReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
+        let type = try r.u16()
+        let addrType = try r.u8()
+        let addr = try r.address()
+        let primary = try r.u8(), secondary = try r.u8(), sid = try r.u8()
+        let tx = try r.i8(), rssi = try r.i8()
+        let interval = try r.u16()
+        let dType = try r.u8()
+        let dAddr = try r.address()
+        let len = Int(try r.u8())
+        var rep = AdvertisingReport(subevent: extended, eventType: type, properties: type, addressType: addrType,
+                                    address: addr, data: try r.take(len))
+        rep.primaryPHY = primary
+        rep.secondaryPHY = secondary
+        rep.sid = sid
+        rep.txPower = tx
+        rep.rssi = rssi
+        rep.periodicInterval = interval
+        if type & 0x04 != 0 {
+            rep.directAddressType = dType
+            rep.directAddress = dAddr
+        }
+        return rep
+    }
+
+    static func periodicReport(_ r: inout ByteReader, v2: Bool) throws(DecodeError) -> AdvertisingReport {
+        let handle = try r.u16()
+        let tx = try r.i8(), rssi = try r.i8(), cte = try r.u8()
+        var counter: UInt16?, sub: UInt8?
+        if v2 {
+            counter = try r.u16()
+            sub = try r.u8()
+        }
+        let status = try r.u8()
+        let len = Int(try r.u8())
+        var rep = AdvertisingReport(subevent: v2 ? periodicV2 : periodic, eventType: 0, properties: 0,
+                                    addressType: 0xFF, address: BDAddr(0), data: try r.take(len))
+        rep.syncHandle = handle
+        rep.txPower = tx
+        rep.rssi = rssi
+        rep.cteType = cte
+        rep.periodicEventCounter = counter
+        rep.periodicSubevent = sub
+        rep.periodicDataStatus = status
+        return rep
+    }
+
+    /// Full decode of a report subevent's parameters; nil when the subevent is not a report.
+    public static func fields(subevent: UInt8, _ params: Bytes) -> [Field]? {
+        guard isReport(subevent: subevent) else { return nil }
+        let (reports, malformed) = parse(subevent: subevent, params)
+        var out: [Field] = []
+        if subevent != periodic && subevent != periodicV2, let n = params.byte(0) {
+            out.append(Field.dec("Num Reports", n))
+        }
+        for (i, rep) in reports.enumerated() {
+            out.append(Field(reports.count > 1 || subevent <= extended ? "Report \(i + 1)" : "Report", .none, rep.fields))
+        }
+        if let m = malformed { out.append(Field.malformed(m)) }
+        return out
+    }
+}
+
+extension AdvertisingReport {
+    static func addressTypeField(_ label: String, _ t: UInt8) -> Field {
+        Field(label, .named(UInt64(t), hex: 2, AdvertisingReports.addressTypeNames[Int(t)] ?? "Reserved"))
+    }
+
+    static func addressField(_ label: String, _ a: BDAddr, type: UInt8) -> Field {
+        let kind: RandomAddressKind? = type == 0x01 || type == 0xFE ? a.randomKind : nil
+        return Field(label, .address(a), kind.map { [Field("Random Address Kind", .text($0.rawValue))] } ?? [])
+    }
+
+    static func signedOrNA(_ label: String, _ v: Int8) -> Field {
+        v == 127 ? Field(label, .named(127, hex: 0, "not available")) : Field(label, .signed(Int64(v), unit: "dBm"))
+    }
+
+    /// The report's fields as the specification names them, with its data decoded.
+    public var fields: [Field] {
+        var out: [Field] = []
+        if let handle = syncHandle {
+            out.append(Field("Sync Handle", .uint(UInt64(handle), hex: 4)))
+            out.append(AdvertisingReport.signedOrNA("TX Power", txPower))
+            out.append(AdvertisingReport.signedOrNA("RSSI", rssi))
+            if let c = cteType { out.append(Field("CTE Type", .named(UInt64(c), hex: 2, AdvertisingReports.cteNames[Int(c)] ?? "Reserved"))) }
+            if let c = periodicEventCounter { out.append(Field.dec("Periodic Event Counter", c)) }
+            if let s = periodicSubevent { out.append(Field.dec("Subevent", s)) }
+            out.append(Field("Data Status", .named(UInt64(periodicDataStatus ?? 0), hex: 2, dataStatus.name)))
+        } else {
+            if subevent == AdvertisingReports.extended {
+                var bits = ADValue.bitNames(UInt64(properties & 0x1F), AdvertisingReports.propertyBits)
+                bits.append("Data Status: " + dataStatus.name)
+                var children = AdvertisingReports.propertyBits.enumerated().map { Field($1, .bool(properties >> UInt16($0) & 1 == 1)) }
+                children.append(Field("Data Status", .named(UInt64(properties >> 5 & 3), hex: 1, dataStatus.name)))
+                if let pdu = AdvertisingReports.legacyPDUByProperties[properties & 0x1F], isLegacy { children.append(Field("Legacy PDU", .text(pdu))) }
+                out.append(Field("Event Type", .flags(UInt64(eventType), hex: 4, bits), children))
+            } else {
+                out.append(Field("Event Type", .named(UInt64(eventType), hex: 2, eventTypeName)))
+            }
+            out.append(AdvertisingReport.addressTypeField("Address Type", addressType))
+            out.append(AdvertisingReport.addressField("Address", address, type: addressType))
+            if subevent == AdvertisingReports.extended {
+                out.append(Field("Primary PHY", .named(UInt64(primaryPHY), hex: 2, AdvertisingReports.phyNames[Int(primaryPHY)] ?? "Reserved")))
+                out.append(Field("Secondary PHY", .named(UInt64(secondaryPHY), hex: 2, AdvertisingReports.phyNames[Int(secondaryPHY)] ?? "Reserved")))
+                out.append(sid == 0xFF ? Field("Advertising SID", .named(0xFF, hex: 2, "not available")) : Field.u8("Advertising SID", sid))
+                out.append(AdvertisingReport.signedOrNA("TX Power", txPower))
+                out.append(AdvertisingReport.signedOrNA("RSSI", rssi))
+                out.append(periodicInterval == 0 ? Field("Periodic Advertising Interval", .named(0, hex: 4, "no periodic advertising"))
+                    : Field("Periodic Advertising Interval", .quantity(UInt64(periodicInterval), hex: 4, Double(periodicInterval) * 1.25, unit: "ms")))
+            }
+            if let t = directAddressType, let a = directAddress {
+                out.append(AdvertisingReport.addressTypeField("Direct Address Type", t))
+                out.append(AdvertisingReport.addressField("Direct Address", a, type: t))
+            }
+            if subevent != AdvertisingReports.extended { out.append(AdvertisingReport.signedOrNA("RSSI", rssi)) }
+        }
+        if subevent != AdvertisingReports.directed {
+            out.append(Field.dec("Data Length", data.count))
+            let ad = advertisingData
+            if !data.isEmpty { out.append(Field("Advertising Data", .text(ad.summary), ad.fields)) }
+        }
+        return out
+    }
+
+    /// One line: "ADV_IND 11:22:33:44:55:66 (public) -60 dBm Flags 0x06, ...".
+    public var summary: String {
+        var s: String
+        if let h = syncHandle {
+            s = "Periodic sync " + Hex.prefixed(h, width: 4)
+        } else {
+            s = eventTypeName + " " + address.description
+            if let k = randomKind { s += " (" + k.rawValue + ")" }
+            else if let n = AdvertisingReports.addressTypeNames[Int(addressType)] { s += " (" + n + ")" }
+        }
+        if let r = rssiValue { s += " \(r) dBm" }
+        if !data.isEmpty { s += " " + advertisingData.summary }
+        return s
+    }
+}
+
+/// Joins the fragments of extended advertising data (reports with data status "incomplete,
+/// more data to come") per advertiser: address, address type and SID. Memory is bounded: at most
+/// `maxPending` advertisers are in progress (the oldest is dropped) and each holds at most
+/// `maxLength` bytes (the most an advertising set can carry, 1650).
+public struct ExtendedAdvertisingAssembler: Sendable {
+    public struct Key: Hashable, Sendable {
+        public let address: BDAddr
+        public let addressType: UInt8
+        public let sid: UInt8
+    }
+
+    /// Whole advertising data of one advertising event.
+    public struct Assembled: Sendable {
+        public let key: Key
+        public let data: [UInt8]
+        /// How many reports it was made of.
+        public let fragments: Int
+        /// The controller truncated it, or it exceeded the size cap.
+        public let truncated: Bool
+    }
+
+    struct Pending: Sendable {
+        var data: [UInt8]
+        var fragments: Int
+        var overflow: Bool
+        var serial: Int
+    }
+
+    public let maxPending: Int
+    public let maxLength: Int
+    var pending: [Key: Pending] = [:]
+    var serial = 0
+    /// Fragment chains dropped because too many were in progress.
+    public private(set) var evicted = 0
+
+    public init(maxPending: Int = 64, maxLength: Int = 1650) {
+        self.maxPending = max(1, maxPending)
+        self.maxLength = max(31, maxLength)
+    }
+
+    public var pendingCount: Int { pending.count }
+
+    /// Adds a report; returns the whole data when this report ends an event (status complete or
+    /// truncated), nil while more is to come.
+    public mutating func add(_ report: AdvertisingReport) -> Assembled? {
+        let key = Key(address: report.address, addressType: report.addressType, sid: report.sid)
+        let status = report.dataStatus
+        var p = pending.removeValue(forKey: key) ?? Pending(data: [], fragments: 0, overflow: false, serial: 0)
+        let room = maxLength - p.data.count
+        if report.data.count > room {
+            p.data += report.data.prefix(max(0, room))
+            p.overflow = true
+        } else {
+            p.data += report.data
+        }
+        p.fragments += 1
+        if status == .incompleteMore {
+            serial &+= 1
+            p.serial = serial
+            if pending.count >= maxPending, let oldest = pending.min(by: { $0.value.serial < $1.value.serial })?.key {
+                pending.removeValue(forKey: oldest)
+                evicted += 1
+            }
+            pending[key] = p
+            return nil
+        }
+        return Assembled(key: key, data: p.data, fragments: p.fragments, truncated: p.overflow || status == .incompleteTruncated)
+    }
+}

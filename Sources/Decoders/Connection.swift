@@ -1,0 +1,64 @@
+/// One ACL connection as seen across the capture: from its Connection Complete (or its first
+/// data when the capture starts mid-connection) to its Disconnection Complete.
+public final class Connection: @unchecked Sendable {
+    /// Sequential number of the connection in the capture (1-based).
+    public let id: Int
+    public let adapter: UInt16
+    public let handle: UInt16
+    public internal(set) var peer: BDAddr?
+    /// Peer address type as HCI reports it (0 public, 1 random, 2 public identity, 3 random identity).
+    public internal(set) var peerAddressType: UInt8?
+    /// Role of this host's controller: true when it is the central.
+    public internal(set) var isCentral: Bool?
+    public internal(set) var isLE: Bool
+    /// Connection interval in units of 1.25 ms, latency in events, supervision timeout in 10 ms.
+    public internal(set) var interval: UInt16?
+    public internal(set) var latency: UInt16?
+    public internal(set) var supervisionTimeout: UInt16?
+    public internal(set) var createdFrame: Int?
+    public internal(set) var createdTime: Int64?
+    /// First frame of this connection in the capture (its Connection Complete or its first data).
+    public let firstFrame: Int
+    public internal(set) var endedFrame: Int?
+    public internal(set) var endedTime: Int64?
+    public internal(set) var endReason: UInt8?
+    public internal(set) var encrypted = false
+    /// Frame of the first Encryption Change with encryption on.
+    public internal(set) var encryptedFrame: Int?
+    /// Connection parameter updates: (frame, interval, latency, timeout).
+    public internal(set) var updates: [(frame: Int, interval: UInt16, latency: UInt16, timeout: UInt16)] = []
+    public internal(set) var lastActivity: Int64
+
+    var reassembly: (sent: L2CAPReassembler, received: L2CAPReassembler) = (.init(), .init())
+
+    init(id: Int, adapter: UInt16, handle: UInt16, isLE: Bool, frame: Int, time: Int64) {
+        self.id = id
+        self.adapter = adapter
+        self.handle = handle
+        self.isLE = isLE
+        firstFrame = frame
+        lastActivity = time
+    }
+
+    /// Identity used to carry a peer's GATT database across connections.
+    public var peerKey: PeerKey { PeerKey(address: peer, type: peerAddressType.map { $0 & 1 }, connection: peer == nil ? id : 0) }
+
+    public var label: String {
+        var s = "#\(id) handle " + Hex.prefixed(handle, width: 4)
+        if let p = peer { s += " " + p.description }
+        return s
+    }
+}
+
+/// Identifies a peer across connections: its address and address type (public or random), or,
+/// when the capture never showed the address, the one connection it was seen in.
+public struct PeerKey: Hashable, Sendable, CustomStringConvertible {
+    public let address: BDAddr?
+    public let type: UInt8?
+    let connection: Int
+
+    public var description: String {
+        guard let a = address else { return "connection #\(connection) (address unknown)" }
+        return a.description + (type == 1 ? " (random)" : type == 0 ? " (public)" : "")
+    }
+}

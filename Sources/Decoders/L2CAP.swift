@@ -1,0 +1,131 @@
+/// L2CAP basic frames (Core Vol 3 Part A 3.1) and their reassembly from HCI ACL fragments.
+
+/// Fixed channel identifiers (Vol 3 Part A 2.1).
+public enum L2CAPChannel {
+    public static let signaling: UInt16 = 0x0001
+    public static let connectionless: UInt16 = 0x0002
+    public static let att: UInt16 = 0x0004
+    public static let leSignaling: UInt16 = 0x0005
+    public static let smp: UInt16 = 0x0006
+    public static let smpBREDR: UInt16 = 0x0007
+
+    public static func name(_ cid: UInt16) -> String? {
+        switch cid {
+        case signaling: return "L2CAP Signaling"
+        case connectionless: return "Connectionless"
+        case 0x0003: return "AMP Manager"
+        case att: return "ATT"
+        case leSignaling: return "LE Signaling"
+        case smp: return "SMP"
+        case smpBREDR: return "BR/EDR SMP"
+        default: return cid >= 0x0040 ? "Dynamic" : nil
+        }
+    }
+}
+
+/// HCI ACL Data packet header (Vol 4 Part E 5.4.2).
+public struct ACLHeader: Sendable {
+    public let handle: UInt16
+    /// Packet boundary flag: 0 first non-flushable, 1 continuing fragment, 2 first (flushable), 3 complete.
+    public let boundary: UInt8
+    public let broadcast: UInt8
+    public let length: UInt16
+
+    public init?(_ b: Bytes) {
+        guard let w = b.le16(0), let len = b.le16(2) else { return nil }
+        handle = w & 0x0FFF
+        boundary = UInt8((w >> 12) & 0x3)
+        broadcast = UInt8(w >> 14)
+        length = len
+    }
+
+    public var isStart: Bool { boundary != 1 }
+
+    public static let boundaryNames = ["First Non-Automatically-Flushable", "Continuing Fragment",
+                                       "First Automatically Flushable", "Complete L2CAP PDU"]
+}
+
+/// A basic L2CAP frame, whole: the channel and its information payload.
+public struct L2CAPFrame: Sendable {
+    public let cid: UInt16
+    /// Length from the basic header.
+    public let length: UInt16
+    public let payload: Bytes
+    /// Frames this PDU was reassembled from (empty when it came in one ACL packet).
+    public let fragments: [Int]
+}
+
+/// Reassembles the ACL fragments of one direction of one connection into L2CAP frames.
+/// Never merges fragments into the wrong PDU: a start while a PDU is pending drops the pending one
+/// (reported), a continuation with nothing pending is reported and dropped.
+public struct L2CAPReassembler: Sendable {
+    private var buffer: [UInt8] = []
+    private var expected = 0
+    private var frames: [Int] = []
+
+    public init() {}
+
+    public enum Result: Sendable {
+        case frame(L2CAPFrame)
+        /// A fragment was stored; the PDU is not complete yet.
+        case pending(have: Int, of: Int)
+        /// The fragment could not be used; decoding goes on with the next one.
+        case malformed(String, dropped: [Int])
+    }
+
+    public var isPending: Bool { !frames.isEmpty }
+
+    /// Feeds one ACL payload (the bytes after the 4-byte ACL header).
+    public mutating func add(_ data: Bytes, start: Bool, frame: Int) -> (Result, dropped: Result?) {
+        var dropped: Result?
+        if start {
+            if isPending {
+                dropped = .malformed("L2CAP PDU incomplete: \(buffer.count) of \(expected) bytes, next PDU started in frame \(frame)", dropped: frames)
+                reset()
+            }
+            guard let len = data.le16(0) else {
+                // A start too short for the length field: keep it and wait for the rest.
+                buffer.append(contentsOf: data)
+                expected = -1
+                frames = [frame]
+                return (.pending(have: data.count, of: 0), dropped)
+            }
+            let total = Int(len) + 4
+            if data.count == total, let cid = data.le16(2) {
+                return (.frame(L2CAPFrame(cid: cid, length: len, payload: data.from(4), fragments: [])), dropped)
+            }
+            if data.count > total {
+                return (.malformed("ACL data longer than the L2CAP length (\(data.count) > \(total))", dropped: [frame]), dropped)
+            }
+            buffer.reserveCapacity(total)
+            buffer.append(contentsOf: data)
+            expected = total
+            frames = [frame]
+            return (.pending(have: buffer.count, of: total), dropped)
+        }
+        guard isPending else {
+            return (.malformed("continuation fragment without a start", dropped: [frame]), nil)
+        }
+        buffer.append(contentsOf: data)
+        frames.append(frame)
+        if expected < 0, buffer.count >= 2 {
+            expected = Int(UInt16(buffer[0]) | UInt16(buffer[1]) << 8) + 4
+        }
+        if expected < 0 || buffer.count < expected { return (.pending(have: buffer.count, of: max(expected, 0)), nil) }
+        if buffer.count > expected {
+            let r = Result.malformed("fragments carry \(buffer.count) bytes, L2CAP length says \(expected)", dropped: frames)
+            reset()
+            return (r, nil)
+        }
+        let whole = buffer[...]
+        let f = L2CAPFrame(cid: whole.le16(2) ?? 0, length: UInt16(expected - 4), payload: whole.from(4), fragments: frames)
+        reset()
+        return (.frame(f), nil)
+    }
+
+    private mutating func reset() {
+        buffer = []
+        expected = 0
+        frames = []
+    }
+}

@@ -1,0 +1,143 @@
+/// How a decoded frame reads: one summary line of its deepest layer, and the full tree of every
+/// layer. Only called when printing.
+extension Decoded {
+    /// The deepest decoded layer in one line.
+    public var summary: String {
+        switch packet.kind {
+        case .monitor(let op): return "Monitor " + MonitorOpcode.name(op) + monitorDetail(op)
+        case .linkLayer: return "Link layer, not decoded"
+        case .unsupported(let t): return "Unsupported " + LinkType.name(t)
+        case .unknownHCIType(let t): return "Unknown HCI packet type " + Hex.prefixed(t, width: 2)
+        case .truncatedHeader: return "Truncated record"
+        case .hci: break
+        }
+        switch hci {
+        case .none:
+            return packet.kind == .hci(.command) ? "HCI Command (truncated)" : "HCI packet (truncated)"
+        case .command(let op, _):
+            return "HCI Command " + HCICommands.name(op) + " (" + Hex.prefixed(op, width: 4) + ")"
+        case .event(let code, let params):
+            return "HCI Event " + eventSummary(code, params)
+        case .acl(let h, let data):
+            if let u = upper { return u.summary(l2cap) }
+            if let f = fragment {
+                return "ACL " + Hex.prefixed(h.handle, width: 4) + " L2CAP fragment \(f.have)/\(f.of) bytes"
+            }
+            if let f = l2cap { return "L2CAP CID " + Hex.prefixed(f.cid, width: 4) + " len \(f.length)" }
+            return "ACL " + Hex.prefixed(h.handle, width: 4) + " \(data.count) bytes"
+        case .isochronous(let h, let data):
+            return (packet.kind == .hci(.scoData) ? "SCO " : "ISO ") + Hex.prefixed(h, width: 4) + " \(data.count) bytes"
+        }
+    }
+
+    private func eventSummary(_ code: UInt8, _ params: Bytes) -> String {
+        let base = HCIEvents.name(code) + " (" + Hex.prefixed(code, width: 2) + ")"
+        switch code {
+        case 0x0E: // Command Complete: opcode, then return parameters starting with a status for most
+            guard let op = params.le16(1) else { return base }
+            var s = base + " " + HCICommands.name(op)
+            if let st = params.byte(3) { s += ": " + HCIErrors.name(st) }
+            return s
+        case 0x0F: // Command Status
+            guard let st = params.byte(0), let op = params.le16(2) else { return base }
+            return base + " " + HCICommands.name(op) + ": " + HCIErrors.name(st)
+        case 0x3E:
+            guard let sub = params.byte(0) else { return base }
+            return base + " " + HCIEvents.leSubeventName(sub)
+        case 0x05:
+            guard let h = params.le16(1), let reason = params.byte(3) else { return base }
+            return base + " handle " + Hex.prefixed(h, width: 4) + " reason " + HCIErrors.name(reason)
+        default:
+            return base
+        }
+    }
+
+    private func monitorDetail(_ op: UInt16) -> String {
+        switch op {
+        case MonitorOpcode.systemNote:
+            return ": " + String(decoding: packet.payload.prefix { $0 != 0 }, as: UTF8.self)
+        case MonitorOpcode.newIndex:
+            // type, bus, BD_ADDR, name[8]
+            var r = ByteReader(packet.payload)
+            guard (try? r.skip(2)) != nil, let a = try? r.address() else { return "" }
+            let name = String(decoding: r.rest().prefix { $0 != 0 }, as: UTF8.self)
+            return ": hci\(packet.adapter) " + a.description + (name.isEmpty ? "" : " " + name)
+        default:
+            return ""
+        }
+    }
+
+    /// Every layer's full decode, outermost first, each as (protocol name, its fields).
+    public var layers: [(name: String, fields: [Field])] {
+        var out: [(String, [Field])] = []
+        switch packet.kind {
+        case .monitor(let op):
+            out.append(("Monitor", [Field("Opcode", .named(UInt64(op), hex: 4, MonitorOpcode.name(op))),
+                                    Field("Data", .bytes(packet.payload))]))
+        case .linkLayer, .unsupported, .unknownHCIType, .truncatedHeader:
+            out.append(("Data", [Field("Data", .bytes(packet.payload))]))
+        case .hci: break
+        }
+        switch hci {
+        case .none: break
+        case .command(let op, let params):
+            out.append(("HCI Command", [
+                Field("Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)),
+                      [Field("OGF", .uint(UInt64(op >> 10), hex: 2)), Field("OCF", .uint(UInt64(op & 0x3FF), hex: 4))]),
+                Field("Parameter Total Length", .uint(UInt64(params.count), hex: 0)),
+            ] + HCICommands.parameters(opcode: op, params)))
+        case .event(let code, let params):
+            out.append(("HCI Event", [
+                Field("Event Code", .named(UInt64(code), hex: 2, HCIEvents.name(code))),
+                Field("Parameter Total Length", .uint(UInt64(params.count), hex: 0)),
+            ] + HCIEvents.parameters(code: code, params)))
+        case .acl(let h, _):
+            out.append(("HCI ACL", [
+                Field("Handle", .uint(UInt64(h.handle), hex: 4)),
+                Field("Packet Boundary Flag", .named(UInt64(h.boundary), hex: 1, ACLHeader.boundaryNames[Int(h.boundary)])),
+                Field("Broadcast Flag", .uint(UInt64(h.broadcast), hex: 1)),
+                Field("Data Total Length", .uint(UInt64(h.length), hex: 0)),
+            ]))
+            if let f = fragment {
+                out.append(("L2CAP", [Field("Fragment", .text("\(f.have) of \(f.of == 0 ? "?" : String(f.of)) bytes, reassembly pending"))]))
+            }
+            if let f = l2cap {
+                var fs = [Field("Length", .uint(UInt64(f.length), hex: 0)),
+                          Field("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))]
+                if !f.fragments.isEmpty {
+                    fs.append(Field("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", "))))
+                }
+                out.append(("L2CAP", fs))
+            }
+            if let u = upper { out.append((u.protocolName, u.fields)) }
+        case .isochronous(let h, let data):
+            out.append((packet.kind == .hci(.scoData) ? "HCI SCO" : "HCI ISO",
+                        [Field("Handle", .uint(UInt64(h), hex: 4)), Field("Data", .bytes(data))]))
+        }
+        if !problems.isEmpty {
+            out.append(("Malformed", problems.map { Field.malformed($0) }))
+        }
+        return out
+    }
+}
+
+extension UpperLayer {
+    public var protocolName: String {
+        switch self {
+        case .raw(let cid, _): return L2CAPChannel.name(cid) ?? "L2CAP Payload"
+        }
+    }
+
+    func summary(_ f: L2CAPFrame?) -> String {
+        switch self {
+        case .raw(let cid, let data):
+            return "L2CAP CID " + Hex.prefixed(cid, width: 4) + " \(data.count) bytes"
+        }
+    }
+
+    public var fields: [Field] {
+        switch self {
+        case .raw(_, let data): return [Field("Payload", .bytes(data))]
+        }
+    }
+}

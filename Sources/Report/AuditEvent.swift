@@ -1,0 +1,114 @@
+import Decoders
+
+/// Where a piece of evidence is in the capture.
+public struct FrameRef: Sendable, Hashable {
+    public var number: Int
+    /// Nanoseconds since the Unix epoch.
+    public var time: Int64
+    public var fileOffset: Int64
+    public var fileLength: Int
+
+    public init(number: Int, time: Int64, fileOffset: Int64 = 0, fileLength: Int = 0) {
+        self.number = number
+        self.time = time
+        self.fileOffset = fileOffset
+        self.fileLength = fileLength
+    }
+}
+
+/// Which side of a connection sent something: this host (the capture's side) or the peer.
+public enum Origin: Sendable { case local, remote }
+
+/// What the auditor sees of the traffic: the decoded frames reduced to the facts rules need.
+/// The dissector's output is turned into these by `AuditFeed`; rules never parse bytes.
+public enum AuditEvent: Sendable {
+    /// LE Set Scan Enable (0x200C) or LE Set Extended Scan Enable (0x2042) sent by the host.
+    case scanEnable(adapter: UInt16, enabled: Bool, filterDuplicates: UInt8, extended: Bool)
+    /// One advertising report (legacy or extended) received while scanning.
+    case advertisingReport(adapter: UInt16, address: BDAddr, addressType: UInt8, rssi: Int8?, scanResponse: Bool)
+    /// LE Create Connection (0x200D) / Extended Create Connection (0x2043, 0x2085) sent by the host.
+    case createConnection(adapter: UInt16, peer: BDAddr?, peerType: UInt8?)
+    /// Connection Complete with success; `connection.isCentral` tells whether this host initiated it.
+    case connected(Connection)
+    /// HCI Disconnect (0x0406) sent by the host for a handle.
+    case disconnectCommand(adapter: UInt16, handle: UInt16, peer: BDAddr?)
+    case disconnected(Connection, reason: UInt8)
+    case encryptionChanged(Connection, on: Bool)
+    /// An ATT PDU on a connection, with what the GATT tracking knows of its attribute.
+    case att(Connection, ATTObservation)
+    /// A pairing that finished (or failed) on a connection.
+    case pairing(Connection, PairingObservation)
+    /// Advertising data this host set (LE Set Advertising / Scan Response / Extended Advertising Data)
+    /// or received in a report; `legacy` data is limited to 31 bytes.
+    case advertisingData(adapter: UInt16, advertiser: BDAddr?, data: [UInt8], scanResponse: Bool, legacy: Bool, sentByHost: Bool)
+    /// LE Set Advertising Enable (0x200A) / Extended Advertising Enable (0x2039) sent by the host.
+    case advertisingEnable(adapter: UInt16, enabled: Bool)
+    /// Advertising interval maximum the host configured, in units of 0.625 ms.
+    case advertisingParameters(adapter: UInt16, intervalMax: UInt32)
+}
+
+/// An ATT PDU as the auditor sees it.
+public struct ATTObservation: Sendable {
+    public enum Kind: Sendable { case request, response, command, notification, indication, confirmation }
+    public var origin: Origin
+    public var opcode: UInt8
+    public var kind: Kind
+    /// The handle the PDU concerns (Read, Write, Notification...), or the starting handle of a range.
+    public var handle: UInt16?
+    /// Ending handle of a range request (Read By Group Type, Read By Type, Find Information, Find By Type Value).
+    public var endHandle: UInt16?
+    /// Attribute type of a range request (0x2800 primary service, 0x2803 characteristic, ...).
+    public var attributeType: BluetoothUUID?
+    /// Value bytes carried (Read Response, Write, Notification...): length only.
+    public var valueLength: Int
+    /// ATT_MTU in force on the bearer when the PDU was sent.
+    public var mtu: Int
+    /// What the GATT tracking knows about `handle`: the characteristic's UUID, its service's UUID and
+    /// its declared properties (Core Vol 3 Part G 3.3.1.1 bits), nil when never discovered.
+    public var characteristic: BluetoothUUID?
+    public var service: BluetoothUUID?
+    public var properties: UInt8?
+    /// True when the handle is a Client Characteristic Configuration descriptor; `cccdValue` is the
+    /// value written (bit 0 notify, bit 1 indicate) for writes.
+    public var isCCCD: Bool
+    public var cccdValue: UInt16?
+    /// For a response: the frame of the request it answers. For a request: nil.
+    public var answers: FrameRef?
+
+    public init(origin: Origin, opcode: UInt8, kind: Kind, handle: UInt16? = nil, endHandle: UInt16? = nil,
+                attributeType: BluetoothUUID? = nil, valueLength: Int = 0, mtu: Int = 23,
+                characteristic: BluetoothUUID? = nil, service: BluetoothUUID? = nil, properties: UInt8? = nil,
+                isCCCD: Bool = false, cccdValue: UInt16? = nil, answers: FrameRef? = nil) {
+        self.origin = origin
+        self.opcode = opcode
+        self.kind = kind
+        self.handle = handle
+        self.endHandle = endHandle
+        self.attributeType = attributeType
+        self.valueLength = valueLength
+        self.mtu = mtu
+        self.characteristic = characteristic
+        self.service = service
+        self.properties = properties
+        self.isCCCD = isCCCD
+        self.cccdValue = cccdValue
+        self.answers = answers
+    }
+}
+
+/// The result of an SMP pairing.
+public struct PairingObservation: Sendable {
+    public enum Method: String, Sendable { case justWorks = "Just Works", passkey = "Passkey Entry", numericComparison = "Numeric Comparison", oob = "Out of Band", unknown }
+    public var method: Method
+    public var secureConnections: Bool
+    /// Both sides set the SC bit in their AuthReq (so legacy pairing was avoidable).
+    public var bothSupportSecureConnections: Bool
+    public var failed: Bool
+
+    public init(method: Method, secureConnections: Bool, bothSupportSecureConnections: Bool, failed: Bool = false) {
+        self.method = method
+        self.secureConnections = secureConnections
+        self.bothSupportSecureConnections = bothSupportSecureConnections
+        self.failed = failed
+    }
+}

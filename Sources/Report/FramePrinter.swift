@@ -1,0 +1,111 @@
+import Decoders
+
+/// Prints decoded frames for `blesniff read`: a summary line, the full tree, or JSON Lines.
+public final class FramePrinter {
+    public enum Format: String, CaseIterable, Sendable {
+        case text, json
+    }
+
+    public let format: Format
+    public let verbose: Bool
+    let out: Output
+    private var firstTimestamp: Int64?
+
+    public init(format: Format, verbose: Bool, output: Output) {
+        self.format = format
+        self.verbose = verbose
+        out = output
+    }
+
+    public func print(_ d: Decoded) {
+        let p = d.packet
+        let t0 = firstTimestamp ?? p.timestamp
+        if firstTimestamp == nil { firstTimestamp = t0 }
+        switch format {
+        case .text: text(d, relative: p.timestamp - t0)
+        case .json: json(d, relative: p.timestamp - t0)
+        }
+    }
+
+    private func text(_ d: Decoded, relative: Int64) {
+        let p = d.packet
+        out.write(int: Int64(p.number), width: 6)
+        out.write(byte: 32)
+        out.write(seconds: relative, width: 12)
+        out.write(byte: 32)
+        out.write(p.direction.arrow)
+        out.write(" hci")
+        out.write(int: Int64(p.adapter))
+        out.write(byte: 32)
+        out.write(d.summary)
+        if d.isMalformed { out.write(" [malformed]") }
+        out.write(byte: 10)
+        if verbose {
+            for layer in d.layers {
+                out.write("    ")
+                out.write(layer.name)
+                out.write(byte: 10)
+                FieldRendering.writeText(layer.fields, indent: 6, to: out)
+            }
+        }
+    }
+
+    /// One object per frame; field names documented in the README.
+    private func json(_ d: Decoded, relative: Int64) {
+        let p = d.packet
+        out.write("{\"frame\":")
+        out.write(int: Int64(p.number))
+        out.write(",\"timestamp_ns\":")
+        out.write(int: p.timestamp)
+        out.write(",\"relative_time\":")
+        out.write(seconds: relative)
+        out.write(",\"direction\":\"")
+        out.write(p.direction == .sent ? "sent" : p.direction == .received ? "received" : "unknown")
+        out.write("\",\"adapter\":")
+        out.write(int: Int64(p.adapter))
+        out.write(",\"kind\":\"")
+        out.write(Self.kindName(p.kind))
+        out.write("\",\"file_offset\":")
+        out.write(int: p.fileOffset)
+        out.write(",\"length\":")
+        out.write(int: Int64(p.payload.count))
+        if let c = d.connection {
+            out.write(",\"connection\":")
+            out.write(int: Int64(c.id))
+        }
+        out.write(",\"summary\":")
+        FieldRendering.writeJSONString(d.summary, to: out)
+        out.write(",\"layers\":{")
+        var first = true
+        for layer in d.layers where layer.name != "Malformed" {
+            if !first { out.write(byte: UInt8(ascii: ",")) }
+            first = false
+            FieldRendering.writeJSONString(Field.key(for: layer.name), to: out)
+            out.write(":{")
+            FieldRendering.writeJSONMembers(layer.fields, to: out)
+            out.write(byte: UInt8(ascii: "}"))
+        }
+        out.write(byte: UInt8(ascii: "}"))
+        if d.isMalformed {
+            out.write(",\"malformed\":[")
+            out.write(d.problems.map(FieldRendering.jsonString).joined(separator: ","))
+            out.write(byte: UInt8(ascii: "]"))
+        }
+        out.write("}\n")
+    }
+
+    public static func kindName(_ k: PacketKind) -> String {
+        switch k {
+        case .hci(.command): return "command"
+        case .hci(.event): return "event"
+        case .hci(.aclData): return "acl"
+        case .hci(.scoData): return "sco"
+        case .hci(.isoData): return "iso"
+        case .monitor: return "monitor"
+        case .linkLayer: return "link_layer"
+        case .unsupported: return "unsupported"
+        case .unknownHCIType: return "unknown"
+        case .truncatedHeader: return "truncated"
+        }
+    }
+}

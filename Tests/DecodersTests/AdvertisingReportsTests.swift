@@ -1,0 +1,147 @@
+import XCTest
+@testable import Decoders
+
+final class AdvertisingReportsTests: XCTestCase {
+    // horizon74__btsnoop_hci.log frame 133: LE Advertising Report parameters after the subevent code.
+    let horizon133 = "01 00 00 ab6fbf38c1a4 1f 0d09475648353037325f36464142030388ec02010509ff88ec0002d0174200 cf"
+
+    func testLegacyReportRealVector() {
+        let (reports, malformed) = AdvertisingReports.parse(subevent: 0x02, adHex(horizon133))
+        XCTAssertNil(malformed)
+        XCTAssertEqual(reports.count, 1)
+        let r = reports[0]
+        XCTAssertEqual(r.address, BDAddr(0xA4C1_38BF_6FAB))
+        XCTAssertEqual(r.eventTypeName, "ADV_IND")
+        XCTAssertTrue(r.isConnectable && r.isScannable && r.isLegacy && !r.isScanResponse)
+        XCTAssertEqual(r.rssi, -49)
+        XCTAssertEqual(r.data.count, 31)
+        XCTAssertEqual(r.advertisingData.localName?.name, "GVH5072_6FAB")
+        let text = adRender(AdvertisingReports.fields(subevent: 0x02, adHex(horizon133)) ?? [])
+        XCTAssertTrue(text.contains("Address Type: Public Device Address (0x00)"), text)
+        XCTAssertTrue(text.contains("RSSI: -49 dBm"), text)
+        XCTAssertTrue(text.contains("Device Name: GVH5072_6FAB"), text)
+    }
+
+    func testLegacyTwoReports() {
+        let params = adHex("""
+            02
+            04 01 6655443322c2 03 020a08 b0
+            03 00 aabbccddeeff 00 c4
+            """)
+        let (reports, malformed) = AdvertisingReports.parse(subevent: 0x02, params)
+        XCTAssertNil(malformed)
+        XCTAssertEqual(reports.count, 2)
+        XCTAssertEqual(reports[0].eventTypeName, "SCAN_RSP")
+        XCTAssertTrue(reports[0].isScanResponse)
+        XCTAssertEqual(reports[0].address, BDAddr(0xC222_3344_5566))
+        XCTAssertEqual(reports[0].randomKind, .staticAddress)
+        XCTAssertEqual(reports[0].advertisingData.txPower, 8)
+        XCTAssertEqual(reports[0].rssi, -80)
+        XCTAssertEqual(reports[1].eventTypeName, "ADV_NONCONN_IND")
+        XCTAssertFalse(reports[1].isConnectable)
+        XCTAssertEqual(reports[1].address, BDAddr(0xFFEE_DDCC_BBAA))
+        XCTAssertEqual(reports[1].rssi, -60)
+        let text = adRender(AdvertisingReports.fields(subevent: 0x02, params) ?? [])
+        XCTAssertTrue(text.contains("Report 2"))
+        XCTAssertTrue(text.contains("Random Address Kind: random static"), text)
+    }
+
+    func testLegacyTruncatedKeepsEarlierReports() {
+        let params = adHex("02 00 00 665544332211 00 c4 00 00 aabb")
+        let (reports, malformed) = AdvertisingReports.parse(subevent: 0x02, params)
+        XCTAssertEqual(reports.count, 1)
+        XCTAssertNotNil(malformed)
+        XCTAssertTrue(adRender(AdvertisingReports.fields(subevent: 0x02, params) ?? []).contains("ERROR"))
+    }
+
+    func testExtendedIBeaconRealVector() {
+        // btmouse__btsnoop_hci.log frame 214.
+        let params = adHex("""
+            01 1200 00 426abd1652b0 01 00 ff 7f ad 0000 00 000000000000 1b
+            1aff4c000215 50765cb7d9ea4e2199a4fa879613a492 cebf e44a ce
+            """)
+        let (reports, malformed) = AdvertisingReports.parse(subevent: 0x0D, params)
+        XCTAssertNil(malformed)
+        let r = reports[0]
+        XCTAssertEqual(r.eventTypeName, "ADV_SCAN_IND")
+        XCTAssertTrue(r.isScannable && !r.isConnectable && r.isLegacy)
+        XCTAssertEqual(r.dataStatus, .complete)
+        XCTAssertEqual(r.sid, 0xFF)
+        XCTAssertNil(r.txPowerValue)
+        XCTAssertEqual(r.rssi, -83)
+        let b = r.advertisingData.iBeacon
+        XCTAssertEqual(b?.proximityUUID, BluetoothUUID("50765CB7-D9EA-4E21-99A4-FA879613A492"))
+        XCTAssertEqual(b?.major, 0xCEBF)
+        XCTAssertEqual(b?.minor, 0xE44A)
+        XCTAssertEqual(b?.measuredPower, -50)
+        let text = adRender(AdvertisingReports.fields(subevent: 0x0D, params) ?? [])
+        XCTAssertTrue(text.contains("Company ID: Apple, Inc. (0x004C)"), text)
+        XCTAssertTrue(text.contains("Major: 52927"), text)
+        XCTAssertTrue(text.contains("Primary PHY: LE 1M (0x01)"), text)
+        XCTAssertTrue(text.contains("TX Power: not available (127)"), text)
+        XCTAssertTrue(r.summary.contains("Mfr Apple, Inc. iBeacon"), r.summary)
+    }
+
+    func testExtendedNonLegacyFields() {
+        // fossibot__btsnoop_hci.log frame 271 header, data shortened to a TX power structure.
+        let params = adHex("01 0100 01 4a2ba6a90008 01 01 01 7f ae 0000 00 000000000000 03 020af7")
+        let r = AdvertisingReports.parse(subevent: 0x0D, params).reports[0]
+        XCTAssertEqual(r.sid, 1)
+        XCTAssertEqual(r.secondaryPHY, 1)
+        XCTAssertEqual(r.randomKind, .nonResolvablePrivate)
+        XCTAssertEqual(r.rssi, -82)
+        let text = adRender(r.fields)
+        XCTAssertTrue(text.contains("Event Type: 0x0001 Connectable, Data Status: Complete"), text)
+        XCTAssertTrue(text.contains("Advertising SID: 0x01"), text)
+    }
+
+    func testDirectedAndPeriodic() {
+        let d = AdvertisingReports.parse(subevent: 0x0B, adHex("01 01 01 665544332211 01 aabbccddeeff c0"))
+        XCTAssertNil(d.malformed)
+        XCTAssertEqual(d.reports[0].directAddress, BDAddr(0xFFEE_DDCC_BBAA))
+        XCTAssertEqual(d.reports[0].eventTypeName, "ADV_DIRECT_IND")
+        let p = AdvertisingReports.parse(subevent: 0x0F, adHex("0100 04 c4 ff 00 03 020a04"))
+        XCTAssertNil(p.malformed)
+        XCTAssertEqual(p.reports[0].syncHandle, 1)
+        XCTAssertEqual(p.reports[0].advertisingData.txPower, 4)
+        let p2 = AdvertisingReports.parse(subevent: 0x25, adHex("0100 04 c4 ff 0500 02 01 00"))
+        XCTAssertNil(p2.malformed)
+        XCTAssertEqual(p2.reports[0].periodicEventCounter, 5)
+        XCTAssertEqual(p2.reports[0].dataStatus, .incompleteMore)
+        XCTAssertNil(AdvertisingReports.fields(subevent: 0x03, adHex("00")))
+    }
+
+    func extended(status: UInt16, data: [UInt8], sid: UInt8 = 1, addr: UInt64 = 0xC0FFEE) -> AdvertisingReport {
+        var r = AdvertisingReport(subevent: 0x0D, eventType: status << 5, properties: status << 5, addressType: 1,
+                                  address: BDAddr(addr), data: data[...])
+        r.sid = sid
+        return r
+    }
+
+    func testFragmentReassembly() {
+        var asm = ExtendedAdvertisingAssembler()
+        XCTAssertNil(asm.add(extended(status: 1, data: [0x02, 0x01])))
+        XCTAssertNil(asm.add(extended(status: 1, data: [0x99], sid: 2)))  // another set interleaved
+        XCTAssertNil(asm.add(extended(status: 1, data: [0x06, 0x02])))
+        let done = asm.add(extended(status: 0, data: [0x0A, 0x04]))
+        XCTAssertEqual(done?.data, [0x02, 0x01, 0x06, 0x02, 0x0A, 0x04])
+        XCTAssertEqual(done?.fragments, 3)
+        XCTAssertEqual(done?.truncated, false)
+        XCTAssertEqual(AdvertisingData(done!.data[...]).txPower, 4)
+        let t = asm.add(extended(status: 2, data: [0x01], sid: 2))
+        XCTAssertEqual(t?.data, [0x99, 0x01])
+        XCTAssertEqual(t?.truncated, true)
+        XCTAssertEqual(asm.pendingCount, 0)
+    }
+
+    func testAssemblerBounded() {
+        var asm = ExtendedAdvertisingAssembler(maxPending: 4, maxLength: 40)
+        for a in 0..<10 { _ = asm.add(extended(status: 1, data: [1], addr: UInt64(a))) }
+        XCTAssertEqual(asm.pendingCount, 4)
+        XCTAssertEqual(asm.evicted, 6)
+        for _ in 0..<10 { _ = asm.add(extended(status: 1, data: [UInt8](repeating: 0, count: 20), addr: 9)) }
+        let r = asm.add(extended(status: 0, data: [1], addr: 9))
+        XCTAssertEqual(r?.data.count, 40)
+        XCTAssertEqual(r?.truncated, true)
+    }
+}

@@ -1,0 +1,140 @@
+import XCTest
+@testable import Decoders
+
+final class CoreTests: XCTestCase {
+    func testByteReaderNeverTraps() {
+        var r = ByteReader([0x01, 0x02, 0x03][...])
+        XCTAssertEqual(try r.u16(), 0x0201)
+        XCTAssertThrowsError(try r.u16())
+        XCTAssertEqual(try r.u8(), 0x03)
+        XCTAssertThrowsError(try r.u8())
+        XCTAssertThrowsError(try r.take(-1))
+        XCTAssertTrue(r.isAtEnd)
+    }
+
+    func testSliceHelpersUseRelativeOffsets() {
+        let a: [UInt8] = [9, 9, 0x34, 0x12, 7]
+        let s = a[2...]
+        XCTAssertEqual(s.le16(0), 0x1234)
+        XCTAssertEqual(s.byte(2), 7)
+        XCTAssertNil(s.byte(3))
+        XCTAssertNil(s.le16(2))
+        XCTAssertEqual(Array(s.from(2)), [7])
+        XCTAssertTrue(s.from(10).isEmpty)
+    }
+
+    func testAddressPrintsMostSignificantByteFirst() {
+        var r = ByteReader([0xA1, 0x32, 0x07, 0xDC, 0x1B, 0x00][...])
+        XCTAssertEqual(try r.address().description, "00:1B:DC:07:32:A1")
+        XCTAssertEqual(BDAddr(0xC0_00_00_00_00_01).randomKind, .staticAddress)
+        XCTAssertEqual(BDAddr(0x40_00_00_00_00_01).randomKind, .resolvablePrivate)
+        XCTAssertEqual(BDAddr(0x00_00_00_00_00_01).randomKind, .nonResolvablePrivate)
+    }
+
+    func testUUIDExpansionAndShrinking() {
+        let hr = BluetoothUUID(uuid16: 0x180D)
+        XCTAssertEqual(hr.uuidString, "0000180D-0000-1000-8000-00805F9B34FB")
+        XCTAssertEqual(BluetoothUUID("0000180d-0000-1000-8000-00805f9b34fb"), hr)
+        XCTAssertEqual(BluetoothUUID("0000180d-0000-1000-8000-00805f9b34fb")?.uuid16, 0x180D)
+        XCTAssertEqual(hr.description, "0x180D")
+        // On the air 128-bit UUIDs are little-endian.
+        let le: [UInt8] = [0xFB, 0x34, 0x9B, 0x5F, 0x80, 0x00, 0x00, 0x80, 0x00, 0x10, 0x00, 0x00, 0x0D, 0x18, 0x00, 0x00]
+        XCTAssertEqual(BluetoothUUID(littleEndian: le[...]), hr)
+        XCTAssertEqual(AssignedNumbers.serviceName(hr), "Heart Rate")
+        XCTAssertEqual(AssignedNumbers.characteristicName(BluetoothUUID(uuid16: 0x2A37)), "Heart Rate Measurement")
+        XCTAssertEqual(AssignedNumbers.descriptorName(BluetoothUUID(uuid16: 0x2800)), "Primary Service")
+        XCTAssertEqual(AssignedNumbers.companyName(0x004C), "Apple, Inc.")
+        XCTAssertNil(BluetoothUUID("12345"))
+    }
+
+    func testFieldKeys() {
+        XCTAssertEqual(Field.key(for: "LE Scan Interval"), "le_scan_interval")
+        XCTAssertEqual(Field.key(for: "Peer_Address (type)"), "peer_address_type")
+    }
+
+    func testLinkHeaders() {
+        // DLT 201: 4-byte direction (1 = received), then H4 event.
+        let rec: [UInt8] = [0, 0, 0, 1, 0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00]
+        let p = Packet.fromRecord(number: 1, timestamp: 0, linkType: LinkType.h4WithPHDR, flags: 0, data: rec[...],
+                                  fileOffset: 0, fileLength: rec.count, truncated: false)
+        XCTAssertEqual(p.kind, .hci(.event))
+        XCTAssertEqual(p.direction, .received)
+        XCTAssertEqual(Array(p.payload), [0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00])
+        // btsnoop 2001: adapter in the high half of the flags, opcode in the low half.
+        let mon = Packet.fromRecord(number: 1, timestamp: 0, linkType: LinkType.btsnoopMonitor, flags: 0x0001_0005,
+                                    data: [0x40, 0x20, 0, 0][...], fileOffset: 0, fileLength: 4, truncated: false)
+        XCTAssertEqual(mon.kind, .hci(.aclData))
+        XCTAssertEqual(mon.adapter, 1)
+        XCTAssertEqual(mon.direction, .received)
+        // DLT 254: big-endian adapter and opcode.
+        let note = Packet.fromRecord(number: 1, timestamp: 0, linkType: LinkType.linuxMonitor, flags: 0,
+                                     data: [0, 0, 0, 12, 0x41, 0][...], fileOffset: 0, fileLength: 6, truncated: false)
+        XCTAssertEqual(note.kind, .monitor(opcode: 12))
+        // H1: flags carry the type.
+        let h1 = Packet.fromRecord(number: 1, timestamp: 0, linkType: LinkType.btsnoopH1, flags: 3,
+                                   data: [0x0E][...], fileOffset: 0, fileLength: 1, truncated: false)
+        XCTAssertEqual(h1.kind, .hci(.event))
+        let short = Packet.fromRecord(number: 1, timestamp: 0, linkType: LinkType.h4WithPHDR, flags: 0, data: [0, 0][...],
+                                      fileOffset: 0, fileLength: 2, truncated: false)
+        XCTAssertEqual(short.kind, .truncatedHeader)
+        let unknown = Packet.fromRecord(number: 1, timestamp: 0, linkType: LinkType.h4, flags: 0, data: [0x09, 1][...],
+                                        fileOffset: 0, fileLength: 2, truncated: false)
+        XCTAssertEqual(unknown.kind, .unknownHCIType(9))
+    }
+}
+
+final class L2CAPTests: XCTestCase {
+    func testSinglePacketNeedsNoCopy() {
+        var r = L2CAPReassembler()
+        let data: [UInt8] = [0x03, 0x00, 0x04, 0x00, 0x0A, 0x03, 0x00]
+        guard case .frame(let f) = r.add(data[...], start: true, frame: 1).0 else { return XCTFail() }
+        XCTAssertEqual(f.cid, 4)
+        XCTAssertEqual(Array(f.payload), [0x0A, 0x03, 0x00])
+        XCTAssertTrue(f.fragments.isEmpty)
+    }
+
+    func testFragmentsReassembleAndRememberTheirFrames() {
+        var r = L2CAPReassembler()
+        let first: [UInt8] = [0x05, 0x00, 0x04, 0x00, 0x1B]
+        let second: [UInt8] = [0x12, 0x00, 0x48]
+        let third: [UInt8] = [0x49]
+        guard case .pending(3 + 2, 9) = r.add(first[...], start: true, frame: 7).0 else { return XCTFail() }
+        guard case .pending(8, 9) = r.add(second[...], start: false, frame: 8).0 else { return XCTFail() }
+        guard case .frame(let f) = r.add(third[...], start: false, frame: 10).0 else { return XCTFail() }
+        XCTAssertEqual(Array(f.payload), [0x1B, 0x12, 0x00, 0x48, 0x49])
+        XCTAssertEqual(f.fragments, [7, 8, 10])
+    }
+
+    func testContinuationWithoutStartIsReportedNotMerged() {
+        var r = L2CAPReassembler()
+        guard case .malformed(_, let dropped) = r.add([1, 2][...], start: false, frame: 3).0 else { return XCTFail() }
+        XCTAssertEqual(dropped, [3])
+        XCTAssertFalse(r.isPending)
+    }
+
+    func testNewStartDropsIncompletePDU() {
+        var r = L2CAPReassembler()
+        _ = r.add([0x10, 0x00, 0x04, 0x00, 1][...], start: true, frame: 1)
+        let (res, dropped) = r.add([0x01, 0x00, 0x04, 0x00, 0x1E][...], start: true, frame: 2)
+        guard case .malformed(_, let frames)? = dropped else { return XCTFail() }
+        XCTAssertEqual(frames, [1])
+        guard case .frame(let f) = res else { return XCTFail() }
+        XCTAssertEqual(Array(f.payload), [0x1E])
+    }
+
+    func testLyingLengthsNeverMerge() {
+        var r = L2CAPReassembler()
+        _ = r.add([0x02, 0x00, 0x04, 0x00, 1][...], start: true, frame: 1)
+        guard case .malformed = r.add([2, 3, 4][...], start: false, frame: 2).0 else { return XCTFail() }
+        XCTAssertFalse(r.isPending)
+        guard case .malformed = r.add([0x00, 0x00, 0x04, 0x00, 9][...], start: true, frame: 3).0 else { return XCTFail() }
+    }
+
+    func testStartShorterThanLengthField() {
+        var r = L2CAPReassembler()
+        guard case .pending = r.add([0x03][...], start: true, frame: 1).0 else { return XCTFail() }
+        guard case .frame(let f) = r.add([0x00, 0x04, 0x00, 1, 2, 3][...], start: false, frame: 2).0 else { return XCTFail() }
+        XCTAssertEqual(f.cid, 4)
+        XCTAssertEqual(Array(f.payload), [1, 2, 3])
+    }
+}

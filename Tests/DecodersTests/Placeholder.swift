@@ -1,5 +1,0 @@
-import XCTest
-
-final class DecodersTestsPlaceholder: XCTestCase {
-    func testNothing() {}
-}

@@ -1,0 +1,62 @@
+import XCTest
+import Capture
+import Decoders
+
+/// Paths and helpers shared by the integration tests.
+enum Fixtures {
+    /// The package root (this file is Tests/IntegrationTests/Support.swift).
+    static let root: String = {
+        var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        return parts.joined(separator: "/")
+    }()
+    static let captures = root + "/Tests/Captures"
+    static let expected = captures + "/expected"
+    static let shared = root + "/../shared/captures"
+
+    static func files(in dir: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: dir))?.sorted() ?? []
+    }
+
+    /// Committed test captures (every file in Tests/Captures that is a capture).
+    static var committed: [String] {
+        files(in: captures).filter { [".btsnoop", ".pcap", ".pcapng", ".log"].contains(where: $0.hasSuffix) }
+    }
+
+    static func sharedOrSkip() throws -> [String] {
+        let f = files(in: shared).filter { $0 != "MANIFEST.tsv" && $0 != "README.md" }
+        if f.isEmpty { throw XCTSkip("../shared/captures is absent") }
+        return f
+    }
+
+    /// Decodes a whole capture; returns the decoded frames through `body`.
+    static func decode(_ path: String, _ body: (Decoded) -> Void) throws {
+        let reader = try CaptureReader(path: path)
+        let dissector = Dissector()
+        while let r = try reader.next() {
+            let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
+                                      data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength, truncated: r.truncated)
+            body(dissector.dissect(p))
+        }
+    }
+
+    /// tshark's fields for a capture, from Tests/Captures/expected/NAME.tsv: one dictionary per frame.
+    static func expected(_ name: String) -> [[String: String]]? {
+        guard let text = try? String(contentsOfFile: expected + "/" + name + ".tsv", encoding: .utf8) else { return nil }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        while lines.last == "" { lines.removeLast() }
+        guard let header = lines.first?.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) else { return nil }
+        return lines.dropFirst().map { line in
+            let cols = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            var row: [String: String] = [:]
+            for (i, h) in header.enumerated() where i < cols.count && !cols[i].isEmpty { row[h] = cols[i] }
+            return row
+        }
+    }
+
+    /// First integer of a tshark field value ("0x0004,0x0004" → 4).
+    static func int(_ s: String?) -> Int? {
+        guard let first = s?.split(separator: ",").first else { return nil }
+        return first.hasPrefix("0x") ? Int(first.dropFirst(2), radix: 16) : Int(first)
+    }
+}

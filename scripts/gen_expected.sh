@@ -1,0 +1,69 @@
+#!/bin/sh
+# Write tshark's decode of every test capture to Tests/Captures/expected/, so the
+# tests can compare blesniff's decode with tshark's frame by frame.
+#   <capture>.tsv          selected fields, one row per frame (committed and shared captures)
+#   <capture>.summary.tsv  frame number, protocol and info columns (committed captures only)
+#   <capture>.error        tshark's complaint, when it could not read the whole file
+#   TSHARK_VERSION         the tshark that produced them
+# Re-runnable: outputs are overwritten. Usage: scripts/gen_expected.sh
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+own="$root/Tests/Captures"
+shared="$root/../shared/captures"
+out="$own/expected"
+mkdir -p "$out"
+
+# The field names are checked against tshark 4.0 (`tshark -G fields`). It puts 128-bit UUIDs
+# that are not in its tables in btcommon.eir_ad.entry.custom_uuid_128, not uuid_128, so both
+# are listed.
+fields="frame.number frame.len hci_h4.type hci_h4.direction bthci_cmd.opcode bthci_evt.code
+bthci_evt.le_meta_subevent bthci_evt.opcode bthci_acl.chandle bthci_acl.pb_flag btl2cap.cid
+btl2cap.length btatt.opcode btatt.handle btatt.uuid16 btatt.uuid128 btsmp.opcode
+btle.advertising_header.pdu_type btle.data_header.llid btle.control_opcode
+btcommon.eir_ad.entry.type btcommon.eir_ad.entry.uuid_16 btcommon.eir_ad.entry.uuid_128
+btcommon.eir_ad.entry.custom_uuid_128
+btcommon.eir_ad.entry.device_name btcommon.eir_ad.entry.company_id bthci_evt.bd_addr
+bthci_evt.rssi _ws.malformed"
+
+field_args=""
+for f in $fields; do field_args="$field_args -e $f"; done
+
+# Name resolution off: output must not depend on the machine's address/OUI tables.
+TSHARK="tshark -n"
+LC_ALL=C
+export LC_ALL
+
+tshark -v 2>/dev/null | head -1 > "$out/TSHARK_VERSION"
+
+decode() { # capture, with_summary
+    cap=$1
+    name=$(basename "$cap")
+    err=$(mktemp)
+    # shellcheck disable=SC2086
+    if ! $TSHARK -r "$cap" -T fields -E header=y -E separator=/t -E occurrence=a \
+            -E aggregator=, $field_args > "$out/$name.tsv" 2> "$err"; then
+        grep -v '^Running as user' "$err" > "$out/$name.error" || true
+        echo "warning: tshark could not fully read $name (see expected/$name.error)" >&2
+    else
+        rm -f "$out/$name.error"
+    fi
+    if [ "$2" = yes ]; then
+        $TSHARK -r "$cap" -T fields -e frame.number -e _ws.col.Protocol -e _ws.col.Info \
+            > "$out/$name.summary.tsv" 2> /dev/null || true
+    fi
+    rm -f "$err"
+}
+
+for cap in "$own"/*.btsnoop "$own"/*.pcap "$own"/*.pcapng; do
+    [ -f "$cap" ] && decode "$cap" yes
+done
+
+if [ -d "$shared" ]; then
+    for cap in "$shared"/*; do
+        case $(basename "$cap") in MANIFEST.tsv|README.md) continue ;; esac
+        [ -f "$cap" ] && decode "$cap" no
+    done
+else
+    echo "note: $shared not found; shared captures skipped" >&2
+fi
