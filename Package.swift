@@ -26,7 +26,11 @@ let package = Package(
             name: "CPcap",
             pkgConfig: "libpcap",
             providers: [.apt(["libpcap-dev"])]),
-        .target(name: "Capture", dependencies: ["CPcap"]),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "Capture", dependencies: ["CPcap", "CZlib"]),
         .testTarget(name: "DecodersTests", dependencies: ["Decoders"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Decoders"]),
         .testTarget(name: "ReportTests", dependencies: ["Report", "Decoders", "Capture"]),
