@@ -14,6 +14,7 @@ public enum Btsnooz {
     static let beginMarker = Array("--- BEGIN:BTSNOOP_LOG_SUMMARY".utf8)
     static let endMarker = Array("--- END:BTSNOOP_LOG_SUMMARY".utf8)
     static let preambleLength = 9
+    static let maxInflated = 256 << 20
 
     /// btsnooz record types (the stack's internal packet types): H4 indicator and direction.
     static let types: [(type: UInt8, h4: UInt8, received: Bool)] = [
@@ -156,13 +157,20 @@ final class BtsnoozReader: RecordSource {
 
         let inflater = Inflater(windowBits: 15)
         var out: [UInt8] = []
-        let status = inflater.feed(blob[Btsnooz.preambleLength...]) { out.append(contentsOf: $0); return true }
+        let status = inflater.feed(blob[Btsnooz.preambleLength...]) { chunk in
+            // Android keeps a few MB; far more is a decompression bomb.
+            guard out.count &+ chunk.count <= Btsnooz.maxInflated else { return false }
+            out.append(contentsOf: chunk)
+            return true
+        }
         stream = out
         var streamError: CaptureError?
         switch status {
         case .done: break
         case .needInput:
             streamError = CaptureError(.truncatedRecord, file: name, "btsnooz deflate stream ends early (section cut short?)")
+        case .failed(_) where out.count &+ (1 << 16) > Btsnooz.maxInflated:
+            streamError = CaptureError(.recordTooLarge, file: name, "btsnooz records exceed \(Btsnooz.maxInflated >> 20) MiB; the rest is not read")
         case .failed(let why):
             streamError = CaptureError(.malformed, file: name, "btsnooz: \(why)")
         }

@@ -127,6 +127,8 @@ final class MemoryFile {
 /// deflated entries, zip64 sizes and offsets.
 struct ZipArchive {
     static let localHeaderSignature: [UInt8] = [0x50, 0x4B, 0x03, 0x04]
+    /// Largest entry decompressed (into memory): larger sizes come from corrupt or hostile zips.
+    static let maxEntrySize: UInt64 = 4 << 30
     struct Entry {
         var name: String
         var method: UInt16
@@ -213,8 +215,12 @@ struct ZipArchive {
             throw CaptureError(.malformed, file: label, "zip local header missing")
         }
         var position = entry.localHeaderOffset &+ 30 &+ UInt64(le16(local, 26)) &+ UInt64(le16(local, 28))
-        guard position &+ entry.compressedSize <= UInt64(fileSize) else {
+        // The local header was read, so `position` is within 64 KiB past the file: no overflow.
+        guard entry.compressedSize <= UInt64(fileSize), position &+ entry.compressedSize <= UInt64(fileSize) else {
             throw CaptureError(.truncatedRecord, file: label, "zip entry data runs past the end of the file")
+        }
+        guard entry.size <= Self.maxEntrySize else {
+            throw CaptureError(.recordTooLarge, file: label, "zip entry of \(entry.size) bytes exceeds the \(Self.maxEntrySize >> 30) GiB limit")
         }
         var left = entry.compressedSize
         var produced: UInt64 = 0
@@ -222,6 +228,8 @@ struct ZipArchive {
         var writeFailed = false
         let take: (ArraySlice<UInt8>) -> Bool = { chunk in
             produced &+= UInt64(chunk.count)
+            // More than the directory says: stop (a size mismatch, or a decompression bomb).
+            if produced > entry.size { return false }
             crc = chunk.withUnsafeBufferPointer { crc32(crc, $0.baseAddress, UInt32(truncatingIfNeeded: $0.count)) }
             if !sink.append(chunk) { writeFailed = true; return false }
             return true
@@ -244,6 +252,9 @@ struct ZipArchive {
                 status = inflater.feed(chunk[...], take)
                 if status != .needInput { break }
             } else if !take(chunk[...]) { break }
+        }
+        if produced > entry.size {
+            throw CaptureError(.malformed, file: label, "zip entry inflates to more than its directory size \(entry.size)")
         }
         if writeFailed { throw CaptureError(.io, file: label, "cannot write the decompressed entry to memory") }
         if case .failed(let why) = status { throw CaptureError(.malformed, file: label, "zip entry: \(why)") }
