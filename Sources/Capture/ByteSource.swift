@@ -87,18 +87,6 @@ final class ByteSource {
         return s
     }
 
-    /// Consumes up to `n` bytes, reading through the input when they are not all buffered.
-    func skip(_ n: Int64) throws(CaptureError) -> Bool {
-        var left = n
-        while left > 0 {
-            if available == 0 { guard try require(1) else { return false } }
-            let step = Int(min(Int64(available), left))
-            _ = consume(step)
-            left &-= Int64(step)
-        }
-        return true
-    }
-
     /// Back to the start of a regular file, discarding what is buffered.
     func rewind() -> Bool {
         guard fileSize != nil, lseek(fd, off_t(initialPosition), SEEK_SET) == initialPosition else { return false }

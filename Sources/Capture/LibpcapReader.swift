@@ -45,7 +45,8 @@ final class LibpcapReader {
         file = fp
         linkType = dlt
         offset = Int64(ftell(fp))
-        buffer = [UInt8](repeating: 0, count: max(Int(pcap_snapshot(p)), 65_536))
+        // The header's snap length is untrusted: start at 256 KiB and grow for larger packets.
+        buffer = [UInt8](repeating: 0, count: min(max(Int(pcap_snapshot(p)), 65_536), 262_144))
     }
 
     deinit {

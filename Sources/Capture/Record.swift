@@ -3,7 +3,7 @@ import CPcap
 /// One captured frame as stored in the file, link-layer framing still on.
 /// `data` is a slice of the reader's reusable buffer: it stays valid until the next call to
 /// `next()`; copy it (`Array(record.data)`) to keep it longer without pinning the buffer.
-public struct Record {
+public struct Record: Sendable {
     /// 1-based, as Wireshark counts (every record, including monitor notes).
     public var number: Int
     /// Nanoseconds since the Unix epoch.

@@ -136,8 +136,8 @@ extension ArraySlice where Element == UInt8 {
     }
 }
 
-/// A Bluetooth device address (48 bits), printed most significant byte first as the
-/// specification and every tool do ("00:1B:DC:07:32:A1").
+/// A Bluetooth device address (48 bits), printed most significant byte first, in lower case as
+/// tshark prints it ("00:1b:dc:07:32:a1").
 public struct BDAddr: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let raw: UInt64
     @inlinable public init(_ raw: UInt64) { self.raw = raw & 0xFFFF_FFFF_FFFF }

@@ -30,6 +30,13 @@ public final class Connection: @unchecked Sendable {
     public internal(set) var lastActivity: Int64
 
     var reassembly: (sent: L2CAPReassembler, received: L2CAPReassembler) = (.init(), .init())
+    /// SMP pairings on this connection and the method each used.
+    public private(set) lazy var pairing = PairingTracker()
+    /// Credit-based and BR/EDR channels opened through signaling.
+    public private(set) lazy var channels = DynamicChannels()
+    /// The ATT bearer on the fixed channel, and those on EATT channels by the local CID.
+    public internal(set) var att: ATTBearer?
+    var eatt: [UInt16: ATTBearer] = [:]
 
     init(id: Int, adapter: UInt16, handle: UInt16, isLE: Bool, frame: Int, time: Int64) {
         self.id = id

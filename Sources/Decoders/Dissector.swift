@@ -10,19 +10,38 @@ public final class Dissector {
     public private(set) var ended: [Connection] = []
     public static let maxEndedKept = 10_000
 
-    public init() {}
+    /// Every peer's GATT database, rebuilt from discovery and carried across connections.
+    public let gatt = GATTStore()
+    private var lastTime: Int64 = 0
+
+    /// Advertisers seen in reports; only kept when asked for (`devices`, reports), so plain
+    /// decoding does not pay for it.
+    public let advertisers: Advertisers?
+
+    /// Over-the-air captures: connections by access address, retransmissions, CRC, decryption.
+    private let linkLayer: LinkLayerTracker
+    /// Connections seen over the air, by the link-layer tracker's index.
+    private var llConnections: [Int: Connection] = [:]
+
+    /// - Parameter keys: long-term keys to decrypt encrypted link-layer connections with.
+    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = []) {
+        advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs) : nil
+        linkLayer = LinkLayerTracker(keys: keys)
+    }
 
     /// Every connection seen, in order of first appearance.
     public var allConnections: [Connection] { connections.values.sorted { $0.id < $1.id } }
 
     public func dissect(_ packet: Packet) -> Decoded {
         var d = Decoded(packet: packet)
+        lastTime = packet.timestamp
         switch packet.kind {
         case .hci(.command): command(&d)
         case .hci(.event): event(&d)
         case .hci(.aclData): acl(&d)
         case .hci(.scoData), .hci(.isoData): isochronous(&d)
-        case .monitor, .linkLayer, .unsupported, .unknownHCIType: break
+        case .linkLayer: linkLayerFrame(&d)
+        case .monitor, .unsupported, .unknownHCIType: break
         case .truncatedHeader: d.problem("record too short for its link-layer header")
         }
         return d
@@ -104,6 +123,7 @@ public final class Dissector {
             c.latency = try? r.u16()
             c.supervisionTimeout = try? r.u16()
             d.connection = c
+            advertisers?.noteConnection(to: addr, frame: p.number)
         case 0x03: // LE Connection Update Complete
             var r = ByteReader(params.from(1))
             guard let status = try? r.u8(), status == 0, let h = try? r.u16(), let i = try? r.u16(),
@@ -118,7 +138,11 @@ public final class Dissector {
             if let h = params.le16(sub == 0x04 || sub == 0x0C ? 2 : 1) {
                 d.connection = live[key(p.adapter, h & 0x0FFF)]
             }
-        default: break
+        default:
+            if let adv = advertisers, AdvertisingReports.isReport(subevent: sub) {
+                let parsed = AdvertisingReports.parse(subevent: sub, params.from(1))
+                for r in parsed.reports { adv.add(r, frame: p.number, time: p.timestamp) }
+            }
         }
     }
 
@@ -140,17 +164,22 @@ public final class Dissector {
             }
         }
         let c = connection(p.adapter, h.handle, frame: p.number, time: p.timestamp)
-        c.lastActivity = p.timestamp
         d.connection = c
-        let sent = p.direction == .sent
-        let (result, dropped) = sent
-            ? c.reassembly.sent.add(data, start: h.isStart, frame: p.number)
-            : c.reassembly.received.add(data, start: h.isStart, frame: p.number)
+        l2cap(&d, c, data, start: h.isStart, side: p.direction == .sent ? .local : .remote)
+    }
+
+    /// Feeds one fragment to the connection's reassembly for its direction and decodes what completes.
+    private func l2cap(_ d: inout Decoded, _ c: Connection, _ data: Bytes, start: Bool, side: Side) {
+        let n = d.packet.number
+        c.lastActivity = d.packet.timestamp
+        let (result, dropped) = side == .local
+            ? c.reassembly.sent.add(data, start: start, frame: n)
+            : c.reassembly.received.add(data, start: start, frame: n)
         if case .malformed(let why, let frames)? = dropped { d.problem(why + " (frames \(frames.map(String.init).joined(separator: ", ")))") }
         switch result {
         case .frame(let f):
             d.l2cap = f
-            upper(&d, f, c)
+            upper(&d, f, c, side)
         case .pending(let have, let of):
             d.fragment = (have, of)
         case .malformed(let why, _):
@@ -158,10 +187,104 @@ public final class Dissector {
         }
     }
 
+    // MARK: Link layer (sniffer captures)
+
+    private func linkLayerFrame(_ d: inout Decoded) {
+        let f = linkLayer.process(d.packet)
+        for p in f.problems { d.problem(p) }
+        defer { d.linkLayer = f }
+        guard let index = f.connection else { return }
+        let c: Connection
+        if let known = llConnections[index] {
+            c = known
+        } else {
+            c = Connection(id: nextConnectionID, adapter: 0, handle: UInt16(truncatingIfNeeded: index), isLE: true,
+                           frame: d.packet.number, time: d.packet.timestamp)
+            nextConnectionID += 1
+            if let ind = linkLayer.knownConnections.first(where: { $0.index == index })?.connect {
+                // The sniffer sees both sides; report from the central's point of view.
+                c.peer = ind.advA
+                c.isCentral = true
+                c.interval = ind.interval
+                c.latency = ind.latency
+                c.supervisionTimeout = ind.timeout
+                c.createdFrame = d.packet.number
+                c.createdTime = d.packet.timestamp
+            }
+            llConnections[index] = c
+            connections[c.id] = c
+            if llConnections.count > LinkLayerTracker.maxConnections, let oldest = llConnections.keys.min() {
+                llConnections[oldest] = nil
+            }
+        }
+        d.connection = c
+        if f.encryption != .none, !c.encrypted {
+            c.encrypted = true
+            c.encryptedFrame = d.packet.number
+        }
+        guard let frag = f.l2cap, let dir = f.direction else { return }
+        l2cap(&d, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
+    }
+
     /// Hands a whole L2CAP frame to the protocol of its channel.
-    private func upper(_ d: inout Decoded, _ f: L2CAPFrame, _ c: Connection) {
-        _ = c
-        d.upper = .raw(cid: f.cid, f.payload)
+    private func upper(_ d: inout Decoded, _ f: L2CAPFrame, _ c: Connection, _ side: Side) {
+        let n = d.packet.number
+        switch f.cid {
+        case L2CAPChannel.att:
+            c.isLE = true
+            d.upper = .att(att(ATTPDU(f.payload), on: bearer(c), side, &d))
+        case L2CAPChannel.smp:
+            let pdu = SMPPDU(f.payload)
+            c.isLE = true
+            c.pairing.feed(pdu, from: side, frame: n)
+            if let m = pdu.malformed { d.problem("SMP: " + m) }
+            d.upper = .smp(pdu)
+        case L2CAPChannel.leSignaling, L2CAPChannel.signaling:
+            let frame = SignalingFrame(f.payload, channel: f.cid == L2CAPChannel.signaling ? .bredr : .le)
+            if f.cid == L2CAPChannel.leSignaling { c.isLE = true } else { c.isLE = false }
+            c.channels.feed(frame, from: side, frame: n)
+            if let m = frame.malformed { d.problem("L2CAP signaling: " + m) }
+            for cmd in frame.commands { if let m = cmd.malformed { d.problem(cmd.name + ": " + m) } }
+            d.upper = .signaling(frame)
+        case 0x0040...:
+            guard let ch = c.channels.channel(cid: f.cid, from: side) else {
+                d.upper = .raw(cid: f.cid, f.payload)
+                return
+            }
+            let result = ch.receive(f.payload, from: side, frame: n)
+            if case .malformed(let why) = result { d.problem("K-frame: " + why) }
+            if ch.isEATT, case .sdu(let sdu, _) = result {
+                let key = ch.local.cid
+                let b = c.eatt[key] ?? gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
+                c.eatt[key] = b
+                d.upper = .att(att(ATTPDU(sdu[...]), on: b, side, &d), eattCID: f.cid)
+                return
+            }
+            d.upper = .channel(cid: f.cid, psm: ch.psm, result)
+        default:
+            d.upper = .raw(cid: f.cid, f.payload)
+        }
+    }
+
+    private func bearer(_ c: Connection) -> ATTBearer {
+        if let b = c.att { return b }
+        let b = gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey)
+        c.att = b
+        return b
+    }
+
+    private func att(_ pdu: ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded) -> ATTResult {
+        let r = b.process(pdu, from: side, frame: d.packet.number, time: d.packet.timestamp)
+        if let m = pdu.malformed { d.problem("ATT: " + m) }
+        return r
+    }
+
+    /// Ends the capture: requests still unanswered 30 s after they were sent become timeouts.
+    public func finish() {
+        for c in connections.values {
+            c.att?.finish(at: lastTime)
+            for b in c.eatt.values { b.finish(at: lastTime) }
+        }
     }
 
     private func isochronous(_ d: inout Decoded) {
@@ -173,6 +296,9 @@ public final class Dissector {
     }
 
     // MARK: Connection table
+
+    /// The connection currently open on a handle, if any.
+    public func liveConnection(adapter: UInt16, handle: UInt16) -> Connection? { live[key(adapter, handle & 0x0FFF)] }
 
     @inline(__always) private func key(_ adapter: UInt16, _ handle: UInt16) -> UInt32 {
         UInt32(adapter) << 16 | UInt32(handle)
@@ -221,6 +347,8 @@ public struct Decoded {
     /// An ACL fragment stored for reassembly: bytes held so far and the L2CAP total (0 if unknown yet).
     public var fragment: (have: Int, of: Int)?
     public var upper: UpperLayer?
+    /// The link-layer decode of an over-the-air frame.
+    public var linkLayer: LLFrame?
     /// What broke the specification in this frame (empty: nothing).
     public private(set) var problems: [String] = []
 
@@ -238,7 +366,17 @@ public enum HCILayer {
     case isochronous(handle: UInt16, Bytes)
 }
 
+/// The local side of every connection on one adapter: its own GATT server database.
+struct LocalKey: Hashable { let adapter: UInt16 }
+
 /// What an L2CAP frame carried.
 public enum UpperLayer {
+    /// An ATT PDU with what the bearer and GATT tracking know of it; `eattCID` when it came over EATT.
+    case att(ATTResult, eattCID: UInt16? = nil)
+    case smp(SMPPDU)
+    case signaling(SignalingFrame)
+    /// A K-frame on a credit-based (or BR/EDR) channel: its reassembly state or whole SDU.
+    case channel(cid: UInt16, psm: UInt16, SDUResult)
+    /// A channel blesniff does not decode (or a dynamic one it never saw opened).
     case raw(cid: UInt16, Bytes)
 }

@@ -5,7 +5,10 @@ extension Decoded {
     public var summary: String {
         switch packet.kind {
         case .monitor(let op): return "Monitor " + MonitorOpcode.name(op) + monitorDetail(op)
-        case .linkLayer: return "Link layer, not decoded"
+        case .linkLayer:
+            if let u = upper { return "LL " + u.summary(l2cap) }
+            if let f = fragment { return "LL L2CAP fragment \(f.have)/\(f.of) bytes" }
+            return linkLayer?.summary ?? "Link layer"
         case .unsupported(let t): return "Unsupported " + LinkType.name(t)
         case .unknownHCIType(let t): return "Unknown HCI packet type " + Hex.prefixed(t, width: 2)
         case .truncatedHeader: return "Truncated record"
@@ -43,7 +46,13 @@ extension Decoded {
             return base + " " + HCICommands.name(op) + ": " + HCIErrors.name(st)
         case 0x3E:
             guard let sub = params.byte(0) else { return base }
-            return base + " " + HCIEvents.leSubeventName(sub)
+            var s = base + " " + HCIEvents.leSubeventName(sub)
+            if AdvertisingReports.isReport(subevent: sub) {
+                let reports = AdvertisingReports.parse(subevent: sub, params.from(1)).reports
+                if let first = reports.first { s += " " + first.summary }
+                if reports.count > 1 { s += " (+\(reports.count - 1) more)" }
+            }
+            return s
         case 0x05:
             guard let h = params.le16(1), let reason = params.byte(3) else { return base }
             return base + " handle " + Hex.prefixed(h, width: 4) + " reason " + HCIErrors.name(reason)
@@ -67,14 +76,32 @@ extension Decoded {
         }
     }
 
+    private func appendL2CAP(_ out: inout [(name: String, fields: [Field])]) {
+        if let f = fragment {
+            out.append(("L2CAP", [Field("Fragment", .text("\(f.have) of \(f.of == 0 ? "?" : String(f.of)) bytes, reassembly pending"))]))
+        }
+        if let f = l2cap {
+            var fs = [Field("Length", .uint(UInt64(f.length), hex: 0)),
+                      Field("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))]
+            if !f.fragments.isEmpty {
+                fs.append(Field("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", "))))
+            }
+            out.append(("L2CAP", fs))
+        }
+        if let u = upper { out.append((u.protocolName, u.fields)) }
+    }
+
     /// Every layer's full decode, outermost first, each as (protocol name, its fields).
     public var layers: [(name: String, fields: [Field])] {
-        var out: [(String, [Field])] = []
+        var out: [(name: String, fields: [Field])] = []
         switch packet.kind {
         case .monitor(let op):
             out.append(("Monitor", [Field("Opcode", .named(UInt64(op), hex: 4, MonitorOpcode.name(op))),
                                     Field("Data", .bytes(packet.payload))]))
-        case .linkLayer, .unsupported, .unknownHCIType, .truncatedHeader:
+        case .linkLayer:
+            if let f = linkLayer { out.append(("Link Layer", f.fields)) }
+            appendL2CAP(&out)
+        case .unsupported, .unknownHCIType, .truncatedHeader:
             out.append(("Data", [Field("Data", .bytes(packet.payload))]))
         case .hci: break
         }
@@ -98,18 +125,7 @@ extension Decoded {
                 Field("Broadcast Flag", .uint(UInt64(h.broadcast), hex: 1)),
                 Field("Data Total Length", .uint(UInt64(h.length), hex: 0)),
             ]))
-            if let f = fragment {
-                out.append(("L2CAP", [Field("Fragment", .text("\(f.have) of \(f.of == 0 ? "?" : String(f.of)) bytes, reassembly pending"))]))
-            }
-            if let f = l2cap {
-                var fs = [Field("Length", .uint(UInt64(f.length), hex: 0)),
-                          Field("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))]
-                if !f.fragments.isEmpty {
-                    fs.append(Field("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", "))))
-                }
-                out.append(("L2CAP", fs))
-            }
-            if let u = upper { out.append((u.protocolName, u.fields)) }
+            appendL2CAP(&out)
         case .isochronous(let h, let data):
             out.append((packet.kind == .hci(.scoData) ? "HCI SCO" : "HCI ISO",
                         [Field("Handle", .uint(UInt64(h), hex: 4)), Field("Data", .bytes(data))]))
@@ -124,12 +140,26 @@ extension Decoded {
 extension UpperLayer {
     public var protocolName: String {
         switch self {
+        case .att(_, let cid): return cid == nil ? "ATT" : "EATT"
+        case .smp: return "SMP"
+        case .signaling(let s): return s.channel == .le ? "LE Signaling" : "L2CAP Signaling"
+        case .channel(_, let psm, _): return "L2CAP " + PSM.name(psm, le: true)
         case .raw(let cid, _): return L2CAPChannel.name(cid) ?? "L2CAP Payload"
         }
     }
 
     func summary(_ f: L2CAPFrame?) -> String {
         switch self {
+        case .att(let r, let cid): return (cid == nil ? "ATT " : "EATT ") + r.summary
+        case .smp(let pdu): return "SMP " + pdu.summary
+        case .signaling(let s): return (s.channel == .le ? "LE Signaling " : "L2CAP Signaling ") + s.summary
+        case .channel(let cid, let psm, let r):
+            let head = "L2CAP " + PSM.name(psm, le: true) + " CID " + Hex.prefixed(cid, width: 4)
+            switch r {
+            case .incomplete: return head + " SDU segment"
+            case .sdu(let b, let frames): return head + " SDU \(b.count) bytes" + (frames.count > 1 ? " from \(frames.count) K-frames" : "")
+            case .malformed(let why): return head + " malformed: " + why
+            }
         case .raw(let cid, let data):
             return "L2CAP CID " + Hex.prefixed(cid, width: 4) + " \(data.count) bytes"
         }
@@ -137,6 +167,18 @@ extension UpperLayer {
 
     public var fields: [Field] {
         switch self {
+        case .att(let r, _): return r.fields
+        case .smp(let pdu): return pdu.fields
+        case .signaling(let s): return s.fields
+        case .channel(_, let psm, let r):
+            var out = [Field("PSM", .named(UInt64(psm), hex: 4, PSM.name(psm, le: true)))]
+            switch r {
+            case .incomplete: out.append(Field("SDU", .text("segment stored, SDU incomplete")))
+            case .sdu(let b, let frames):
+                out.append(Field("SDU", .bytes(b[...]), [Field("K-frames", .text(frames.map(String.init).joined(separator: ", ")))]))
+            case .malformed(let why): out.append(Field.malformed(why))
+            }
+            return out
         case .raw(_, let data): return [Field("Payload", .bytes(data))]
         }
     }

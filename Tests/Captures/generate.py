@@ -62,7 +62,7 @@ CUSTOM_SERVICE = UUID('8D5A0001-6C3B-4E5F-9A1D-2B7C4E8F0A11')
 CUSTOM_LONG = UUID('8D5A0002-6C3B-4E5F-9A1D-2B7C4E8F0A11')
 CUSTOM_WRITE = UUID('8D5A0003-6C3B-4E5F-9A1D-2B7C4E8F0A11')
 CUSTOM_INDICATE = UUID('8D5A0004-6C3B-4E5F-9A1D-2B7C4E8F0A11')
-SCAN_RSP_UUID128 = bytes(reversed(CUSTOM_SERVICE.to_bytes(force_128=True)))
+SCAN_RSP_UUID128 = CUSTOM_SERVICE.to_bytes(force_128=True)  # little-endian, as on the air
 
 LONG_VALUE = bytes(range(0x20, 0x7f)) + b'|blesniff-long-value-end'  # 119 bytes
 
@@ -580,10 +580,11 @@ async def sc_good_adv_data(loop):
 
 async def sc_bad_adv_incomplete(loop):  # BLE502 + BLE503
     w = World(loop)
-    adv = ad(FLAGS, (0x02, u16s(0x180D)), (0x08, b'HRM'),
+    # 28 bytes: the shortened name goes to the scan response, as iOS does.
+    adv = ad(FLAGS, (0x02, u16s(0x180D)),
              (0xFF, struct.pack('<H', 0x004C) + b'\x01' + bytes([0, 0, 0, 0, 0, 0, 0, 0x40,
                                                                  0, 0, 0, 0, 0, 0, 0, 0])))
-    return await _adv_only(w, adv, ad((0x06, SCAN_RSP_UUID128)))
+    return await _adv_only(w, adv, ad((0x06, SCAN_RSP_UUID128), (0x08, b'HRM')))
 
 
 async def sc_good_adv_incomplete(loop):

@@ -25,7 +25,7 @@ final class CoreTests: XCTestCase {
 
     func testAddressPrintsMostSignificantByteFirst() {
         var r = ByteReader([0xA1, 0x32, 0x07, 0xDC, 0x1B, 0x00][...])
-        XCTAssertEqual(try r.address().description, "00:1B:DC:07:32:A1")
+        XCTAssertEqual(try r.address().description, "00:1b:dc:07:32:a1")
         XCTAssertEqual(BDAddr(0xC0_00_00_00_00_01).randomKind, .staticAddress)
         XCTAssertEqual(BDAddr(0x40_00_00_00_00_01).randomKind, .resolvablePrivate)
         XCTAssertEqual(BDAddr(0x00_00_00_00_00_01).randomKind, .nonResolvablePrivate)

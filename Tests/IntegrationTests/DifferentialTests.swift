@@ -41,7 +41,8 @@ final class DifferentialTests: XCTestCase {
                                                ours: ours[key].map { String($0, radix: 16) } ?? "-"))
                 }
             }
-            if let dir = Fixtures.int(row["hci_h4.direction"]) {
+            // 0xFF: tshark does not know the direction (DLT 187); blesniff infers it for commands and events.
+            if let dir = Fixtures.int(row["hci_h4.direction"]), dir != 0xFF {
                 let ourDir = d.packet.direction == .sent ? 0 : d.packet.direction == .received ? 1 : -1
                 if dir != ourDir {
                     mismatches.append(Mismatch(file: name, frame: d.packet.number, field: "direction", tshark: String(dir), ours: String(ourDir)))

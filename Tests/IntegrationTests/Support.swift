@@ -30,9 +30,8 @@ enum Fixtures {
     }
 
     /// Decodes a whole capture; returns the decoded frames through `body`.
-    static func decode(_ path: String, _ body: (Decoded) -> Void) throws {
+    static func decode(_ path: String, dissector: Dissector = Dissector(), _ body: (Decoded) -> Void) throws {
         let reader = try CaptureReader(path: path)
-        let dissector = Dissector()
         while let r = try reader.next() {
             let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
                                       data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength, truncated: r.truncated)

@@ -1,0 +1,645 @@
+/// LE link-layer packets and PDUs over the air (Core 5.4 Vol 6 Part B 2): the access address, the
+/// advertising and data physical channel PDUs, LL control PDUs, and the CRC-24 (3.1.1).
+
+/// Access address, PDU and CRC as a sniffer delivers them (preamble stripped).
+public struct LLPacket: Sendable {
+    public static let advertisingAccessAddress: UInt32 = 0x8E89_BED6
+    public static let advertisingCRCInit: UInt32 = 0x555555
+
+    public let accessAddress: UInt32
+    /// Header (2 octets) and payload, without the CRC.
+    public let pdu: Bytes
+    /// The CRC as sent (LFSR value, bit 23 first on air); nil when the capture cut it off.
+    public let crc: UInt32?
+
+    /// Splits access address + PDU + CRC. The PDU's length octet decides where the CRC is; extra
+    /// bytes are ignored, a short packet keeps what there is (no CRC).
+    public init?(_ b: Bytes) {
+        guard b.count >= 4, let lo = b.le16(0), let hi = b.le16(2) else { return nil }
+        accessAddress = UInt32(lo) | UInt32(hi) << 16
+        let rest = b.from(4)
+        guard let len = rest.byte(1) else {
+            pdu = rest
+            crc = nil
+            return
+        }
+        let pduLen = 2 + Int(len)
+        if rest.count >= pduLen + 3 {
+            pdu = rest.prefix(pduLen)
+            let c = rest.from(pduLen)
+            // Bytes on air are sent LSB first; the CRC is sent bit 23 first.
+            crc = UInt32(LLCRC.reverse(c.byte(0) ?? 0)) << 16 | UInt32(LLCRC.reverse(c.byte(1) ?? 0)) << 8
+                | UInt32(LLCRC.reverse(c.byte(2) ?? 0))
+        } else {
+            pdu = rest.prefix(pduLen)
+            crc = nil
+        }
+    }
+
+    public var isAdvertising: Bool { accessAddress == LLPacket.advertisingAccessAddress }
+}
+
+/// CRC-24, polynomial x^24 + x^10 + x^9 + x^6 + x^4 + x^3 + x + 1 (Vol 6 Part B 3.1.1).
+public enum LLCRC {
+    /// LFSR over `data` (each octet LSB first) from `initial` (the CRCInit value as the spec and
+    /// CONNECT_IND give it); the result compares with `LLPacket.crc`.
+    public static func compute(_ data: Bytes, initial: UInt32) -> UInt32 {
+        // Reflected form: position 0 of the spec's register is bit 23 here.
+        var state = reverse24(initial)
+        for byte in data {
+            var b = byte
+            for _ in 0..<8 {
+                let feedback = (state ^ UInt32(b)) & 1
+                state >>= 1
+                if feedback != 0 { state ^= 0xDA6000 }
+                b >>= 1
+            }
+        }
+        return reverse24(state)
+    }
+
+    /// Runs the LFSR backwards from a received CRC to the CRCInit that produced it, so a
+    /// connection whose CONNECT_IND was missed can still be checked.
+    public static func recoverInit(_ data: Bytes, crc: UInt32) -> UInt32 {
+        var state = reverse24(crc)
+        for byte in data.reversed() {
+            for i in stride(from: 7, through: 0, by: -1) {
+                let bit = UInt32(byte >> UInt8(i)) & 1
+                let top = state >> 23 & 1 // was feedback
+                if top != 0 { state ^= 0xDA6000 }
+                state = (state << 1 | (top ^ bit)) & 0xFFFFFF
+            }
+        }
+        return reverse24(state)
+    }
+
+    @inline(__always) public static func reverse(_ b: UInt8) -> UInt8 {
+        var v = b
+        v = (v & 0xF0) >> 4 | (v & 0x0F) << 4
+        v = (v & 0xCC) >> 2 | (v & 0x33) << 2
+        v = (v & 0xAA) >> 1 | (v & 0x55) << 1
+        return v
+    }
+
+    @inline(__always) static func reverse24(_ v: UInt32) -> UInt32 {
+        UInt32(reverse(UInt8(truncatingIfNeeded: v))) << 16 | UInt32(reverse(UInt8(truncatingIfNeeded: v >> 8))) << 8
+            | UInt32(reverse(UInt8(truncatingIfNeeded: v >> 16)))
+    }
+}
+
+// MARK: - Advertising physical channel PDUs
+
+/// Advertising PDU types (Vol 6 Part B 2.3). Some values mean another PDU on a secondary channel.
+public enum LLAdvType {
+    public static func name(_ type: UInt8, secondary: Bool, auxType: UInt8?) -> String {
+        switch type & 0xF {
+        case 0: return "ADV_IND"
+        case 1: return "ADV_DIRECT_IND"
+        case 2: return "ADV_NONCONN_IND"
+        case 3: return secondary ? "AUX_SCAN_REQ" : "SCAN_REQ"
+        case 4: return "SCAN_RSP"
+        case 5: return secondary ? "AUX_CONNECT_REQ" : "CONNECT_IND"
+        case 6: return "ADV_SCAN_IND"
+        case 7:
+            guard secondary else { return "ADV_EXT_IND" }
+            return LLPseudoHeader.auxTypeNames[Int((auxType ?? 0) & 3)]
+        case 8: return "AUX_CONNECT_RSP"
+        default: return "Reserved (\(type & 0xF))"
+        }
+    }
+}
+
+/// CONNECT_IND / AUX_CONNECT_REQ LLData (Vol 6 Part B 2.3.3.1).
+public struct LLConnectInd: Sendable {
+    public let initA: BDAddr, advA: BDAddr
+    public let accessAddress: UInt32
+    public let crcInit: UInt32
+    public let winSize: UInt8
+    public let winOffset: UInt16, interval: UInt16, latency: UInt16, timeout: UInt16
+    /// 37 bits, bit n = data channel n used.
+    public let channelMap: UInt64
+    public let hop: UInt8, sca: UInt8
+
+    init(_ p: Bytes) throws(DecodeError) {
+        var r = ByteReader(p)
+        initA = try r.address()
+        advA = try r.address()
+        accessAddress = try r.u32()
+        crcInit = try r.u24()
+        winSize = try r.u8()
+        winOffset = try r.u16()
+        interval = try r.u16()
+        latency = try r.u16()
+        timeout = try r.u16()
+        channelMap = try r.uint(width: 5)
+        let hs = try r.u8()
+        hop = hs & 0x1F
+        sca = hs >> 5
+    }
+
+    public static let scaNames = ["251 ppm to 500 ppm", "151 ppm to 250 ppm", "101 ppm to 150 ppm", "76 ppm to 100 ppm",
+                                  "51 ppm to 75 ppm", "31 ppm to 50 ppm", "21 ppm to 30 ppm", "0 ppm to 20 ppm"]
+
+    var fields: [Field] {
+        [
+            Field("Initiator Address", .address(initA)),
+            Field("Advertising Address", .address(advA)),
+            Field("Access Address", .uint(UInt64(accessAddress), hex: 8)),
+            Field("CRC Init", .uint(UInt64(crcInit), hex: 6)),
+            Field("Window Size", .quantity(UInt64(winSize), hex: 0, Double(winSize) * 1.25, unit: "ms")),
+            Field("Window Offset", .quantity(UInt64(winOffset), hex: 0, Double(winOffset) * 1.25, unit: "ms")),
+            Field("Interval", .quantity(UInt64(interval), hex: 0, Double(interval) * 1.25, unit: "ms")),
+            Field("Latency", .uint(UInt64(latency), hex: 0)),
+            Field("Timeout", .quantity(UInt64(timeout), hex: 0, Double(timeout) * 10, unit: "ms")),
+            LLFieldKind.channelMapField("Channel Map", channelMap, width: 5),
+            Field("Hop", .uint(UInt64(hop), hex: 0)),
+            Field("Sleep Clock Accuracy", .named(UInt64(sca), hex: 0, LLConnectInd.scaNames[Int(sca & 7)])),
+        ] + (hop < 5 || hop > 16 ? [Field.malformed("hop increment \(hop) outside 5...16")] : [])
+    }
+}
+
+/// Common Extended Advertising Payload Format (Vol 6 Part B 2.3.4).
+public struct LLExtendedHeader: Sendable {
+    public let advMode: UInt8
+    public let length: UInt8
+    public let flags: UInt8
+    public var advA: BDAddr?, targetA: BDAddr?
+    public var cteInfo: UInt8?
+    /// DID (12 bits) and SID (4 bits).
+    public var adi: UInt16?
+    public var auxPtr: UInt32?
+    public var syncInfo: Bytes?
+    public var txPower: Int8?
+    public var acad: Bytes?
+    public var malformed: String?
+
+    /// Reads the extended header; `r` is left at the advertising data.
+    init(_ r: inout ByteReader) throws(DecodeError) {
+        let b0 = try r.u8()
+        length = b0 & 0x3F
+        advMode = b0 >> 6
+        var h = ByteReader(try r.take(Int(length)))
+        flags = length > 0 ? try h.u8() : 0
+        do {
+            if flags & 0x01 != 0 { advA = try h.address() }
+            if flags & 0x02 != 0 { targetA = try h.address() }
+            if flags & 0x04 != 0 { cteInfo = try h.u8() }
+            if flags & 0x08 != 0 { adi = try h.u16() }
+            if flags & 0x10 != 0 { auxPtr = try h.u24() }
+            if flags & 0x20 != 0 { syncInfo = try h.take(18) }
+            if flags & 0x40 != 0 { txPower = try h.i8() }
+            if !h.isAtEnd { acad = h.rest() }
+        } catch {
+            malformed = "extended header fields longer than its length \(length)"
+        }
+    }
+
+    public static let advModeNames = ["Non-connectable, non-scannable", "Connectable", "Scannable", "Reserved"]
+
+    var fields: [Field] {
+        var f: [Field] = [
+            Field("Extended Header Length", .uint(UInt64(length), hex: 0)),
+            Field("AdvMode", .named(UInt64(advMode), hex: 0, LLExtendedHeader.advModeNames[Int(advMode & 3)])),
+        ]
+        guard length > 0 else { return f }
+        var names: [String] = []
+        for (i, n) in ["AdvA", "TargetA", "CTEInfo", "AdvDataInfo", "AuxPtr", "SyncInfo", "TxPower", "RFU"].enumerated()
+        where flags & (1 << UInt8(i)) != 0 { names.append(n) }
+        f.append(Field("Extended Header Flags", .flags(UInt64(flags), hex: 2, names)))
+        if let a = advA { f.append(Field("Advertising Address", .address(a))) }
+        if let a = targetA { f.append(Field("Target Address", .address(a))) }
+        if let c = cteInfo { f.append(LLFieldKind.cteInfoField(c)) }
+        if let adi {
+            f.append(Field("AdvDataInfo", .uint(UInt64(adi), hex: 4), [
+                Field("Advertising Data ID", .uint(UInt64(adi & 0x0FFF), hex: 3)),
+                Field("Advertising Set ID", .uint(UInt64(adi >> 12), hex: 0)),
+            ]))
+        }
+        if let p = auxPtr {
+            let offsetUnits = p >> 7 & 1
+            let offset = p >> 8 & 0x1FFF
+            f.append(Field("AuxPtr", .uint(UInt64(p), hex: 6), [
+                Field("Channel Index", .uint(UInt64(p & 0x3F), hex: 0)),
+                Field("Clock Accuracy", .text(p >> 6 & 1 == 0 ? "51 ppm to 500 ppm" : "0 ppm to 50 ppm")),
+                Field("Offset Units", .named(UInt64(offsetUnits), hex: 0, offsetUnits == 0 ? "30 µs" : "300 µs")),
+                Field("Aux Offset", .quantity(UInt64(offset), hex: 0, Double(offset) * (offsetUnits == 0 ? 30 : 300), unit: "µs")),
+                Field("Aux PHY", .named(UInt64(p >> 21), hex: 0, LLPhy.name(UInt8(p >> 21)))),
+            ]))
+        }
+        if let s = syncInfo { f.append(Field("SyncInfo", .bytes(s))) }
+        if let t = txPower { f.append(Field("TX Power", .signed(Int64(t), unit: "dBm"))) }
+        if let a = acad { f.append(Field("ACAD", .bytes(a))) }
+        if let m = malformed { f.append(.malformed(m)) }
+        return f
+    }
+}
+
+/// One advertising physical channel PDU.
+public struct LLAdvertisingPDU: Sendable, Dissectable {
+    public let type: UInt8
+    public let chSel: Bool, txAdd: Bool, rxAdd: Bool
+    public let length: UInt8
+    public let name: String
+    public let payload: Bytes
+
+    public enum Body: Sendable {
+        /// ADV_IND, ADV_NONCONN_IND, ADV_SCAN_IND, SCAN_RSP.
+        case advertising(advA: BDAddr, data: Bytes)
+        case direct(advA: BDAddr, targetA: BDAddr)
+        /// SCAN_REQ, AUX_SCAN_REQ.
+        case scanRequest(scanA: BDAddr, advA: BDAddr)
+        case connect(LLConnectInd)
+        case extended(LLExtendedHeader, data: Bytes)
+        case reserved
+        case malformed(String)
+    }
+    public let body: Body
+
+    /// - Parameters: secondary: the packet came on a data channel index (0–36), where type 3, 5 and 7
+    ///   mean AUX_ PDUs; auxType: the sniffer's word on which 0b0111 PDU it is.
+    public init(_ pdu: Bytes, secondary: Bool = false, auxType: UInt8? = nil) {
+        let h0 = pdu.byte(0) ?? 0
+        type = h0 & 0x0F
+        chSel = h0 & 0x20 != 0
+        txAdd = h0 & 0x40 != 0
+        rxAdd = h0 & 0x80 != 0
+        length = pdu.byte(1) ?? 0
+        name = LLAdvType.name(type, secondary: secondary, auxType: auxType)
+        payload = pdu.from(2)
+        guard pdu.count >= 2 else { body = .malformed("PDU header truncated"); return }
+        var r = ByteReader(payload)
+        do {
+            switch type {
+            case 0, 2, 4, 6:
+                body = .advertising(advA: try r.address(), data: r.rest())
+            case 1:
+                body = .direct(advA: try r.address(), targetA: try r.address())
+            case 3:
+                body = .scanRequest(scanA: try r.address(), advA: try r.address())
+            case 5:
+                body = .connect(try LLConnectInd(payload))
+            case 7, 8:
+                let h = try LLExtendedHeader(&r)
+                body = .extended(h, data: r.rest())
+            default:
+                body = .reserved
+            }
+        } catch {
+            body = .malformed("\(name) payload truncated (\(payload.count) bytes)")
+        }
+    }
+
+    public var connectInd: LLConnectInd? { if case .connect(let c) = body { return c } else { return nil } }
+
+    public var advertiser: BDAddr? {
+        switch body {
+        case .advertising(let a, _), .direct(let a, _), .scanRequest(_, let a): return a
+        case .connect(let c): return c.advA
+        case .extended(let h, _): return h.advA
+        default: return nil
+        }
+    }
+
+    public var summary: String {
+        switch body {
+        case .advertising(let a, _): return "\(name) \(a)"
+        case .direct(let a, let t): return "\(name) \(a) → \(t)"
+        case .scanRequest(let s, let a): return "\(name) \(s) → \(a)"
+        case .connect(let c): return "\(name) \(c.initA) → \(c.advA) AA \(Hex.prefixed(c.accessAddress, width: 8))"
+        case .extended(let h, _): return h.advA.map { "\(name) \($0)" } ?? name
+        case .reserved: return name
+        case .malformed(let m): return "\(name) (malformed: \(m))"
+        }
+    }
+
+    public var fields: [Field] {
+        var f: [Field] = [Field("Packet Header", .uint(UInt64(type) | UInt64(txAdd ? 0x40 : 0) | UInt64(rxAdd ? 0x80 : 0) | UInt64(chSel ? 0x20 : 0) | UInt64(length) << 8, hex: 4), [
+            Field("PDU Type", .named(UInt64(type), hex: 1, name)),
+            Field("ChSel", .named(chSel ? 1 : 0, hex: 0, chSel ? "#2" : "#1")),
+            Field("TxAdd", .named(txAdd ? 1 : 0, hex: 0, txAdd ? "Random" : "Public")),
+            Field("RxAdd", .named(rxAdd ? 1 : 0, hex: 0, rxAdd ? "Random" : "Public")),
+            Field("Length", .uint(UInt64(length), hex: 0)),
+        ])]
+        switch body {
+        case .advertising(let a, let data):
+            f.append(Field("Advertising Address", .address(a)))
+            f.append(Field(type == 4 ? "Scan Response Data" : "Advertising Data", .bytes(data), AdvertisingData(data).fields))
+        case .direct(let a, let t):
+            f.append(Field("Advertising Address", .address(a)))
+            f.append(Field("Target Address", .address(t)))
+        case .scanRequest(let s, let a):
+            f.append(Field("Scanning Address", .address(s)))
+            f.append(Field("Advertising Address", .address(a)))
+        case .connect(let c):
+            f += c.fields
+        case .extended(let h, let data):
+            f += h.fields
+            if !data.isEmpty { f.append(Field("Advertising Data", .bytes(data), AdvertisingData(data).fields)) }
+        case .reserved:
+            f.append(Field("Payload", .bytes(payload)))
+        case .malformed(let m):
+            f.append(Field("Payload", .bytes(payload)))
+            f.append(.malformed(m))
+        }
+        return f
+    }
+}
+
+// MARK: - Data physical channel PDUs
+
+/// LLID (Vol 6 Part B 2.4): 01 continuation or empty, 10 start or complete, 11 control.
+public enum LLID: UInt8, Sendable {
+    case reserved = 0, continuation = 1, start = 2, control = 3
+
+    public var name: String {
+        switch self {
+        case .reserved: return "Reserved"
+        case .continuation: return "Continuation fragment of an L2CAP message, or an Empty PDU"
+        case .start: return "Start of an L2CAP message or a complete L2CAP message with no fragmentation"
+        case .control: return "LL Control PDU"
+        }
+    }
+}
+
+/// A data physical channel PDU. `payload` excludes the CTEInfo octet and the MIC.
+public struct LLDataPDU: Sendable, Dissectable {
+    public let header: UInt8
+    public let length: UInt8
+    public let cteInfo: UInt8?
+    public let payload: Bytes
+    public let mic: Bytes?
+    /// Still ciphertext (no key): the payload cannot be read.
+    public let encrypted: Bool
+    public let malformed: String?
+
+    public var llid: LLID { LLID(rawValue: header & 3) ?? .reserved }
+    public var nesn: Bool { header & 0x04 != 0 }
+    public var sn: Bool { header & 0x08 != 0 }
+    public var md: Bool { header & 0x10 != 0 }
+    public var cp: Bool { header & 0x20 != 0 }
+    public var isEmpty: Bool { llid == .continuation && length == 0 }
+
+    /// - Parameters: hasMIC: the payload ends with a 4-byte MIC (encrypted link, non-empty PDU);
+    ///   encrypted: the payload is still ciphertext.
+    public init(_ pdu: Bytes, hasMIC: Bool = false, encrypted: Bool = false) {
+        header = pdu.byte(0) ?? 0
+        length = pdu.byte(1) ?? 0
+        var body = pdu.from(2)
+        var problem: String? = pdu.count < 2 ? "PDU header truncated" : nil
+        if header & 0x20 != 0, let c = body.first {
+            cteInfo = c
+            body = body.dropFirst()
+        } else {
+            cteInfo = nil
+        }
+        if body.count < Int(length) &- (cteInfo == nil ? 0 : 1), problem == nil {
+            problem = "length \(length) but \(body.count) bytes follow"
+        }
+        if hasMIC && body.count >= 4 {
+            mic = body.suffix(4)
+            body = body.dropLast(4)
+        } else {
+            if hasMIC && problem == nil { problem = "encrypted PDU shorter than its MIC" }
+            mic = nil
+        }
+        payload = body
+        self.encrypted = encrypted
+        if problem == nil, header & 3 == 0 { problem = "reserved LLID 0" }
+        malformed = problem
+    }
+
+    public var control: LLControlPDU? {
+        guard llid == .control, !encrypted, let op = payload.first else { return nil }
+        return LLControlPDU(opcode: op, parameters: payload.dropFirst())
+    }
+
+    public var summary: String {
+        if encrypted { return length == 0 ? "Empty PDU" : "Encrypted data (\(payload.count) bytes)" }
+        if let c = control { return c.summary }
+        if isEmpty { return "Empty PDU" }
+        switch llid {
+        case .start: return "L2CAP start (\(payload.count) bytes)"
+        case .continuation: return "L2CAP continuation (\(payload.count) bytes)"
+        case .control: return "LL Control PDU (no opcode)"
+        case .reserved: return "Reserved LLID"
+        }
+    }
+
+    public var fields: [Field] {
+        var f: [Field] = [Field("Data Header", .uint(UInt64(header) | UInt64(length) << 8, hex: 4), [
+            Field("LLID", .named(UInt64(header & 3), hex: 0, llid.name)),
+            Field("NESN", .uint(nesn ? 1 : 0, hex: 0)),
+            Field("SN", .uint(sn ? 1 : 0, hex: 0)),
+            Field("More Data", .bool(md)),
+            Field("CTEInfo Present", .bool(cp)),
+            Field("Length", .uint(UInt64(length), hex: 0)),
+        ])]
+        if let c = cteInfo { f.append(LLFieldKind.cteInfoField(c)) }
+        if encrypted {
+            if !payload.isEmpty { f.append(Field("Encrypted Payload", .bytes(payload))) }
+        } else if let c = control {
+            f.append(Field(c.name, .uint(UInt64(c.opcode), hex: 2), c.fields))
+        } else if !payload.isEmpty {
+            f.append(Field("Payload", .bytes(payload)))
+        }
+        if let m = mic { f.append(Field("MIC", .bytes(m))) }
+        if let m = malformed { f.append(.malformed(m)) }
+        return f
+    }
+}
+
+// MARK: - LL control PDUs
+
+/// How one LL control parameter is read and shown.
+enum LLFieldKind: Sendable {
+    case hex(Int)            // unsigned, width in octets, hex
+    case dec(Int)            // unsigned decimal
+    case signed8(String)     // signed octet with unit
+    case units(Int, Double, String) // width, scale, unit
+    case error
+    case channelMap(Int)
+    case features
+    case phys
+    case company
+    case sca
+    case address
+    case bytes(Int)
+    case cteReq
+
+    static func channelMapField(_ label: String, _ map: UInt64, width: Int) -> Field {
+        var used = 0
+        var m = map
+        while m != 0 { used += Int(m & 1); m >>= 1 }
+        return Field(label, .uint(map, hex: width * 2), [Field("Used Channels", .uint(UInt64(used), hex: 0))])
+    }
+
+    static func cteInfoField(_ c: UInt8) -> Field {
+        let types = ["AoA", "AoD 1 µs", "AoD 2 µs", "Reserved"]
+        return Field("CTEInfo", .uint(UInt64(c), hex: 2), [
+            Field("CTETime", .quantity(UInt64(c & 0x1F), hex: 0, Double(c & 0x1F) * 8, unit: "µs")),
+            Field("CTEType", .named(UInt64(c >> 6), hex: 0, types[Int(c >> 6)])),
+        ])
+    }
+
+    static let featureNames = [
+        "LE Encryption", "Connection Parameters Request", "Extended Reject Indication", "Peripheral-initiated Features Exchange",
+        "LE Ping", "LE Data Packet Length Extension", "LL Privacy", "Extended Scanner Filter Policies",
+        "LE 2M PHY", "Stable Modulation Index - Transmitter", "Stable Modulation Index - Receiver", "LE Coded PHY",
+        "LE Extended Advertising", "LE Periodic Advertising", "Channel Selection Algorithm #2", "LE Power Class 1",
+        "Minimum Number of Used Channels", "Connection CTE Request", "Connection CTE Response", "Connectionless CTE Transmitter",
+        "Connectionless CTE Receiver", "Antenna Switching During CTE Transmission (AoD)", "Antenna Switching During CTE Reception (AoA)", "Receiving Constant Tone Extensions",
+        "Periodic Advertising Sync Transfer - Sender", "Periodic Advertising Sync Transfer - Recipient", "Sleep Clock Accuracy Updates", "Remote Public Key Validation",
+        "Connected Isochronous Stream - Central", "Connected Isochronous Stream - Peripheral", "Isochronous Broadcaster", "Synchronized Receiver",
+        "Connected Isochronous Stream (Host Support)", "LE Power Control Request", "LE Power Control Request", "LE Path Loss Monitoring",
+        "Periodic Advertising ADI support", "Connection Subrating", "Connection Subrating (Host Support)", "Channel Classification",
+        "Advertising Coding Selection", "Advertising Coding Selection (Host Support)", "Reserved", "Periodic Advertising with Responses - Advertiser",
+        "Periodic Advertising with Responses - Scanner",
+    ]
+
+    /// Reads one parameter; nil value when the PDU ends first.
+    func field(_ label: String, _ r: inout ByteReader) throws(DecodeError) -> Field {
+        switch self {
+        case .hex(let w): return Field(label, .uint(try r.uint(width: w), hex: w * 2))
+        case .dec(let w): return Field(label, .uint(try r.uint(width: w), hex: 0))
+        case .signed8(let unit): return Field(label, .signed(Int64(try r.i8()), unit: unit))
+        case .units(let w, let scale, let unit):
+            let v = try r.uint(width: w)
+            return Field(label, .quantity(v, hex: 0, Double(v) * scale, unit: unit))
+        case .error:
+            let v = try r.u8()
+            return Field(label, .named(UInt64(v), hex: 2, HCIErrors.name(v)))
+        case .channelMap(let w): return LLFieldKind.channelMapField(label, try r.uint(width: w), width: w)
+        case .features:
+            let v = try r.u64()
+            var names: [String] = []
+            for (i, n) in LLFieldKind.featureNames.enumerated() where v >> UInt64(i) & 1 != 0 { names.append(n) }
+            return Field(label, .flags(v, hex: 16, names))
+        case .phys:
+            let v = try r.u8()
+            var names: [String] = []
+            for (i, n) in LLPhy.names.enumerated() where v >> UInt8(i) & 1 != 0 { names.append(n) }
+            return Field(label, .flags(UInt64(v), hex: 2, names))
+        case .company:
+            let v = try r.u16()
+            return Field(label, .named(UInt64(v), hex: 4, AssignedNumbers.companyName(v) ?? "Unknown"))
+        case .sca:
+            let v = try r.u8()
+            return Field(label, .named(UInt64(v), hex: 0, LLConnectInd.scaNames[Int(v & 7)]))
+        case .address: return Field(label, .address(try r.address()))
+        case .bytes(let n): return Field(label, .bytes(try r.take(n)))
+        case .cteReq:
+            let v = try r.u8()
+            return Field(label, .uint(UInt64(v), hex: 2), [
+                Field("MinCTELenReq", .quantity(UInt64(v & 0x1F), hex: 0, Double(v & 0x1F) * 8, unit: "µs")),
+                Field("CTETypeReq", .uint(UInt64(v >> 6), hex: 0)),
+            ])
+        }
+    }
+}
+
+/// An LL control PDU (Vol 6 Part B 2.4.2): opcode and parameters, decoded from `LLControlPDU.table`.
+public struct LLControlPDU: Sendable, Dissectable {
+    public let opcode: UInt8
+    public let parameters: Bytes
+
+    public var name: String {
+        Int(opcode) < LLControlPDU.table.count ? LLControlPDU.table[Int(opcode)].0 : "Unknown LL Control Opcode " + Hex.prefixed(opcode, width: 2)
+    }
+
+    public var summary: String {
+        switch opcode {
+        case 0x02, 0x0D:
+            if let e = parameters.byte(0) { return "\(name) \(HCIErrors.name(e))" }
+        case 0x07:
+            if let t = parameters.byte(0) { return "\(name) " + (Int(t) < LLControlPDU.table.count ? LLControlPDU.table[Int(t)].0 : Hex.prefixed(t, width: 2)) }
+        case 0x0C:
+            if let v = parameters.byte(0), let c = parameters.le16(1) { return "\(name) version \(v) \(AssignedNumbers.companyName(c) ?? Hex.prefixed(c, width: 4))" }
+        default: break
+        }
+        return name
+    }
+
+    public var fields: [Field] {
+        guard Int(opcode) < LLControlPDU.table.count else { return parameters.isEmpty ? [] : [Field("Parameters", .bytes(parameters))] }
+        var r = ByteReader(parameters)
+        var f: [Field] = []
+        for (label, kind) in LLControlPDU.table[Int(opcode)].1 {
+            do { f.append(try kind.field(label, &r)) } catch {
+                f.append(.malformed("\(name) ends before \(label)"))
+                return f
+            }
+        }
+        if !r.isAtEnd { f.append(Field("Extra Bytes", .bytes(r.rest()))) }
+        return f
+    }
+
+    /// Opcode order, Core 5.4 Vol 6 Part B 2.4.2.
+    static let connParams: [(String, LLFieldKind)] = [
+        ("Interval_Min", .units(2, 1.25, "ms")), ("Interval_Max", .units(2, 1.25, "ms")), ("Latency", .dec(2)),
+        ("Timeout", .units(2, 10, "ms")), ("PreferredPeriodicity", .dec(1)), ("ReferenceConnEventCount", .dec(2)),
+        ("Offset0", .dec(2)), ("Offset1", .dec(2)), ("Offset2", .dec(2)), ("Offset3", .dec(2)), ("Offset4", .dec(2)), ("Offset5", .dec(2)),
+    ]
+    static let lengthParams: [(String, LLFieldKind)] = [
+        ("MaxRxOctets", .dec(2)), ("MaxRxTime", .units(2, 1, "µs")), ("MaxTxOctets", .dec(2)), ("MaxTxTime", .units(2, 1, "µs")),
+    ]
+    static let syncInd: [(String, LLFieldKind)] = [
+        ("ID", .hex(2)), ("SyncInfo", .bytes(18)), ("connEventCount", .dec(2)), ("lastPaEventCounter", .dec(2)),
+        ("SID, AType, SCA", .hex(1)), ("PHY", .phys), ("AdvA", .address), ("syncConnEventCount", .dec(2)),
+    ]
+    static let table: [(String, [(String, LLFieldKind)])] = [
+        ("LL_CONNECTION_UPDATE_IND", [("WinSize", .units(1, 1.25, "ms")), ("WinOffset", .units(2, 1.25, "ms")), ("Interval", .units(2, 1.25, "ms")),
+                                      ("Latency", .dec(2)), ("Timeout", .units(2, 10, "ms")), ("Instant", .dec(2))]),
+        ("LL_CHANNEL_MAP_IND", [("ChM", .channelMap(5)), ("Instant", .dec(2))]),
+        ("LL_TERMINATE_IND", [("ErrorCode", .error)]),
+        ("LL_ENC_REQ", [("Rand", .hex(8)), ("EDIV", .hex(2)), ("SKDm", .hex(8)), ("IVm", .hex(4))]),
+        ("LL_ENC_RSP", [("SKDs", .hex(8)), ("IVs", .hex(4))]),
+        ("LL_START_ENC_REQ", []),
+        ("LL_START_ENC_RSP", []),
+        ("LL_UNKNOWN_RSP", [("UnknownType", .hex(1))]),
+        ("LL_FEATURE_REQ", [("FeatureSet", .features)]),
+        ("LL_FEATURE_RSP", [("FeatureSet", .features)]),
+        ("LL_PAUSE_ENC_REQ", []),
+        ("LL_PAUSE_ENC_RSP", []),
+        ("LL_VERSION_IND", [("VersNr", .hex(1)), ("CompId", .company), ("SubVersNr", .hex(2))]),
+        ("LL_REJECT_IND", [("ErrorCode", .error)]),
+        ("LL_PERIPHERAL_FEATURE_REQ", [("FeatureSet", .features)]),
+        ("LL_CONNECTION_PARAM_REQ", connParams),
+        ("LL_CONNECTION_PARAM_RSP", connParams),
+        ("LL_REJECT_EXT_IND", [("RejectOpcode", .hex(1)), ("ErrorCode", .error)]),
+        ("LL_PING_REQ", []),
+        ("LL_PING_RSP", []),
+        ("LL_LENGTH_REQ", lengthParams),
+        ("LL_LENGTH_RSP", lengthParams),
+        ("LL_PHY_REQ", [("TX_PHYS", .phys), ("RX_PHYS", .phys)]),
+        ("LL_PHY_RSP", [("TX_PHYS", .phys), ("RX_PHYS", .phys)]),
+        ("LL_PHY_UPDATE_IND", [("PHY_C_TO_P", .phys), ("PHY_P_TO_C", .phys), ("Instant", .dec(2))]),
+        ("LL_MIN_USED_CHANNELS_IND", [("PHYS", .phys), ("MinUsedChannels", .dec(1))]),
+        ("LL_CTE_REQ", [("CTETypeReq", .cteReq)]),
+        ("LL_CTE_RSP", []),
+        ("LL_PERIODIC_SYNC_IND", syncInd),
+        ("LL_CLOCK_ACCURACY_REQ", [("SCA", .sca)]),
+        ("LL_CLOCK_ACCURACY_RSP", [("SCA", .sca)]),
+        ("LL_CIS_REQ", [("CIG_ID", .hex(1)), ("CIS_ID", .hex(1)), ("PHY_C_To_P", .phys), ("PHY_P_To_C", .phys),
+                        ("Max_SDU_C_To_P, Framed", .hex(2)), ("Max_SDU_P_To_C", .hex(2)),
+                        ("SDU_Interval_C_To_P", .units(3, 1, "µs")), ("SDU_Interval_P_To_C", .units(3, 1, "µs")),
+                        ("Max_PDU_C_To_P", .dec(2)), ("Max_PDU_P_To_C", .dec(2)), ("NSE", .dec(1)), ("Sub_Interval", .units(3, 1, "µs")),
+                        ("BN_C_To_P, BN_P_To_C", .hex(1)), ("FT_C_To_P", .dec(1)), ("FT_P_To_C", .dec(1)),
+                        ("ISO_Interval", .units(2, 1.25, "ms")), ("CIS_Offset_Min", .units(3, 1, "µs")), ("CIS_Offset_Max", .units(3, 1, "µs")),
+                        ("connEventCount", .dec(2))]),
+        ("LL_CIS_RSP", [("CIS_Offset_Min", .units(3, 1, "µs")), ("CIS_Offset_Max", .units(3, 1, "µs")), ("connEventCount", .dec(2))]),
+        ("LL_CIS_IND", [("AA", .hex(4)), ("CIS_Offset", .units(3, 1, "µs")), ("CIG_Sync_Delay", .units(3, 1, "µs")),
+                        ("CIS_Sync_Delay", .units(3, 1, "µs")), ("connEventCount", .dec(2))]),
+        ("LL_CIS_TERMINATE_IND", [("CIG_ID", .hex(1)), ("CIS_ID", .hex(1)), ("ErrorCode", .error)]),
+        ("LL_POWER_CONTROL_REQ", [("PHY", .dec(1)), ("Delta", .signed8("dB")), ("TxPower", .signed8("dBm"))]),
+        ("LL_POWER_CONTROL_RSP", [("Min, Max", .hex(1)), ("Delta", .signed8("dB")), ("TxPower", .signed8("dBm")), ("APR", .dec(1))]),
+        ("LL_POWER_CHANGE_IND", [("PHY", .dec(1)), ("Min, Max", .hex(1)), ("Delta", .signed8("dB")), ("TxPower", .signed8("dBm"))]),
+        ("LL_SUBRATE_REQ", [("SubrateFactorMin", .dec(2)), ("SubrateFactorMax", .dec(2)), ("MaxLatency", .dec(2)),
+                            ("ContinuationNumber", .dec(2)), ("Timeout", .units(2, 10, "ms"))]),
+        ("LL_SUBRATE_IND", [("SubrateFactor", .dec(2)), ("SubrateBaseEvent", .dec(2)), ("Latency", .dec(2)),
+                            ("ContinuationNumber", .dec(2)), ("Timeout", .units(2, 10, "ms"))]),
+        ("LL_CHANNEL_REPORTING_IND", [("Enable", .dec(1)), ("Min_Spacing", .units(1, 200, "ms")), ("Max_Delay", .units(1, 200, "ms"))]),
+        ("LL_CHANNEL_STATUS_IND", [("Channel_Classification", .bytes(10))]),
+        ("LL_PERIODIC_SYNC_WR_IND", syncInd + [("RspAA", .hex(4)), ("NumSubevents", .dec(1)), ("SubeventInterval", .units(1, 1.25, "ms")),
+                                               ("ResponseSlotDelay", .units(1, 1.25, "ms")), ("ResponseSlotSpacing", .units(1, 0.125, "ms"))]),
+    ]
+}

@@ -1,0 +1,264 @@
+/// Pseudo headers that sniffers put in front of over-the-air link-layer packets:
+/// LINKTYPE_BLUETOOTH_LE_LL (251, none), LINKTYPE_BLUETOOTH_LE_LL_WITH_PHDR (256, Ubertooth and
+/// others) and LINKTYPE_NORDIC_BLE (272, nRF Sniffer board, protocol versions 0–3).
+
+/// Which physical channel kind the sniffer says a packet came from.
+public enum LLChannelKind: UInt8, Sendable {
+    case unknown, advertising, data
+    /// CIS or BIS PDUs (Vol 6 Part B 2.6), not decoded.
+    case isochronous
+}
+
+/// LE PHY (Vol 6 Part A), as sniffers number it.
+public enum LLPhy {
+    public static let names = ["LE 1M", "LE 2M", "LE Coded"]
+    public static func name(_ v: UInt8) -> String { Int(v) < names.count ? names[Int(v)] : "Reserved (\(v))" }
+}
+
+/// What a sniffer told about one packet. Fields it did not give are nil.
+public struct LLPseudoHeader: Sendable {
+    public var linkType: UInt32
+    /// Channel index 0...39 (37–39 primary advertising).
+    public var channel: UInt8?
+    public var rssi: Int8?
+    public var noise: Int8?
+    public var phy: UInt8?
+    public var crcChecked = false
+    public var crcValid = false
+    public var micChecked = false
+    public var micValid = false
+    /// Data PDUs only: true central → peripheral, false peripheral → central.
+    public var centralToPeripheral: Bool?
+    public var channelKind: LLChannelKind = .unknown
+    /// Nordic: which AUX PDU a 0b0111 PDU on a secondary channel is (0 AUX_ADV_IND, 1 AUX_CHAIN_IND,
+    /// 2 AUX_SYNC_IND, 3 AUX_SCAN_RSP).
+    public var auxType: UInt8?
+    /// An advertising PDU on the secondary channel (AUX_ PDUs), as LE_LL_WITH_PHDR says.
+    public var auxiliary = false
+    public var eventCounter: UInt16?
+    /// The sniffer decrypted the payload (MIC still present, checked by the sniffer).
+    public var decrypted = false
+    /// False when a 256 header says the bits are still whitened.
+    public var dewhitened = true
+
+    // LE_LL_WITH_PHDR (256) extras
+    public var rfChannel: UInt8?
+    public var accessAddressOffenses: UInt8?
+    public var referenceAccessAddress: UInt32?
+    public var phdrFlags: UInt16?
+
+    // NORDIC_BLE (272) extras
+    public var board: UInt8?
+    public var protocolVersion: UInt8?
+    public var packetCounter: UInt16?
+    public var packetID: UInt8?
+    public var nordicFlags: UInt8?
+    /// Version < 3: microseconds from the end of the previous packet; version 3: firmware timestamp.
+    public var nordicTime: UInt32?
+    /// The header said its payload is longer or shorter than the record.
+    public var lengthMismatch = false
+
+    public init(linkType: UInt32) { self.linkType = linkType }
+
+    /// Splits a record into its pseudo header and the link-layer packet (access address, PDU, CRC).
+    /// A broken header gives `malformed` and the best guess at the packet (possibly empty).
+    public static func parse(linkType: UInt32, _ record: Bytes) -> (header: LLPseudoHeader, packet: Bytes, malformed: String?) {
+        var h = LLPseudoHeader(linkType: linkType)
+        switch linkType {
+        case LinkType.leLLWithPHDR:
+            var r = ByteReader(record)
+            do {
+                let rf = try r.u8()
+                h.rfChannel = rf
+                let signal = try r.i8(), noise = try r.i8()
+                let offenses = try r.u8()
+                let ref = try r.u32()
+                let flags = try r.u16()
+                h.phdrFlags = flags
+                h.channel = rf < 40 ? LLPseudoHeader.channelIndex(rf: rf) : nil
+                if flags & 0x0002 != 0 { h.rssi = signal }
+                if flags & 0x0004 != 0 { h.noise = noise }
+                if flags & 0x0010 != 0 { h.referenceAccessAddress = ref }
+                if flags & 0x0020 != 0 { h.accessAddressOffenses = offenses }
+                h.dewhitened = flags & 0x0001 != 0
+                h.decrypted = flags & 0x0008 != 0
+                h.crcChecked = flags & 0x0400 != 0
+                h.crcValid = flags & 0x0800 != 0
+                h.micChecked = flags & 0x1000 != 0
+                h.micValid = flags & 0x2000 != 0
+                h.phy = UInt8(truncatingIfNeeded: flags >> 14)
+                switch (flags >> 7) & 7 {
+                case 1: h.channelKind = .advertising; h.auxiliary = true
+                case 2: h.channelKind = .data; h.centralToPeripheral = true
+                case 3: h.channelKind = .data; h.centralToPeripheral = false
+                case 4, 5, 6: h.channelKind = .isochronous
+                default: break
+                }
+                return (h, r.rest(), nil)
+            } catch {
+                return (h, record[record.endIndex...], "LE LL pseudo header truncated (\(record.count) of 10 bytes)")
+            }
+        case LinkType.nordicBLE:
+            return parseNordic(&h, record)
+        default:
+            return (h, record, nil)
+        }
+    }
+
+    /// RF channel (frequency order, 2402 + 2k MHz) to channel index (Vol 6 Part B 1.4.1).
+    public static func channelIndex(rf: UInt8) -> UInt8 {
+        switch rf {
+        case 0: return 37
+        case 12: return 38
+        case 39: return 39
+        case 1...11: return rf - 1
+        default: return rf &- 2
+        }
+    }
+
+    private static func parseNordic(_ h: inout LLPseudoHeader, _ record: Bytes) -> (header: LLPseudoHeader, packet: Bytes, malformed: String?) {
+        var r = ByteReader(record)
+        do {
+            var headerLength: Int
+            var payloadLength: Int
+            if record.byte(0) == 0xBE && record.byte(1) == 0xEF {
+                // Version 0 (legacy): marker, packet ID, counter, 2 unused, payload length.
+                try r.skip(2)
+                h.protocolVersion = 0
+                h.packetID = try r.u8()
+                h.packetCounter = try r.u16()
+                try r.skip(2)
+                payloadLength = Int(try r.u8())
+                headerLength = 8
+            } else {
+                h.board = try r.u8()
+                guard let version = record.byte(3) else { throw DecodeError.truncated(needed: 4, available: record.count) }
+                h.protocolVersion = version
+                if version == 1 {
+                    headerLength = Int(try r.u8()) + 1
+                    payloadLength = Int(try r.u8())
+                } else {
+                    payloadLength = Int(try r.u16())
+                    headerLength = 7
+                }
+                try r.skip(1) // protocol version, read above
+                h.packetCounter = try r.u16()
+                h.packetID = try r.u8()
+            }
+            h.lengthMismatch = headerLength &+ payloadLength != record.count
+            // Event packet header: length, flags, channel, RSSI, event counter, time.
+            let eventLength: Int
+            if h.protocolVersion == 0 { eventLength = 10 } else { eventLength = Int(try r.u8()) }
+            let flags = try r.u8()
+            let channel = try r.u8()
+            let rssi = try r.u8()
+            h.eventCounter = try r.u16()
+            h.nordicTime = try r.u32()
+            h.nordicFlags = flags
+            h.channel = channel
+            h.rssi = Int8(truncatingIfNeeded: -Int(rssi))
+            h.crcChecked = true
+            h.crcValid = flags & 1 != 0
+            h.phy = (flags >> 4) & 7
+            // Version 3 says the kind in the packet ID; older ones by the access address.
+            if h.protocolVersion ?? 0 >= 3 {
+                h.channelKind = h.packetID == 0x06 ? .data : h.packetID == 0x02 ? .advertising : .unknown
+            } else {
+                let aa = r.bytes.from(r.offset)
+                if let lo = aa.le16(0), let hi = aa.le16(2) {
+                    h.channelKind = UInt32(lo) | UInt32(hi) << 16 == LLPacket.advertisingAccessAddress ? .advertising : .data
+                }
+            }
+            if h.channelKind == .data {
+                h.centralToPeripheral = flags & 2 != 0
+                h.micChecked = flags & 4 != 0
+                h.decrypted = h.micChecked
+                h.micValid = h.micChecked && flags & 8 != 0
+            } else if h.channelKind == .advertising, channel < 37 {
+                h.auxType = (flags >> 1) & 3
+            }
+            _ = eventLength
+            let packet = r.rest()
+            return (h, packet, h.lengthMismatch ? "nRF Sniffer header length \(headerLength) + payload \(payloadLength) ≠ record \(record.count)" : nil)
+        } catch {
+            return (h, record[record.endIndex...], "nRF Sniffer header truncated (\(record.count) bytes)")
+        }
+    }
+}
+
+extension LLPseudoHeader: Dissectable {
+    public var summary: String {
+        var s = ""
+        if let c = channel { s += "ch \(c)" }
+        if let r = rssi { s += (s.isEmpty ? "" : " ") + "\(r) dBm" }
+        return s
+    }
+
+    public var fields: [Field] {
+        var f: [Field] = []
+        switch linkType {
+        case LinkType.leLLWithPHDR:
+            var g: [Field] = []
+            if let rf = rfChannel { g.append(Field("RF Channel", .uint(UInt64(rf), hex: 0))) }
+            if let c = channel { g.append(Field("Channel Index", .uint(UInt64(c), hex: 0))) }
+            if let r = rssi { g.append(Field("Signal Power", .signed(Int64(r), unit: "dBm"))) }
+            if let n = noise { g.append(Field("Noise Power", .signed(Int64(n), unit: "dBm"))) }
+            if let o = accessAddressOffenses { g.append(Field("Access Address Offenses", .uint(UInt64(o), hex: 0))) }
+            if let a = referenceAccessAddress { g.append(Field("Reference Access Address", .uint(UInt64(a), hex: 8))) }
+            if let fl = phdrFlags {
+                var names: [String] = []
+                for (bit, name) in LLPseudoHeader.phdrFlagNames where fl & bit != 0 { names.append(name) }
+                g.append(Field("Flags", .flags(UInt64(fl), hex: 4, names), [
+                    Field("PDU Type", .named(UInt64((fl >> 7) & 7), hex: 0, LLPseudoHeader.phdrPDUTypes[Int((fl >> 7) & 7)])),
+                    Field("PHY", .named(UInt64(fl >> 14), hex: 0, LLPhy.name(UInt8(fl >> 14)))),
+                ]))
+            }
+            f.append(Field("LE LL Pseudo Header", .none, g))
+        case LinkType.nordicBLE:
+            var g: [Field] = []
+            if let b = board { g.append(Field("Board", .uint(UInt64(b), hex: 0))) }
+            if let v = protocolVersion { g.append(Field("Protocol Version", .uint(UInt64(v), hex: 0))) }
+            if let c = packetCounter { g.append(Field("Packet Counter", .uint(UInt64(c), hex: 0))) }
+            if let i = packetID { g.append(Field("Packet ID", .uint(UInt64(i), hex: 2))) }
+            if let fl = nordicFlags {
+                var names: [String] = [crcValid ? "CRC OK" : "CRC bad"]
+                var children: [Field] = [Field("CRC", .bool(crcValid))]
+                if channelKind == .data {
+                    names.append(fl & 2 != 0 ? "Central → Peripheral" : "Peripheral → Central")
+                    if micChecked { names.append("Encrypted"); names.append(micValid ? "MIC OK" : "MIC bad") }
+                    children.append(Field("Direction", .text(fl & 2 != 0 ? "Central → Peripheral" : "Peripheral → Central")))
+                    children.append(Field("Encrypted", .bool(micChecked)))
+                    if micChecked { children.append(Field("MIC", .bool(micValid))) }
+                } else if let aux = auxType {
+                    children.append(Field("Aux Type", .named(UInt64(aux), hex: 0, LLPseudoHeader.auxTypeNames[Int(aux & 3)])))
+                }
+                children.append(Field("PHY", .named(UInt64((fl >> 4) & 7), hex: 0, LLPhy.name((fl >> 4) & 7))))
+                g.append(Field("Flags", .flags(UInt64(fl), hex: 2, names), children))
+            }
+            if let c = channel { g.append(Field("Channel Index", .uint(UInt64(c), hex: 0))) }
+            if let r = rssi { g.append(Field("RSSI", .signed(Int64(r), unit: "dBm"))) }
+            if let e = eventCounter { g.append(Field("Event Counter", .uint(UInt64(e), hex: 0))) }
+            if let t = nordicTime {
+                g.append(Field((protocolVersion ?? 0) >= 3 ? "Timestamp" : "Delta Time (end to start)",
+                               .quantity(UInt64(t), hex: 0, Double(t), unit: "µs")))
+            }
+            if lengthMismatch { g.append(.malformed("header and payload lengths do not match the record")) }
+            f.append(Field("nRF Sniffer", .none, g))
+        default:
+            break
+        }
+        return f
+    }
+
+    static let phdrPDUTypes = ["Advertising or Data (unspecified direction)", "Auxiliary Advertising",
+                               "Data, Central to Peripheral", "Data, Peripheral to Central",
+                               "Connected Isochronous, Central to Peripheral", "Connected Isochronous, Peripheral to Central",
+                               "Broadcast Isochronous", "Reserved"]
+    static let auxTypeNames = ["AUX_ADV_IND", "AUX_CHAIN_IND", "AUX_SYNC_IND", "AUX_SCAN_RSP"]
+    static let phdrFlagNames: [(UInt16, String)] = [
+        (0x0001, "Dewhitened"), (0x0002, "Signal Power Valid"), (0x0004, "Noise Power Valid"),
+        (0x0008, "Decrypted"), (0x0010, "Reference Access Address Valid"),
+        (0x0020, "Access Address Offenses Valid"), (0x0040, "Channel Aliased"), (0x0400, "CRC Checked"),
+        (0x0800, "CRC Valid"), (0x1000, "MIC Checked"), (0x2000, "MIC Valid"),
+    ]
+}

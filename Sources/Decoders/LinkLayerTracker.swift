@@ -1,0 +1,400 @@
+/// State across over-the-air frames: connections by access address (from CONNECT_IND or first
+/// sight), direction, retransmissions (SN/NESN, Vol 6 Part B 4.5.9), CRC-24 checks, encryption
+/// start/pause and, with a key, AES-CCM decryption, and what goes on to L2CAP reassembly.
+
+/// Which side sent a data PDU.
+public enum LLDirection: Sendable, Equatable {
+    case centralToPeripheral, peripheralToCentral
+
+    public var arrow: String { self == .centralToPeripheral ? "C→P" : "P→C" }
+    var index: Int { self == .centralToPeripheral ? 0 : 1 }
+}
+
+public enum LLCRCStatus: Sendable, Equatable {
+    /// Checked (by the sniffer or here) and correct.
+    case valid
+    case invalid
+    /// No CRC in the capture or no CRCInit known yet.
+    case unchecked
+}
+
+public enum LLEncryption: Sendable, Equatable {
+    case none
+    /// Ciphertext that could not be decrypted (no key, no ENC_REQ/RSP seen, or MIC mismatch).
+    case encrypted
+    /// Decrypted here with a given LTK; the MIC matched.
+    case decrypted
+    /// The sniffer decrypted it and said the MIC was right.
+    case decryptedBySniffer
+}
+
+/// A data PDU's payload for `L2CAPReassembler.add(_:start:frame:)`.
+public struct LLL2CAPFragment: Sendable {
+    public let data: Bytes
+    /// LLID 0b10 (start or complete); false for a continuation (0b01).
+    public let start: Bool
+}
+
+/// The PDU of a frame.
+public enum LLPDU: Sendable, Dissectable {
+    case advertising(LLAdvertisingPDU)
+    case data(LLDataPDU)
+    /// No link-layer packet could be read (record too short).
+    case none
+
+    public var summary: String {
+        switch self {
+        case .advertising(let a): return a.summary
+        case .data(let d): return d.summary
+        case .none: return "No link-layer packet"
+        }
+    }
+
+    public var fields: [Field] {
+        switch self {
+        case .advertising(let a): return a.fields
+        case .data(let d): return d.fields
+        case .none: return []
+        }
+    }
+}
+
+/// Everything the link layer says about one captured frame.
+public struct LLFrame: Sendable, Dissectable {
+    public let number: Int
+    public var header: LLPseudoHeader
+    public var accessAddress: UInt32?
+    public var crcValue: UInt32?
+    public var pdu: LLPDU = .none
+    /// Index (1-based, order of appearance) of the connection this data PDU belongs to.
+    public var connection: Int?
+    public var direction: LLDirection?
+    /// Same SN and content as the previous PDU in this direction: the peer did not acknowledge it.
+    public var isRetransmission = false
+    public var crc: LLCRCStatus = .unchecked
+    public var encryption: LLEncryption = .none
+    /// Set when this PDU carries L2CAP data to reassemble (not for retransmissions, bad CRCs,
+    /// ciphertext or empty PDUs).
+    public var l2cap: LLL2CAPFragment?
+    /// What broke a rule (header, lengths); decoding went on.
+    public var problems: [String] = []
+
+    public var isAdvertising: Bool { if case .advertising = pdu { return true } else { return false } }
+    public var dataPDU: LLDataPDU? { if case .data(let d) = pdu { return d } else { return nil } }
+    public var advertisingPDU: LLAdvertisingPDU? { if case .advertising(let a) = pdu { return a } else { return nil } }
+
+    public var summary: String {
+        var s = ""
+        if let d = direction { s = d.arrow + " " }
+        s += pdu.summary
+        if isRetransmission { s += " [retransmission]" }
+        if crc == .invalid { s += " [bad CRC]" }
+        if encryption == .encrypted, dataPDU?.length ?? 0 > 0 { s += " [encrypted]" }
+        if !problems.isEmpty { s += " [malformed]" }
+        return s
+    }
+
+    public var fields: [Field] {
+        var f = header.fields
+        var ll: [Field] = []
+        if let aa = accessAddress { ll.append(Field("Access Address", .uint(UInt64(aa), hex: 8))) }
+        if let c = connection { ll.append(Field("Connection", .uint(UInt64(c), hex: 0))) }
+        if let d = direction { ll.append(Field("Direction", .text(d == .centralToPeripheral ? "Central → Peripheral" : "Peripheral → Central"))) }
+        ll += pdu.fields
+        if let c = crcValue {
+            let status: String
+            switch crc {
+            case .valid: status = "correct"
+            case .invalid: status = "incorrect"
+            case .unchecked: status = "unchecked"
+            }
+            ll.append(Field("CRC", .uint(UInt64(c), hex: 6), [Field("Status", .text(status))]))
+        }
+        if isRetransmission { ll.append(Field("Retransmission", .bool(true))) }
+        switch encryption {
+        case .none: break
+        case .encrypted: ll.append(Field("Encryption", .text("encrypted, not decrypted")))
+        case .decrypted: ll.append(Field("Encryption", .text("decrypted (MIC correct)")))
+        case .decryptedBySniffer: ll.append(Field("Encryption", .text("decrypted by the sniffer (MIC correct)")))
+        }
+        for p in problems { ll.append(.malformed(p)) }
+        f.append(Field("Bluetooth Low Energy Link Layer", .none, ll))
+        return f
+    }
+}
+
+/// Follows link-layer connections across frames. One per capture; frames in capture order.
+public final class LinkLayerTracker {
+    final class ConnectionState {
+        let index: Int
+        let accessAddress: UInt32
+        var connect: LLConnectInd?
+        var crcInit: UInt32?
+        /// CRCInit recovered from a packet; trusted once a second packet agrees.
+        var crcConfirmed = false
+        var lastSN: [Bool?] = [nil, nil]
+        var lastHash: [UInt64?] = [nil, nil]
+        var lastDirection: LLDirection?
+        var lastChannel: UInt8?
+        var lastEvent: UInt16?
+        var encrypted = false
+        var skdm: [UInt8]?, ivm: [UInt8]?, skds: [UInt8]?, ivs: [UInt8]?
+        var session: LLSession?
+        var triedKeys = false
+        var counters: [UInt64] = [0, 0]
+        var frames = 0
+
+        init(index: Int, accessAddress: UInt32) {
+            self.index = index
+            self.accessAddress = accessAddress
+        }
+    }
+
+    public let keys: [LTK]
+    private var connections: [UInt32: ConnectionState] = [:]
+    private var nextIndex = 1
+    /// Noise can make up access addresses; past this many, unknown ones are not tracked.
+    public static let maxConnections = 1024
+
+    public init(keys: [LTK] = []) { self.keys = keys }
+
+    /// Connections seen so far (index, access address, CONNECT_IND if seen).
+    public var knownConnections: [(index: Int, accessAddress: UInt32, connect: LLConnectInd?)] {
+        connections.values.sorted { $0.index < $1.index }.map { ($0.index, $0.accessAddress, $0.connect) }
+    }
+
+    public func process(_ packet: Packet) -> LLFrame {
+        let linkType: UInt32
+        if case .linkLayer(let t) = packet.kind { linkType = t } else { linkType = LinkType.leLL }
+        let (h, bytes, problem) = LLPseudoHeader.parse(linkType: linkType, packet.payload)
+        var frame = LLFrame(number: packet.number, header: h)
+        if let problem { frame.problems.append(problem) }
+        guard let p = LLPacket(bytes) else {
+            if !bytes.isEmpty || problem == nil { frame.problems.append("link-layer packet shorter than an access address (\(bytes.count) bytes)") }
+            return frame
+        }
+        frame.accessAddress = p.accessAddress
+        frame.crcValue = p.crc
+        if p.pdu.count < 2 { frame.problems.append("PDU header truncated") }
+        if p.crc == nil, p.pdu.count >= 2 { frame.problems.append("packet ends before its CRC") }
+
+        if !h.dewhitened { frame.problems.append("the sniffer says the packet is still whitened") }
+        if h.channelKind == .isochronous {
+            frame.problems.append("isochronous PDUs are not decoded")
+            return frame
+        }
+        let advertising = h.channelKind == .advertising || (h.channelKind == .unknown && p.isAdvertising)
+        if advertising {
+            frame.crc = crcStatus(h, p, initial: LLPacket.advertisingCRCInit)
+            let secondary = h.auxiliary || (h.channel ?? 37) < 37
+            let adv = LLAdvertisingPDU(p.pdu, secondary: secondary, auxType: h.auxType)
+            frame.pdu = .advertising(adv)
+            if case .malformed(let m) = adv.body { frame.problems.append(m) }
+            if let c = adv.connectInd, frame.crc != .invalid { startConnection(c) }
+            return frame
+        }
+        dataPDU(&frame, p)
+        return frame
+    }
+
+    private func crcStatus(_ h: LLPseudoHeader, _ p: LLPacket, initial: UInt32?) -> LLCRCStatus {
+        if h.crcChecked { return h.crcValid ? .valid : .invalid }
+        guard let crc = p.crc, let initial else { return .unchecked }
+        return LLCRC.compute(p.pdu, initial: initial) == crc ? .valid : .invalid
+    }
+
+    private func startConnection(_ c: LLConnectInd) {
+        let s = ConnectionState(index: nextIndex, accessAddress: c.accessAddress)
+        nextIndex += 1
+        s.connect = c
+        s.crcInit = c.crcInit
+        s.crcConfirmed = true
+        if connections.count >= LinkLayerTracker.maxConnections, connections[c.accessAddress] == nil { evictOldest() }
+        connections[c.accessAddress] = s
+    }
+
+    private func evictOldest() {
+        if let oldest = connections.values.min(by: { $0.index < $1.index }) { connections[oldest.accessAddress] = nil }
+    }
+
+    private func dataPDU(_ frame: inout LLFrame, _ p: LLPacket) {
+        let h = frame.header
+        var conn = connections[p.accessAddress]
+        // CRC first: a bad CRC must not create connections or move sequence numbers.
+        if h.crcChecked {
+            frame.crc = h.crcValid ? .valid : .invalid
+        } else if let crc = p.crc {
+            if let c = conn, let initial = c.crcInit {
+                let ok = LLCRC.compute(p.pdu, initial: initial) == crc
+                if ok {
+                    c.crcConfirmed = true
+                    frame.crc = .valid
+                } else if c.crcConfirmed {
+                    frame.crc = .invalid
+                } else {
+                    // The first packet we learnt CRCInit from may have been damaged: learn again.
+                    c.crcInit = LLCRC.recoverInit(p.pdu, crc: crc)
+                }
+            }
+        }
+        if conn == nil, frame.crc != .invalid {
+            let s = ConnectionState(index: nextIndex, accessAddress: p.accessAddress)
+            nextIndex += 1
+            if let crc = p.crc, !h.crcChecked { s.crcInit = LLCRC.recoverInit(p.pdu, crc: crc) }
+            if connections.count >= LinkLayerTracker.maxConnections { evictOldest() }
+            connections[p.accessAddress] = s
+            conn = s
+        }
+        guard let c = conn else {
+            frame.pdu = .data(LLDataPDU(p.pdu))
+            frame.problems += frame.dataPDU?.malformed.map { [$0] } ?? []
+            return
+        }
+        frame.connection = c.index
+        c.frames += 1
+
+        // Direction: the sniffer's word, else a new connection event (channel or event counter
+        // changed) starts with the central, else the sides alternate.
+        let direction: LLDirection
+        if let ctp = h.centralToPeripheral {
+            direction = ctp ? .centralToPeripheral : .peripheralToCentral
+        } else if let last = c.lastDirection,
+                  (h.channel == nil || h.channel == c.lastChannel), (h.eventCounter == nil || h.eventCounter == c.lastEvent) {
+            direction = last == .centralToPeripheral ? .peripheralToCentral : .centralToPeripheral
+        } else {
+            direction = .centralToPeripheral
+        }
+        frame.direction = direction
+        if frame.crc != .invalid {
+            c.lastDirection = direction
+            c.lastChannel = h.channel
+            c.lastEvent = h.eventCounter
+        }
+
+        let header = p.pdu.byte(0) ?? 0
+        let length = Int(p.pdu.byte(1) ?? 0)
+        let sn = header & 0x08 != 0
+        let hash = LinkLayerTracker.contentHash(p.pdu)
+        let d = direction.index
+        if frame.crc != .invalid {
+            frame.isRetransmission = c.lastSN[d] == sn && c.lastHash[d] == hash
+            c.lastSN[d] = sn
+            c.lastHash[d] = hash
+        }
+
+        // Encryption: payloads of non-empty PDUs after START_ENC carry a MIC.
+        let sniffer = h.decrypted && h.micValid
+        // The nRF Sniffer flags every PDU it saw encrypted (and says whether it decrypted it), so
+        // its word beats our START_ENC tracking (tools that log plaintext leave the flag clear).
+        let onEncryptedLink = h.nordicFlags != nil ? h.micChecked : (c.encrypted || h.micChecked)
+        var pdu: LLDataPDU
+        if onEncryptedLink && length > 0 {
+            if sniffer {
+                // The nRF Sniffer hands over plaintext with the MIC removed and the length adjusted.
+                pdu = LLDataPDU(p.pdu)
+                frame.encryption = .decryptedBySniffer
+            } else if let plain = decrypt(c, p.pdu, direction: direction, retransmission: frame.isRetransmission,
+                                          crcBad: frame.crc == .invalid) {
+                pdu = LLDataPDU(ArraySlice(plain), hasMIC: true)
+                frame.encryption = .decrypted
+            } else {
+                pdu = LLDataPDU(p.pdu, hasMIC: true, encrypted: true)
+                frame.encryption = .encrypted
+            }
+        } else {
+            pdu = LLDataPDU(p.pdu)
+        }
+        frame.pdu = .data(pdu)
+        if let m = pdu.malformed { frame.problems.append(m) }
+
+        guard frame.crc != .invalid, !frame.isRetransmission, pdu.malformed == nil || pdu.llid != .reserved else { return }
+        if let ctl = pdu.control { control(ctl, c, direction) }
+        if !pdu.encrypted, !pdu.payload.isEmpty, pdu.llid == .start || pdu.llid == .continuation {
+            frame.l2cap = LLL2CAPFragment(data: pdu.payload, start: pdu.llid == .start)
+        }
+    }
+
+    /// Encryption procedure state (Vol 6 Part B 5.1.3).
+    private func control(_ ctl: LLControlPDU, _ c: ConnectionState, _ dir: LLDirection) {
+        let params = ctl.parameters
+        switch ctl.opcode {
+        case 0x03: // LL_ENC_REQ: Rand(8) EDIV(2) SKDm(8) IVm(4)
+            if params.count >= 22 {
+                c.skdm = Array(params.from(10).prefix(8))
+                c.ivm = Array(params.from(18).prefix(4))
+                c.session = nil
+                c.triedKeys = false
+            }
+        case 0x04: // LL_ENC_RSP: SKDs(8) IVs(4)
+            if params.count >= 12 {
+                c.skds = Array(params.prefix(8))
+                c.ivs = Array(params.from(8).prefix(4))
+                c.session = nil
+                c.triedKeys = false
+            }
+        case 0x05: // LL_START_ENC_REQ (sent in the clear): both sides encrypt from here on.
+            if !c.encrypted {
+                c.encrypted = true
+                c.counters = [0, 0]
+            }
+        case 0x0B: // LL_PAUSE_ENC_RSP: the peripheral's is the last encrypted PDU.
+            if dir == .peripheralToCentral { c.encrypted = false }
+        default:
+            break
+        }
+    }
+
+    /// Decrypts with the connection's session (trying each key on first use); advances the
+    /// packet counter of the direction on success.
+    private func decrypt(_ c: ConnectionState, _ pdu: Bytes, direction: LLDirection, retransmission: Bool, crcBad: Bool) -> [UInt8]? {
+        guard !keys.isEmpty, !crcBad, let skdm = c.skdm, let skds = c.skds, let ivm = c.ivm, let ivs = c.ivs else { return nil }
+        let header = pdu.byte(0) ?? 0
+        var body = pdu.from(2)
+        var prefix: [UInt8] = [header, pdu.byte(1) ?? 0]
+        if header & 0x20 != 0, let cte = body.first {
+            prefix.append(cte)
+            body = body.dropFirst()
+        }
+        let d = direction.index
+        let ctp = direction == .centralToPeripheral
+        let base = retransmission && c.counters[d] > 0 ? c.counters[d] - 1 : c.counters[d]
+        func attempt(_ s: LLSession) -> (UInt64, [UInt8])? {
+            // Allow for a few PDUs the sniffer missed.
+            for k: UInt64 in 0...3 {
+                if let plain = s.decrypt(header: header, payload: body, counter: base &+ k, centralToPeripheral: ctp) {
+                    return (base &+ k, plain)
+                }
+            }
+            return nil
+        }
+        var result: (UInt64, [UInt8])?
+        if let s = c.session {
+            result = attempt(s)
+        } else if !c.triedKeys {
+            for key in keys {
+                guard let s = LLSession(ltk: key, skdm: skdm, skds: skds, ivm: ivm, ivs: ivs) else { continue }
+                if let r = attempt(s) {
+                    c.session = s
+                    result = r
+                    break
+                }
+            }
+            if c.session == nil { c.triedKeys = true }
+        }
+        guard let (counter, plain) = result else { return nil }
+        if !retransmission || counter >= c.counters[d] { c.counters[d] = counter &+ 1 }
+        return prefix + plain + Array(body.suffix(4))
+    }
+
+    /// FNV-1a over what a retransmission repeats: LLID, length and payload (not NESN, SN, MD).
+    static func contentHash(_ pdu: Bytes) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        var first = true
+        for b in pdu {
+            let v = first ? b & 0x23 : b
+            first = false
+            h = (h ^ UInt64(v)) &* 0x100_0000_01b3
+        }
+        return h
+    }
+}

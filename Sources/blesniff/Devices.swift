@@ -1,0 +1,47 @@
+import ArgumentParser
+import Decoders
+import Report
+
+struct Devices: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Summarise every advertiser seen in the captures.",
+        discussion: """
+            For each advertiser: address and type, names, flags, appearance, services (16-bit ones also \
+            in their 128-bit form; those matched through Apple's overflow area marked), manufacturer, TX \
+            power, RSSI min/median/max, reports, first and last seen, observed advertising interval, \
+            connectable, and whether a connection to it followed.
+            """)
+
+    @Argument(help: "Capture files; - reads standard input.")
+    var files: [String]
+
+    @Option(help: "Output format: text or json.")
+    var format: FramePrinter.Format = .text
+
+    @Option(name: .customLong("uuid"), help: "A 128-bit service UUID to look for in Apple overflow areas (repeatable).")
+    var uuids: [String] = []
+
+    @Flag(help: "Treat a capture that ends mid-record as an error.")
+    var strict = false
+
+    mutating func run() throws {
+        var candidates: [BluetoothUUID] = []
+        for u in uuids {
+            guard let id = BluetoothUUID(u) else { throw ValidationError("--uuid \(u): not a UUID") }
+            candidates.append(id)
+        }
+        let out = Output()
+        var ok = true
+        for file in files {
+            let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates)
+            ok = try CaptureInput(strict: strict).forEachPacket([file]) { _ = dissector.dissect($0) } && ok
+            let devices = dissector.advertisers?.devices ?? []
+            switch format {
+            case .text: DevicesReport.text(devices, file: file, to: out)
+            case .json: DevicesReport.json(devices, file: file, to: out)
+            }
+        }
+        out.flush()
+        if !ok { throw ExitCode(2) }
+    }
+}
