@@ -30,6 +30,8 @@ public final class Connection: @unchecked Sendable {
     public internal(set) var lastActivity: Int64
 
     var reassembly: (sent: L2CAPReassembler, received: L2CAPReassembler) = (.init(), .init())
+    /// A PDU whose start the capture truncated is being skipped in that direction (sent, received).
+    var skippingTruncated: (sent: Bool, received: Bool) = (false, false)
     /// SMP pairings on this connection and the method each used.
     public private(set) lazy var pairing = PairingTracker()
     /// Credit-based and BR/EDR channels opened through signaling.

@@ -156,15 +156,25 @@ public final class Dissector {
         }
         let data = p.payload.from(4)
         d.hci = .acl(h, data)
-        if data.count != Int(h.length) {
-            if p.truncated {
-                d.problem("ACL data truncated in the capture (\(data.count) of \(h.length) bytes)")
-            } else {
-                d.problem("ACL length \(h.length) but \(data.count) bytes follow")
-            }
-        }
         let c = connection(p.adapter, h.handle, frame: p.number, time: p.timestamp)
         d.connection = c
+        // The capture kept only part of a packet (snap length, btsnooz): not the sender's fault.
+        // It is not reassembled, and neither are the continuations of a PDU it started.
+        let sent = p.direction == .sent
+        let skipping = sent ? c.skippingTruncated.sent : c.skippingTruncated.received
+        if p.truncated || (skipping && !h.isStart) {
+            if h.isStart {
+                if sent { c.skippingTruncated.sent = true } else { c.skippingTruncated.received = true }
+            }
+            c.lastActivity = p.timestamp
+            return
+        }
+        if h.isStart, skipping {
+            if sent { c.skippingTruncated.sent = false } else { c.skippingTruncated.received = false }
+        }
+        if data.count != Int(h.length) {
+            d.problem("ACL length \(h.length) but \(data.count) bytes follow")
+        }
         l2cap(&d, c, data, start: h.isStart, side: p.direction == .sent ? .local : .remote)
     }
 

@@ -27,6 +27,8 @@ extension Decoded {
                 return "ACL " + Hex.prefixed(h.handle, width: 4) + " L2CAP fragment \(f.have)/\(f.of) bytes"
             }
             if let f = l2cap { return "L2CAP CID " + Hex.prefixed(f.cid, width: 4) + " len \(f.length)" }
+            if packet.truncated { return "ACL " + Hex.prefixed(h.handle, width: 4) + " \(data.count) of \(h.length) bytes (truncated in the capture)" }
+            if !isMalformed, h.boundary == 1 { return "ACL " + Hex.prefixed(h.handle, width: 4) + " continuation of a truncated PDU" }
             return "ACL " + Hex.prefixed(h.handle, width: 4) + " \(data.count) bytes"
         case .isochronous(let h, let data):
             return (packet.kind == .hci(.scoData) ? "SCO " : "ISO ") + Hex.prefixed(h, width: 4) + " \(data.count) bytes"
