@@ -216,8 +216,11 @@ public final class LiveCapture {
     private var backlog: [Record] = []
     private var backlogStart = 0
     private var sourceEnd: (ended: Bool, error: CaptureError?) = (false, nil)
-    /// Time allowed after a stop request for records already read to come through.
+    /// After a stop request, records are still handled until none has arrived for this long
+    /// (nanoseconds): what was read before the stop is not lost.
     public var grace: Int64 = 20_000_000
+    /// ... but for no longer than this after the stop.
+    public var maxDrain: Int64 = 1_000_000_000
 
     public init(source: RecordSource) {
         name = source.name
@@ -280,13 +283,19 @@ public final class LiveCapture {
     }
 
     /// Handles what was read before the stop and what arrives during the grace period.
+    /// Records keep being taken until none has come for `grace`, or for at most `maxDrain`, so
+    /// that a busy source cannot hold the capture open.
     private func finishing(_ end: End, _ handle: (Record) throws -> Bool, _ batchDone: () -> Void) rethrows -> End {
+        let limit = monotonicNow() &+ maxDrain
         var fd = pollfd(fd: queue.wakeFD, events: Int16(POLLIN), revents: 0)
-        _ = poll(&fd, 1, Int32(clamping: grace / 1_000_000))
-        let result = try takeBatch(handle)
-        batchDone()
-        if result == .handlerStopped { return .handlerStopped }
-        return end
+        while true {
+            fd.revents = 0
+            let quiet = poll(&fd, 1, Int32(clamping: grace / 1_000_000)) == 0
+            let result = try takeBatch(handle)
+            batchDone()
+            if result == .handlerStopped { return .handlerStopped }
+            if quiet || result != nil || monotonicNow() >= limit { return end }
+        }
     }
 
     /// Handles every queued record; the end when the source ended or the handler stopped.
