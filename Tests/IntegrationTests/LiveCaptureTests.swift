@@ -40,8 +40,8 @@ final class LiveCaptureTests: XCTestCase {
             }
             stdout = NSTemporaryDirectory() + "blesniff-out-\(UUID().uuidString)"
             stderr = stdout + ".err"
-            FileManager.default.createFile(atPath: stdout, contents: nil)
-            FileManager.default.createFile(atPath: stderr, contents: nil)
+            _ = FileManager.default.createFile(atPath: stdout, contents: nil)
+            _ = FileManager.default.createFile(atPath: stderr, contents: nil)
             process.standardOutput = FileHandle(forWritingAtPath: stdout)
             process.standardError = FileHandle(forWritingAtPath: stderr)
             try process.run()
@@ -177,7 +177,8 @@ final class LiveCaptureTests: XCTestCase {
         XCTAssertEqual(bytes.withUnsafeBytes { write(writer, $0.baseAddress, bytes.count) }, bytes.count)
         // Wait for the 40 records to reach the file, then interrupt.
         let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, ((try? FileManager.default.attributesOfItem(atPath: out)[.size] as? Int) ?? 0) ?? 0 < cut {
+        func size() -> Int { ((try? FileManager.default.attributesOfItem(atPath: out))?[.size] as? Int) ?? 0 }
+        while Date() < deadline, size() < cut {
             Thread.sleep(forTimeInterval: 0.02)
         }
         kill(capture.process.processIdentifier, SIGINT)
