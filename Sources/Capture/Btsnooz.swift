@@ -124,7 +124,7 @@ final class Inflater {
 /// Frames of a btsnooz blob, as btsnoop H4 records (datalink 1002) sliced from the inflated
 /// record stream. A fault part-way (bad base64, cut deflate stream, bad record) keeps the
 /// frames before it and is thrown after the last of them.
-final class BtsnoozReader: RecordSource {
+final class BtsnoozReader: FormatBackend {
     let name: String
     let version: UInt8
     private(set) var truncation: CaptureError?

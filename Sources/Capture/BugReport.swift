@@ -8,7 +8,7 @@ import Glibc
 
 /// Opens the formats recognised by content rather than magic: a zip (bug report), PacketLogger
 /// records, or text with a btsnooz section. Nil when `source` is none of them.
-func openPhoneCapture(_ source: ByteSource) throws(CaptureError) -> (CaptureFormat, RecordSource)? {
+func openPhoneCapture(_ source: ByteSource) throws(CaptureError) -> (CaptureFormat, FormatBackend)? {
     if source.pending.starts(with: ZipArchive.localHeaderSignature) {
         return (.bugReportZip, try BugReportZipReader(source: source))
     }
@@ -288,7 +288,7 @@ struct ZipArchive {
 
 /// A bug report zip: its HCI snoop logs (`.last` and current, merged in time order), or, when
 /// it has none, the btsnooz section of its main text.
-final class BugReportZipReader: RecordSource {
+final class BugReportZipReader: FormatBackend {
     private var merged: MergedReader?
     private var btsnooz: BtsnoozReader?
     /// Names of the zip entries read.

@@ -1,7 +1,7 @@
 import Glibc
 
 /// A reader of one of the formats without a magic number or header that libpcap knows.
-protocol RecordSource: AnyObject {
+protocol FormatBackend: AnyObject {
     var linkType: UInt32 { get }
     var truncation: CaptureError? { get }
     func next(number: Int) throws(CaptureError) -> Record?
@@ -22,7 +22,7 @@ public final class CaptureReader {
         case pcapng(PcapngReader)
         case btsnoop(BtsnoopReader)
         /// PacketLogger, Android bug reports (see `openPhoneCapture`).
-        case other(RecordSource)
+        case other(FormatBackend)
     }
 
     private var backend: Backend

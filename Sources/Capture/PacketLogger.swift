@@ -116,7 +116,7 @@ public enum PacketLogger {
 }
 
 /// Reads PacketLogger records from a stream (see `PacketLogger`).
-final class PacketLoggerReader: RecordSource {
+final class PacketLoggerReader: FormatBackend {
     let source: ByteSource
     let bigEndian: Bool
     private(set) var truncation: CaptureError?
