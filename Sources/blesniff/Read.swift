@@ -26,8 +26,7 @@ struct Read: ParsableCommand {
     @Option(help: "Skip this many frames before printing (they are still decoded).")
     var skip: Int = 0
 
-    @Flag(help: "Treat a capture that ends mid-record as an error.")
-    var strict = false
+    @OptionGroup var decoding: DecodeOptions
 
     @Flag(name: .shortAndLong, help: "Decode everything but print only a count of frames and malformed frames.")
     var quiet = false
@@ -41,10 +40,10 @@ struct Read: ParsableCommand {
         struct Done: Error {}
         var ok = true
         do {
-            for file in files {
-                let dissector = Dissector()
+            for group in decoding.groups(files) {
+                let dissector = Dissector(keys: decoding.keys)
                 var seen = 0
-                ok = try CaptureInput(strict: strict).forEachPacket([file]) { packet in
+                ok = try decoding.input.forEachPacket(group) { packet in
                     let d = dissector.dissect(packet)
                     seen += 1
                     if d.isMalformed { malformed += 1 }
