@@ -537,31 +537,12 @@ enum ADValue {
                 Field("URI", .text((scheme ?? "") + rest))]
     }
 
-    static let leFeatureNames = [
-        "LE Encryption", "Connection Parameters Request Procedure", "Extended Reject Indication",
-        "Peripheral-initiated Features Exchange", "LE Ping", "LE Data Packet Length Extension", "LL Privacy",
-        "Extended Scanning Filter Policies", "LE 2M PHY", "Stable Modulation Index - Transmitter",
-        "Stable Modulation Index - Receiver", "LE Coded PHY", "LE Extended Advertising", "LE Periodic Advertising",
-        "Channel Selection Algorithm #2", "LE Power Class 1", "Minimum Number of Used Channels Procedure",
-        "Connection CTE Request", "Connection CTE Response", "Connectionless CTE Transmitter",
-        "Connectionless CTE Receiver", "Antenna Switching During CTE Transmission (AoD)",
-        "Antenna Switching During CTE Reception (AoA)", "Receiving Constant Tone Extensions",
-        "Periodic Advertising Sync Transfer - Sender", "Periodic Advertising Sync Transfer - Recipient",
-        "Sleep Clock Accuracy Updates", "Remote Public Key Validation", "Connected Isochronous Stream - Central",
-        "Connected Isochronous Stream - Peripheral", "Isochronous Broadcaster", "Synchronized Receiver",
-        "Connected Isochronous Stream (Host Support)", "LE Power Control Request", "LE Power Control Request",
-        "LE Path Loss Monitoring", "Periodic Advertising ADI support", "Connection Subrating",
-        "Connection Subrating (Host Support)", "Channel Classification", "Advertising Coding Selection",
-        "Advertising Coding Selection (Host Support)", "Reserved", "Periodic Advertising with Responses - Advertiser",
-        "Periodic Advertising with Responses - Scanner",
-    ]
-
     static func leFeatures(_ d: Bytes) -> [Field] {
         var names: [String] = []
         for (i, b) in d.enumerated() {
             for bit in 0..<8 where b >> UInt8(bit) & 1 == 1 {
                 let n = i &* 8 &+ bit
-                names.append(n < leFeatureNames.count ? leFeatureNames[n] : "Reserved (bit \(n))")
+                names.append(n < HCINames.leFeatures.count ? HCINames.leFeatures[n] : "Reserved (bit \(n))")
             }
         }
         return [Field("LE Features", .bytes(d), names.map { Field($0, .bool(true)) })]
