@@ -33,7 +33,6 @@ struct Read: ParsableCommand {
 
     mutating func run() throws {
         let out = Output()
-        let printer = FramePrinter(format: format, verbose: verbose, output: out)
         var printed = 0, malformed = 0, total = 0
         let limit = count ?? Int.max
         let skip = self.skip
@@ -42,9 +41,11 @@ struct Read: ParsableCommand {
         do {
             for group in decoding.groups(files) {
                 let dissector = Dissector(keys: decoding.keys)
+                let printer = FramePrinter(format: format, verbose: verbose, output: out)
                 var seen = 0
                 ok = try decoding.input.forEachPacket(group) { packet in
                     let d = dissector.dissect(packet)
+                    printer.noteFrame(at: packet.timestamp)
                     seen += 1
                     if d.isMalformed { malformed += 1 }
                     guard seen > skip, !quiet else { return }
