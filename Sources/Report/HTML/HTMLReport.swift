@@ -170,9 +170,8 @@ public enum HTMLReport {
             w.raw("</td></tr>")
         }
         w.raw("</tbody></table>")
-        var more = max(0, all.count - maxDeviceRows) + c.devicesNotTracked
+        let more = max(0, all.count - maxDeviceRows) + c.devicesNotTracked
         if more > 0 { w.raw("<p class=\"muted\">" + Show.plural(more, "more device") + " not listed.</p>") }
-        more = 0
         w.raw("</div>")
         let origin = c.firstTime ?? 0
         let open = detailed.count <= openWhenAtMost
@@ -193,21 +192,24 @@ public enum HTMLReport {
                + Show.seconds(d.firstTime &- origin) + " – " + Show.seconds(d.lastTime &- origin))
         w.raw("</span></summary><div class=\"body\"><div class=\"grid2\"><div>")
         if let s {
-            w.raw("<h4>Summary</h4>")
-            fieldTree(s.fields.filter { !["First Seen", "Last Seen", "Advertising Reports", "Scan Responses"].contains($0.label) },
-                      into: &w)
+            // One line per field: the full decode of each structure follows below.
+            w.raw("<h4>Summary</h4><table class=\"kv\">")
+            for f in s.fields where !["First Seen", "Last Seen", "Advertising Reports", "Scan Responses", "RSSI"].contains(f.label) {
+                w.pair(f.label, FieldRendering.text(f.value) ?? "")
+            }
+            w.raw("</table>")
         }
         if let a = d.advertisingData {
             w.raw("<h4>")
             w.text("Advertising data (frame " + String(a.frame) + ", " + Show.plural(a.data.count, "byte") + ")")
             w.raw("</h4>")
-            fieldTree(AdvertisingData(a.data[...], legacy: a.legacy).fields, into: &w)
+            fieldTree(AdvertisingData(a.data[...], legacy: a.legacy).fields, collapse: true, into: &w)
         }
         if let r = d.scanResponse {
             w.raw("<h4>")
             w.text("Scan response data (frame " + String(r.frame) + ", " + Show.plural(r.data.count, "byte") + ")")
             w.raw("</h4>")
-            fieldTree(AdvertisingData(r.data[...], legacy: r.legacy).fields, into: &w)
+            fieldTree(AdvertisingData(r.data[...], legacy: r.legacy).fields, collapse: true, into: &w)
         }
         w.raw("</div><div><h4>RSSI over time</h4>")
         HTMLCharts.rssi(d, origin: origin, into: &w)
@@ -217,10 +219,26 @@ public enum HTMLReport {
     }
 
     /// A decode tree as nested lists, values rendered as everywhere else.
-    static func fieldTree(_ fields: [Field], depth: Int = 0, into w: inout HTMLWriter) {
+    /// `collapse`: each top-level entry is a closed `details` with its children (AD structures).
+    static func fieldTree(_ fields: [Field], depth: Int = 0, collapse: Bool = false, into w: inout HTMLWriter) {
         guard !fields.isEmpty, depth < 12 else { return }
         w.raw("<ul class=\"tree\">")
         for f in fields.prefix(200) {
+            if collapse, !f.children.isEmpty {
+                w.raw("<li><details><summary><span class=\"k\">")
+                w.text(f.label)
+                w.raw("</span>")
+                let inner = f.children.filter { $0.label != "Length" && $0.label != "Type" }
+                let values = inner.prefix(4).compactMap { FieldRendering.text($0.value) }
+                if !values.isEmpty {
+                    w.raw(": ")
+                    w.text(values.joined(separator: ", ") + (inner.count > 4 ? ", …" : ""))
+                }
+                w.raw("</summary>")
+                fieldTree(f.children, depth: depth + 1, into: &w)
+                w.raw("</details></li>")
+                continue
+            }
             w.raw("<li><span class=\"k\">")
             w.text(f.label)
             w.raw("</span>")

@@ -79,6 +79,8 @@ enum HTMLStyle {
         ul.tree{list-style:none;margin:0;padding-left:0}
         ul.tree ul.tree{padding-left:18px;border-left:1px solid var(--border);margin-left:4px}
         ul.tree li{padding:1px 0}
+        ul.tree details>summary{cursor:pointer}
+        .card .s .chip{margin-top:3px}
         .k{color:var(--muted)}
         code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
         .props{display:inline-flex;gap:3px;flex-wrap:wrap;vertical-align:1px}

@@ -46,7 +46,9 @@ public final class ReportCollector {
     // Devices and connections.
     var devices: [BDAddr: DeviceTrack] = [:]
     var deviceOrder: [BDAddr] = []
-    var devicesNotTracked = 0
+    /// Reports from advertisers past `maxDevices`, and every advertiser the dissector saw.
+    var reportsNotTracked = 0
+    var advertisersSeen = 0
     var connections: [Int: ConnectionTrack] = [:]
     var connectionOrder: [Int] = []
     var connectionsNotTracked = 0
@@ -173,7 +175,7 @@ public final class ReportCollector {
     private func device(_ a: BDAddr, _ type: UInt8, _ f: FrameRef) -> DeviceTrack? {
         if let d = devices[a] { return d }
         guard devices.count < limits.maxDevices else {
-            devicesNotTracked &+= 1
+            reportsNotTracked &+= 1
             return nil
         }
         let d = DeviceTrack(address: a, addressType: type, at: f, rssiBins: limits.rssiBins)
@@ -197,6 +199,7 @@ public final class ReportCollector {
         advertisingOpen = [:]
         guard let dissector else { return }
         if let adv = dissector.advertisers {
+            advertisersSeen = adv.count
             for s in adv.devices where devices[s.address] != nil { summaries[s.address] = s }
         }
         var byKey: [AnyHashable: GATTDatabase] = [:]
@@ -215,7 +218,8 @@ public final class ReportCollector {
         return max(0, lastTime.subtractingReportingOverflow(f).overflow ? 0 : lastTime &- f)
     }
 
-    public var deviceCount: Int { devices.count &+ devicesNotTracked }
+    public var deviceCount: Int { max(devices.count, advertisersSeen) }
+    var devicesNotTracked: Int { deviceCount - devices.count }
     public var connectionCount: Int { connections.count &+ connectionsNotTracked }
     var trackedDevices: [DeviceTrack] { deviceOrder.compactMap { devices[$0] } }
     var trackedConnections: [ConnectionTrack] { connectionOrder.compactMap { connections[$0] } }
