@@ -218,27 +218,30 @@ enum HTMLCharts {
         return s
     }
 
-    /// 1, 2 or 5 times a power of ten nanoseconds, at least `raw`.
+    /// Minute and hour steps that read well on a clock.
+    static let clockSteps: [Int64] = [60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400].map { $0 * 1_000_000_000 }
+
+    /// A step of at least `raw` ns: 1, 2 or 5 times a power of ten below a minute, clock steps above.
     static func niceStep(_ raw: Int64) -> Int64 {
+        if raw > 50_000_000_000 {
+            if let s = clockSteps.first(where: { $0 >= raw }) { return s }
+            let day: Int64 = 86_400_000_000_000
+            return (raw / day + 1).multipliedReportingOverflow(by: day).overflow ? Int64.max / 2 : (raw / day + 1) * day
+        }
         var p: Int64 = 1
         while true {
-            for m: Int64 in [1, 2, 5] {
-                let (v, o) = p.multipliedReportingOverflow(by: m)
-                if o { return Int64.max / 2 }
-                if v >= raw { return v }
-            }
-            let (n, o) = p.multipliedReportingOverflow(by: 10)
-            if o { return Int64.max / 2 }
-            p = n
+            for m: Int64 in [1, 2, 5] where p * m >= raw { return p * m }
+            p *= 10
         }
     }
 
     static func axisLabel(_ t: Int64, step: Int64) -> String {
-        if step < 1_000_000 { return FieldRendering.decimal(Double(t) / 1e6) + " ms" }
         if step < 1_000_000_000 && t < 1_000_000_000 { return FieldRendering.decimal(Double(t) / 1e6) + " ms" }
         if step < 60_000_000_000 { return FieldRendering.decimal(Double(t) / 1e9) + " s" }
-        if step < 3_600_000_000_000 { return FieldRendering.decimal(Double(t) / 6e10) + " min" }
-        return FieldRendering.decimal(Double(t) / 3.6e12) + " h"
+        let minutes = t / 60_000_000_000
+        if step < 3_600_000_000_000 { return String(minutes) + " min" }
+        let h = minutes / 60, m = minutes % 60
+        return m == 0 ? String(h) + " h" : String(h) + " h " + String(m) + " min"
     }
 
     // MARK: Device charts

@@ -136,14 +136,16 @@ public enum HTMLReport {
 
     static func devices(_ c: ReportCollector, id: String, into w: inout HTMLWriter) {
         w.raw("<h3 id=\"" + id + "-devices\">Devices</h3>")
-        let all = c.trackedDevices
+        // Busiest first; ties in order of first appearance. The busiest get a detailed card.
+        let all = c.trackedDevices.enumerated().sorted { a, b in
+            let x = a.element.reports &+ a.element.scanResponses, y = b.element.reports &+ b.element.scanResponses
+            return x != y ? x > y : a.offset < b.offset
+        }.map(\.element)
         guard !all.isEmpty else {
             w.raw("<p class=\"muted\">No advertising reports in this capture.</p>")
             return
         }
-        // The busiest advertisers get a detailed card; the table lists more.
-        let detailed = Set(all.sorted { $0.reports &+ $0.scanResponses > $1.reports &+ $1.scanResponses }
-            .prefix(maxDeviceDetails).map(\.address))
+        let detailed = Set(all.prefix(maxDeviceDetails).map(\.address))
         w.raw("<div class=\"panel\"><table><thead><tr><th>Address</th><th>Name</th><th class=\"num\">Reports</th>"
               + "<th class=\"num\">Scan rsp.</th><th>RSSI min / median / max</th><th>Interval</th><th>Connectable</th><th>Connected</th>"
               + "</tr></thead><tbody>")
