@@ -2,6 +2,7 @@
 # Renders an HTML report with headless Chromium to a PNG so a person can look at it.
 # Usage: scripts/screenshot.sh FILE.html OUT.png [WIDTH] [HEIGHT]
 # Console messages (JavaScript errors among them) go to OUT.png.log.
+# COLOR_SCHEME=dark renders the page as a browser in dark mode shows it.
 set -eu
 if [ $# -lt 2 ]; then
     echo "usage: $0 FILE.html OUT.png [WIDTH] [HEIGHT]" >&2
@@ -27,11 +28,13 @@ case $out in
     /*) absout=$out ;;
     *) absout=$(pwd)/$out ;;
 esac
+scheme=""
+if [ "${COLOR_SCHEME:-}" = dark ]; then scheme="--force-dark-mode --blink-settings=preferredColorScheme=0"; fi
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
 # --no-sandbox: containers and root lack the namespaces Chromium's sandbox needs.
 "$browser" --headless --disable-gpu --no-sandbox --hide-scrollbars --user-data-dir="$profile" \
-    --enable-logging=stderr --v=0 --window-size="$width,$height" \
+    --enable-logging=stderr --v=0 --window-size="$width,$height" $scheme \
     --screenshot="$absout" "file://$abs" 2>"$absout.log" >/dev/null || true
 if [ ! -s "$absout" ]; then
     echo "$0: no screenshot written; see $absout.log" >&2

@@ -256,8 +256,14 @@ enum HTMLCharts {
             w.raw("<p class=\"muted\">No RSSI reported.</p>")
             return
         }
-        let lo = Int(used.map { $0.element.min }.min() ?? -100) - 3
-        let hi = Int(used.map { $0.element.max }.max() ?? 0) + 3
+        // At least 12 dB tall, so a steady signal reads as steady.
+        var lo = Int(used.map { $0.element.min }.min() ?? -100) - 3
+        var hi = Int(used.map { $0.element.max }.max() ?? 0) + 3
+        if hi - lo < 12 {
+            let mid = (lo + hi) / 2
+            lo = mid - 6
+            hi = mid + 6
+        }
         let left = 44.0, right = smallWidth - 10, top = 10.0, bottom = smallHeight - 26
         let spanNs = max(Double(d.rssi.start(d.rssi.used)), 1)
         func x(_ i: Int, _ half: Bool = true) -> Double {
@@ -273,7 +279,7 @@ enum HTMLCharts {
         }
         w.raw("<svg class=\"chart\" viewBox=\"0 0 " + Show.x(smallWidth) + " " + Show.x(smallHeight) + "\" role=\"img\" aria-label=\"RSSI over time\">")
         w.raw("<title>RSSI (dBm) over time: mean and range per " + HTMLWriter.escape(Show.duration(d.rssi.width)) + "</title>")
-        for v in [lo + 3, (lo + hi) / 2, hi - 3] {
+        for v in [lo, (lo + hi) / 2, hi] {
             w.raw("<line class=\"grid\" x1=\"" + Show.x(left) + "\" x2=\"" + Show.x(right) + "\" y1=\"" + Show.x(y(Double(v)))
                   + "\" y2=\"" + Show.x(y(Double(v))) + "\"/>")
             w.raw("<text class=\"tlbl\" x=\"" + Show.x(left - 4) + "\" y=\"" + Show.x(y(Double(v)) + 4) + "\" text-anchor=\"end\">"

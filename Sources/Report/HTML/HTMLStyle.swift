@@ -5,10 +5,10 @@ enum HTMLStyle {
         :root{--bg:#f7f8fa;--fg:#1d232b;--muted:#5f6b7a;--card:#fff;--border:#dde2e8;--accent:#2563eb;--lane:#eef1f5;
         --frames:#64748b;--scan:#0ea5e9;--adv:#a855f7;--reports:#14b8a6;--bar:#cbd5e1;--bar-open:#e2e8f0;
         --disc:#7c3aed;--read:#2563eb;--write:#ea580c;--notify:#16a34a;--enc:#ca8a04;
-        --error:#dc2626;--warning:#d97706;--note:#2563eb;--code:#f1f4f8}
+        --error:#dc2626;--warning:#d97706;--note:#2563eb;--code:#f1f4f8;--chip-fg:#fff}
         @media (prefers-color-scheme:dark){:root{--bg:#0f1419;--fg:#dbe2ea;--muted:#8b98a8;--card:#171e26;--border:#2a3440;
         --accent:#60a5fa;--lane:#1e2731;--frames:#94a3b8;--bar:#3b4756;--bar-open:#2c3642;--disc:#a78bfa;--read:#60a5fa;
-        --write:#fb923c;--notify:#4ade80;--enc:#facc15;--error:#f87171;--warning:#fbbf24;--note:#60a5fa;--code:#1f2832}}
+        --write:#fb923c;--notify:#4ade80;--enc:#facc15;--error:#f87171;--warning:#fbbf24;--note:#60a5fa;--code:#1f2832;--chip-fg:#111}}
         *{box-sizing:border-box}
         body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
         header.top{padding:18px 28px;border-bottom:1px solid var(--border);background:var(--card)}
@@ -30,7 +30,7 @@ enum HTMLStyle {
         .card.wide .v{font-size:15px;word-break:break-all}
         .banner{background:var(--card);border-left:4px solid var(--error);padding:8px 12px;margin:10px 0;border-radius:4px}
         .muted{color:var(--muted)}
-        .chip{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;color:#fff;margin-right:4px}
+        .chip{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;color:var(--chip-fg);margin-right:4px}
         .chip.error{background:var(--error)}.chip.warning{background:var(--warning)}.chip.note{background:var(--note)}
         .chip.none{background:var(--muted)}
         .panel{background:var(--card);border:1px solid var(--border);border-radius:8px;padding:12px 14px;overflow-x:auto}
