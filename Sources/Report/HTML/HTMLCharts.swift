@@ -7,12 +7,11 @@ enum HTMLCharts {
 
     static let width = 1100.0
     static let gutter = 150.0
-    static let plot = width - gutter - 12
+    static let plot = width - gutter - 26
 
     /// At most this many connection lanes, connections and flags are drawn; the rest are counted.
     static let maxLanes = 16
     static let maxConnectionsDrawn = 400
-    static let maxFlags = 400
 
     /// The capture timeline: frames, scanning, advertising, advertising reports, connections
     /// with their ATT marks, findings as flags, and a time axis.
@@ -141,35 +140,43 @@ enum HTMLCharts {
             y += Double(laneEnds.count) * laneHeight + 4
         }
         if notDrawn > 0 {
-            label(Show.count(notDrawn) + " more connections not drawn", y + 10, cls: "lbl note")
+            body += "<text class=\"lbl note\" x=\"" + Show.x(gutter) + "\" y=\"" + Show.x(y + 10) + "\">"
+                + Show.count(notDrawn) + " more connections not drawn</text>"
             y += 16
         }
 
-        // Findings: a flag at the deciding frame, a line under the evidence; flags close together
-        // are staggered over three rows.
-        let flags = c.findings.prefix(maxFlags)
+        // Findings: a flag at the deciding frame over a line under the evidence. Findings that
+        // fall in the same narrow column share one flag, so any number of findings stays readable;
+        // neighbouring flags are staggered over three rows.
         if !c.findings.isEmpty {
             label("Findings", y + 16)
             var lastX = [-100.0, -100.0, -100.0]
-            for (n, f) in flags.enumerated() {
-                let fx = x(f.decisive.time)
+            for group in flagGroups(c) {
+                guard let first = group.first else { continue }
+                let members = group.map { c.findings[$0] }
+                let fx = x(members[0].decisive.time)
                 var row = 0
                 while row < 2, fx - lastX[row] < 14 { row += 1 }
                 lastX[row] = fx
                 let top = y + Double(row) * 11
-                let e0 = x(f.firstFrame.time), e1 = x(f.evidence.last?.time ?? f.decisive.time)
-                body += "<a href=\"#" + id + "-find-" + String(n) + "\"><g class=\"flag sev-" + f.severity.name + "\" id=\"" + id
-                    + "-fl-" + String(n) + "\"><title>" + HTMLWriter.escape(flagTitle(f)) + "</title>"
+                let e0 = members.map { x($0.firstFrame.time) }.min() ?? fx
+                let e1 = members.map { x($0.evidence.last?.time ?? $0.decisive.time) }.max() ?? fx
+                let worst = members.map(\.severity).max() ?? .note
+                let title = members.count == 1 ? flagTitle(members[0])
+                    : Show.count(members.count) + " findings\n" + members.prefix(6).map { $0.rule + " " + $0.message }.joined(separator: "\n")
+                        + (members.count > 6 ? "\n…" : "")
+                body += "<a href=\"#" + id + "-find-" + String(first) + "\"><g class=\"flag sev-" + worst.name + "\" id=\"" + id
+                    + "-fl-" + String(first) + "\"><title>" + HTMLWriter.escape(title) + "</title>"
                 body += "<line class=\"ev\" x1=\"" + Show.x(e0) + "\" x2=\"" + Show.x(max(e1, e0 + 1)) + "\" y1=\"" + Show.x(y + 34)
                     + "\" y2=\"" + Show.x(y + 34) + "\"/>"
                 body += "<line class=\"pole\" x1=\"" + Show.x(fx) + "\" x2=\"" + Show.x(fx) + "\" y1=\"" + Show.x(top) + "\" y2=\"" + Show.x(y + 34) + "\"/>"
-                body += "<path d=\"M" + Show.x(fx) + " " + Show.x(top) + "h9l-3 4l3 4h-9z\"/></g></a>"
+                body += "<path d=\"M" + Show.x(fx) + " " + Show.x(top) + "h9l-3 4l3 4h-9z\"/>"
+                if members.count > 1 {
+                    body += "<text class=\"fcount\" x=\"" + Show.x(fx + 11) + "\" y=\"" + Show.x(top + 8) + "\">" + String(members.count) + "</text>"
+                }
+                body += "</g></a>"
             }
             y += 40
-            if c.findings.count > maxFlags {
-                label(Show.count(c.findings.count - maxFlags) + " more findings not drawn", y + 10, cls: "lbl note")
-                y += 16
-            }
         }
 
         // Time axis.
@@ -198,6 +205,30 @@ enum HTMLCharts {
               + "\" data-span=\"" + Show.attrSeconds(Int64(span)) + "\">")
         w.raw(body)
         w.raw("</svg>")
+    }
+
+    /// Width of the timeline column whose findings share one flag.
+    static let flagColumn = 10.0
+
+    /// Indexes of the findings (in report order) grouped by the column of their deciding frame,
+    /// columns left to right. A finding's flag id is that of its group's first finding.
+    static func flagGroups(_ c: ReportCollector) -> [[Int]] {
+        let origin = c.firstTime ?? 0
+        let span = Double(max(c.duration, 1_000_000))
+        var columns: [Int: [Int]] = [:]
+        for (i, f) in c.findings.enumerated() {
+            let off = f.decisive.time.subtractingReportingOverflow(origin)
+            let o = off.overflow ? 0 : min(max(0, Double(off.partialValue)), span)
+            columns[Int(plot * o / span / flagColumn), default: []].append(i)
+        }
+        return columns.keys.sorted().compactMap { columns[$0] }
+    }
+
+    /// The flag id of each finding.
+    static func flagOwners(_ c: ReportCollector) -> [Int] {
+        var owner = Array(repeating: 0, count: c.findings.count)
+        for g in flagGroups(c) { for i in g { owner[i] = g.first ?? i } }
+        return owner
     }
 
     static func connectionTitle(_ t: ConnectionTrack, origin: Int64) -> String {

@@ -453,6 +453,7 @@ public enum HTMLReport {
         }
         let infos = AuditReport.infos()
         let origin = c.firstTime ?? 0
+        let owners = HTMLCharts.flagOwners(c)
         // Rules in order of their first finding; indexes keep each finding's timeline flag id.
         var order: [String] = []
         var byRule: [String: [(Int, Finding)]] = [:]
@@ -489,9 +490,7 @@ public enum HTMLReport {
                 if c.hasFrames, f.subject.kind == .connection, let cid = f.subject.connectionID, c.connections[cid] != nil {
                     w.raw(" · <a href=\"#" + id + "-conn-" + String(cid) + "\">details</a>")
                 }
-                if i < HTMLCharts.maxFlags {
-                    w.raw(" · <a href=\"#" + id + "-fl-" + String(i) + "\">flag on the timeline</a>")
-                }
+                w.raw(" · <a href=\"#" + id + "-fl-" + String(owners[i]) + "\">flag on the timeline</a>")
                 w.raw("</span><br/><span class=\"frames muted\">frames ")
                 for r in f.evidence.prefix(maxFrameLinks) {
                     w.raw("<a class=\"fr\" href=\"#" + id + "-timeline\" data-cap=\"" + id + "\" data-t=\""

@@ -56,6 +56,7 @@ enum HTMLStyle {
         .flag.sev-note path{fill:var(--note)}.flag.sev-note line{stroke:var(--note)}
         .flag:hover path,.flag:target path{transform-box:fill-box;transform:scale(1.5)}
         .flag:target .ev{opacity:.9}
+        svg .fcount{font-size:9px;fill:var(--muted)}
         svg .cursor{stroke:var(--accent);stroke-width:1.5;visibility:hidden}
         svg .cursor-label{fill:var(--accent);font-size:11px;visibility:hidden}
         .chart{width:100%;max-width:380px}
