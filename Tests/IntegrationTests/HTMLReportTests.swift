@@ -246,7 +246,7 @@ final class HTMLReportTests: XCTestCase {
         assertSelfContained(page)
         assertAnchorsResolve(page)
         XCTAssertTrue(page.contains("BLE301 polling-read"))
-        XCTAssertTrue(page.contains("Findings only."))
+        XCTAssertTrue(page.contains("Findings only;"))
     }
 
     // MARK: Escaping

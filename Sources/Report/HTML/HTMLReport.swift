@@ -72,15 +72,16 @@ public enum HTMLReport {
             w.raw("</div>")
         }
         if !c.hasFrames {
-            w.raw("<div class=\"banner\">")
-            w.text("Findings only. Run `blesniff report` on the capture for devices, connections and the full timeline.")
+            w.raw("<div class=\"banner info\">")
+            w.text("Findings only; times count from the first evidence frame. Run `blesniff report` on the capture for "
+                   + "devices, connections and the full timeline.")
             w.raw("</div>")
         }
         summary(c, id: id, into: &w)
         w.raw("<h3 id=\"" + id + "-timeline-s\">Timeline</h3><div class=\"panel\">")
         HTMLCharts.timeline(c, id: id, into: &w)
         w.raw("<div class=\"legend\">")
-        for (cls, name) in [("frames", "frames"), ("scan", "scanning"), ("adv", "this host advertising"), ("reports", "advertising reports"),
+        for (cls, name) in !c.hasFrames ? [("error", "error"), ("warning", "warning"), ("note", "note")] : [("frames", "frames"), ("scan", "scanning"), ("adv", "this host advertising"), ("reports", "advertising reports"),
                             ("disc", "discovery"), ("read", "reads"), ("write", "writes"), ("notify", "notifications / indications"),
                             ("enc", "encryption on")] {
             w.raw("<span><i style=\"background:var(--" + cls + ")\"></i>" + name + "</span>")
@@ -111,7 +112,7 @@ public enum HTMLReport {
     static func summary(_ c: ReportCollector, id: String, into w: inout HTMLWriter) {
         w.raw("<h3 id=\"" + id + "-summary\">Summary</h3><div class=\"cards\">")
         card("Capture file", baseName(c.path), c.path, wide: true, into: &w)
-        card("Duration", Show.duration(c.duration), nil, into: &w)
+        card(c.hasFrames ? "Duration" : "Evidence span", Show.duration(c.duration), nil, into: &w)
         if c.hasFrames {
             card("Frames", Show.count(c.frames), c.malformedFrames > 0 ? Show.count(c.malformedFrames) + " malformed" : "none malformed",
                  into: &w)

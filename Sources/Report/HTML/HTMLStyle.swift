@@ -29,6 +29,7 @@ enum HTMLStyle {
         .card.wide{grid-column:span 2}
         .card.wide .v{font-size:15px;word-break:break-all}
         .banner{background:var(--card);border-left:4px solid var(--error);padding:8px 12px;margin:10px 0;border-radius:4px}
+        .banner.info{border-left-color:var(--note)}
         .muted{color:var(--muted)}
         .chip{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;color:var(--chip-fg);margin-right:4px}
         .chip.error{background:var(--error)}.chip.warning{background:var(--warning)}.chip.note{background:var(--note)}
