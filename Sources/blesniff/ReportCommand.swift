@@ -61,10 +61,13 @@ struct ReportCommand: ParsableCommand {
             let read = try CaptureInput(strict: strict).forEachPacket([file]) { pass.add($0) }
             if !read {
                 ok = false
-                problem = "see the warnings printed when the report was made"
+                // An unreadable file has no page; one cut short shows what was read.
+                if pass.collector.frames == 0 { continue }
+                problem = "the report covers the frames before the error printed when it was made"
             }
             collectors.append(pass.finish(error: problem))
         }
+        guard !collectors.isEmpty else { throw ExitCode(2) }
 
         let page = HTMLReport.render(collectors)
         let out: Output
