@@ -336,7 +336,29 @@ public enum HTMLReport {
             }
             w.raw("</tbody></table>")
         }
-        w.raw("</div><div><h4>ATT</h4><table class=\"kv\">")
+        w.raw("</div><div><h4>ATT</h4>")
+        if t.pdusLocal &+ t.pdusRemote > 0 {
+            attTable(t, into: &w)
+        } else {
+            w.raw("<p class=\"muted\">No ATT traffic on this connection.</p>")
+        }
+        w.raw("</div></div>")
+        if let db = t.database {
+            let key = ObjectIdentifier(db)
+            w.raw("<h4>GATT database</h4>")
+            if let first = shownDatabases[key] {
+                w.raw("<p class=\"muted\">The same peer database as <a href=\"#" + id + "-conn-" + String(first) + "\">connection #"
+                      + String(first) + "</a>, updated by later connections.</p>")
+            } else {
+                shownDatabases[key] = c.id
+                gattTree(db, into: &w)
+            }
+        }
+        w.raw("</div></details>")
+    }
+
+    static func attTable(_ t: ConnectionTrack, into w: inout HTMLWriter) {
+        w.raw("<table class=\"kv\">")
         w.pair("PDUs", Show.count(t.pdusLocal) + " sent, " + Show.count(t.pdusRemote) + " received")
         let m = t.totals
         w.pair("Discovery requests", Show.count(m.discovery))
@@ -357,19 +379,7 @@ public enum HTMLReport {
             w.pair("Throughput to peer", Show.plural(t.bytesLocal, "value byte") + ", " + Show.rate(t.bytesLocal, over: span))
             w.pair("Throughput from peer", Show.plural(t.bytesRemote, "value byte") + ", " + Show.rate(t.bytesRemote, over: span))
         }
-        w.raw("</table></div></div>")
-        if let db = t.database {
-            let key = ObjectIdentifier(db)
-            w.raw("<h4>GATT database</h4>")
-            if let first = shownDatabases[key] {
-                w.raw("<p class=\"muted\">The same peer database as <a href=\"#" + id + "-conn-" + String(first) + "\">connection #"
-                      + String(first) + "</a>, updated by later connections.</p>")
-            } else {
-                shownDatabases[key] = c.id
-                gattTree(db, into: &w)
-            }
-        }
-        w.raw("</div></details>")
+        w.raw("</table>")
     }
 
     // MARK: GATT
