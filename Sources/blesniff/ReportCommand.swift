@@ -29,8 +29,7 @@ struct ReportCommand: ParsableCommand {
     @Option(name: .long, help: "Baseline of accepted findings: shown as suppressed.")
     var baseline: String?
 
-    @Flag(help: "Treat a capture that ends mid-record as an error.")
-    var strict = false
+    @OptionGroup var decoding: DecodeOptions
 
     mutating func run() throws {
         let configuration: AuditConfiguration
@@ -55,10 +54,11 @@ struct ReportCommand: ParsableCommand {
 
         var collectors: [ReportCollector] = []
         var ok = true
-        for file in files {
-            let pass = ReportPass(path: file, configuration: configuration, baseline: accepted)
+        for group in decoding.groups(files) {
+            let file = group.joined(separator: " + ")
+            let pass = ReportPass(path: file, configuration: configuration, baseline: accepted, keys: decoding.keys)
             var problem: String?
-            let read = try CaptureInput(strict: strict).forEachPacket([file]) { pass.add($0) }
+            let read = try decoding.input.forEachPacket(group) { pass.add($0) }
             if !read {
                 ok = false
                 // An unreadable file has no page; one cut short shows what was read.

@@ -50,8 +50,9 @@ public enum HTMLReport {
         render(audits.map { ReportCollector(audit: $0) }, generator: generator)
     }
 
+    /// The file name of a path, of each path of a merged group ("a.log + b.log").
     static func baseName(_ path: String) -> String {
-        path.split(separator: "/").last.map(String.init) ?? path
+        path.components(separatedBy: " + ").map { p in p.split(separator: "/").last.map(String.init) ?? p }.joined(separator: " + ")
     }
 
     // MARK: One capture

@@ -8,9 +8,10 @@ public final class ReportPass {
     private let feed: AuditFeed
     private let auditor: Auditor
 
+    /// - Parameter keys: long-term keys to decrypt link-layer connections in sniffer captures.
     public init(path: String, configuration: AuditConfiguration = AuditConfiguration(), baseline: Baseline? = nil,
-                limits: ReportLimits = ReportLimits()) {
-        dissector = Dissector(trackAdvertisers: true)
+                keys: [LTK] = [], limits: ReportLimits = ReportLimits()) {
+        dissector = Dissector(trackAdvertisers: true, keys: keys)
         feed = AuditFeed(dissector: dissector)
         auditor = Auditor(configuration: configuration, capturePath: path, baseline: baseline)
         collector = ReportCollector(path: path, limits: limits)
