@@ -21,7 +21,7 @@ struct Audit: ParsableCommand {
     @Argument(help: "Capture files, or directories to search for captures.")
     var paths: [String]
 
-    @Option(name: .long, help: "Report format: text, json, sarif, junit or markdown (repeatable, paired with --output in order).")
+    @Option(name: .long, help: "Report format: text, json, sarif, junit, markdown or html (findings only; `blesniff report` makes the full page) (repeatable, paired with --output in order).")
     var format: [AuditFormat] = []
 
     @Option(name: [.short, .long], help: "Write the report to this file ('-' for standard output); repeatable.")
