@@ -63,7 +63,9 @@ struct Audit: ParsableCommand {
         }
 
         let files = CaptureFiles.expand(paths)
-        let audits = AuditRun.run(files, configuration: configuration, baseline: accepted)
+        // The HTML page shows the whole capture, not only findings: collect it in the same pass.
+        let wantsPage = destinations().contains { $0.0 == .html }
+        let (audits, pages) = AuditRun.run(files, configuration: configuration, baseline: accepted, collectPages: wantsPage)
         for a in audits {
             if let e = a.error { FileHandle.standardError.write(Data(("blesniff: " + a.path + ": " + e + "\n").utf8)) }
         }
@@ -74,13 +76,13 @@ struct Audit: ParsableCommand {
             if let path = destination {
                 guard let out = Output(path: path) else { fail("cannot write " + path) }
                 report.colour = false
-                report.write(fmt, to: out)
+                if fmt == .html, !pages.isEmpty { out.write(HTMLReport.render(pages)) } else { report.write(fmt, to: out) }
                 out.close()
             } else {
                 report.colour = fmt == .text && !noColor && isatty(1) == 1
                     && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
                 let out = Output(fd: 1)
-                report.write(fmt, to: out)
+                if fmt == .html, !pages.isEmpty { out.write(HTMLReport.render(pages)) } else { report.write(fmt, to: out) }
                 out.flush()
             }
         }
@@ -120,18 +122,24 @@ struct Audit: ParsableCommand {
 enum AuditRun {
     final class Results: @unchecked Sendable {
         private let lock = NSLock()
-        private var items: [CaptureAudit?]
+        private var items: [(CaptureAudit, ReportCollector?)?]
         init(_ n: Int) { items = Array(repeating: nil, count: n) }
-        func set(_ i: Int, _ a: CaptureAudit) { lock.lock(); items[i] = a; lock.unlock() }
-        var all: [CaptureAudit] { lock.lock(); defer { lock.unlock() }; return items.compactMap { $0 } }
+        func set(_ i: Int, _ a: (CaptureAudit, ReportCollector?)) { lock.lock(); items[i] = a; lock.unlock() }
+        var all: [(CaptureAudit, ReportCollector?)] { lock.lock(); defer { lock.unlock() }; return items.compactMap { $0 } }
     }
 
-    static func run(_ files: [CaptureFiles.Entry], configuration: AuditConfiguration, baseline: Baseline?) -> [CaptureAudit] {
+    /// Audits the files in parallel (independent captures); with `collectPages` each pass also
+    /// collects what the HTML page shows.
+    static func run(_ files: [CaptureFiles.Entry], configuration: AuditConfiguration, baseline: Baseline?,
+                    collectPages: Bool = false) -> ([CaptureAudit], [ReportCollector]) {
         let results = Results(files.count)
         DispatchQueue.concurrentPerform(iterations: files.count) { i in
-            results.set(i, audit(files[i], configuration: configuration, baseline: baseline))
+            results.set(i, collectPages
+                ? page(files[i], configuration: configuration, baseline: baseline)
+                : (audit(files[i], configuration: configuration, baseline: baseline), nil))
         }
-        return results.all
+        let all = results.all
+        return (all.map(\.0), all.compactMap(\.1))
     }
 
     static func audit(_ file: CaptureFiles.Entry, configuration: AuditConfiguration, baseline: Baseline?) -> CaptureAudit {
@@ -146,6 +154,17 @@ enum AuditRun {
             return CaptureAudit(path: file.path, findings: auditor.finish(), error: String(describing: error),
                                 rules: auditor.enabledRules)
         }
+    }
+
+    static func page(_ file: CaptureFiles.Entry, configuration: AuditConfiguration,
+                     baseline: Baseline?) -> (CaptureAudit, ReportCollector?) {
+        let rules = Auditor(configuration: configuration, capturePath: file.path).enabledRules
+        if let problem = file.problem { return (CaptureAudit(path: file.path, error: problem, rules: rules), nil) }
+        let pass = ReportPass(path: file.path, configuration: configuration, baseline: baseline)
+        var failure: String?
+        do { try forEachPacket(in: file.path) { pass.add($0) } } catch { failure = String(describing: error) }
+        let collector = pass.finish(error: failure)
+        return (CaptureAudit(path: file.path, findings: collector.findings, error: failure, rules: rules), collector)
     }
 }
 

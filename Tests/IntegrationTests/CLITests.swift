@@ -74,3 +74,17 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(r.out.contains("0000180D-0000-1000-8000-00805F9B34FB"), "16-bit UUIDs shown expanded too")
     }
 }
+
+extension CLITests {
+    /// `audit --format html` writes the same full page as `report`, from the audit's own pass.
+    func testAuditHTMLIsTheFullPage() throws {
+        let out = NSTemporaryDirectory() + "blesniff-audit-\(UUID().uuidString).html"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let r = try CLI.run(["audit", "--fail-on", "warning", "--format", "html", "-o", out, "--format", "text",
+                             Fixtures.captures + "/bad_polling_read.btsnoop"])
+        XCTAssertEqual(r.status, 1, "the warning fails the run")
+        XCTAssertTrue(r.out.contains("BLE301"), "text report on standard output")
+        let page = try String(contentsOfFile: out, encoding: .utf8)
+        for s in ["Connection #1", "HRM-1", "BLE301", "<svg"] { XCTAssertTrue(page.contains(s), s) }
+    }
+}
