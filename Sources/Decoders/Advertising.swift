@@ -62,10 +62,13 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     /// The local name, preferring the complete one.
     public var localName: (name: String, complete: Bool)? {
-        if let s = first(ADType.completeLocalName) { return (String(decoding: s.data, as: UTF8.self), true) }
-        if let s = first(ADType.shortenedLocalName) { return (String(decoding: s.data, as: UTF8.self), false) }
+        if let s = first(ADType.completeLocalName) { return (Self.name(s.data), true) }
+        if let s = first(ADType.shortenedLocalName) { return (Self.name(s.data), false) }
         return nil
     }
+
+    /// A name as devices send it: UTF-8, some stacks adding a C terminator that is not part of it.
+    static func name(_ b: Bytes) -> String { String(decoding: b.prefix { $0 != 0 }, as: UTF8.self) }
 
     /// Raw local name bytes (no String building) and whether the name is complete.
     public var localNameBytes: (bytes: Bytes, complete: Bool)? {
@@ -354,8 +357,8 @@ enum ADValue {
         case 0x01: return flags(d)
         case 0x02...0x07: return uuidList(d, width: ADType.serviceLists[type]?.width ?? 2)
         case 0x14, 0x15, 0x1F: return uuidList(d, width: ADType.solicitationWidth[type] ?? 2)
-        case 0x08, 0x09: return [Field("Device Name", .text(String(decoding: d, as: UTF8.self)))]
-        case 0x30: return [Field("Broadcast Name", .text(String(decoding: d, as: UTF8.self)))]
+        case 0x08, 0x09: return [Field("Device Name", .text(AdvertisingData.name(d)))]
+        case 0x30: return [Field("Broadcast Name", .text(AdvertisingData.name(d)))]
         case 0x0A: return d.byte(0).map { [Field("Power Level", .signed(Int64(Int8(bitPattern: $0)), unit: "dBm"))] } ?? []
         case 0x0D: return classOfDevice(d)
         case 0x0E, 0x1D: return [Field("Hash C", .bytes(d))]

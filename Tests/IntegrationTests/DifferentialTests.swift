@@ -19,7 +19,8 @@ final class DifferentialTests: XCTestCase {
                                 "btle.data_header.llid", "btle.control_opcode"]
     /// Lists compared as a whole (every value tshark shows, in order).
     static let listFields = ["btcommon.eir_ad.entry.type", "btcommon.eir_ad.entry.uuid_16",
-                             "btcommon.eir_ad.entry.company_id", "bthci_evt.rssi"]
+                             "btcommon.eir_ad.entry.company_id", "bthci_evt.rssi", "bthci_evt.bd_addr",
+                             "btcommon.eir_ad.entry.device_name"]
 
     /// Our view of a frame in tshark's field names (only the fields we compare).
     static func fields(_ d: Decoded) -> [String: Int] {
@@ -72,6 +73,7 @@ final class DifferentialTests: XCTestCase {
         var out: [String: [String]] = [:]
         for r in AdvertisingReports.parse(subevent: sub, params.from(1)).reports {
             out["bthci_evt.rssi", default: []].append(String(r.rssi))
+            out["bthci_evt.bd_addr", default: []].append(r.address.description)
             let ad = r.advertisingData
             for st in ad.structures {
                 out["btcommon.eir_ad.entry.type", default: []].append("0x" + Hex.padded(st.type, width: 2).lowercased())
@@ -79,6 +81,9 @@ final class DifferentialTests: XCTestCase {
                     for u in st.uuids(width: 2) { out["btcommon.eir_ad.entry.uuid_16", default: []].append("0x" + Hex.padded(u.uuid16 ?? 0, width: 4).lowercased()) }
                 }
                 if st.type == 0x16, let u = st.data.le16(0) { out["btcommon.eir_ad.entry.uuid_16", default: []].append("0x" + Hex.padded(u, width: 4).lowercased()) }
+                if st.type == 0x08 || st.type == 0x09, let name = ad.localName?.name {
+                    out["btcommon.eir_ad.entry.device_name", default: []].append(name)
+                }
                 if st.type == 0xFF, let c = st.data.le16(0) { out["btcommon.eir_ad.entry.company_id", default: []].append("0x" + Hex.padded(c, width: 4).lowercased()) }
             }
         }
