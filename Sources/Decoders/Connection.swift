@@ -11,6 +11,8 @@ public final class Connection: @unchecked Sendable {
     /// Role of this host's controller: true when it is the central.
     public internal(set) var isCentral: Bool?
     public internal(set) var isLE: Bool
+    /// Seen by a sniffer over the air rather than in an HCI log (packets may be missing).
+    public internal(set) var overTheAir = false
     /// Connection interval in units of 1.25 ms, latency in events, supervision timeout in 10 ms.
     public internal(set) var interval: UInt16?
     public internal(set) var latency: UInt16?

@@ -67,6 +67,32 @@ final class DifferentialTests: XCTestCase {
         return nil
     }
 
+    /// The 16-bit UUIDs an ATT PDU names or concerns, as a set: its attribute type, the UUIDs in its
+    /// lists (information, groups, characteristic declarations), and the UUID of the attribute it
+    /// reads, writes or notifies as GATT tracking knows it — what tshark lists as btatt.uuid16.
+    static func attUUIDs(_ d: Decoded, requestTypes: inout [Int: BluetoothUUID]) -> Set<String>? {
+        guard case .att(let r, _)? = d.upper else { return nil }
+        let pdu = r.pdu
+        var u: [BluetoothUUID] = []
+        if let t = pdu.attributeType { u.append(t) }
+        // A response is shown with its request's attribute type.
+        // Keyed by connection and the requesting side: both sides can be clients at once.
+        let conn = (d.connection?.id ?? 0) * 2
+        // Find By Type Value searches for a UUID: its response is shown with that UUID.
+        let searched = pdu.opcode == .findByTypeValueRequest ? pdu.value.flatMap { BluetoothUUID(littleEndian: $0) } : nil
+        if let x = searched { u.append(x) }
+        if pdu.kind == .request { requestTypes[conn + r.side.rawValue] = searched ?? pdu.attributeType }
+        if pdu.kind == .response, let t = requestTypes[conn + r.side.other.rawValue] { u.append(t) }
+        u += pdu.information.map(\.uuid)
+        u += pdu.groups.compactMap { BluetoothUUID(littleEndian: $0.value) }
+        for a in pdu.attributeData where a.value.count == 5 || a.value.count == 19 {
+            u.append(BluetoothUUID(uuid16: 0x2803))
+            if let c = BluetoothUUID(littleEndian: a.value.from(3)) { u.append(c) }
+        }
+        u += r.entries.compactMap { $0.attribute.uuid }
+        return Set(u.compactMap { $0.uuid16 }.map { "0x" + Hex.padded($0, width: 4).lowercased() })
+    }
+
     /// AD structures of the advertising reports in an event, in tshark's list form.
     static func advertising(_ d: Decoded) -> [String: [String]]? {
         guard case .event(0x3E, let params) = d.hci, let sub = params.byte(0), [0x02, 0x0D].contains(sub) else { return nil }
@@ -98,6 +124,13 @@ final class DifferentialTests: XCTestCase {
         // SweynTooth: an L2CAP basic header saying length 0, CID 0 followed by 18 more bytes; blesniff
         // reports the frame malformed instead of dissecting a channel 0 that does not exist.
         "sweyn__capture_cypress_psoc6_crash_llid.pcapng#8054": "L2CAP length 0 with trailing data",
+        // tshark names both sides' handles from one database: the phone's own Service Changed
+        // indication is named from the power station's discovery. blesniff keeps the two apart.
+        "fossibot__btsnoop_hci.log#4542": "one attribute database per side",
+        "fossibot__btsnoop_hci.log#4562": "one attribute database per side",
+        // SweynTooth fuzzing: a Read By Type Response tshark reads with a stale request's context.
+        "sweyn__capture_cypress_psoc6_crash_llid.pcapng#745": "fuzzed discovery",
+        "sweyn__capture_cypress_psoc6_crash_llid.pcapng#5681": "fuzzed discovery",
         // An LL control PDU of length 0: it has no opcode; tshark reads the CRC's first byte as one.
         "sweyn__capture_cypress_psoc6_crash_llid.pcapng#5302": "control PDU without opcode",
     ]
@@ -105,6 +138,7 @@ final class DifferentialTests: XCTestCase {
     func compare(_ path: String, name: String, mismatches: inout [Mismatch]) throws -> Int {
         guard let rows = Fixtures.expected(name) else { return -1 }
         var n = 0
+        var requestTypes: [Int: BluetoothUUID] = [:]
         try Fixtures.decode(path) { d in
             n += 1
             guard d.packet.number <= rows.count else { return }
@@ -129,6 +163,13 @@ final class DifferentialTests: XCTestCase {
             let ourHandle = Self.attHandle(d)
             if let h = ourHandle, let theirs = Fixtures.int(row["btatt.handle"]), theirs != h {
                 mismatches.append(Mismatch(file: name, frame: d.packet.number, field: "btatt.handle", tshark: String(theirs, radix: 16), ours: String(h, radix: 16)))
+            }
+            if let theirs = row["btatt.uuid16"], !skip.contains("btatt.opcode"), let ours = Self.attUUIDs(d, requestTypes: &requestTypes) {
+                let t = Set(theirs.split(separator: ",").map(String.init))
+                if !t.isSubset(of: ours) {
+                    mismatches.append(Mismatch(file: name, frame: d.packet.number, field: "btatt.uuid16",
+                                               tshark: t.sorted().joined(separator: ","), ours: ours.sorted().joined(separator: ",")))
+                }
             }
             if let ad = Self.advertising(d) {
                 for key in Self.listFields {
