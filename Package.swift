@@ -31,7 +31,12 @@ let package = Package(
         .systemLibrary(
             name: "CBluetooth",
             providers: [.apt(["libbluetooth-dev"])]),
-        .target(name: "Capture", dependencies: ["CPcap", "CBluetooth"]),
+        // inflate for Android bug reports (zip entries, btsnooz sections).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "Capture", dependencies: ["CPcap", "CBluetooth", "CZlib"]),
         .testTarget(name: "DecodersTests", dependencies: ["Decoders"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Decoders"]),
         .testTarget(name: "ReportTests", dependencies: ["Report", "Decoders", "Capture"]),

@@ -156,15 +156,25 @@ public final class Dissector {
         }
         let data = p.payload.from(4)
         d.hci = .acl(h, data)
-        if data.count != Int(h.length) {
-            if p.truncated {
-                d.problem("ACL data truncated in the capture (\(data.count) of \(h.length) bytes)")
-            } else {
-                d.problem("ACL length \(h.length) but \(data.count) bytes follow")
-            }
-        }
         let c = connection(p.adapter, h.handle, frame: p.number, time: p.timestamp)
         d.connection = c
+        // The capture kept only part of a packet (snap length, btsnooz): not the sender's fault.
+        // It is not reassembled, and neither are the continuations of a PDU it started.
+        let sent = p.direction == .sent
+        let skipping = sent ? c.skippingTruncated.sent : c.skippingTruncated.received
+        if p.truncated || (skipping && !h.isStart) {
+            if h.isStart {
+                if sent { c.skippingTruncated.sent = true } else { c.skippingTruncated.received = true }
+            }
+            c.lastActivity = p.timestamp
+            return
+        }
+        if h.isStart, skipping {
+            if sent { c.skippingTruncated.sent = false } else { c.skippingTruncated.received = false }
+        }
+        if data.count != Int(h.length) {
+            d.problem("ACL length \(h.length) but \(data.count) bytes follow")
+        }
         l2cap(&d, c, data, start: h.isStart, side: p.direction == .sent ? .local : .remote)
     }
 
@@ -192,7 +202,7 @@ public final class Dissector {
     private func linkLayerFrame(_ d: inout Decoded) {
         let f = linkLayer.process(d.packet)
         for p in f.problems { d.problem(p) }
-        defer { d.linkLayer = f }
+        d.linkLayer = f
         guard let index = f.connection else { return }
         let c: Connection
         if let known = llConnections[index] {
@@ -200,6 +210,7 @@ public final class Dissector {
         } else {
             c = Connection(id: nextConnectionID, adapter: 0, handle: UInt16(truncatingIfNeeded: index), isLE: true,
                            frame: d.packet.number, time: d.packet.timestamp)
+            c.overTheAir = true
             nextConnectionID += 1
             if let ind = linkLayer.knownConnections.first(where: { $0.index == index })?.connect {
                 // The sniffer sees both sides; report from the central's point of view.
@@ -232,7 +243,11 @@ public final class Dissector {
         switch f.cid {
         case L2CAPChannel.att:
             c.isLE = true
-            d.upper = .att(att(ATTPDU(f.payload), on: bearer(c), side, &d))
+            let pdu = ATTPDU(f.payload)
+            // H4 captures without direction: the client sends requests, commands and confirmations.
+            let from = d.packet.direction != .unknown || d.linkLayer != nil ? side
+                : [.request, .command, .confirmation].contains(pdu.kind) ? Side.local : .remote
+            d.upper = .att(att(pdu, on: bearer(c), from, &d))
         case L2CAPChannel.smp:
             let pdu = SMPPDU(f.payload)
             c.isLE = true
@@ -256,6 +271,7 @@ public final class Dissector {
             if ch.isEATT, case .sdu(let sdu, _) = result {
                 let key = ch.local.cid
                 let b = c.eatt[key] ?? gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
+                b.lossy = c.overTheAir
                 c.eatt[key] = b
                 d.upper = .att(att(ATTPDU(sdu[...]), on: b, side, &d), eattCID: f.cid)
                 return
@@ -269,6 +285,7 @@ public final class Dissector {
     private func bearer(_ c: Connection) -> ATTBearer {
         if let b = c.att { return b }
         let b = gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey)
+        b.lossy = c.overTheAir
         c.att = b
         return b
     }

@@ -477,6 +477,9 @@ public struct ATTRequestInfo: Sendable {
 public enum ATTNote: Sendable, CustomStringConvertible {
     /// A request sent while the one in `frame` still had no response (Vol 3 Part F 3.3.2).
     case pipelined(pendingFrame: Int)
+    /// On a lossy capture (a sniffer's), a new request while one is pending means its response was
+    /// not captured: the new request replaces it.
+    case responseNotCaptured(pendingFrame: Int)
     /// The transaction got no response within 30 s (Vol 3 Part F 3.3.3).
     case timedOut(ATTTransaction)
     case undiscoveredHandle(UInt16)
@@ -500,6 +503,7 @@ public enum ATTNote: Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .pipelined(let f): return "pipelined: request sent before the response to frame \(f)"
+        case .responseNotCaptured(let f): return "the response to frame \(f) was not captured"
         case .timedOut(let t): return "transaction timeout: " + t.opcode.name + " in frame \(t.frame) got no response within 30 s"
         case .undiscoveredHandle(let h): return "handle " + Hex.prefixed(h, width: 4) + " never discovered"
         case .malformed(let why): return "malformed: " + why
@@ -562,7 +566,7 @@ extension ATTResult: Dissectable {
         var s = ""
         for n in notes {
             switch n {
-            case .pipelined, .timedOut, .unexpectedResponse, .exceedsMTU: s += " [" + n.description + "]"
+            case .pipelined, .responseNotCaptured, .timedOut, .unexpectedResponse, .exceedsMTU: s += " [" + n.description + "]"
             default: break
             }
         }
@@ -620,6 +624,10 @@ public final class ATTBearer {
     public private(set) var localRxMTU: UInt16?
     public private(set) var remoteRxMTU: UInt16?
     public private(set) var mtu: Int = ATTBearer.defaultMTU
+    /// The capture may miss PDUs (over-the-air sniffing): a request pending when the next one is
+    /// sent lost its response in the capture rather than being pipelined, so responses pair with
+    /// the latest request.
+    public var lossy = false
     /// Transactions that went 30 s without an answer.
     public private(set) var timedOut: [ATTTransaction] = []
 
@@ -720,6 +728,10 @@ public final class ATTBearer {
     }
 
     func enqueue(_ q: inout [Pending], _ p: Pending, _ result: inout ATTResult) {
+        if lossy, let last = q.last {
+            result.notes.append(.responseNotCaptured(pendingFrame: last.tx.frame))
+            q.removeAll()
+        }
         if let last = q.last { result.notes.append(.pipelined(pendingFrame: last.tx.frame)) }
         if q.count >= ATTBearer.maxPending { q.removeFirst() }
         q.append(p)

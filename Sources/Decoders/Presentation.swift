@@ -27,6 +27,8 @@ extension Decoded {
                 return "ACL " + Hex.prefixed(h.handle, width: 4) + " L2CAP fragment \(f.have)/\(f.of) bytes"
             }
             if let f = l2cap { return "L2CAP CID " + Hex.prefixed(f.cid, width: 4) + " len \(f.length)" }
+            if packet.truncated { return "ACL " + Hex.prefixed(h.handle, width: 4) + " \(data.count) of \(h.length) bytes (truncated in the capture)" }
+            if !isMalformed, h.boundary == 1 { return "ACL " + Hex.prefixed(h.handle, width: 4) + " continuation of a truncated PDU" }
             return "ACL " + Hex.prefixed(h.handle, width: 4) + " \(data.count) bytes"
         case .isochronous(let h, let data):
             return (packet.kind == .hci(.scoData) ? "SCO " : "ISO ") + Hex.prefixed(h, width: 4) + " \(data.count) bytes"
@@ -47,6 +49,18 @@ extension Decoded {
         case 0x3E:
             guard let sub = params.byte(0) else { return base }
             var s = base + " " + HCIEvents.leSubeventName(sub)
+            if [0x01, 0x0A, 0x29].contains(sub) {
+                // Status, handle, role, peer address type and address, (RPAs), interval.
+                var r = ByteReader(params.from(1))
+                guard let st = try? r.u8() else { return s }
+                guard st == 0, let h = try? r.u16(), let role = try? r.u8(), (try? r.skip(1)) != nil, let a = try? r.address() else {
+                    return s + ": " + HCIErrors.name(st)
+                }
+                if sub != 0x01 { _ = try? r.skip(12) }
+                s += " handle " + Hex.prefixed(h & 0x0FFF, width: 4) + " " + a.description + (role == 0 ? " (central)" : " (peripheral)")
+                if let i = try? r.u16() { s += " interval " + String(Double(i) * 1.25) + " ms" }
+                return s
+            }
             if AdvertisingReports.isReport(subevent: sub) {
                 let reports = AdvertisingReports.parse(subevent: sub, params.from(1)).reports
                 if let first = reports.first { s += " " + first.summary }
@@ -56,6 +70,9 @@ extension Decoded {
         case 0x05:
             guard let h = params.le16(1), let reason = params.byte(3) else { return base }
             return base + " handle " + Hex.prefixed(h, width: 4) + " reason " + HCIErrors.name(reason)
+        case 0x08, 0x59: // Encryption Change v1/v2: status, handle, enabled
+            guard let st = params.byte(0), let h = params.le16(1), let on = params.byte(3) else { return base }
+            return base + " handle " + Hex.prefixed(h, width: 4) + (st != 0 ? ": " + HCIErrors.name(st) : on != 0 ? " encryption on" : " encryption off")
         default:
             return base
         }

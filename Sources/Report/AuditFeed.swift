@@ -18,8 +18,12 @@ public final class AuditFeed {
         switch d.hci {
         case .command(let op, let params): command(op, params, adapter: p.adapter, at, emit)
         case .event(let code, let params): event(code, params, d, at, emit)
-        case .acl:
-            guard let c = d.connection, let u = d.upper else { return }
+        default: break
+        }
+        // Sniffer captures: a connection starts at its CONNECT_IND.
+        if d.linkLayer != nil, let c = d.connection, c.createdFrame == p.number { emit(.connected(c), at) }
+        // L2CAP payloads, from HCI ACL data or link-layer data PDUs.
+        if let c = d.connection, let u = d.upper {
             switch u {
             case .att(let r, _): emit(.att(c, observation(r, c, d)), at)
             case .smp:
@@ -32,7 +36,6 @@ public final class AuditFeed {
                 }
             default: break
             }
-        default: break
         }
     }
 

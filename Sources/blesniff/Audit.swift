@@ -21,7 +21,7 @@ struct Audit: ParsableCommand {
     @Argument(help: "Capture files, or directories to search for captures.")
     var paths: [String]
 
-    @Option(name: .long, help: "Report format: text, json, sarif, junit or markdown (repeatable, paired with --output in order).")
+    @Option(name: .long, help: "Report format: text, json, sarif, junit, markdown or html (findings only; `blesniff report` makes the full page) (repeatable, paired with --output in order).")
     var format: [AuditFormat] = []
 
     @Option(name: [.short, .long], help: "Write the report to this file ('-' for standard output); repeatable.")
@@ -67,8 +67,10 @@ struct Audit: ParsableCommand {
 
         let files = CaptureFiles.expand(paths)
         if let j = jobs, j < 1 { fail("--jobs must be at least 1") }
-        let audits = AuditRun.run(files, configuration: configuration, baseline: accepted,
-                                  jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount)
+        // The HTML page shows the whole capture, not only findings: collect it in the same pass.
+        let wantsPage = destinations().contains { $0.0 == .html }
+        let (audits, pages) = AuditRun.run(files, configuration: configuration, baseline: accepted, collectPages: wantsPage,
+                                           jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount)
         for a in audits {
             if let e = a.error { FileHandle.standardError.write(Data(("blesniff: " + a.path + ": " + e + "\n").utf8)) }
         }
@@ -79,13 +81,13 @@ struct Audit: ParsableCommand {
             if let path = destination {
                 guard let out = Output(path: path) else { fail("cannot write " + path) }
                 report.colour = false
-                report.write(fmt, to: out)
+                if fmt == .html, !pages.isEmpty { out.write(HTMLReport.render(pages)) } else { report.write(fmt, to: out) }
                 out.close()
             } else {
                 report.colour = fmt == .text && !noColor && isatty(1) == 1
                     && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
                 let out = Output(fd: 1)
-                report.write(fmt, to: out)
+                if fmt == .html, !pages.isEmpty { out.write(HTMLReport.render(pages)) } else { report.write(fmt, to: out) }
                 out.flush()
             }
         }
@@ -125,10 +127,10 @@ struct Audit: ParsableCommand {
 enum AuditRun {
     final class Results: @unchecked Sendable {
         private let lock = NSLock()
-        private var items: [CaptureAudit?]
+        private var items: [(CaptureAudit, ReportCollector?)?]
         init(_ n: Int) { items = Array(repeating: nil, count: n) }
-        func set(_ i: Int, _ a: CaptureAudit) { lock.lock(); items[i] = a; lock.unlock() }
-        var all: [CaptureAudit] { lock.lock(); defer { lock.unlock() }; return items.compactMap { $0 } }
+        func set(_ i: Int, _ a: (CaptureAudit, ReportCollector?)) { lock.lock(); items[i] = a; lock.unlock() }
+        var all: [(CaptureAudit, ReportCollector?)] { lock.lock(); defer { lock.unlock() }; return items.compactMap { $0 } }
     }
 
     /// Hands out file indices to the workers in order; each takes the next when it is done.
@@ -145,18 +147,27 @@ enum AuditRun {
         }
     }
 
+    /// Audits the files in parallel (independent captures), `jobs` at a time; with `collectPages`
+    /// each pass also collects what the HTML page shows.
     static func run(_ files: [CaptureFiles.Entry], configuration: AuditConfiguration, baseline: Baseline?,
-                    jobs: Int) -> [CaptureAudit] {
-        let workers = max(1, min(jobs, files.count))
-        if workers == 1 { return files.map { audit($0, configuration: configuration, baseline: baseline) } }
+                    collectPages: Bool = false, jobs: Int) -> ([CaptureAudit], [ReportCollector]) {
         let results = Results(files.count)
         let queue = Queue(files.count)
-        DispatchQueue.concurrentPerform(iterations: workers) { _ in
-            while let i = queue.take() {
-                results.set(i, audit(files[i], configuration: configuration, baseline: baseline))
+        let one: @Sendable (Int) -> Void = { i in
+            results.set(i, collectPages
+                ? page(files[i], configuration: configuration, baseline: baseline)
+                : (audit(files[i], configuration: configuration, baseline: baseline), nil))
+        }
+        let workers = max(1, min(jobs, files.count))
+        if workers == 1 {
+            for i in files.indices { one(i) }
+        } else {
+            DispatchQueue.concurrentPerform(iterations: workers) { _ in
+                while let i = queue.take() { one(i) }
             }
         }
-        return results.all
+        let all = results.all
+        return (all.map(\.0), all.compactMap(\.1))
     }
 
     static func audit(_ file: CaptureFiles.Entry, configuration: AuditConfiguration, baseline: Baseline?) -> CaptureAudit {
@@ -171,6 +182,17 @@ enum AuditRun {
             return CaptureAudit(path: file.path, findings: auditor.finish(), error: String(describing: error),
                                 rules: auditor.enabledRules)
         }
+    }
+
+    static func page(_ file: CaptureFiles.Entry, configuration: AuditConfiguration,
+                     baseline: Baseline?) -> (CaptureAudit, ReportCollector?) {
+        let rules = Auditor(configuration: configuration, capturePath: file.path).enabledRules
+        if let problem = file.problem { return (CaptureAudit(path: file.path, error: problem, rules: rules), nil) }
+        let pass = ReportPass(path: file.path, configuration: configuration, baseline: baseline)
+        var failure: String?
+        do { try forEachPacket(in: file.path) { pass.add($0) } } catch { failure = String(describing: error) }
+        let collector = pass.finish(error: failure)
+        return (CaptureAudit(path: file.path, findings: collector.findings, error: failure, rules: rules), collector)
     }
 }
 

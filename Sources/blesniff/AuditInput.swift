@@ -2,29 +2,29 @@ import Capture
 import Decoders
 import Report
 
-/// Why a capture's audit events could not be produced.
+/// Why a capture could not be read to its end.
 struct AuditInputError: Error, CustomStringConvertible {
     var description: String
 }
 
-/// Reads a capture and calls `body` with its audit events in frame order. Throws when the capture
-/// cannot be read (the audit then exits with status 2). A capture cut off mid-record is audited up
-/// to the cut, with a warning on standard error.
-func auditEvents(for path: String, _ body: (AuditEvent, FrameRef) -> Void) throws {
+/// Calls `body` with every frame of a capture. Throws when the capture cannot be read (the audit
+/// then exits with status 2); a capture cut off mid-record is read up to the cut, with a warning
+/// on standard error.
+func forEachPacket(in path: String, _ body: (Packet) -> Void) throws {
     let reader: CaptureReader
     do { reader = try CaptureReader(path: path) } catch { throw AuditInputError(description: error.description) }
-    let dissector = Dissector()
-    let feed = AuditFeed(dissector: dissector)
     do {
-        while let r = try reader.next() {
-            let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
-                                      data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength,
-                                      truncated: r.truncated)
-            feed.events(dissector.dissect(p), body)
-        }
+        while let r = try reader.next() { body(CaptureInput.packet(r)) }
     } catch {
         throw AuditInputError(description: error.description)
     }
-    dissector.finish()
     if let t = reader.truncation { stderr("blesniff: warning: \(t)") }
+}
+
+/// Reads a capture and calls `body` with its audit events in frame order.
+func auditEvents(for path: String, _ body: (AuditEvent, FrameRef) -> Void) throws {
+    let dissector = Dissector()
+    let feed = AuditFeed(dissector: dissector)
+    try forEachPacket(in: path) { feed.events(dissector.dissect($0), body) }
+    dissector.finish()
 }

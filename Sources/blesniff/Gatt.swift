@@ -19,15 +19,15 @@ struct Gatt: ParsableCommand {
     @Option(help: "Output format: text or json.")
     var format: FramePrinter.Format = .text
 
-    @Flag(help: "Treat a capture that ends mid-record as an error.")
-    var strict = false
+    @OptionGroup var decoding: DecodeOptions
 
     mutating func run() throws {
         let out = Output()
         var ok = true
-        for file in files {
-            let dissector = Dissector()
-            ok = try CaptureInput(strict: strict).forEachPacket([file]) { _ = dissector.dissect($0) } && ok
+        for group in decoding.groups(files) {
+            let file = group.joined(separator: " + ")
+            let dissector = Dissector(keys: decoding.keys)
+            ok = try decoding.input.forEachPacket(group) { _ = dissector.dissect($0) } && ok
             dissector.finish()
             let dbs = dissector.gatt.databases.filter { !$0.database.isEmpty }.map { (name: Self.name($0.key), database: $0.database) }
             switch format {

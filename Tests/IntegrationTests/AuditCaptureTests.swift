@@ -63,3 +63,21 @@ final class AuditCaptureTests: XCTestCase {
         }
     }
 }
+
+extension AuditCaptureTests {
+    /// Sniffer captures go through the same rules: the nRF Sniffer capture of a BLE mouse shows the
+    /// phone's full service discovery and the mouse's Just Works legacy pairing; its missed responses
+    /// are not taken for pipelining.
+    func testSnifferCaptureIsAudited() throws {
+        _ = try Fixtures.sharedOrSkip()
+        let dissector = Dissector()
+        let feed = AuditFeed(dissector: dissector)
+        let auditor = Auditor(capturePath: "mouse")
+        try Fixtures.decode(Fixtures.shared + "/tesible__mouse.pcapng", dissector: dissector) { d in
+            feed.events(d) { e, at in auditor.observe(e, at: at) }
+        }
+        let rules = Set(auditor.finish().map(\.rule))
+        XCTAssertTrue(rules.isSuperset(of: ["BLE201", "BLE602"]), "\(rules)")
+        XCTAssertFalse(rules.contains("BLE403"), "\(rules)")
+    }
+}

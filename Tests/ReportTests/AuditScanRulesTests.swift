@@ -25,6 +25,16 @@ final class AuditScanRulesTests: XCTestCase {
         assertOne(f, "BLE101", .note, frames: [1, 13], message: ["reset each scan period"])
     }
 
+    /// Stacks restart scans every few seconds; restarts that brought in nothing are not findings.
+    func testBLE101ScanWithoutReportsIsNotReported() {
+        var s = EventStream()
+        for i in 0..<5 {
+            s.add(Double(i), .scanEnable(adapter: 0, enabled: true, filterDuplicates: 0, extended: true))
+            s.add(Double(i) + 0.5, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 0, extended: true))
+        }
+        assertNone(audit(s, only: "BLE101"))
+    }
+
     func testBLE101FilteredScanIsFine() {
         assertNone(audit(scanWithReports(filter: 1), only: "BLE101"))
     }

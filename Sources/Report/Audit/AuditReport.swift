@@ -19,7 +19,7 @@ public struct CaptureAudit: Sendable {
 }
 
 public enum AuditFormat: String, CaseIterable, Sendable {
-    case text, json, sarif, junit, markdown
+    case text, json, sarif, junit, markdown, html
 
     /// The format a report file's extension suggests.
     public init?(fileExtensionOf path: String) {
@@ -29,6 +29,7 @@ public enum AuditFormat: String, CaseIterable, Sendable {
         else if lower.hasSuffix(".xml") || lower.hasSuffix(".junit") { self = .junit }
         else if lower.hasSuffix(".md") || lower.hasSuffix(".markdown") { self = .markdown }
         else if lower.hasSuffix(".txt") { self = .text }
+        else if lower.hasSuffix(".html") || lower.hasSuffix(".htm") { self = .html }
         else { return nil }
     }
 }
@@ -87,6 +88,7 @@ public struct AuditReport {
         case .sarif: sarif(out)
         case .junit: junit(out)
         case .markdown: markdown(out)
+        case .html: out.write(HTMLReport.render(audits: audits, generator: toolName + " " + toolVersion))
         }
         return out.text
     }

@@ -13,7 +13,7 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
             reports it throws away. Filtering that is reset each scan period (value 2) is reported as a note.
             """,
         guidance: "Core Bluetooth Programming Guide: use the allow-duplicates scan option only when necessary",
-        notAFinding: "filter_duplicates=1; filter_duplicates=2 (reset each period) is only a note")
+        notAFinding: "filter_duplicates=1; filter_duplicates=2 (reset each period) is only a note; a scan that brought in no report")
 
     /// One scan with filtering off or periodic, and what it brought in.
     struct Scan {
@@ -61,6 +61,9 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
     }
 
     private func report(_ s: Scan, adapter: UInt16, end: FrameRef, emit: (Finding) -> Void) {
+        // Stacks restart scans often (Android every few seconds); one that brought in nothing cost
+        // nothing the capture can show.
+        guard s.reports > 0 else { return }
         let devices = s.perAdvertiser.count + s.devicesOverflow
         let command = s.extended ? "LE Set Extended Scan Enable" : "LE Set Scan Enable"
         var msg = Say.plural(s.reports, "advertising report") + " from " + Say.plural(devices, "device") + " in "

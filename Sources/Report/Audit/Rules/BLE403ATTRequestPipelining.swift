@@ -13,7 +13,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
             after which no more ATT traffic may be sent on the bearer.
             """,
         guidance: "ATT protocol, Core Vol 3 Part F 3.3.2 and 3.3.3",
-        notAFinding: "commands, notifications, signed writes",
+        notAFinding: "commands, notifications, signed writes; pipelining in sniffer captures (a response the sniffer missed looks the same)",
         options: [RuleOption("timeout", .duration, 30_000_000_000, "ATT transaction timeout")])
 
     struct Side {
@@ -48,7 +48,14 @@ struct BLE403ATTRequestPipelining: AuditRule {
             let asked = states.update(c.id, default: State(connection: c)) { s -> Bool in
                 switch a.kind {
                 case .request:
-                    if a.origin == .local { Self.request(&s.local, a.opcode, frame) } else { Self.request(&s.remote, a.opcode, frame) }
+                    // A sniffer misses packets: a request with one outstanding there is more
+                    // likely a response it did not capture than pipelining.
+                    let pipelining = !c.overTheAir
+                    if a.origin == .local {
+                        Self.request(&s.local, a.opcode, frame, pipelining: pipelining)
+                    } else {
+                        Self.request(&s.remote, a.opcode, frame, pipelining: pipelining)
+                    }
                     return true
                 case .response:
                     if a.origin == .remote { s.local.outstanding = nil } else { s.remote.outstanding = nil }
@@ -66,8 +73,8 @@ struct BLE403ATTRequestPipelining: AuditRule {
     }
 
     /// A request on one side: one still outstanding there means the two are pipelined.
-    private static func request(_ side: inout Side, _ opcode: UInt8, _ frame: FrameRef) {
-        if let (op, f) = side.outstanding {
+    private static func request(_ side: inout Side, _ opcode: UInt8, _ frame: FrameRef, pipelining: Bool) {
+        if pipelining, let (op, f) = side.outstanding {
             side.pipelined += 1
             if side.first == nil { side.first = (f, frame, op, opcode) }
         }
