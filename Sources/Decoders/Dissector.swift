@@ -9,6 +9,11 @@ public final class Dissector {
     /// Connections that ended, oldest first, kept so reports can list them (bounded).
     public private(set) var ended: [Connection] = []
     public static let maxEndedKept = 10_000
+    /// Live connections kept at once: every valid handle (0x000-0xEFF) on four adapters. Monitor
+    /// captures can name 65,536 adapters, so without a cap made-up traffic grows the table freely.
+    public static let maxLiveConnections = 4 * 0xF00
+    /// Set when the cap made the table drop a connection; reported on the frame that caused it.
+    private var capNote: String?
 
     /// Advertisers seen in reports; only kept when asked for (`devices`, reports), so plain
     /// decoding does not pay for it.
@@ -30,6 +35,10 @@ public final class Dissector {
         case .hci(.scoData), .hci(.isoData): isochronous(&d)
         case .monitor, .linkLayer, .unsupported, .unknownHCIType: break
         case .truncatedHeader: d.problem("record too short for its link-layer header")
+        }
+        if let note = capNote {
+            d.problem(note)
+            capNote = nil
         }
         return d
     }
@@ -225,6 +234,11 @@ public final class Dissector {
             // A Connection Complete on a live handle: the old one ended unseen.
             if !complete { return old }
             close(old)
+        } else if live.count >= Dissector.maxLiveConnections {
+            // Drop the least recently active eighth at once, so the sort is paid rarely.
+            let idle = live.values.sorted { $0.lastActivity < $1.lastActivity }.prefix(Dissector.maxLiveConnections / 8)
+            for c in idle { close(c) }
+            capNote = "connection table full (\(Dissector.maxLiveConnections) live): stopped tracking the \(idle.count) least recently active"
         }
         let c = Connection(id: nextConnectionID, adapter: adapter, handle: handle, isLE: isLE, frame: frame, time: time)
         nextConnectionID += 1
