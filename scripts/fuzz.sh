@@ -142,7 +142,8 @@ run_target() {
     local log=$OUT/logs/$t.log
     echo "fuzz: running $t for ${secs}s (log $log)" >&2
     local start=$SECONDS rc=0
-    ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
+    # Swift's own crash backtracer fights ASan's handlers: leave crashes to ASan.
+    SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
     "$BIN/fuzz-$t" "$OUT/corpus/$t" "${dict[@]}" -max_len="$(max_len "$t")" -timeout=5 -rss_limit_mb=2048 \
         -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$OUT/crashes/$t/" >"$log" 2>&1 || rc=$?
     local took=$((SECONDS - start))
@@ -153,6 +154,8 @@ run_target() {
         grep -q "ERROR: LeakSanitizer" "$log" && kind=leak
         grep -q "ERROR: AddressSanitizer" "$log" && kind="ASan: $(grep -m1 -o 'AddressSanitizer: [a-z-]*' "$log" | cut -d' ' -f2)"
         grep -q "Fatal error\|deadly signal" "$log" && [[ $kind == "exit $rc" ]] && kind=crash
+        grep -q "Swift runtime failure\|Fatal error:" "$log" &&
+            kind="Swift: $(grep -m1 -o -E '(Swift runtime failure|Fatal error): [^*]*' "$log" | sed 's/ *$//')"
         if [[ -n $art ]]; then
             local hash; hash=$(sha1sum "$art" | cut -c1-12)
             mkdir -p Tests/Captures/malformed
@@ -160,7 +163,7 @@ run_target() {
             echo "fuzz: $t: $kind; input saved as Tests/Captures/malformed/fuzz-$t-$hash" >&2
             kind="$kind, input fuzz-$t-$hash"
         fi
-        grep -m5 -E "Fatal error|ERROR:|SUMMARY" "$log" >&2 || true
+        grep -m8 -E "Fatal error|runtime failure|ERROR:|SUMMARY|#[0-9]+ .* in " "$log" >&2 || true
         log_run "$t" "$took" "$kind"
         return 1
     fi
