@@ -320,6 +320,27 @@ final class MalformedTests: XCTestCase {
         XCTAssertGreaterThan(capNotes, 0)
     }
 
+    /// Signaling that opens a credit-based channel on every CID: the channel list is capped.
+    func testDynamicChannelsAreBounded() throws {
+        let dissector = Dissector()
+        var n = 0
+        func signal(_ cmd: [UInt8], _ dir: Direction) {
+            n += 1
+            let frame: [UInt8] = [UInt8(cmd.count), 0, 0x05, 0x00] + cmd
+            let acl: [UInt8] = [0x40, 0x20, UInt8(frame.count), 0] + frame
+            _ = dissector.dissect(Packet(number: n, timestamp: Int64(n), direction: dir, adapter: 0, kind: .hci(.aclData), payload: acl[...]))
+        }
+        for i in 0..<1000 {
+            let cid = UInt16(0x40 + i), id = UInt8(i % 255 + 1)
+            // LE Credit Based Connection Request / Response, SPSM 0x0080, MTU 512, MPS 247, 10 credits.
+            signal([0x14, id, 10, 0, 0x80, 0x00, UInt8(cid & 0xFF), UInt8(cid >> 8), 0x00, 0x02, 0xF7, 0x00, 10, 0], .sent)
+            signal([0x15, id, 10, 0, UInt8(cid & 0xFF), UInt8(cid >> 8), 0x00, 0x02, 0xF7, 0x00, 10, 0, 0, 0], .received)
+        }
+        let c = try XCTUnwrap(dissector.allConnections.first)
+        XCTAssertEqual(c.channels.channels.count, DynamicChannels.maxChannels, "the newest are kept")
+        XCTAssertEqual(c.channels.channels.last?.local.cid, 0x40 + 999)
+    }
+
     private func residentBytes() -> Int {
         guard let s = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
               let pages = s.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
