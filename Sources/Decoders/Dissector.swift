@@ -6,7 +6,8 @@ public final class Dissector {
     /// Live connections by (adapter, handle).
     private var live: [UInt32: Connection] = [:]
     private var nextConnectionID = 1
-    /// Connections that ended, oldest first, kept so reports can list them (bounded).
+    /// Connections that ended, oldest first, kept so reports can list them (bounded: between
+    /// `maxEndedKept` and an eighth more).
     public private(set) var ended: [Connection] = []
     public static let maxEndedKept = 10_000
     /// Live connections kept at once: every valid handle (0x000-0xEFF) on four adapters. Monitor
@@ -254,9 +255,11 @@ public final class Dissector {
     private func close(_ c: Connection) {
         live[key(c.adapter, c.handle)] = nil
         ended.append(c)
-        if ended.count > Dissector.maxEndedKept {
-            let gone = ended.removeFirst()
-            connections[gone.id] = nil
+        // Trim in batches: removing one from the front per connection moved the whole array each time.
+        if ended.count >= Dissector.maxEndedKept + Dissector.maxEndedKept / 8 {
+            let drop = ended.count - Dissector.maxEndedKept
+            for gone in ended[..<drop] { connections[gone.id] = nil }
+            ended.removeFirst(drop)
         }
     }
 }
