@@ -316,8 +316,28 @@ final class MalformedTests: XCTestCase {
                                              adapter: UInt16(i & 0xFFFF), kind: .hci(.aclData), payload: acl[...]))
             if d.problems.contains(where: { $0.contains("connection table full") }) { capNotes += 1 }
         }
-        XCTAssertLessThanOrEqual(dissector.allConnections.count, Dissector.maxLiveConnections + Dissector.maxEndedKept)
+        XCTAssertLessThanOrEqual(dissector.allConnections.count, Dissector.maxLiveConnections + Dissector.maxEndedKept * 9 / 8)
         XCTAssertGreaterThan(capNotes, 0)
+    }
+
+    /// 100,000 connections opened and closed: the list of ended ones stays bounded and cheap.
+    func testEndedConnectionsAreBounded() throws {
+        let dissector = Dissector()
+        let start = Date()
+        for i in 0..<100_000 {
+            let h = UInt8(i & 0xFF)
+            let up: [UInt8] = [0x3E, 19, 0x01, 0x00, h, 0x00, 0x00, 0x01, 1, 2, 3, 4, 5, 6, 0x18, 0, 0, 0, 0x48, 0, 0]
+            let down: [UInt8] = [0x05, 4, 0x00, h, 0x00, 0x13]
+            for (k, ev) in [up, down].enumerated() {
+                _ = dissector.dissect(Packet(number: 2 * i + k + 1, timestamp: Int64(i), direction: .received, adapter: 0,
+                                             kind: .hci(.event), payload: ev[...]))
+            }
+        }
+        XCTAssertLessThanOrEqual(dissector.ended.count, Dissector.maxEndedKept * 9 / 8)
+        XCTAssertGreaterThanOrEqual(dissector.ended.count, Dissector.maxEndedKept)
+        XCTAssertEqual(dissector.allConnections.count, dissector.ended.count)
+        XCTAssertEqual(dissector.ended.last?.endedFrame, 200_000)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 60)
     }
 
     /// Signaling that opens a credit-based channel on every CID: the channel list is capped.
