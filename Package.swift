@@ -11,6 +11,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
     ],
     targets: [
         .executableTarget(
@@ -21,7 +22,7 @@ let package = Package(
             ]),
         // Pure decoding: bytes in, typed values out. No I/O, standard library only.
         .target(name: "Decoders", exclude: ["AssignedNumbers.LICENSE"]),
-        .target(name: "Report", dependencies: ["Decoders"]),
+        .target(name: "Report", dependencies: ["Decoders", .product(name: "Yams", package: "Yams")]),
         .systemLibrary(
             name: "CPcap",
             pkgConfig: "libpcap",
@@ -30,7 +31,12 @@ let package = Package(
         .systemLibrary(
             name: "CBluetooth",
             providers: [.apt(["libbluetooth-dev"])]),
-        .target(name: "Capture", dependencies: ["CPcap", "CBluetooth"]),
+        // inflate for Android bug reports (zip entries, btsnooz sections).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "Capture", dependencies: ["CPcap", "CBluetooth", "CZlib"]),
         .testTarget(name: "DecodersTests", dependencies: ["Decoders"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Decoders"]),
         .testTarget(name: "ReportTests", dependencies: ["Report", "Decoders", "Capture"]),

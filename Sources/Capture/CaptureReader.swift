@@ -1,5 +1,12 @@
 import Glibc
 
+/// A reader of one of the formats without a magic number or header that libpcap knows.
+protocol FormatBackend: AnyObject {
+    var linkType: UInt32 { get }
+    var truncation: CaptureError? { get }
+    func next(number: Int) throws(CaptureError) -> Record?
+}
+
 /// Reads a capture file or stream record by record: pcap and pcapng through libpcap, btsnoop
 /// with its own parser. The format comes from the first bytes, never from the file name.
 public final class CaptureReader {
@@ -14,6 +21,8 @@ public final class CaptureReader {
         case libpcap(LibpcapReader)
         case pcapng(PcapngReader)
         case btsnoop(BtsnoopReader)
+        /// PacketLogger, Android bug reports (see `openPhoneCapture`).
+        case other(FormatBackend)
     }
 
     private var backend: Backend
@@ -46,6 +55,11 @@ public final class CaptureReader {
             if head.count >= 8, head.prefix(8).elementsEqual(btsnoopMagic) {
                 throw CaptureError(.truncatedHeader, file: name, "truncated btsnoop file header (\(head.count) of 16 bytes)")
             }
+            if let (format, reader) = try openPhoneCapture(source) {
+                self.format = format
+                backend = .other(reader)
+                return
+            }
             throw CaptureError.notACapture(name)
         }
         self.format = format
@@ -63,6 +77,9 @@ public final class CaptureReader {
             }
             let bigEndian = source.pending.dropFirst(8).prefix(4).elementsEqual([0x1A, 0x2B, 0x3C, 0x4D])
             backend = .libpcap(try LibpcapReader(source: source, pcapng: true, bigEndian: bigEndian))
+        case .packetLogger, .btsnooz, .bugReportZip:
+            // Recognised by content above, never by `detectFormat`.
+            throw CaptureError.notACapture(name)
         }
     }
 
@@ -79,6 +96,7 @@ public final class CaptureReader {
         case .libpcap(let r): return r.linkType
         case .btsnoop(let r): return CaptureLinkType.btsnoopBase &+ r.datalink
         case .pcapng: return 0
+        case .other(let r): return r.linkType
         }
     }
 
@@ -115,6 +133,10 @@ public final class CaptureReader {
             if record == nil, r.mixedLinkTypes {
                 return try switchToOwnPcapngParser(number: number)
             }
+            return record
+        case .other(let r):
+            let record = try r.next(number: number)
+            truncation = r.truncation
             return record
         }
     }

@@ -39,12 +39,21 @@ public enum CaptureFormat: Equatable, Sendable {
     case pcap(nanoseconds: Bool, bigEndian: Bool)
     case pcapng
     case btsnoop(datalink: UInt32)
+    /// Apple PacketLogger records (macOS writes them big-endian, iOS and BTstack little-endian).
+    case packetLogger(bigEndian: Bool)
+    /// Android bug report text with a btsnooz section (BTSNOOP_LOG_SUMMARY).
+    case btsnooz(version: UInt8)
+    /// Android bug report zip: its btsnoop_hci.log files, else its text's btsnooz section.
+    case bugReportZip
 
     public var name: String {
         switch self {
         case .pcap(let ns, let be): return "pcap (\(ns ? "ns" : "µs"), \(be ? "big" : "little")-endian)"
         case .pcapng: return "pcapng"
         case .btsnoop(let dl): return "btsnoop (datalink \(dl))"
+        case .packetLogger(let be): return "PacketLogger (\(be ? "big" : "little")-endian)"
+        case .btsnooz(let v): return "Android bug report btsnooz (version \(v))"
+        case .bugReportZip: return "Android bug report zip"
         }
     }
 }

@@ -62,10 +62,13 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     /// The local name, preferring the complete one.
     public var localName: (name: String, complete: Bool)? {
-        if let s = first(ADType.completeLocalName) { return (String(decoding: s.data, as: UTF8.self), true) }
-        if let s = first(ADType.shortenedLocalName) { return (String(decoding: s.data, as: UTF8.self), false) }
+        if let s = first(ADType.completeLocalName) { return (Self.name(s.data), true) }
+        if let s = first(ADType.shortenedLocalName) { return (Self.name(s.data), false) }
         return nil
     }
+
+    /// A name as devices send it: UTF-8, some stacks adding a C terminator that is not part of it.
+    static func name(_ b: Bytes) -> String { String(decoding: b.prefix { $0 != 0 }, as: UTF8.self) }
 
     /// Raw local name bytes (no String building) and whether the name is complete.
     public var localNameBytes: (bytes: Bytes, complete: Bool)? {
@@ -354,8 +357,8 @@ enum ADValue {
         case 0x01: return flags(d)
         case 0x02...0x07: return uuidList(d, width: ADType.serviceLists[type]?.width ?? 2)
         case 0x14, 0x15, 0x1F: return uuidList(d, width: ADType.solicitationWidth[type] ?? 2)
-        case 0x08, 0x09: return [Field("Device Name", .text(String(decoding: d, as: UTF8.self)))]
-        case 0x30: return [Field("Broadcast Name", .text(String(decoding: d, as: UTF8.self)))]
+        case 0x08, 0x09: return [Field("Device Name", .text(AdvertisingData.name(d)))]
+        case 0x30: return [Field("Broadcast Name", .text(AdvertisingData.name(d)))]
         case 0x0A: return d.byte(0).map { [Field("Power Level", .signed(Int64(Int8(bitPattern: $0)), unit: "dBm"))] } ?? []
         case 0x0D: return classOfDevice(d)
         case 0x0E, 0x1D: return [Field("Hash C", .bytes(d))]
@@ -537,31 +540,12 @@ enum ADValue {
                 Field("URI", .text((scheme ?? "") + rest))]
     }
 
-    static let leFeatureNames = [
-        "LE Encryption", "Connection Parameters Request Procedure", "Extended Reject Indication",
-        "Peripheral-initiated Features Exchange", "LE Ping", "LE Data Packet Length Extension", "LL Privacy",
-        "Extended Scanning Filter Policies", "LE 2M PHY", "Stable Modulation Index - Transmitter",
-        "Stable Modulation Index - Receiver", "LE Coded PHY", "LE Extended Advertising", "LE Periodic Advertising",
-        "Channel Selection Algorithm #2", "LE Power Class 1", "Minimum Number of Used Channels Procedure",
-        "Connection CTE Request", "Connection CTE Response", "Connectionless CTE Transmitter",
-        "Connectionless CTE Receiver", "Antenna Switching During CTE Transmission (AoD)",
-        "Antenna Switching During CTE Reception (AoA)", "Receiving Constant Tone Extensions",
-        "Periodic Advertising Sync Transfer - Sender", "Periodic Advertising Sync Transfer - Recipient",
-        "Sleep Clock Accuracy Updates", "Remote Public Key Validation", "Connected Isochronous Stream - Central",
-        "Connected Isochronous Stream - Peripheral", "Isochronous Broadcaster", "Synchronized Receiver",
-        "Connected Isochronous Stream (Host Support)", "LE Power Control Request", "LE Power Control Request",
-        "LE Path Loss Monitoring", "Periodic Advertising ADI support", "Connection Subrating",
-        "Connection Subrating (Host Support)", "Channel Classification", "Advertising Coding Selection",
-        "Advertising Coding Selection (Host Support)", "Reserved", "Periodic Advertising with Responses - Advertiser",
-        "Periodic Advertising with Responses - Scanner",
-    ]
-
     static func leFeatures(_ d: Bytes) -> [Field] {
         var names: [String] = []
         for (i, b) in d.enumerated() {
             for bit in 0..<8 where b >> UInt8(bit) & 1 == 1 {
                 let n = i &* 8 &+ bit
-                names.append(n < leFeatureNames.count ? leFeatureNames[n] : "Reserved (bit \(n))")
+                names.append(n < HCINames.leFeatures.count ? HCINames.leFeatures[n] : "Reserved (bit \(n))")
             }
         }
         return [Field("LE Features", .bytes(d), names.map { Field($0, .bool(true)) })]

@@ -11,6 +11,8 @@ public final class Connection: @unchecked Sendable {
     /// Role of this host's controller: true when it is the central.
     public internal(set) var isCentral: Bool?
     public internal(set) var isLE: Bool
+    /// Seen by a sniffer over the air rather than in an HCI log (packets may be missing).
+    public internal(set) var overTheAir = false
     /// Connection interval in units of 1.25 ms, latency in events, supervision timeout in 10 ms.
     public internal(set) var interval: UInt16?
     public internal(set) var latency: UInt16?
@@ -30,10 +32,15 @@ public final class Connection: @unchecked Sendable {
     public internal(set) var lastActivity: Int64
 
     var reassembly: (sent: L2CAPReassembler, received: L2CAPReassembler) = (.init(), .init())
+    /// A PDU whose start the capture truncated is being skipped in that direction (sent, received).
+    var skippingTruncated: (sent: Bool, received: Bool) = (false, false)
     /// SMP pairings on this connection and the method each used.
     public private(set) lazy var pairing = PairingTracker()
     /// Credit-based and BR/EDR channels opened through signaling.
     public private(set) lazy var channels = DynamicChannels()
+    /// The ATT bearer on the fixed channel, and those on EATT channels by the local CID.
+    public internal(set) var att: ATTBearer?
+    var eatt: [UInt16: ATTBearer] = [:]
 
     init(id: Int, adapter: UInt16, handle: UInt16, isLE: Bool, frame: Int, time: Int64) {
         self.id = id

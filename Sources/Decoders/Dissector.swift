@@ -16,12 +16,23 @@ public final class Dissector {
     /// Set when the cap made the table drop a connection; reported on the frame that caused it.
     private var capNote: String?
 
+    /// Every peer's GATT database, rebuilt from discovery and carried across connections.
+    public let gatt = GATTStore()
+    private var lastTime: Int64 = 0
+
     /// Advertisers seen in reports; only kept when asked for (`devices`, reports), so plain
     /// decoding does not pay for it.
     public let advertisers: Advertisers?
 
-    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = []) {
+    /// Over-the-air captures: connections by access address, retransmissions, CRC, decryption.
+    private let linkLayer: LinkLayerTracker
+    /// Connections seen over the air, by the link-layer tracker's index.
+    private var llConnections: [Int: Connection] = [:]
+
+    /// - Parameter keys: long-term keys to decrypt encrypted link-layer connections with.
+    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = []) {
         advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs) : nil
+        linkLayer = LinkLayerTracker(keys: keys)
     }
 
     /// Every connection seen, in order of first appearance.
@@ -29,12 +40,14 @@ public final class Dissector {
 
     public func dissect(_ packet: Packet) -> Decoded {
         var d = Decoded(packet: packet)
+        lastTime = packet.timestamp
         switch packet.kind {
         case .hci(.command): command(&d)
         case .hci(.event): event(&d)
         case .hci(.aclData): acl(&d)
         case .hci(.scoData), .hci(.isoData): isochronous(&d)
-        case .monitor, .linkLayer, .unsupported, .unknownHCIType: break
+        case .linkLayer: linkLayerFrame(&d)
+        case .monitor, .unsupported, .unknownHCIType: break
         case .truncatedHeader: d.problem("record too short for its link-layer header")
         }
         if let note = capNote {
@@ -153,25 +166,40 @@ public final class Dissector {
         }
         let data = p.payload.from(4)
         d.hci = .acl(h, data)
-        if data.count != Int(h.length) {
-            if p.truncated {
-                d.problem("ACL data truncated in the capture (\(data.count) of \(h.length) bytes)")
-            } else {
-                d.problem("ACL length \(h.length) but \(data.count) bytes follow")
-            }
-        }
         let c = connection(p.adapter, h.handle, frame: p.number, time: p.timestamp)
-        c.lastActivity = p.timestamp
         d.connection = c
+        // The capture kept only part of a packet (snap length, btsnooz): not the sender's fault.
+        // It is not reassembled, and neither are the continuations of a PDU it started.
         let sent = p.direction == .sent
-        let (result, dropped) = sent
-            ? c.reassembly.sent.add(data, start: h.isStart, frame: p.number)
-            : c.reassembly.received.add(data, start: h.isStart, frame: p.number)
+        let skipping = sent ? c.skippingTruncated.sent : c.skippingTruncated.received
+        if p.truncated || (skipping && !h.isStart) {
+            if h.isStart {
+                if sent { c.skippingTruncated.sent = true } else { c.skippingTruncated.received = true }
+            }
+            c.lastActivity = p.timestamp
+            return
+        }
+        if h.isStart, skipping {
+            if sent { c.skippingTruncated.sent = false } else { c.skippingTruncated.received = false }
+        }
+        if data.count != Int(h.length) {
+            d.problem("ACL length \(h.length) but \(data.count) bytes follow")
+        }
+        l2cap(&d, c, data, start: h.isStart, side: p.direction == .sent ? .local : .remote)
+    }
+
+    /// Feeds one fragment to the connection's reassembly for its direction and decodes what completes.
+    private func l2cap(_ d: inout Decoded, _ c: Connection, _ data: Bytes, start: Bool, side: Side) {
+        let n = d.packet.number
+        c.lastActivity = d.packet.timestamp
+        let (result, dropped) = side == .local
+            ? c.reassembly.sent.add(data, start: start, frame: n)
+            : c.reassembly.received.add(data, start: start, frame: n)
         if case .malformed(let why, let frames)? = dropped { d.problem(why + " (frames \(frames.map(String.init).joined(separator: ", ")))") }
         switch result {
         case .frame(let f):
             d.l2cap = f
-            upper(&d, f, c)
+            upper(&d, f, c, side)
         case .pending(let have, let of):
             d.fragment = (have, of)
         case .malformed(let why, _):
@@ -179,11 +207,57 @@ public final class Dissector {
         }
     }
 
+    // MARK: Link layer (sniffer captures)
+
+    private func linkLayerFrame(_ d: inout Decoded) {
+        let f = linkLayer.process(d.packet)
+        for p in f.problems { d.problem(p) }
+        d.linkLayer = f
+        guard let index = f.connection else { return }
+        let c: Connection
+        if let known = llConnections[index] {
+            c = known
+        } else {
+            c = Connection(id: nextConnectionID, adapter: 0, handle: UInt16(truncatingIfNeeded: index), isLE: true,
+                           frame: d.packet.number, time: d.packet.timestamp)
+            c.overTheAir = true
+            nextConnectionID += 1
+            if let ind = linkLayer.knownConnections.first(where: { $0.index == index })?.connect {
+                // The sniffer sees both sides; report from the central's point of view.
+                c.peer = ind.advA
+                c.isCentral = true
+                c.interval = ind.interval
+                c.latency = ind.latency
+                c.supervisionTimeout = ind.timeout
+                c.createdFrame = d.packet.number
+                c.createdTime = d.packet.timestamp
+            }
+            llConnections[index] = c
+            connections[c.id] = c
+            if llConnections.count > LinkLayerTracker.maxConnections, let oldest = llConnections.keys.min() {
+                llConnections[oldest] = nil
+            }
+        }
+        d.connection = c
+        if f.encryption != .none, !c.encrypted {
+            c.encrypted = true
+            c.encryptedFrame = d.packet.number
+        }
+        guard let frag = f.l2cap, let dir = f.direction else { return }
+        l2cap(&d, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
+    }
+
     /// Hands a whole L2CAP frame to the protocol of its channel.
-    private func upper(_ d: inout Decoded, _ f: L2CAPFrame, _ c: Connection) {
-        let side: Side = d.packet.direction == .sent ? .local : .remote
+    private func upper(_ d: inout Decoded, _ f: L2CAPFrame, _ c: Connection, _ side: Side) {
         let n = d.packet.number
         switch f.cid {
+        case L2CAPChannel.att:
+            c.isLE = true
+            let pdu = ATTPDU(f.payload)
+            // H4 captures without direction: the client sends requests, commands and confirmations.
+            let from = d.packet.direction != .unknown || d.linkLayer != nil ? side
+                : [.request, .command, .confirmation].contains(pdu.kind) ? Side.local : .remote
+            d.upper = .att(att(pdu, on: bearer(c), from, &d))
         case L2CAPChannel.smp:
             let pdu = SMPPDU(f.payload)
             c.isLE = true
@@ -204,9 +278,39 @@ public final class Dissector {
             }
             let result = ch.receive(f.payload, from: side, frame: n)
             if case .malformed(let why) = result { d.problem("K-frame: " + why) }
+            if ch.isEATT, case .sdu(let sdu, _) = result {
+                let key = ch.local.cid
+                let b = c.eatt[key] ?? gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
+                b.lossy = c.overTheAir
+                c.eatt[key] = b
+                d.upper = .att(att(ATTPDU(sdu[...]), on: b, side, &d), eattCID: f.cid)
+                return
+            }
             d.upper = .channel(cid: f.cid, psm: ch.psm, result)
         default:
             d.upper = .raw(cid: f.cid, f.payload)
+        }
+    }
+
+    private func bearer(_ c: Connection) -> ATTBearer {
+        if let b = c.att { return b }
+        let b = gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey)
+        b.lossy = c.overTheAir
+        c.att = b
+        return b
+    }
+
+    private func att(_ pdu: ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded) -> ATTResult {
+        let r = b.process(pdu, from: side, frame: d.packet.number, time: d.packet.timestamp)
+        if let m = pdu.malformed { d.problem("ATT: " + m) }
+        return r
+    }
+
+    /// Ends the capture: requests still unanswered 30 s after they were sent become timeouts.
+    public func finish() {
+        for c in connections.values {
+            c.att?.finish(at: lastTime)
+            for b in c.eatt.values { b.finish(at: lastTime) }
         }
     }
 
@@ -219,6 +323,9 @@ public final class Dissector {
     }
 
     // MARK: Connection table
+
+    /// The connection currently open on a handle, if any.
+    public func liveConnection(adapter: UInt16, handle: UInt16) -> Connection? { live[key(adapter, handle & 0x0FFF)] }
 
     @inline(__always) private func key(_ adapter: UInt16, _ handle: UInt16) -> UInt32 {
         UInt32(adapter) << 16 | UInt32(handle)
@@ -274,6 +381,8 @@ public struct Decoded {
     /// An ACL fragment stored for reassembly: bytes held so far and the L2CAP total (0 if unknown yet).
     public var fragment: (have: Int, of: Int)?
     public var upper: UpperLayer?
+    /// The link-layer decode of an over-the-air frame.
+    public var linkLayer: LLFrame?
     /// What broke the specification in this frame (empty: nothing).
     public private(set) var problems: [String] = []
 
@@ -291,8 +400,13 @@ public enum HCILayer {
     case isochronous(handle: UInt16, Bytes)
 }
 
+/// The local side of every connection on one adapter: its own GATT server database.
+struct LocalKey: Hashable { let adapter: UInt16 }
+
 /// What an L2CAP frame carried.
 public enum UpperLayer {
+    /// An ATT PDU with what the bearer and GATT tracking know of it; `eattCID` when it came over EATT.
+    case att(ATTResult, eattCID: UInt16? = nil)
     case smp(SMPPDU)
     case signaling(SignalingFrame)
     /// A K-frame on a credit-based (or BR/EDR) channel: its reassembly state or whole SDU.

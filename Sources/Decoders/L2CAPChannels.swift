@@ -2,10 +2,20 @@
 /// 10.1): which CIDs belong together, their MTU/MPS/credits, and K-frame reassembly into SDUs.
 
 /// Which end of a connection sent something: this host or its peer.
-public enum Side: Sendable, Hashable {
-    case local, remote
+/// Who sent a PDU on a connection: this host (`.local`, sent to its controller) or the peer.
+public enum Side: Int, Sendable, Hashable {
+    case local = 0, remote = 1
 
     public var other: Side { self == .local ? .remote : .local }
+
+    /// Sent to the controller: this host; received: the peer. Unknown directions have no side.
+    public init?(_ direction: Direction) {
+        switch direction {
+        case .sent: self = .local
+        case .received: self = .remote
+        case .unknown: return nil
+        }
+    }
 }
 
 /// What a K-frame adds to its channel's SDU.

@@ -481,21 +481,6 @@ enum LLFieldKind: Sendable {
         ])
     }
 
-    static let featureNames = [
-        "LE Encryption", "Connection Parameters Request", "Extended Reject Indication", "Peripheral-initiated Features Exchange",
-        "LE Ping", "LE Data Packet Length Extension", "LL Privacy", "Extended Scanner Filter Policies",
-        "LE 2M PHY", "Stable Modulation Index - Transmitter", "Stable Modulation Index - Receiver", "LE Coded PHY",
-        "LE Extended Advertising", "LE Periodic Advertising", "Channel Selection Algorithm #2", "LE Power Class 1",
-        "Minimum Number of Used Channels", "Connection CTE Request", "Connection CTE Response", "Connectionless CTE Transmitter",
-        "Connectionless CTE Receiver", "Antenna Switching During CTE Transmission (AoD)", "Antenna Switching During CTE Reception (AoA)", "Receiving Constant Tone Extensions",
-        "Periodic Advertising Sync Transfer - Sender", "Periodic Advertising Sync Transfer - Recipient", "Sleep Clock Accuracy Updates", "Remote Public Key Validation",
-        "Connected Isochronous Stream - Central", "Connected Isochronous Stream - Peripheral", "Isochronous Broadcaster", "Synchronized Receiver",
-        "Connected Isochronous Stream (Host Support)", "LE Power Control Request", "LE Power Control Request", "LE Path Loss Monitoring",
-        "Periodic Advertising ADI support", "Connection Subrating", "Connection Subrating (Host Support)", "Channel Classification",
-        "Advertising Coding Selection", "Advertising Coding Selection (Host Support)", "Reserved", "Periodic Advertising with Responses - Advertiser",
-        "Periodic Advertising with Responses - Scanner",
-    ]
-
     /// Reads one parameter; nil value when the PDU ends first.
     func field(_ label: String, _ r: inout ByteReader) throws(DecodeError) -> Field {
         switch self {
@@ -512,7 +497,7 @@ enum LLFieldKind: Sendable {
         case .features:
             let v = try r.u64()
             var names: [String] = []
-            for (i, n) in LLFieldKind.featureNames.enumerated() where v >> UInt64(i) & 1 != 0 { names.append(n) }
+            for (i, n) in HCINames.leFeatures.enumerated() where v >> UInt64(i) & 1 != 0 { names.append(n) }
             return Field(label, .flags(v, hex: 16, names))
         case .phys:
             let v = try r.u8()

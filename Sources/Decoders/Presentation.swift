@@ -5,7 +5,10 @@ extension Decoded {
     public var summary: String {
         switch packet.kind {
         case .monitor(let op): return "Monitor " + MonitorOpcode.name(op) + monitorDetail(op)
-        case .linkLayer: return "Link layer, not decoded"
+        case .linkLayer:
+            if let u = upper { return "LL " + u.summary(l2cap) }
+            if let f = fragment { return "LL L2CAP fragment \(f.have)/\(f.of) bytes" }
+            return linkLayer?.summary ?? "Link layer"
         case .unsupported(let t): return "Unsupported " + LinkType.name(t)
         case .unknownHCIType(let t): return "Unknown HCI packet type " + Hex.prefixed(t, width: 2)
         case .truncatedHeader: return "Truncated record"
@@ -24,6 +27,8 @@ extension Decoded {
                 return "ACL " + Hex.prefixed(h.handle, width: 4) + " L2CAP fragment \(f.have)/\(f.of) bytes"
             }
             if let f = l2cap { return "L2CAP CID " + Hex.prefixed(f.cid, width: 4) + " len \(f.length)" }
+            if packet.truncated { return "ACL " + Hex.prefixed(h.handle, width: 4) + " \(data.count) of \(h.length) bytes (truncated in the capture)" }
+            if !isMalformed, h.boundary == 1 { return "ACL " + Hex.prefixed(h.handle, width: 4) + " continuation of a truncated PDU" }
             return "ACL " + Hex.prefixed(h.handle, width: 4) + " \(data.count) bytes"
         case .isochronous(let h, let data):
             return (packet.kind == .hci(.scoData) ? "SCO " : "ISO ") + Hex.prefixed(h, width: 4) + " \(data.count) bytes"
@@ -44,6 +49,18 @@ extension Decoded {
         case 0x3E:
             guard let sub = params.byte(0) else { return base }
             var s = base + " " + HCIEvents.leSubeventName(sub)
+            if [0x01, 0x0A, 0x29].contains(sub) {
+                // Status, handle, role, peer address type and address, (RPAs), interval.
+                var r = ByteReader(params.from(1))
+                guard let st = try? r.u8() else { return s }
+                guard st == 0, let h = try? r.u16(), let role = try? r.u8(), (try? r.skip(1)) != nil, let a = try? r.address() else {
+                    return s + ": " + HCIErrors.name(st)
+                }
+                if sub != 0x01 { _ = try? r.skip(12) }
+                s += " handle " + Hex.prefixed(h & 0x0FFF, width: 4) + " " + a.description + (role == 0 ? " (central)" : " (peripheral)")
+                if let i = try? r.u16() { s += " interval " + String(Double(i) * 1.25) + " ms" }
+                return s
+            }
             if AdvertisingReports.isReport(subevent: sub) {
                 let reports = AdvertisingReports.parse(subevent: sub, params.from(1)).reports
                 if let first = reports.first { s += " " + first.summary }
@@ -53,6 +70,9 @@ extension Decoded {
         case 0x05:
             guard let h = params.le16(1), let reason = params.byte(3) else { return base }
             return base + " handle " + Hex.prefixed(h, width: 4) + " reason " + HCIErrors.name(reason)
+        case 0x08, 0x59: // Encryption Change v1/v2: status, handle, enabled
+            guard let st = params.byte(0), let h = params.le16(1), let on = params.byte(3) else { return base }
+            return base + " handle " + Hex.prefixed(h, width: 4) + (st != 0 ? ": " + HCIErrors.name(st) : on != 0 ? " encryption on" : " encryption off")
         default:
             return base
         }
@@ -73,14 +93,32 @@ extension Decoded {
         }
     }
 
+    private func appendL2CAP(_ out: inout [(name: String, fields: [Field])]) {
+        if let f = fragment {
+            out.append(("L2CAP", [Field("Fragment", .text("\(f.have) of \(f.of == 0 ? "?" : String(f.of)) bytes, reassembly pending"))]))
+        }
+        if let f = l2cap {
+            var fs = [Field("Length", .uint(UInt64(f.length), hex: 0)),
+                      Field("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))]
+            if !f.fragments.isEmpty {
+                fs.append(Field("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", "))))
+            }
+            out.append(("L2CAP", fs))
+        }
+        if let u = upper { out.append((u.protocolName, u.fields)) }
+    }
+
     /// Every layer's full decode, outermost first, each as (protocol name, its fields).
     public var layers: [(name: String, fields: [Field])] {
-        var out: [(String, [Field])] = []
+        var out: [(name: String, fields: [Field])] = []
         switch packet.kind {
         case .monitor(let op):
             out.append(("Monitor", [Field("Opcode", .named(UInt64(op), hex: 4, MonitorOpcode.name(op))),
                                     Field("Data", .bytes(packet.payload))]))
-        case .linkLayer, .unsupported, .unknownHCIType, .truncatedHeader:
+        case .linkLayer:
+            if let f = linkLayer { out.append(("Link Layer", f.fields)) }
+            appendL2CAP(&out)
+        case .unsupported, .unknownHCIType, .truncatedHeader:
             out.append(("Data", [Field("Data", .bytes(packet.payload))]))
         case .hci: break
         }
@@ -104,18 +142,7 @@ extension Decoded {
                 Field("Broadcast Flag", .uint(UInt64(h.broadcast), hex: 1)),
                 Field("Data Total Length", .uint(UInt64(h.length), hex: 0)),
             ]))
-            if let f = fragment {
-                out.append(("L2CAP", [Field("Fragment", .text("\(f.have) of \(f.of == 0 ? "?" : String(f.of)) bytes, reassembly pending"))]))
-            }
-            if let f = l2cap {
-                var fs = [Field("Length", .uint(UInt64(f.length), hex: 0)),
-                          Field("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))]
-                if !f.fragments.isEmpty {
-                    fs.append(Field("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", "))))
-                }
-                out.append(("L2CAP", fs))
-            }
-            if let u = upper { out.append((u.protocolName, u.fields)) }
+            appendL2CAP(&out)
         case .isochronous(let h, let data):
             out.append((packet.kind == .hci(.scoData) ? "HCI SCO" : "HCI ISO",
                         [Field("Handle", .uint(UInt64(h), hex: 4)), Field("Data", .bytes(data))]))
@@ -130,6 +157,7 @@ extension Decoded {
 extension UpperLayer {
     public var protocolName: String {
         switch self {
+        case .att(_, let cid): return cid == nil ? "ATT" : "EATT"
         case .smp: return "SMP"
         case .signaling(let s): return s.channel == .le ? "LE Signaling" : "L2CAP Signaling"
         case .channel(_, let psm, _): return "L2CAP " + PSM.name(psm, le: true)
@@ -139,6 +167,7 @@ extension UpperLayer {
 
     func summary(_ f: L2CAPFrame?) -> String {
         switch self {
+        case .att(let r, let cid): return (cid == nil ? "ATT " : "EATT ") + r.summary
         case .smp(let pdu): return "SMP " + pdu.summary
         case .signaling(let s): return (s.channel == .le ? "LE Signaling " : "L2CAP Signaling ") + s.summary
         case .channel(let cid, let psm, let r):
@@ -155,6 +184,7 @@ extension UpperLayer {
 
     public var fields: [Field] {
         switch self {
+        case .att(let r, _): return r.fields
         case .smp(let pdu): return pdu.fields
         case .signaling(let s): return s.fields
         case .channel(_, let psm, let r):

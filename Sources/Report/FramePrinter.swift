@@ -17,6 +17,11 @@ public final class FramePrinter {
         out = output
     }
 
+    /// Times are printed relative to the capture's first frame, also when the first frames are skipped.
+    public func noteFrame(at timestamp: Int64) {
+        if firstTimestamp == nil { firstTimestamp = timestamp }
+    }
+
     public func print(_ d: Decoded) {
         let p = d.packet
         let t0 = firstTimestamp ?? p.timestamp

@@ -21,8 +21,7 @@ struct Devices: ParsableCommand {
     @Option(name: .customLong("uuid"), help: "A 128-bit service UUID to look for in Apple overflow areas (repeatable).")
     var uuids: [String] = []
 
-    @Flag(help: "Treat a capture that ends mid-record as an error.")
-    var strict = false
+    @OptionGroup var decoding: DecodeOptions
 
     mutating func run() throws {
         var candidates: [BluetoothUUID] = []
@@ -32,9 +31,10 @@ struct Devices: ParsableCommand {
         }
         let out = Output()
         var ok = true
-        for file in files {
-            let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates)
-            ok = try CaptureInput(strict: strict).forEachPacket([file]) { _ = dissector.dissect($0) } && ok
+        for group in decoding.groups(files) {
+            let file = group.joined(separator: " + ")
+            let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates, keys: decoding.keys)
+            ok = try decoding.input.forEachPacket(group) { _ = dissector.dissect($0) } && ok
             let devices = dissector.advertisers?.devices ?? []
             switch format {
             case .text: DevicesReport.text(devices, file: file, to: out)

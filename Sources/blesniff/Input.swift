@@ -1,8 +1,34 @@
+import ArgumentParser
 import Capture
 import Decoders
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// Options every decoding command shares.
+struct DecodeOptions: ParsableArguments {
+    @Flag(help: "Treat a capture that ends mid-record as an error.")
+    var strict = false
+
+    @Flag(help: "Merge all the given captures into one, in timestamp order (e.g. btsnoop_hci.log.last then .log).")
+    var merge = false
+
+    @Option(name: .customLong("ltk"), help: ArgumentHelp(
+        "A long-term key (32 hex digits, most significant first) to decrypt encrypted link-layer connections in sniffer captures; repeatable.",
+        valueName: "hex"))
+    var ltks: [String] = []
+
+    func validate() throws {
+        for k in ltks where LTK(hex: k) == nil { throw ValidationError("--ltk \(k): expected 32 hex digits") }
+    }
+
+    var keys: [LTK] { ltks.compactMap { LTK(hex: $0) } }
+
+    /// The captures to decode as one each: every file alone, or all together with --merge.
+    func groups(_ files: [String]) -> [[String]] { merge ? [files] : files.map { [$0] } }
+
+    var input: CaptureInput { CaptureInput(strict: strict) }
+}
 
 /// Reads captures as streams of `Packet`s, reporting bad input the way every command does:
 /// a clear message naming the file, frame and byte offset; truncation after good frames is a
@@ -17,6 +43,7 @@ struct CaptureInput {
     /// Calls `body` for every frame of every file, in order. Returns false when a file could not be
     /// read to its end (an error was printed).
     func forEachPacket(_ paths: [String], _ body: (Packet) throws -> Void) throws -> Bool {
+        if paths.count > 1 { return try merged(paths, body) }
         var ok = true
         for path in paths {
             let reader: CaptureReader
@@ -30,10 +57,7 @@ struct CaptureInput {
             let progress = Progress(path: path, threshold: progressThreshold)
             do {
                 while let r = try reader.next() {
-                    let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
-                                              data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength,
-                                              truncated: r.truncated)
-                    try body(p)
+                    try body(Self.packet(r))
                     progress?.update(r.fileOffset)
                 }
             } catch let e as CaptureError {
@@ -43,12 +67,42 @@ struct CaptureInput {
                 continue
             }
             progress?.finish()
-            if let t = reader.truncation {
-                stderr("blesniff: warning: \(t)")
-                if strict { ok = false }
-            }
+            ok = warn(reader.truncation.map { [$0] } ?? []) && ok
         }
         return ok
+    }
+
+    /// Several captures read as one, in timestamp order, frames numbered anew.
+    private func merged(_ paths: [String], _ body: (Packet) throws -> Void) throws -> Bool {
+        var readers: [CaptureReader] = []
+        var ok = true
+        for path in paths {
+            do { readers.append(try CaptureReader(path: path)) } catch {
+                stderr("blesniff: \(error)")
+                ok = false
+            }
+        }
+        let m = MergedReader(readers)
+        while true {
+            do {
+                guard let r = try m.next() else { break }
+                try body(Self.packet(r))
+            } catch let e as CaptureError {
+                stderr("blesniff: \(e)")
+                ok = false
+            }
+        }
+        return warn(m.truncations) && ok
+    }
+
+    private func warn(_ truncations: [CaptureError]) -> Bool {
+        for t in truncations { stderr("blesniff: warning: \(t)") }
+        return truncations.isEmpty || !strict
+    }
+
+    static func packet(_ r: Record) -> Packet {
+        Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
+                          data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength, truncated: r.truncated)
     }
 }
 

@@ -26,26 +26,26 @@ struct Read: ParsableCommand {
     @Option(help: "Skip this many frames before printing (they are still decoded).")
     var skip: Int = 0
 
-    @Flag(help: "Treat a capture that ends mid-record as an error.")
-    var strict = false
+    @OptionGroup var decoding: DecodeOptions
 
     @Flag(name: .shortAndLong, help: "Decode everything but print only a count of frames and malformed frames.")
     var quiet = false
 
     mutating func run() throws {
         let out = Output()
-        let printer = FramePrinter(format: format, verbose: verbose, output: out)
         var printed = 0, malformed = 0, total = 0
         let limit = count ?? Int.max
         let skip = self.skip
         struct Done: Error {}
         var ok = true
         do {
-            for file in files {
-                let dissector = Dissector()
+            for group in decoding.groups(files) {
+                let dissector = Dissector(keys: decoding.keys)
+                let printer = FramePrinter(format: format, verbose: verbose, output: out)
                 var seen = 0
-                ok = try CaptureInput(strict: strict).forEachPacket([file]) { packet in
+                ok = try decoding.input.forEachPacket(group) { packet in
                     let d = dissector.dissect(packet)
+                    printer.noteFrame(at: packet.timestamp)
                     seen += 1
                     if d.isMalformed { malformed += 1 }
                     guard seen > skip, !quiet else { return }

@@ -580,10 +580,11 @@ async def sc_good_adv_data(loop):
 
 async def sc_bad_adv_incomplete(loop):  # BLE502 + BLE503
     w = World(loop)
-    adv = ad(FLAGS, (0x02, u16s(0x180D)), (0x08, b'HRM'),
+    # 28 bytes: the shortened name goes to the scan response, as iOS does.
+    adv = ad(FLAGS, (0x02, u16s(0x180D)),
              (0xFF, struct.pack('<H', 0x004C) + b'\x01' + bytes([0, 0, 0, 0, 0, 0, 0, 0x40,
                                                                  0, 0, 0, 0, 0, 0, 0, 0])))
-    return await _adv_only(w, adv, ad((0x06, SCAN_RSP_UUID128)))
+    return await _adv_only(w, adv, ad((0x06, SCAN_RSP_UUID128), (0x08, b'HRM')))
 
 
 async def sc_good_adv_incomplete(loop):

@@ -2,14 +2,25 @@ import XCTest
 import Capture
 import Decoders
 
-/// Decodes every committed and shared capture and compares, frame by frame, the HCI packet type,
-/// direction, opcode, event code, LE subevent and L2CAP channel with tshark's decode of the same
-/// file (recorded in Tests/Captures/expected by scripts/gen_expected.sh, so tshark is not needed).
+/// Decodes every committed and shared capture and compares, frame by frame, with tshark's decode
+/// of the same file (recorded in Tests/Captures/expected by scripts/gen_expected.sh, so tshark is
+/// not needed): HCI packet type, direction, opcode, event code, LE subevent, L2CAP channel, ATT
+/// opcode and handle, SMP opcode; for advertising reports every AD structure's type, 16-bit UUIDs,
+/// names, company ids, advertiser addresses and RSSI; for sniffer captures the link-layer PDU type,
+/// LLID and control opcode.
 final class DifferentialTests: XCTestCase {
     struct Mismatch: CustomStringConvertible {
         let file: String, frame: Int, field: String, tshark: String, ours: String
         var description: String { "\(file) frame \(frame): \(field) tshark=\(tshark) blesniff=\(ours)" }
     }
+
+    static let integerFields = ["bthci_cmd.opcode", "bthci_evt.code", "bthci_evt.le_meta_subevent", "btl2cap.cid",
+                                "btatt.opcode", "btsmp.opcode", "btle.advertising_header.pdu_type",
+                                "btle.data_header.llid", "btle.control_opcode"]
+    /// Lists compared as a whole (every value tshark shows, in order).
+    static let listFields = ["btcommon.eir_ad.entry.type", "btcommon.eir_ad.entry.uuid_16",
+                             "btcommon.eir_ad.entry.company_id", "bthci_evt.rssi", "bthci_evt.bd_addr",
+                             "btcommon.eir_ad.entry.device_name"]
 
     /// Our view of a frame in tshark's field names (only the fields we compare).
     static func fields(_ d: Decoded) -> [String: Int] {
@@ -22,18 +33,119 @@ final class DifferentialTests: XCTestCase {
         default: break
         }
         if let l = d.l2cap { f["btl2cap.cid"] = Int(l.cid) }
+        switch d.upper {
+        case .att(let r, _)?: f["btatt.opcode"] = Int(r.pdu.opcode.rawValue)
+        case .smp(let pdu)?: if let op = pdu.opcode { f["btsmp.opcode"] = Int(op) }
+        default: break
+        }
+        if let ll = d.linkLayer {
+            if let a = ll.advertisingPDU { f["btle.advertising_header.pdu_type"] = Int(a.type) }
+            if let dp = ll.dataPDU {
+                f["btle.data_header.llid"] = Int(dp.llid.rawValue)
+                if let c = dp.control { f["btle.control_opcode"] = Int(c.opcode) }
+            }
+        }
         return f
     }
+
+    /// Fields not compared on a sniffer frame that blesniff deliberately reads differently:
+    /// retransmissions are not fed to L2CAP again (tshark dissects them twice), and ciphertext is not
+    /// dissected (tshark, with no key, reads it as plaintext control PDUs or L2CAP).
+    static func skipped(_ d: Decoded) -> Set<String> {
+        guard let ll = d.linkLayer, ll.dataPDU != nil else { return [] }
+        // Also frames whose LL length or LLID breaks the specification (SweynTooth fuzzing): blesniff
+        // reports them and keeps them out of reassembly, tshark decodes what it can.
+        if ll.isRetransmission || ll.encryption == .encrypted || ll.crc == .invalid || !ll.problems.isEmpty {
+            return ["btle.control_opcode", "btl2cap.cid", "btatt.opcode", "btsmp.opcode"]
+        }
+        return []
+    }
+
+    /// The single handle of an ATT PDU that has one (Read, Write, Notification, Error ...).
+    static func attHandle(_ d: Decoded) -> Int? {
+        if case .att(let r, _)? = d.upper { return r.pdu.handle.map(Int.init) }
+        return nil
+    }
+
+    /// The 16-bit UUIDs an ATT PDU names or concerns, as a set: its attribute type, the UUIDs in its
+    /// lists (information, groups, characteristic declarations), and the UUID of the attribute it
+    /// reads, writes or notifies as GATT tracking knows it — what tshark lists as btatt.uuid16.
+    static func attUUIDs(_ d: Decoded, requestTypes: inout [Int: BluetoothUUID]) -> Set<String>? {
+        guard case .att(let r, _)? = d.upper else { return nil }
+        let pdu = r.pdu
+        var u: [BluetoothUUID] = []
+        if let t = pdu.attributeType { u.append(t) }
+        // A response is shown with its request's attribute type.
+        // Keyed by connection and the requesting side: both sides can be clients at once.
+        let conn = (d.connection?.id ?? 0) * 2
+        // Find By Type Value searches for a UUID: its response is shown with that UUID.
+        let searched = pdu.opcode == .findByTypeValueRequest ? pdu.value.flatMap { BluetoothUUID(littleEndian: $0) } : nil
+        if let x = searched { u.append(x) }
+        if pdu.kind == .request { requestTypes[conn + r.side.rawValue] = searched ?? pdu.attributeType }
+        if pdu.kind == .response, let t = requestTypes[conn + r.side.other.rawValue] { u.append(t) }
+        u += pdu.information.map(\.uuid)
+        u += pdu.groups.compactMap { BluetoothUUID(littleEndian: $0.value) }
+        for a in pdu.attributeData where a.value.count == 5 || a.value.count == 19 {
+            u.append(BluetoothUUID(uuid16: 0x2803))
+            if let c = BluetoothUUID(littleEndian: a.value.from(3)) { u.append(c) }
+        }
+        u += r.entries.compactMap { $0.attribute.uuid }
+        return Set(u.compactMap { $0.uuid16 }.map { "0x" + Hex.padded($0, width: 4).lowercased() })
+    }
+
+    /// AD structures of the advertising reports in an event, in tshark's list form.
+    static func advertising(_ d: Decoded) -> [String: [String]]? {
+        guard case .event(0x3E, let params) = d.hci, let sub = params.byte(0), [0x02, 0x0D].contains(sub) else { return nil }
+        var out: [String: [String]] = [:]
+        for r in AdvertisingReports.parse(subevent: sub, params.from(1)).reports {
+            out["bthci_evt.rssi", default: []].append(String(r.rssi))
+            out["bthci_evt.bd_addr", default: []].append(r.address.description)
+            let ad = r.advertisingData
+            for st in ad.structures {
+                out["btcommon.eir_ad.entry.type", default: []].append("0x" + Hex.padded(st.type, width: 2).lowercased())
+                if [0x02, 0x03, 0x14].contains(st.type) {
+                    for u in st.uuids(width: 2) { out["btcommon.eir_ad.entry.uuid_16", default: []].append("0x" + Hex.padded(u.uuid16 ?? 0, width: 4).lowercased()) }
+                }
+                if st.type == 0x16, let u = st.data.le16(0) { out["btcommon.eir_ad.entry.uuid_16", default: []].append("0x" + Hex.padded(u, width: 4).lowercased()) }
+                if st.type == 0x08 || st.type == 0x09, let name = ad.localName?.name {
+                    out["btcommon.eir_ad.entry.device_name", default: []].append(name)
+                }
+                if st.type == 0xFF, let c = st.data.le16(0) { out["btcommon.eir_ad.entry.company_id", default: []].append("0x" + Hex.padded(c, width: 4).lowercased()) }
+            }
+        }
+        return out
+    }
+
+    /// Known differences, each with its reason.
+    static let known: [String: String] = [
+        // Ubertooth capture without direction bits: the central's Pairing Public Key (frames 134, 136,
+        // 138) straddles a missed packet, and blesniff's direction inference puts 136 on the other side.
+        "crackle__le_secure_connections.pcapng#138": "direction inferred without sniffer flags",
+        // SweynTooth: an L2CAP basic header saying length 0, CID 0 followed by 18 more bytes; blesniff
+        // reports the frame malformed instead of dissecting a channel 0 that does not exist.
+        "sweyn__capture_cypress_psoc6_crash_llid.pcapng#8054": "L2CAP length 0 with trailing data",
+        // tshark names both sides' handles from one database: the phone's own Service Changed
+        // indication is named from the power station's discovery. blesniff keeps the two apart.
+        "fossibot__btsnoop_hci.log#4542": "one attribute database per side",
+        "fossibot__btsnoop_hci.log#4562": "one attribute database per side",
+        // SweynTooth fuzzing: a Read By Type Response tshark reads with a stale request's context.
+        "sweyn__capture_cypress_psoc6_crash_llid.pcapng#745": "fuzzed discovery",
+        "sweyn__capture_cypress_psoc6_crash_llid.pcapng#5681": "fuzzed discovery",
+        // An LL control PDU of length 0: it has no opcode; tshark reads the CRC's first byte as one.
+        "sweyn__capture_cypress_psoc6_crash_llid.pcapng#5302": "control PDU without opcode",
+    ]
 
     func compare(_ path: String, name: String, mismatches: inout [Mismatch]) throws -> Int {
         guard let rows = Fixtures.expected(name) else { return -1 }
         var n = 0
+        var requestTypes: [Int: BluetoothUUID] = [:]
         try Fixtures.decode(path) { d in
             n += 1
             guard d.packet.number <= rows.count else { return }
             let row = rows[d.packet.number - 1]
             let ours = Self.fields(d)
-            for key in ["bthci_cmd.opcode", "bthci_evt.code", "bthci_evt.le_meta_subevent", "btl2cap.cid"] {
+            let skip = Self.known[name + "#\(d.packet.number)"] != nil ? Set(Self.integerFields) : Self.skipped(d)
+            for key in Self.integerFields where !skip.contains(key) {
                 let theirs = Fixtures.int(row[key])
                 if theirs != ours[key] {
                     mismatches.append(Mismatch(file: name, frame: d.packet.number, field: key,
@@ -46,6 +158,25 @@ final class DifferentialTests: XCTestCase {
                 let ourDir = d.packet.direction == .sent ? 0 : d.packet.direction == .received ? 1 : -1
                 if dir != ourDir {
                     mismatches.append(Mismatch(file: name, frame: d.packet.number, field: "direction", tshark: String(dir), ours: String(ourDir)))
+                }
+            }
+            let ourHandle = Self.attHandle(d)
+            if let h = ourHandle, let theirs = Fixtures.int(row["btatt.handle"]), theirs != h {
+                mismatches.append(Mismatch(file: name, frame: d.packet.number, field: "btatt.handle", tshark: String(theirs, radix: 16), ours: String(h, radix: 16)))
+            }
+            if let theirs = row["btatt.uuid16"], !skip.contains("btatt.opcode"), let ours = Self.attUUIDs(d, requestTypes: &requestTypes) {
+                let t = Set(theirs.split(separator: ",").map(String.init))
+                if !t.isSubset(of: ours) {
+                    mismatches.append(Mismatch(file: name, frame: d.packet.number, field: "btatt.uuid16",
+                                               tshark: t.sorted().joined(separator: ","), ours: ours.sorted().joined(separator: ",")))
+                }
+            }
+            if let ad = Self.advertising(d) {
+                for key in Self.listFields {
+                    let theirs = row[key] ?? "", ours = (ad[key] ?? []).joined(separator: ",")
+                    if theirs != ours {
+                        mismatches.append(Mismatch(file: name, frame: d.packet.number, field: key, tshark: theirs, ours: ours))
+                    }
                 }
             }
             if let t = Fixtures.int(row["hci_h4.type"]), case .hci(let type) = d.packet.kind, Int(type.rawValue) != t {
@@ -70,11 +201,10 @@ final class DifferentialTests: XCTestCase {
         var mismatches: [Mismatch] = []
         for name in try Fixtures.sharedOrSkip() {
             let path = Fixtures.shared + "/" + name
-            // Link-layer captures are compared by the link-layer tests; PPI is unsupported.
-            guard let reader = try? CaptureReader(path: path) else { continue }
-            guard let first = try? reader.next(), !LinkType.isLinkLayer(first.linkType) else { continue }
+            // PPI is unsupported (its own test checks the message).
+            guard (try? CaptureReader(path: path)) != nil else { continue }
             _ = try compare(path, name: name, mismatches: &mismatches)
         }
-        XCTAssertTrue(mismatches.isEmpty, "\(mismatches.count) mismatches, first: \(mismatches.prefix(30).map(\.description).joined(separator: "\n"))")
+        XCTAssertTrue(mismatches.isEmpty, "\(mismatches.count) mismatches, first: \(mismatches.prefix(300).map(\.description).joined(separator: "\n"))")
     }
 }

@@ -30,9 +30,8 @@ enum Fixtures {
     }
 
     /// Decodes a whole capture; returns the decoded frames through `body`.
-    static func decode(_ path: String, _ body: (Decoded) -> Void) throws {
+    static func decode(_ path: String, dissector: Dissector = Dissector(), _ body: (Decoded) -> Void) throws {
         let reader = try CaptureReader(path: path)
-        let dissector = Dissector()
         while let r = try reader.next() {
             let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
                                       data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength, truncated: r.truncated)
@@ -58,5 +57,54 @@ enum Fixtures {
     static func int(_ s: String?) -> Int? {
         guard let first = s?.split(separator: ",").first else { return nil }
         return first.hasPrefix("0x") ? Int(first.dropFirst(2), radix: 16) : Int(first)
+    }
+}
+
+/// Runs the built `blesniff` executable.
+enum CLI {
+    static func binary() throws -> String {
+        var candidates: [String] = []
+        if let exe = Bundle.main.executablePath { candidates.append((exe as NSString).deletingLastPathComponent + "/blesniff") }
+        for b in Bundle.allBundles { candidates.append((b.bundlePath as NSString).deletingLastPathComponent + "/blesniff") }
+        candidates.append(Fixtures.root + "/.build/debug/blesniff")
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw XCTSkip("the blesniff executable is not built")
+        }
+        return found
+    }
+
+    struct Run {
+        let process: Process
+        let stdout: String
+        let stderr: String
+        init(_ binary: String, _ args: [String], environment: [String: String] = [:]) throws {
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = args
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
+            stdout = NSTemporaryDirectory() + "blesniff-out-\(UUID().uuidString)"
+            stderr = stdout + ".err"
+            _ = FileManager.default.createFile(atPath: stdout, contents: nil)
+            _ = FileManager.default.createFile(atPath: stderr, contents: nil)
+            process.standardOutput = FileHandle(forWritingAtPath: stdout)
+            process.standardError = FileHandle(forWritingAtPath: stderr)
+            try process.run()
+        }
+        func wait(timeout: TimeInterval = 60) -> (status: Int32, out: String, err: String) {
+            let end = Date().addingTimeInterval(timeout)
+            while process.isRunning && Date() < end { Thread.sleep(forTimeInterval: 0.02) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+            let out = (try? String(contentsOfFile: stdout, encoding: .utf8)) ?? ""
+            let err = (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? ""
+            try? FileManager.default.removeItem(atPath: stdout)
+            try? FileManager.default.removeItem(atPath: stderr)
+            return (process.terminationStatus, out, err)
+        }
+    }
+
+    static func run(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
+        try Run(try binary(), args, environment: environment).wait()
     }
 }

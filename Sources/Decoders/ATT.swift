@@ -1,0 +1,634 @@
+/// Attribute Protocol (Core 5.4 Vol 3 Part F): one PDU, decoded without any connection state.
+/// `ATTBearer` (GATT.swift) adds what needs state: request pairing, MTU, the GATT database.
+
+/// An ATT opcode (Vol 3 Part F 3.3.1): bits 0–5 method, bit 6 command flag, bit 7
+/// authentication signature flag. Any byte is accepted; unknown ones keep their value.
+public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt8
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
+    @inlinable public init(_ raw: UInt8) { rawValue = raw }
+
+    public static let errorResponse = ATTOpcode(0x01)
+    public static let exchangeMTURequest = ATTOpcode(0x02)
+    public static let exchangeMTUResponse = ATTOpcode(0x03)
+    public static let findInformationRequest = ATTOpcode(0x04)
+    public static let findInformationResponse = ATTOpcode(0x05)
+    public static let findByTypeValueRequest = ATTOpcode(0x06)
+    public static let findByTypeValueResponse = ATTOpcode(0x07)
+    public static let readByTypeRequest = ATTOpcode(0x08)
+    public static let readByTypeResponse = ATTOpcode(0x09)
+    public static let readRequest = ATTOpcode(0x0A)
+    public static let readResponse = ATTOpcode(0x0B)
+    public static let readBlobRequest = ATTOpcode(0x0C)
+    public static let readBlobResponse = ATTOpcode(0x0D)
+    public static let readMultipleRequest = ATTOpcode(0x0E)
+    public static let readMultipleResponse = ATTOpcode(0x0F)
+    public static let readByGroupTypeRequest = ATTOpcode(0x10)
+    public static let readByGroupTypeResponse = ATTOpcode(0x11)
+    public static let writeRequest = ATTOpcode(0x12)
+    public static let writeResponse = ATTOpcode(0x13)
+    public static let prepareWriteRequest = ATTOpcode(0x16)
+    public static let prepareWriteResponse = ATTOpcode(0x17)
+    public static let executeWriteRequest = ATTOpcode(0x18)
+    public static let executeWriteResponse = ATTOpcode(0x19)
+    public static let handleValueNotification = ATTOpcode(0x1B)
+    public static let handleValueIndication = ATTOpcode(0x1D)
+    public static let handleValueConfirmation = ATTOpcode(0x1E)
+    public static let readMultipleVariableRequest = ATTOpcode(0x20)
+    public static let readMultipleVariableResponse = ATTOpcode(0x21)
+    public static let multipleHandleValueNotification = ATTOpcode(0x23)
+    public static let writeCommand = ATTOpcode(0x52)
+    public static let signedWriteCommand = ATTOpcode(0xD2)
+
+    /// Bits 0–5.
+    @inlinable public var method: UInt8 { rawValue & 0x3F }
+    /// Bit 6: a command gets no response.
+    @inlinable public var isCommand: Bool { rawValue & 0x40 != 0 }
+    /// Bit 7: a 12-byte authentication signature ends the PDU.
+    @inlinable public var hasSignature: Bool { rawValue & 0x80 != 0 }
+
+    /// Name and kind of every defined opcode, indexed by the opcode byte.
+    static let table: [(String, ATTKind)?] = {
+        var t = [(String, ATTKind)?](repeating: nil, count: 256)
+        for (op, entry) in defined { t[Int(op)] = entry }
+        return t
+    }()
+
+    static let defined: [UInt8: (String, ATTKind)] = [
+        0x01: ("Error Response", .response),
+        0x02: ("Exchange MTU Request", .request), 0x03: ("Exchange MTU Response", .response),
+        0x04: ("Find Information Request", .request), 0x05: ("Find Information Response", .response),
+        0x06: ("Find By Type Value Request", .request), 0x07: ("Find By Type Value Response", .response),
+        0x08: ("Read By Type Request", .request), 0x09: ("Read By Type Response", .response),
+        0x0A: ("Read Request", .request), 0x0B: ("Read Response", .response),
+        0x0C: ("Read Blob Request", .request), 0x0D: ("Read Blob Response", .response),
+        0x0E: ("Read Multiple Request", .request), 0x0F: ("Read Multiple Response", .response),
+        0x10: ("Read By Group Type Request", .request), 0x11: ("Read By Group Type Response", .response),
+        0x12: ("Write Request", .request), 0x13: ("Write Response", .response),
+        0x16: ("Prepare Write Request", .request), 0x17: ("Prepare Write Response", .response),
+        0x18: ("Execute Write Request", .request), 0x19: ("Execute Write Response", .response),
+        0x1B: ("Handle Value Notification", .notification),
+        0x1D: ("Handle Value Indication", .indication), 0x1E: ("Handle Value Confirmation", .confirmation),
+        0x20: ("Read Multiple Variable Request", .request), 0x21: ("Read Multiple Variable Response", .response),
+        0x23: ("Multiple Handle Value Notification", .notification),
+        0x52: ("Write Command", .command), 0xD2: ("Signed Write Command", .command),
+    ]
+
+    public var isKnown: Bool { ATTOpcode.table[Int(rawValue)] != nil }
+    public var name: String { ATTOpcode.table[Int(rawValue)]?.0 ?? "Unknown Opcode " + Hex.prefixed(rawValue, width: 2) }
+    public var kind: ATTKind { ATTOpcode.table[Int(rawValue)]?.1 ?? .unknown }
+    public var description: String { name }
+
+    /// The response a request expects (Error Response can answer any request).
+    public var expectedResponse: ATTOpcode? {
+        guard kind == .request else { return nil }
+        return ATTOpcode(rawValue &+ 1)
+    }
+}
+
+/// What role a PDU plays in the protocol's transactions (Vol 3 Part F 3.3).
+public enum ATTKind: String, Sendable {
+    case request, response, command, notification, indication, confirmation, unknown
+}
+
+/// ATT error codes (Vol 3 Part F 3.4.1.1), application errors and the common profile and
+/// service error codes (Core Specification Supplement Part B 1.2).
+public enum ATTError {
+    static let names: [String] = [
+        "Reserved", "Invalid Handle", "Read Not Permitted", "Write Not Permitted", "Invalid PDU",
+        "Insufficient Authentication", "Request Not Supported", "Invalid Offset", "Insufficient Authorization",
+        "Prepare Queue Full", "Attribute Not Found", "Attribute Not Long", "Encryption Key Size Too Short",
+        "Invalid Attribute Value Length", "Unlikely Error", "Insufficient Encryption", "Unsupported Group Type",
+        "Insufficient Resources", "Database Out Of Sync", "Value Not Allowed",
+    ]
+    static let commonProfile: [UInt8: String] = [
+        0xFC: "Write Request Rejected",
+        0xFD: "Client Characteristic Configuration Descriptor Improperly Configured",
+        0xFE: "Procedure Already in Progress", 0xFF: "Out of Range",
+    ]
+
+    public static func name(_ code: UInt8) -> String {
+        if Int(code) < names.count { return names[Int(code)] }
+        switch code {
+        case 0x80...0x9F: return "Application Error " + Hex.prefixed(code, width: 2)
+        case 0xE0...0xFF: return commonProfile[code] ?? "Reserved Common Profile Error " + Hex.prefixed(code, width: 2)
+        default: return "Reserved " + Hex.prefixed(code, width: 2)
+        }
+    }
+}
+
+/// An inclusive handle range as requests carry it.
+public struct ATTHandleRange: Hashable, Sendable {
+    public var start: UInt16
+    public var end: UInt16
+    @inlinable public init(_ start: UInt16, _ end: UInt16) { self.start = start; self.end = end }
+    /// Start ≤ end and start ≠ 0 (Vol 3 Part F 3.4.3.1).
+    public var isValid: Bool { start != 0 && start <= end }
+    public func contains(_ h: UInt16) -> Bool { start <= h && h <= end }
+}
+
+/// The parameters of one PDU. Lists stay as slices of the frame, read on demand by the
+/// accessors of `ATTPDU`, so decoding a PDU allocates nothing.
+public enum ATTParameters: Sendable {
+    /// Write Response, Execute Write Response, Handle Value Confirmation.
+    case none
+    case error(request: ATTOpcode, handle: UInt16, code: UInt8)
+    /// Exchange MTU Request (client Rx MTU) / Response (server Rx MTU).
+    case mtu(UInt16)
+    /// Find Information Request.
+    case range(ATTHandleRange)
+    /// Find Information Response: format 1 (16-bit UUIDs) or 2 (128-bit), whole entries only.
+    case information(format: UInt8, list: Bytes)
+    case findByTypeValue(ATTHandleRange, type: UInt16, value: Bytes)
+    /// Find By Type Value Response: 4-byte (found handle, group end handle) entries.
+    case handlesInformation(list: Bytes)
+    /// Read By Type / Read By Group Type Request.
+    case typedRange(ATTHandleRange, type: BluetoothUUID)
+    /// Read By Type (handle + value) / Read By Group Type (handle, end, value) Response.
+    case attributeData(length: UInt8, list: Bytes)
+    /// Read Request.
+    case handle(UInt16)
+    /// Read, Read Blob and Read Multiple Response.
+    case value(Bytes)
+    case readBlob(handle: UInt16, offset: UInt16)
+    /// Read Multiple (Variable) Request: 2-byte handles.
+    case handles(list: Bytes)
+    /// Read Multiple Variable Response: (2-byte length, value) tuples.
+    case lengthValues(list: Bytes)
+    /// Write Request, Write Command, Handle Value Notification and Indication.
+    case handleValue(handle: UInt16, value: Bytes)
+    case signedWrite(handle: UInt16, value: Bytes, signature: Bytes)
+    /// Prepare Write Request and Response.
+    case prepareWrite(handle: UInt16, offset: UInt16, value: Bytes)
+    case executeWrite(flags: UInt8)
+    /// Multiple Handle Value Notification: (handle, 2-byte length, value) tuples.
+    case handleLengthValues(list: Bytes)
+    /// Unknown opcode, or a PDU too short for its fixed fields: the parameter bytes.
+    case raw(Bytes)
+}
+
+/// One ATT PDU. Decoding never fails: a PDU that breaks the specification keeps what could be
+/// read and says why in `malformed`.
+public struct ATTPDU: Sendable {
+    /// The whole PDU, opcode first.
+    public let bytes: Bytes
+    public let opcode: ATTOpcode
+    public let parameters: ATTParameters
+    /// Why the PDU breaks the specification, when it does.
+    public let malformed: String?
+
+    public init(_ pdu: Bytes) {
+        bytes = pdu
+        guard let op = pdu.first else {
+            opcode = ATTOpcode(0)
+            parameters = .raw(pdu)
+            malformed = "empty ATT PDU"
+            return
+        }
+        opcode = ATTOpcode(op)
+        (parameters, malformed) = ATTPDU.parse(opcode, pdu.dropFirst())
+    }
+
+    /// `kind` of the opcode: request, response, command, ...
+    public var kind: ATTKind { opcode.kind }
+
+    // MARK: Parsing
+
+    private static func parse(_ op: ATTOpcode, _ p: Bytes) -> (ATTParameters, String?) {
+        var r = ByteReader(p)
+        do throws(DecodeError) {
+            let params: ATTParameters
+            switch op {
+            case .errorResponse:
+                params = .error(request: ATTOpcode(try r.u8()), handle: try r.u16(), code: try r.u8())
+            case .exchangeMTURequest, .exchangeMTUResponse:
+                let mtu = try r.u16()
+                params = .mtu(mtu)
+                if mtu < 23 { return (params, extra(r) ?? "ATT_MTU \(mtu) below the LE minimum of 23") }
+            case .findInformationRequest:
+                params = .range(ATTHandleRange(try r.u16(), try r.u16()))
+            case .findInformationResponse:
+                let format = try r.u8()
+                let width = format == 1 ? 4 : format == 2 ? 18 : 0
+                guard width > 0 else { return (.information(format: format, list: r.rest()), "invalid format \(format)") }
+                return list(r.rest(), width) { .information(format: format, list: $0) }
+            case .findByTypeValueRequest:
+                params = .findByTypeValue(ATTHandleRange(try r.u16(), try r.u16()), type: try r.u16(), value: r.rest())
+            case .findByTypeValueResponse:
+                return list(r.rest(), 4) { .handlesInformation(list: $0) }
+            case .readByTypeRequest, .readByGroupTypeRequest:
+                let range = ATTHandleRange(try r.u16(), try r.u16())
+                let width = r.remaining
+                guard width == 2 || width == 16 else {
+                    return (.raw(p), "attribute type of \(width) bytes (must be 2 or 16)")
+                }
+                params = .typedRange(range, type: try r.uuid(width: width))
+            case .readByTypeResponse, .readByGroupTypeResponse:
+                let length = try r.u8()
+                let minimum = op == .readByTypeResponse ? 2 : 4
+                guard Int(length) >= minimum else {
+                    return (.attributeData(length: length, list: p[p.endIndex...]), "attribute data length \(length)")
+                }
+                return list(r.rest(), Int(length)) { .attributeData(length: length, list: $0) }
+            case .readRequest:
+                params = .handle(try r.u16())
+            case .readResponse, .readBlobResponse, .readMultipleResponse:
+                return (.value(r.rest()), nil)
+            case .readBlobRequest:
+                params = .readBlob(handle: try r.u16(), offset: try r.u16())
+            case .readMultipleRequest, .readMultipleVariableRequest:
+                let (params, why) = list(r.rest(), 2) { .handles(list: $0) }
+                if why == nil, p.count < 4 { return (params, "fewer than two handles") }
+                return (params, why)
+            case .readMultipleVariableResponse:
+                return tuples(r.rest(), header: 0) { .lengthValues(list: $0) }
+            case .writeRequest, .writeCommand, .handleValueNotification, .handleValueIndication:
+                return (.handleValue(handle: try r.u16(), value: r.rest()), nil)
+            case .signedWriteCommand:
+                let handle = try r.u16()
+                guard r.remaining >= 12 else { return (.raw(p), "authentication signature shorter than 12 bytes") }
+                let value = try r.take(r.remaining - 12)
+                return (.signedWrite(handle: handle, value: value, signature: r.rest()), nil)
+            case .prepareWriteRequest, .prepareWriteResponse:
+                return (.prepareWrite(handle: try r.u16(), offset: try r.u16(), value: r.rest()), nil)
+            case .executeWriteRequest:
+                let flags = try r.u8()
+                params = .executeWrite(flags: flags)
+                if flags > 1 { return (params, extra(r) ?? "reserved flags " + Hex.prefixed(flags, width: 2)) }
+            case .writeResponse, .executeWriteResponse, .handleValueConfirmation:
+                params = .none
+            case .multipleHandleValueNotification:
+                return tuples(r.rest(), header: 2) { .handleLengthValues(list: $0) }
+            default:
+                return (.raw(p), nil)
+            }
+            return (params, extra(r))
+        } catch {
+            return (.raw(p), ATTPDU.describe(error))
+        }
+    }
+
+    private static func extra(_ r: ByteReader) -> String? {
+        r.remaining > 0 ? "\(r.remaining) unexpected trailing byte\(r.remaining == 1 ? "" : "s")" : nil
+    }
+
+    /// Whole fixed-width entries; a partial last entry is reported and left out.
+    private static func list(_ b: Bytes, _ width: Int, _ make: (Bytes) -> ATTParameters) -> (ATTParameters, String?) {
+        let whole = b.count / width * width
+        let params = make(b.prefix(whole))
+        if b.isEmpty { return (params, "empty list") }
+        if whole != b.count { return (params, "\(b.count - whole) bytes left over after \(whole / width) entries of \(width)") }
+        return (params, nil)
+    }
+
+    /// (header, 2-byte length, value) tuples; a tuple running past the end is reported and left out.
+    private static func tuples(_ b: Bytes, header: Int, _ make: (Bytes) -> ATTParameters) -> (ATTParameters, String?) {
+        var offset = 0
+        while let len = b.le16(offset + header) {
+            let next = offset + header + 2 + Int(len)
+            if next > b.count { break }
+            offset = next
+        }
+        let params = make(b.prefix(offset))
+        if offset != b.count { return (params, "tuple truncated at offset \(offset)") }
+        return (params, nil)
+    }
+
+    static func describe(_ e: DecodeError) -> String {
+        switch e {
+        case .truncated(let needed, let available): return "truncated: needed \(needed) bytes, \(available) left"
+        case .invalid(let why): return why
+        }
+    }
+}
+
+// MARK: Typed accessors
+
+/// A handle and the value that goes with it.
+public struct ATTHandleValue: Sendable {
+    public let handle: UInt16
+    public let value: Bytes
+}
+
+/// One group of a Read By Group Type Response or Find By Type Value Response.
+public struct ATTGroup: Sendable {
+    public let start: UInt16
+    public let end: UInt16
+    public let value: Bytes
+}
+
+extension ATTPDU {
+    /// The handle the PDU is about (Read, Write, Blob, Prepare, Notification, Indication, Error).
+    public var handle: UInt16? {
+        switch parameters {
+        case .error(_, let h, _), .handle(let h), .readBlob(let h, _), .handleValue(let h, _),
+             .signedWrite(let h, _, _), .prepareWrite(let h, _, _): return h
+        default: return nil
+        }
+    }
+
+    /// Every handle the PDU names.
+    public var handles: [UInt16] {
+        switch parameters {
+        case .handles(let l):
+            return stride(from: 0, to: l.count, by: 2).compactMap { l.le16($0) }
+        case .handleLengthValues: return handleValues.map(\.handle)
+        case .information: return information.map(\.handle)
+        case .attributeData: return attributeData.map(\.handle)
+        default: return handle.map { [$0] } ?? []
+        }
+    }
+
+    /// The range a Find Information, Find By Type Value, Read By (Group) Type Request covers.
+    public var range: ATTHandleRange? {
+        switch parameters {
+        case .range(let r), .findByTypeValue(let r, _, _), .typedRange(let r, _): return r
+        default: return nil
+        }
+    }
+
+    /// The attribute type of a Read By (Group) Type or Find By Type Value Request.
+    public var attributeType: BluetoothUUID? {
+        switch parameters {
+        case .typedRange(_, let t): return t
+        case .findByTypeValue(_, let t, _): return BluetoothUUID(uuid16: t)
+        default: return nil
+        }
+    }
+
+    /// The value the PDU carries (Read/Blob/Multiple Response, writes, notifications, indications).
+    public var value: Bytes? {
+        switch parameters {
+        case .value(let v), .handleValue(_, let v), .signedWrite(_, let v, _), .prepareWrite(_, _, let v),
+             .findByTypeValue(_, _, let v): return v
+        default: return nil
+        }
+    }
+
+    /// Value offset of a Read Blob or Prepare Write PDU.
+    public var offset: UInt16? {
+        switch parameters {
+        case .readBlob(_, let o), .prepareWrite(_, let o, _): return o
+        default: return nil
+        }
+    }
+
+    public var mtu: UInt16? {
+        if case .mtu(let m) = parameters { return m }
+        return nil
+    }
+
+    /// (request opcode, handle, error code) of an Error Response.
+    public var error: (request: ATTOpcode, handle: UInt16, code: UInt8)? {
+        if case .error(let op, let h, let c) = parameters { return (op, h, c) }
+        return nil
+    }
+
+    /// Find Information Response entries.
+    public var information: [(handle: UInt16, uuid: BluetoothUUID)] {
+        guard case .information(let format, let l) = parameters else { return [] }
+        let width = format == 1 ? 2 : 16
+        var out: [(handle: UInt16, uuid: BluetoothUUID)] = []
+        var r = ByteReader(l)
+        while let h = try? r.u16(), let u = try? r.uuid(width: width) { out.append((h, u)) }
+        return out
+    }
+
+    /// Read By Type Response (handle, value) entries.
+    public var attributeData: [ATTHandleValue] {
+        guard case .attributeData(let len, let l) = parameters, opcode == .readByTypeResponse, len >= 2 else { return [] }
+        return stride(from: 0, to: l.count, by: Int(len)).compactMap { o in
+            l.le16(o).map { ATTHandleValue(handle: $0, value: l.from(o + 2).prefix(Int(len) - 2)) }
+        }
+    }
+
+    /// Read By Group Type Response groups, or Find By Type Value Response handle ranges (empty values).
+    public var groups: [ATTGroup] {
+        switch parameters {
+        case .attributeData(let len, let l) where opcode == .readByGroupTypeResponse && len >= 4:
+            return stride(from: 0, to: l.count, by: Int(len)).compactMap { o in
+                guard let s = l.le16(o), let e = l.le16(o + 2) else { return nil }
+                return ATTGroup(start: s, end: e, value: l.from(o + 4).prefix(Int(len) - 4))
+            }
+        case .handlesInformation(let l):
+            return stride(from: 0, to: l.count, by: 4).compactMap { o in
+                guard let s = l.le16(o), let e = l.le16(o + 2) else { return nil }
+                return ATTGroup(start: s, end: e, value: l[l.endIndex...])
+            }
+        default: return []
+        }
+    }
+
+    /// Multiple Handle Value Notification tuples; Write/Notification/Indication as one entry.
+    public var handleValues: [ATTHandleValue] {
+        switch parameters {
+        case .handleLengthValues(let l):
+            var out: [ATTHandleValue] = []
+            var o = 0
+            while let h = l.le16(o), let n = l.le16(o + 2) {
+                out.append(ATTHandleValue(handle: h, value: l.from(o + 4).prefix(Int(n))))
+                o += 4 + Int(n)
+            }
+            return out
+        case .handleValue(let h, let v), .signedWrite(let h, let v, _), .prepareWrite(let h, _, let v):
+            return [ATTHandleValue(handle: h, value: v)]
+        default: return []
+        }
+    }
+
+    /// Read Multiple Variable Response values, in request order.
+    public var lengthValues: [Bytes] {
+        guard case .lengthValues(let l) = parameters else { return [] }
+        var out: [Bytes] = []
+        var o = 0
+        while let n = l.le16(o) {
+            out.append(l.from(o + 2).prefix(Int(n)))
+            o += 2 + Int(n)
+        }
+        return out
+    }
+}
+
+// MARK: Presentation
+
+/// "0x000e": tshark's lower-case handle notation.
+@inlinable func attHex(_ v: UInt16) -> String { "0x" + Hex.padded(v, width: 4).lowercased() }
+
+/// "Primary Service (0x2800)", or the bare UUID when the SIG tables do not name it.
+func attUUIDName(_ u: BluetoothUUID) -> String {
+    if let n = AssignedNumbers.name(u) { return n + " (" + u.description + ")" }
+    return u.description
+}
+
+/// Hex of a value for a summary line, cut after 32 bytes.
+func attValueHex(_ v: Bytes) -> String {
+    v.count <= 32 ? Hex.string(v) : Hex.string(v.prefix(32)) + "…"
+}
+
+extension ATTPDU: Dissectable {
+    public var summary: String {
+        var s = opcode.name
+        switch parameters {
+        case .none: break
+        case .error(let op, let h, let code):
+            s += " - " + ATTError.name(code) + ", Handle: " + attHex(h) + ", Request: " + op.name
+        case .mtu(let m):
+            s += (opcode == .exchangeMTURequest ? ", Client Rx MTU: " : ", Server Rx MTU: ") + String(m)
+        case .range(let r):
+            s += ", Handles: " + attHex(r.start) + ".." + attHex(r.end)
+        case .information:
+            s += information.map { ", Handle: " + attHex($0.handle) + " " + attUUIDName($0.uuid) }.joined()
+        case .findByTypeValue(let r, let t, let v):
+            s += ", Handles: " + attHex(r.start) + ".." + attHex(r.end) + ", UUID: " + attUUIDName(BluetoothUUID(uuid16: t))
+                + ", Value: " + attValueHex(v)
+        case .handlesInformation:
+            s += groups.map { ", Handles: " + attHex($0.start) + ".." + attHex($0.end) }.joined()
+        case .typedRange(let r, let t):
+            s += ", Handles: " + attHex(r.start) + ".." + attHex(r.end) + ", UUID: " + attUUIDName(t)
+        case .attributeData(let len, _):
+            s += ", Attribute List Length: \(opcode == .readByTypeResponse ? attributeData.count : groups.count)"
+                + ", Length: \(len)"
+        case .handle(let h):
+            s += ", Handle: " + attHex(h)
+        case .value(let v):
+            s += ", Value: " + attValueHex(v)
+        case .readBlob(let h, let o):
+            s += ", Handle: " + attHex(h) + ", Offset: \(o)"
+        case .handles:
+            s += ", Handles: " + handles.map(attHex).joined(separator: ", ")
+        case .lengthValues:
+            s += ", Values: " + lengthValues.map(attValueHex).joined(separator: ", ")
+        case .handleValue(let h, let v), .signedWrite(let h, let v, _):
+            s += ", Handle: " + attHex(h) + ", Value: " + attValueHex(v)
+        case .prepareWrite(let h, let o, let v):
+            s += ", Handle: " + attHex(h) + ", Offset: \(o), Value: " + attValueHex(v)
+        case .executeWrite(let f):
+            s += ", Flags: " + ATTPDU.executeFlagName(f)
+        case .handleLengthValues:
+            s += handleValues.map { ", Handle: " + attHex($0.handle) + ", Value: " + attValueHex($0.value) }.joined()
+        case .raw(let b):
+            if !b.isEmpty { s += ", Data: " + attValueHex(b) }
+        }
+        if let m = malformed { s += " [Malformed: " + m + "]" }
+        return s
+    }
+
+    static func executeFlagName(_ f: UInt8) -> String {
+        switch f {
+        case 0: return "Cancel all prepared writes (0x00)"
+        case 1: return "Immediately write all pending values (0x01)"
+        default: return "Reserved (" + Hex.prefixed(f, width: 2) + ")"
+        }
+    }
+
+    public var fields: [Field] {
+        var out: [Field] = [
+            Field("Opcode", .named(UInt64(opcode.rawValue), hex: 2, opcode.name), [
+                Field("Authentication Signature Flag", .bool(opcode.hasSignature)),
+                Field("Command Flag", .bool(opcode.isCommand)),
+                Field("Method", .uint(UInt64(opcode.method), hex: 2)),
+            ]),
+        ]
+        func range(_ r: ATTHandleRange) {
+            out.append(Field("Starting Handle", .uint(UInt64(r.start), hex: 4)))
+            out.append(Field("Ending Handle", .uint(UInt64(r.end), hex: 4)))
+            if !r.isValid { out.append(Field("Handle Range", .error("starting handle is 0 or after the ending handle"))) }
+        }
+        switch parameters {
+        case .none: break
+        case .error(let op, let h, let code):
+            out.append(Field("Request Opcode in Error", .named(UInt64(op.rawValue), hex: 2, op.name)))
+            out.append(Field("Attribute Handle in Error", .uint(UInt64(h), hex: 4)))
+            out.append(Field("Error Code", .named(UInt64(code), hex: 2, ATTError.name(code))))
+        case .mtu(let m):
+            out.append(Field(opcode == .exchangeMTURequest ? "Client Rx MTU" : "Server Rx MTU", .uint(UInt64(m), hex: 0)))
+        case .range(let r):
+            range(r)
+        case .information(let format, _):
+            out.append(Field("Format", .named(UInt64(format), hex: 2,
+                                              format == 1 ? "16-bit UUIDs" : format == 2 ? "128-bit UUIDs" : "Reserved")))
+            for e in information {
+                out.append(Field("Handle", .uint(UInt64(e.handle), hex: 4), [uuidField(e.uuid)]))
+            }
+        case .findByTypeValue(let r, let t, let v):
+            range(r)
+            out.append(uuidField(BluetoothUUID(uuid16: t), label: "Attribute Type"))
+            out.append(Field("Attribute Value", .bytes(v), BluetoothUUID(littleEndian: v).map { [uuidField($0)] } ?? []))
+        case .handlesInformation:
+            for g in groups {
+                out.append(Field("Handles Information", .none, [
+                    Field("Found Attribute Handle", .uint(UInt64(g.start), hex: 4)),
+                    Field("Group End Handle", .uint(UInt64(g.end), hex: 4)),
+                ]))
+            }
+        case .typedRange(let r, let t):
+            range(r)
+            out.append(uuidField(t, label: opcode == .readByGroupTypeRequest ? "Attribute Group Type" : "Attribute Type"))
+        case .attributeData(let len, _):
+            out.append(Field("Length", .uint(UInt64(len), hex: 0)))
+            if opcode == .readByTypeResponse {
+                for e in attributeData {
+                    out.append(Field("Attribute Data", .none, [
+                        Field("Handle", .uint(UInt64(e.handle), hex: 4)),
+                        Field("Value", .bytes(e.value)),
+                    ]))
+                }
+            } else {
+                for g in groups {
+                    out.append(Field("Attribute Data", .none, [
+                        Field("Handle", .uint(UInt64(g.start), hex: 4)),
+                        Field("End Group Handle", .uint(UInt64(g.end), hex: 4)),
+                        Field("Value", .bytes(g.value), BluetoothUUID(littleEndian: g.value).map { [uuidField($0)] } ?? []),
+                    ]))
+                }
+            }
+        case .handle(let h):
+            out.append(.handle(h))
+        case .value(let v):
+            out.append(Field(opcode == .readMultipleResponse ? "Set Of Values" : "Value", .bytes(v)))
+        case .readBlob(let h, let o):
+            out.append(.handle(h))
+            out.append(Field("Value Offset", .uint(UInt64(o), hex: 0)))
+        case .handles:
+            out.append(Field("Set Of Handles", .none, handles.map { Field.handle($0) }))
+        case .lengthValues:
+            for v in lengthValues {
+                out.append(Field("Length Value Tuple", .none, [
+                    Field("Value Length", .uint(UInt64(v.count), hex: 0)), Field("Value", .bytes(v)),
+                ]))
+            }
+        case .handleValue(let h, let v):
+            out.append(.handle(h))
+            out.append(Field("Value", .bytes(v)))
+        case .signedWrite(let h, let v, let sig):
+            out.append(.handle(h))
+            out.append(Field("Value", .bytes(v)))
+            out.append(Field("Authentication Signature", .bytes(sig), [
+                Field("Sign Counter", .uint(UInt64(sig.le16(0) ?? 0) | UInt64(sig.le16(2) ?? 0) << 16, hex: 0)),
+                Field("MAC", .bytes(sig.from(4))),
+            ]))
+        case .prepareWrite(let h, let o, let v):
+            out.append(.handle(h))
+            out.append(Field("Value Offset", .uint(UInt64(o), hex: 0)))
+            out.append(Field("Part Attribute Value", .bytes(v)))
+        case .executeWrite(let f):
+            out.append(Field("Flags", .named(UInt64(f), hex: 2, ATTPDU.executeFlagName(f))))
+        case .handleLengthValues:
+            for hv in handleValues {
+                out.append(Field("Handle Length Value Tuple", .none, [
+                    .handle(hv.handle), Field("Value Length", .uint(UInt64(hv.value.count), hex: 0)),
+                    Field("Value", .bytes(hv.value)),
+                ]))
+            }
+        case .raw(let b):
+            if !b.isEmpty { out.append(Field(opcode.isKnown ? "Parameters" : "Data", .bytes(b))) }
+        }
+        if let m = malformed { out.append(.malformed(m)) }
+        return out
+    }
+}
+
+/// A UUID field with its SIG name as children: "UUID: 0x2A37", "Name: Heart Rate Measurement".
+func uuidField(_ u: BluetoothUUID, label: String = "UUID") -> Field {
+    Field(label, .uuid(u), AssignedNumbers.name(u).map { [Field("Name", .text($0))] } ?? [])
+}

@@ -1,0 +1,959 @@
+/// Generic Attribute Profile (Core 5.4 Vol 3 Part G): each peer's attribute database rebuilt from
+/// the discovery traffic, and the ATT bearer state (Vol 3 Part F 3.3) that ties requests to
+/// responses and PDUs to the attributes they concern.
+
+/// Characteristic properties (Vol 3 Part G 3.3.1.1).
+public struct GATTProperties: OptionSet, Hashable, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public static let broadcast = GATTProperties(rawValue: 0x01)
+    public static let read = GATTProperties(rawValue: 0x02)
+    public static let writeWithoutResponse = GATTProperties(rawValue: 0x04)
+    public static let write = GATTProperties(rawValue: 0x08)
+    public static let notify = GATTProperties(rawValue: 0x10)
+    public static let indicate = GATTProperties(rawValue: 0x20)
+    public static let authenticatedSignedWrites = GATTProperties(rawValue: 0x40)
+    public static let extendedProperties = GATTProperties(rawValue: 0x80)
+
+    static let bitNames = ["broadcast", "read", "write without response", "write", "notify", "indicate",
+                           "signed write", "extended properties"]
+    /// Names of the set bits, lowest first: ["read", "notify"].
+    public var names: [String] { (0..<8).filter { rawValue & (1 << $0) != 0 }.map { GATTProperties.bitNames[$0] } }
+}
+
+/// Notification/indication state a client set in a CCCD, and the frame that set it.
+public struct GATTSubscription: Equatable, Sendable {
+    public var notify: Bool
+    public var indicate: Bool
+    public var frame: Int
+
+    static func describe(notify: Bool, indicate: Bool) -> String {
+        switch (notify, indicate) {
+        case (true, true): return "notifications and indications on"
+        case (true, false): return "notifications on"
+        case (false, true): return "indications on"
+        case (false, false): return "notifications and indications off"
+        }
+    }
+    public var description: String { GATTSubscription.describe(notify: notify, indicate: indicate) + " (frame \(frame))" }
+}
+
+/// The last value seen for an attribute (at most `GATTDatabase.maxValueLength` bytes).
+public struct GATTValue: Sendable {
+    public var bytes: [UInt8]
+    public var frame: Int
+}
+
+public struct GATTDescriptor: Sendable {
+    public let handle: UInt16
+    public let uuid: BluetoothUUID
+    public let lastValue: GATTValue?
+}
+
+public struct GATTCharacteristic: Sendable {
+    public let declarationHandle: UInt16
+    public let valueHandle: UInt16
+    public let properties: GATTProperties
+    public let uuid: BluetoothUUID
+    public let descriptors: [GATTDescriptor]
+    public let subscription: GATTSubscription?
+    public let lastValue: GATTValue?
+}
+
+/// An Include declaration (Vol 3 Part G 3.2).
+public struct GATTInclude: Sendable {
+    public let handle: UInt16
+    public let start: UInt16
+    public let end: UInt16
+    /// Present only for 16-bit service UUIDs (the declaration omits 128-bit ones).
+    public let uuid: BluetoothUUID?
+}
+
+public struct GATTService: Sendable {
+    public let uuid: BluetoothUUID
+    public let start: UInt16
+    public let end: UInt16
+    public let isPrimary: Bool
+    public let includes: [GATTInclude]
+    public let characteristics: [GATTCharacteristic]
+}
+
+/// What one handle is in a database, as far as discovery has shown.
+public struct GATTAttribute: Sendable {
+    public enum Role: String, Sendable {
+        case service, include, characteristicDeclaration, characteristicValue, descriptor
+        /// Never discovered: the handle's type is not known.
+        case unknown
+    }
+    public let handle: UInt16
+    public let role: Role
+    /// The attribute's type: descriptor UUID, characteristic UUID for a value, service UUID.
+    public let uuid: BluetoothUUID?
+    /// The characteristic the handle belongs to (value or descriptor).
+    public let characteristic: BluetoothUUID?
+    public let properties: GATTProperties?
+    public let service: BluetoothUUID?
+
+    /// "Heart Rate Measurement (0x2A37) in Heart Rate (0x180D)"; "Client Characteristic
+    /// Configuration (0x2902) of Heart Rate Measurement (0x2A37) in Heart Rate (0x180D)".
+    public var description: String {
+        var s: String
+        switch role {
+        case .descriptor:
+            s = (uuid.map(attUUIDName) ?? "Descriptor") + (characteristic.map { " of " + attUUIDName($0) } ?? "")
+        case .characteristicDeclaration:
+            s = "Characteristic Declaration" + (characteristic.map { " of " + attUUIDName($0) } ?? "")
+        case .unknown:
+            s = uuid.map(attUUIDName) ?? "Handle " + Hex.prefixed(handle, width: 4) + " (never discovered)"
+        case .service:
+            return (uuid.map(attUUIDName) ?? "Service") + " declaration"
+        case .include:
+            s = "Include declaration"
+        case .characteristicValue:
+            s = uuid.map(attUUIDName) ?? "Characteristic value"
+        }
+        if let sv = service { s += " in " + attUUIDName(sv) }
+        return s
+    }
+
+    /// SIG names of the attribute's own type, its characteristic and its service.
+    public var name: String? { uuid.flatMap(AssignedNumbers.name) }
+    public var characteristicName: String? { characteristic.flatMap(AssignedNumbers.characteristicName) }
+    public var serviceName: String? { service.flatMap(AssignedNumbers.serviceName) }
+
+    /// The UUID whose format the attribute's value has.
+    public var valueUUID: BluetoothUUID? {
+        switch role {
+        case .characteristicValue, .descriptor, .unknown: return uuid
+        default: return nil
+        }
+    }
+}
+
+/// One server's attribute database, as discovered. Handles are unique per server, so the
+/// database is keyed by handle; the tree is assembled when printed.
+public final class GATTDatabase {
+    /// Longest attribute value (Vol 3 Part F 3.2.9).
+    public static let maxValueLength = 512
+    /// Bound on the number of handles that keep a last value.
+    public static let maxStoredValues = 4096
+
+    struct ServiceRecord { var uuid: BluetoothUUID; var end: UInt16; var isPrimary: Bool }
+    struct CharacteristicRecord { var declaration: UInt16; var properties: GATTProperties; var uuid: BluetoothUUID }
+
+    var services: [UInt16: ServiceRecord] = [:]
+    var includes: [UInt16: GATTInclude] = [:]
+    /// Keyed by value handle.
+    var characteristics: [UInt16: CharacteristicRecord] = [:]
+    /// Declaration handle → value handle.
+    var declarations: [UInt16: UInt16] = [:]
+    var descriptors: [UInt16: BluetoothUUID] = [:]
+    /// Types learned from Read By Type on a characteristic UUID, without a declaration.
+    var typeHints: [UInt16: BluetoothUUID] = [:]
+    var values: [UInt16: GATTValue] = [:]
+    /// Keyed by characteristic value handle.
+    var subscriptions: [UInt16: GATTSubscription] = [:]
+
+    public init() {}
+
+    public var isEmpty: Bool { services.isEmpty && characteristics.isEmpty && descriptors.isEmpty && values.isEmpty }
+
+    // MARK: Recording discovery
+
+    func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool) {
+        services[start] = ServiceRecord(uuid: uuid, end: end, isPrimary: primary)
+    }
+
+    func addCharacteristic(declaration: UInt16, properties: UInt8, valueHandle: UInt16, uuid: BluetoothUUID) {
+        characteristics[valueHandle] = CharacteristicRecord(declaration: declaration, properties: GATTProperties(rawValue: properties), uuid: uuid)
+        declarations[declaration] = valueHandle
+        descriptors[valueHandle] = nil
+    }
+
+    /// A Find Information entry: declarations and values already known are left alone.
+    func addInformation(handle: UInt16, uuid: BluetoothUUID) {
+        guard characteristics[handle] == nil, declarations[handle] == nil, services[handle] == nil,
+              includes[handle] == nil else { return }
+        if let u = uuid.uuid16, (0x2800...0x2803).contains(u) { return }
+        descriptors[handle] = uuid
+    }
+
+    func setValue(_ handle: UInt16, _ bytes: some Collection<UInt8>, frame: Int) {
+        guard values[handle] != nil || values.count < GATTDatabase.maxStoredValues else { return }
+        values[handle] = GATTValue(bytes: Array(bytes.prefix(GATTDatabase.maxValueLength)), frame: frame)
+    }
+
+    // MARK: Lookup
+
+    /// The service whose handle range holds `h`.
+    func serviceStart(containing h: UInt16) -> UInt16? {
+        var best: UInt16?
+        for (start, s) in services where start <= h && h <= s.end {
+            if best.map({ start > $0 }) ?? true { best = start }
+        }
+        return best
+    }
+
+    /// The characteristic a descriptor at `h` belongs to: the nearest value handle below it,
+    /// not separated from it by a declaration or the start of a service.
+    func owner(ofDescriptor h: UInt16) -> UInt16? {
+        var best: UInt16?
+        for v in characteristics.keys where v < h { if best.map({ v > $0 }) ?? true { best = v } }
+        guard let v = best else { return nil }
+        for d in declarations.keys where d > v && d < h { return nil }
+        for s in services.keys where s > v && s <= h { return nil }
+        return v
+    }
+
+    /// What discovery says handle `h` is.
+    public func attribute(_ h: UInt16) -> GATTAttribute {
+        let service = serviceStart(containing: h).flatMap { services[$0]?.uuid }
+        if let c = characteristics[h] {
+            return GATTAttribute(handle: h, role: .characteristicValue, uuid: c.uuid, characteristic: c.uuid,
+                                 properties: c.properties, service: service)
+        }
+        if let d = descriptors[h] {
+            let c = owner(ofDescriptor: h).flatMap { characteristics[$0] }
+            return GATTAttribute(handle: h, role: .descriptor, uuid: d, characteristic: c?.uuid,
+                                 properties: c?.properties, service: service)
+        }
+        if let v = declarations[h], let c = characteristics[v] {
+            return GATTAttribute(handle: h, role: .characteristicDeclaration, uuid: BluetoothUUID(uuid16: 0x2803),
+                                 characteristic: c.uuid, properties: c.properties, service: service)
+        }
+        if let s = services[h] {
+            return GATTAttribute(handle: h, role: .service, uuid: s.uuid, characteristic: nil, properties: nil, service: nil)
+        }
+        if includes[h] != nil {
+            return GATTAttribute(handle: h, role: .include, uuid: BluetoothUUID(uuid16: 0x2802), characteristic: nil,
+                                 properties: nil, service: service)
+        }
+        if let t = typeHints[h] {
+            return GATTAttribute(handle: h, role: .characteristicValue, uuid: t, characteristic: t, properties: nil, service: service)
+        }
+        return GATTAttribute(handle: h, role: .unknown, uuid: nil, characteristic: nil, properties: nil, service: service)
+    }
+
+    /// The characteristic value handle whose CCCD is at `h`, when `h` is a discovered CCCD.
+    func characteristic(ofCCCD h: UInt16) -> UInt16? {
+        guard descriptors[h]?.uuid16 == 0x2902 else { return nil }
+        return owner(ofDescriptor: h)
+    }
+
+    /// Last value of a handle.
+    public func lastValue(_ h: UInt16) -> GATTValue? { values[h] }
+    /// Subscription state of the characteristic whose value handle is `h`.
+    public func subscription(_ valueHandle: UInt16) -> GATTSubscription? { subscriptions[valueHandle] }
+
+    // MARK: The tree
+
+    /// Services in handle order with their characteristics and descriptors.
+    public var serviceTree: [GATTService] {
+        let owned = descriptorsByCharacteristic()
+        return services.keys.sorted().compactMap { start in
+            guard let s = services[start] else { return nil }
+            let incs = includes.values.filter { start <= $0.handle && $0.handle <= s.end }.sorted { $0.handle < $1.handle }
+            return GATTService(uuid: s.uuid, start: start, end: s.end, isPrimary: s.isPrimary, includes: incs,
+                               characteristics: characteristicList(owned) { start <= $0 && $0 <= s.end })
+        }
+    }
+
+    /// Characteristics whose declaration lies in no discovered service.
+    public var orphanCharacteristics: [GATTCharacteristic] {
+        characteristicList(descriptorsByCharacteristic()) { serviceStart(containing: $0) == nil }
+    }
+
+    /// Handles with a value that discovery never placed in the tree, with the type a Read By
+    /// Type showed when there was one.
+    public var undiscoveredValues: [(handle: UInt16, type: BluetoothUUID?, value: GATTValue)] {
+        values.keys.sorted().compactMap { h in
+            guard characteristics[h] == nil, descriptors[h] == nil, let v = values[h] else { return nil }
+            return (h, typeHints[h], v)
+        }
+    }
+
+    /// Descriptors of every characteristic (value handle → descriptor handles in order), in one
+    /// pass over the handles: a declaration or a service start ends a characteristic.
+    func descriptorsByCharacteristic() -> [UInt16: [UInt16]] {
+        enum Kind { case boundary, value, descriptor }
+        var marks: [(UInt16, Kind)] = []
+        marks.reserveCapacity(services.count + declarations.count + characteristics.count + descriptors.count)
+        for h in services.keys { marks.append((h, .boundary)) }
+        for h in declarations.keys { marks.append((h, .boundary)) }
+        for h in characteristics.keys { marks.append((h, .value)) }
+        for h in descriptors.keys { marks.append((h, .descriptor)) }
+        marks.sort { $0.0 < $1.0 }
+        var out: [UInt16: [UInt16]] = [:]
+        var current: UInt16?
+        for (h, kind) in marks {
+            switch kind {
+            case .boundary: current = nil
+            case .value: current = h
+            case .descriptor: if let c = current { out[c, default: []].append(h) }
+            }
+        }
+        return out
+    }
+
+    func characteristicList(_ owned: [UInt16: [UInt16]], where declarationIn: (UInt16) -> Bool) -> [GATTCharacteristic] {
+        let sorted = characteristics.filter { declarationIn($0.value.declaration) }.sorted { $0.key < $1.key }
+        return sorted.map { (vh, c) in
+            let ds = (owned[vh] ?? []).compactMap { h in
+                descriptors[h].map { GATTDescriptor(handle: h, uuid: $0, lastValue: values[h]) }
+            }
+            return GATTCharacteristic(declarationHandle: c.declaration, valueHandle: vh, properties: c.properties,
+                                      uuid: c.uuid, descriptors: ds, subscription: subscriptions[vh], lastValue: values[vh])
+        }
+    }
+
+    static func label(_ u: BluetoothUUID, _ name: String?, unknown: String) -> String {
+        u.description + " " + (name ?? unknown)
+    }
+
+    static func range(_ a: UInt16, _ b: UInt16) -> String { Hex.prefixed(a, width: 4) + "–" + Hex.prefixed(b, width: 4) }
+
+    /// The database as a GATT browser shows it:
+    /// ```
+    /// Service 0x180D Heart Rate (handles 0x000A–0x0010)
+    ///   Characteristic 0x2A37 Heart Rate Measurement [notify] value 0x000C
+    ///     Descriptor 0x2902 Client Characteristic Configuration (handle 0x000D): notifications on (frame 57)
+    ///     Last value (frame 80): Heart Rate 72 bpm, RR 0.830 s
+    /// ```
+    public func textTree() -> String {
+        var out = ""
+        func characteristic(_ c: GATTCharacteristic, indent: String) {
+            out += indent + "Characteristic " + GATTDatabase.label(c.uuid, AssignedNumbers.characteristicName(c.uuid),
+                                                                   unknown: "Unknown Characteristic")
+            out += " [" + c.properties.names.joined(separator: ", ") + "] value " + Hex.prefixed(c.valueHandle, width: 4) + "\n"
+            for d in c.descriptors {
+                out += indent + "  Descriptor " + GATTDatabase.label(d.uuid, AssignedNumbers.descriptorName(d.uuid),
+                                                                      unknown: "Unknown Descriptor")
+                out += " (handle " + Hex.prefixed(d.handle, width: 4) + ")"
+                if d.uuid.uuid16 == 0x2902, let s = c.subscription {
+                    out += ": " + s.description
+                } else if let v = d.lastValue {
+                    out += ": " + CharacteristicValues.describe(d.uuid, v.bytes[...]) + " (frame \(v.frame))"
+                }
+                out += "\n"
+            }
+            if let v = c.lastValue {
+                out += indent + "  Last value (frame \(v.frame)): " + CharacteristicValues.describe(c.uuid, v.bytes[...]) + "\n"
+            }
+        }
+        for s in serviceTree {
+            out += (s.isPrimary ? "Service " : "Secondary Service ")
+                + GATTDatabase.label(s.uuid, AssignedNumbers.serviceName(s.uuid), unknown: "Unknown Service")
+                + " (handles " + GATTDatabase.range(s.start, s.end) + ")\n"
+            for i in s.includes {
+                out += "  Include " + (i.uuid.map { GATTDatabase.label($0, AssignedNumbers.serviceName($0), unknown: "Unknown Service") + " " } ?? "")
+                    + "(handles " + GATTDatabase.range(i.start, i.end) + ") at " + Hex.prefixed(i.handle, width: 4) + "\n"
+            }
+            for c in s.characteristics { characteristic(c, indent: "  ") }
+        }
+        let orphans = orphanCharacteristics
+        if !orphans.isEmpty {
+            out += "Characteristics outside any discovered service\n"
+            for c in orphans { characteristic(c, indent: "  ") }
+        }
+        let undiscovered = undiscoveredValues
+        if !undiscovered.isEmpty {
+            out += "Handles never discovered\n"
+            for (h, t, v) in undiscovered {
+                out += "  Handle " + Hex.prefixed(h, width: 4) + (t.map { " " + attUUIDName($0) } ?? "")
+                    + " last value (frame \(v.frame)): " + CharacteristicValues.describe(t, v.bytes[...]) + "\n"
+            }
+        }
+        return out
+    }
+
+    /// The same tree as fields, for JSON and verbose output.
+    public var fields: [Field] {
+        func characteristic(_ c: GATTCharacteristic) -> Field {
+            var f = uuidField(c.uuid, label: "Characteristic")
+            f.children += [
+                Field("Declaration Handle", .uint(UInt64(c.declarationHandle), hex: 4)),
+                Field("Value Handle", .uint(UInt64(c.valueHandle), hex: 4)),
+                Field("Properties", .flags(UInt64(c.properties.rawValue), hex: 2, c.properties.names)),
+            ]
+            for d in c.descriptors {
+                var df = uuidField(d.uuid, label: "Descriptor")
+                df.children.append(.handle(d.handle))
+                if let v = d.lastValue {
+                    df.children.append(Field("Last Value", .none, [Field("Frame", .uint(UInt64(v.frame), hex: 0))]
+                                             + CharacteristicValues.fields(d.uuid, v.bytes[...])))
+                }
+                f.children.append(df)
+            }
+            if let s = c.subscription {
+                f.children.append(Field("Subscription", .text(GATTSubscription.describe(notify: s.notify, indicate: s.indicate)), [
+                    Field("Notifications", .bool(s.notify)), Field("Indications", .bool(s.indicate)),
+                    Field("Frame", .uint(UInt64(s.frame), hex: 0)),
+                ]))
+            }
+            if let v = c.lastValue {
+                f.children.append(Field("Last Value", .none, [Field("Frame", .uint(UInt64(v.frame), hex: 0))]
+                                        + CharacteristicValues.fields(c.uuid, v.bytes[...])))
+            }
+            return f
+        }
+        var out: [Field] = serviceTree.map { s in
+            var f = uuidField(s.uuid, label: s.isPrimary ? "Primary Service" : "Secondary Service")
+            f.children += [Field("Start Handle", .uint(UInt64(s.start), hex: 4)),
+                           Field("End Handle", .uint(UInt64(s.end), hex: 4))]
+            for i in s.includes {
+                f.children.append(Field("Include", i.uuid.map { .uuid($0) } ?? .none, [
+                    .handle(i.handle), Field("Included Service Handle", .uint(UInt64(i.start), hex: 4)),
+                    Field("End Group Handle", .uint(UInt64(i.end), hex: 4)),
+                ]))
+            }
+            f.children += s.characteristics.map(characteristic)
+            return f
+        }
+        let orphans = orphanCharacteristics
+        if !orphans.isEmpty { out.append(Field("Characteristics Outside Services", .none, orphans.map(characteristic))) }
+        let undiscovered = undiscoveredValues
+        if !undiscovered.isEmpty {
+            out.append(Field("Undiscovered Handles", .none, undiscovered.map { (h, t, v) in
+                Field("Handle", .uint(UInt64(h), hex: 4), (t.map { [uuidField($0)] } ?? []) + [
+                    Field("Frame", .uint(UInt64(v.frame), hex: 0)),
+                    Field("Last Value", .none, CharacteristicValues.fields(t, v.bytes[...])),
+                ])
+            }))
+        }
+        return out
+    }
+}
+
+/// Every server database seen in a capture, keyed by peer identity (the dissector's choice,
+/// e.g. address and address type), so later connections to the same peer reuse what earlier
+/// discovery found.
+public final class GATTStore {
+    private var byKey: [AnyHashable: GATTDatabase] = [:]
+    private var order: [AnyHashable] = []
+
+    public init() {}
+
+    /// The database of `peer`, created empty on first use.
+    public func database(for peer: AnyHashable) -> GATTDatabase {
+        if let d = byKey[peer] { return d }
+        let d = GATTDatabase()
+        byKey[peer] = d
+        order.append(peer)
+        return d
+    }
+
+    /// Databases in the order their peers first appeared.
+    public var databases: [(key: AnyHashable, database: GATTDatabase)] {
+        order.compactMap { k in byKey[k].map { (k, $0) } }
+    }
+
+    /// A new bearer between this host (`local`) and `remote`, sharing their databases.
+    public func bearer(local: AnyHashable, remote: AnyHashable, mtu: Int = ATTBearer.defaultMTU) -> ATTBearer {
+        ATTBearer(local: database(for: local), remote: database(for: remote), mtu: mtu)
+    }
+}
+
+// MARK: Bearer
+
+/// A request (or indication) waiting for its response (or confirmation).
+public struct ATTTransaction: Sendable {
+    public let frame: Int
+    public let opcode: ATTOpcode
+    /// Nanoseconds, the capture's clock.
+    public let time: Int64
+    /// The side that sent the request.
+    public let side: Side
+}
+
+/// The request a response answers.
+public struct ATTRequestInfo: Sendable {
+    public let frame: Int
+    public let opcode: ATTOpcode
+    /// Response time minus request time, in nanoseconds.
+    public let rtt: Int64
+}
+
+/// Something the bearer noticed about a PDU.
+public enum ATTNote: Sendable, CustomStringConvertible {
+    /// A request sent while the one in `frame` still had no response (Vol 3 Part F 3.3.2).
+    case pipelined(pendingFrame: Int)
+    /// On a lossy capture (a sniffer's), a new request while one is pending means its response was
+    /// not captured: the new request replaces it.
+    case responseNotCaptured(pendingFrame: Int)
+    /// The transaction got no response within 30 s (Vol 3 Part F 3.3.3).
+    case timedOut(ATTTransaction)
+    case undiscoveredHandle(UInt16)
+    case malformed(String)
+    /// A response whose opcode does not answer the pending request.
+    case unexpectedResponse(expected: ATTOpcode)
+    /// A response (or confirmation) with no request pending.
+    case unsolicited
+    case mtu(Int)
+    /// A long value put together from `pieces` reads or prepared writes.
+    case reassembled(length: Int, complete: Bool)
+    /// A Read Blob or prepared write that does not continue the value so far.
+    case offsetGap(have: Int, offset: Int)
+    case prepareQueueFull
+    case subscription(GATTSubscription)
+    case executed(writes: Int)
+    case cancelled(writes: Int)
+    /// The PDU is longer than the bearer's ATT_MTU (Vol 3 Part F 3.2.8).
+    case exceedsMTU(length: Int, mtu: Int)
+
+    public var description: String {
+        switch self {
+        case .pipelined(let f): return "pipelined: request sent before the response to frame \(f)"
+        case .responseNotCaptured(let f): return "the response to frame \(f) was not captured"
+        case .timedOut(let t): return "transaction timeout: " + t.opcode.name + " in frame \(t.frame) got no response within 30 s"
+        case .undiscoveredHandle(let h): return "handle " + Hex.prefixed(h, width: 4) + " never discovered"
+        case .malformed(let why): return "malformed: " + why
+        case .unexpectedResponse(let e): return "unexpected response: the pending request expects " + e.name
+        case .unsolicited: return "no request pending"
+        case .mtu(let m): return "ATT_MTU \(m)"
+        case .reassembled(let n, let complete): return "long value: \(n) bytes" + (complete ? "" : " so far")
+        case .offsetGap(let have, let o): return "offset \(o) does not continue the \(have) bytes so far"
+        case .prepareQueueFull: return "prepare queue full: write not tracked"
+        case .subscription(let s): return s.description
+        case .executed(let n): return "executed \(n) prepared write\(n == 1 ? "" : "s")"
+        case .cancelled(let n): return "cancelled \(n) prepared write\(n == 1 ? "" : "s")"
+        case .exceedsMTU(let n, let m): return "PDU of \(n) bytes exceeds ATT_MTU \(m)"
+        }
+    }
+}
+
+/// One attribute a PDU concerns, and the value it carries for it (whole when reassembled).
+public struct ATTResultEntry: Sendable {
+    public let attribute: GATTAttribute
+    public let value: Bytes?
+}
+
+/// What the bearer knows about one PDU beyond its bytes.
+public struct ATTResult: Sendable {
+    public let pdu: ATTPDU
+    public let side: Side
+    /// The request this response (or confirmation) answers.
+    public var request: ATTRequestInfo?
+    /// Attributes concerned, with their values (one for most PDUs).
+    public var entries: [ATTResultEntry] = []
+    public var notes: [ATTNote] = []
+
+    public var attribute: GATTAttribute? { entries.first?.attribute }
+    public var value: Bytes? { entries.first?.value }
+}
+
+extension ATTResult: Dissectable {
+    /// The PDU's summary, then what it concerns and its value decoded.
+    public var summary: String {
+        var s = pdu.summary
+        if pdu.opcode == .readByGroupTypeResponse || pdu.opcode == .readByTypeResponse,
+           let first = entries.first, first.attribute.role == .service || first.attribute.role == .characteristicDeclaration {
+            // Discovery: name what was found, as tshark does.
+            s += " — " + entries.compactMap { ($0.attribute.characteristic ?? $0.attribute.uuid).map(attUUIDName) }
+                .joined(separator: ", ")
+            return s + noteSuffix
+        }
+        for e in entries {
+            s += " — " + e.attribute.description
+            if let v = e.value, pdu.opcode != .readBlobRequest {
+                if let u = e.attribute.valueUUID, let d = CharacteristicValues.summary(u, v) { s += ": " + d }
+            }
+        }
+        return s + noteSuffix
+    }
+
+    /// Notes worth a glance on the summary line.
+    var noteSuffix: String {
+        var s = ""
+        for n in notes {
+            switch n {
+            case .pipelined, .responseNotCaptured, .timedOut, .unexpectedResponse, .exceedsMTU: s += " [" + n.description + "]"
+            default: break
+            }
+        }
+        return s
+    }
+
+    public var fields: [Field] { pdu.fields + contextFields }
+
+    /// What the bearer adds to the PDU's own fields: request pairing, attributes, decoded values, notes.
+    public var contextFields: [Field] {
+        var out: [Field] = []
+        if let r = request {
+            out.append(Field("Request In Frame", .uint(UInt64(r.frame), hex: 0), [
+                Field("Request Opcode", .named(UInt64(r.opcode.rawValue), hex: 2, r.opcode.name)),
+            ]))
+            out.append(Field("Response Time", .quantity(UInt64(max(0, r.rtt)), hex: 0, Double(r.rtt) / 1e6, unit: "ms")))
+        }
+        for e in entries {
+            var f = Field("Attribute", .text(e.attribute.description), [.handle(e.attribute.handle)])
+            if let u = e.attribute.uuid { f.children.append(uuidField(u)) }
+            if let p = e.attribute.properties {
+                f.children.append(Field("Properties", .flags(UInt64(p.rawValue), hex: 2, p.names)))
+            }
+            if let v = e.value {
+                f.children.append(Field("Decoded Value", .none, CharacteristicValues.fields(e.attribute.valueUUID, v)))
+            }
+            out.append(f)
+        }
+        for n in notes {
+            if case .malformed = n { continue }  // the PDU's own fields say it
+            out.append(Field("Note", .text(n.description)))
+        }
+        return out
+    }
+}
+
+/// One ATT bearer (the LE fixed channel 0x0004 of a connection, or an EATT channel). Feed it
+/// every PDU in capture order; it pairs requests with responses, tracks ATT_MTU and
+/// transaction timeouts, and keeps both sides' GATT databases up to date.
+public final class ATTBearer {
+    /// Default ATT_MTU on LE (Vol 3 Part F 3.2.8).
+    public static let defaultMTU = 23
+    /// Vol 3 Part F 3.3.3.
+    public static let transactionTimeout: Int64 = 30_000_000_000
+    /// Bound on queued Prepare Write Requests per client.
+    public static let maxPreparedWrites = 64
+    /// Bound on requests tracked as pending per side (only pipelining peers queue more than one).
+    static let maxPending = 16
+
+    /// Database of this host (the server that answers the peer's requests).
+    public let local: GATTDatabase
+    /// Database of the peer.
+    public let remote: GATTDatabase
+    /// Rx MTU each side announced in an Exchange MTU PDU.
+    public private(set) var localRxMTU: UInt16?
+    public private(set) var remoteRxMTU: UInt16?
+    public private(set) var mtu: Int = ATTBearer.defaultMTU
+    /// The capture may miss PDUs (over-the-air sniffing): a request pending when the next one is
+    /// sent lost its response in the capture rather than being pipelined, so responses pair with
+    /// the latest request.
+    public var lossy = false
+    /// Transactions that went 30 s without an answer.
+    public private(set) var timedOut: [ATTTransaction] = []
+
+    struct Pending {
+        var tx: ATTTransaction
+        var handle: UInt16?
+        var offset: UInt16?
+        var type: BluetoothUUID?
+        /// Find By Type Value: the service UUID searched for.
+        var searched: BluetoothUUID?
+        /// Read Multiple (Variable) Request handles, to name the response's values.
+        var handles: [UInt16] = []
+        /// Write Request value, applied to the database when the Write Response confirms it.
+        var written: [UInt8]?
+    }
+
+    struct PreparedWrite { var handle: UInt16; var offset: Int; var value: [UInt8] }
+
+    var pending: [[Pending]] = [[], []]
+    var pendingIndications: [[Pending]] = [[], []]
+    var prepared: [[PreparedWrite]] = [[], []]
+
+    /// - Parameter mtu: ATT_MTU before any exchange: 23 on the LE fixed channel; an EATT
+    ///   channel's ATT_MTU is its L2CAP MTU (at least 64), which the dissector knows.
+    public init(local: GATTDatabase, remote: GATTDatabase, mtu: Int = ATTBearer.defaultMTU) {
+        self.local = local
+        self.remote = remote
+        self.mtu = mtu
+        initialMTU = mtu
+    }
+
+    let initialMTU: Int
+
+    func database(of side: Side) -> GATTDatabase { side == .local ? local : remote }
+
+    /// Handles one PDU sent by `side` in frame `frame` at `time` (ns).
+    public func process(_ pdu: ATTPDU, from side: Side, frame: Int, time: Int64) -> ATTResult {
+        var result = ATTResult(pdu: pdu, side: side)
+        expire(before: time, into: &result.notes)
+        if let m = pdu.malformed { result.notes.append(.malformed(m)) }
+        if pdu.bytes.count > mtu { result.notes.append(.exceedsMTU(length: pdu.bytes.count, mtu: mtu)) }
+        switch pdu.kind {
+        case .request: request(pdu, side, frame, time, &result)
+        case .response: response(pdu, side, frame, time, &result)
+        case .command: write(pdu, server: database(of: side.other), frame, &result, apply: true)
+        case .notification:
+            let db = database(of: side)
+            if case .handleValue(let h, let v) = pdu.parameters {
+                db.setValue(h, v, frame: frame)
+                entry(db, h, v, &result)
+            } else {
+                for hv in pdu.handleValues {
+                    db.setValue(hv.handle, hv.value, frame: frame)
+                    entry(db, hv.handle, hv.value, &result)
+                }
+            }
+        case .indication:
+            let db = database(of: side)
+            if let h = pdu.handle, let v = pdu.value {
+                db.setValue(h, v, frame: frame)
+                entry(db, h, v, &result)
+                // A Service Changed indication leaves the database as it is: the old names stay
+                // useful until the client rediscovers, which overwrites them.
+            }
+            enqueue(&pendingIndications[side.rawValue], Pending(tx: ATTTransaction(frame: frame, opcode: pdu.opcode, time: time, side: side)), &result)
+        case .confirmation:
+            if pendingIndications[side.other.rawValue].isEmpty {
+                result.notes.append(.unsolicited)
+            } else {
+                let p = pendingIndications[side.other.rawValue].removeFirst()
+                result.request = ATTRequestInfo(frame: p.tx.frame, opcode: p.tx.opcode, rtt: time &- p.tx.time)
+            }
+        case .unknown: break
+        }
+        return result
+    }
+
+    /// Transactions still open at the end of the capture that have timed out by `time`.
+    @discardableResult
+    public func finish(at time: Int64) -> [ATTTransaction] {
+        var notes: [ATTNote] = []
+        expire(before: time, into: &notes)
+        return notes.compactMap { if case .timedOut(let t) = $0 { return t } else { return nil } }
+    }
+
+    func expire(before time: Int64, into notes: inout [ATTNote]) {
+        func sweep(_ q: inout [Pending]) {
+            while let p = q.first, time &- p.tx.time > ATTBearer.transactionTimeout {
+                q.removeFirst()
+                timedOut.append(p.tx)
+                notes.append(.timedOut(p.tx))
+            }
+        }
+        for i in 0..<2 {
+            sweep(&pending[i])
+            sweep(&pendingIndications[i])
+        }
+    }
+
+    func enqueue(_ q: inout [Pending], _ p: Pending, _ result: inout ATTResult) {
+        if lossy, let last = q.last {
+            result.notes.append(.responseNotCaptured(pendingFrame: last.tx.frame))
+            q.removeAll()
+        }
+        if let last = q.last { result.notes.append(.pipelined(pendingFrame: last.tx.frame)) }
+        if q.count >= ATTBearer.maxPending { q.removeFirst() }
+        q.append(p)
+    }
+
+    func entry(_ db: GATTDatabase, _ h: UInt16, _ value: Bytes?, _ result: inout ATTResult) {
+        let a = db.attribute(h)
+        if a.role == .unknown { result.notes.append(.undiscoveredHandle(h)) }
+        result.entries.append(ATTResultEntry(attribute: a, value: value))
+    }
+
+    // MARK: Requests
+
+    func request(_ pdu: ATTPDU, _ side: Side, _ frame: Int, _ time: Int64, _ result: inout ATTResult) {
+        let server = database(of: side.other)
+        var p = Pending(tx: ATTTransaction(frame: frame, opcode: pdu.opcode, time: time, side: side))
+        p.handle = pdu.handle
+        p.offset = pdu.offset
+        p.type = pdu.attributeType
+        switch pdu.opcode {
+        case .exchangeMTURequest:
+            if let m = pdu.mtu { setRxMTU(m, side, &result) }
+        case .findByTypeValueRequest:
+            if let v = pdu.value { p.searched = BluetoothUUID(littleEndian: v) }
+        case .readRequest, .readBlobRequest:
+            if let h = pdu.handle { entry(server, h, nil, &result) }
+        case .readMultipleRequest, .readMultipleVariableRequest:
+            p.handles = pdu.handles
+            for h in p.handles { entry(server, h, nil, &result) }
+        case .writeRequest:
+            write(pdu, server: server, frame, &result, apply: false)
+            p.written = pdu.value.map { Array($0.prefix(GATTDatabase.maxValueLength)) }
+        case .prepareWriteRequest:
+            if let h = pdu.handle, let o = pdu.offset, let v = pdu.value {
+                entry(server, h, v, &result)
+                if prepared[side.rawValue].count >= ATTBearer.maxPreparedWrites {
+                    result.notes.append(.prepareQueueFull)
+                } else {
+                    prepared[side.rawValue].append(PreparedWrite(handle: h, offset: Int(o), value: Array(v.prefix(GATTDatabase.maxValueLength))))
+                }
+            }
+        case .executeWriteRequest:
+            let queue = prepared[side.rawValue]
+            prepared[side.rawValue] = []
+            if case .executeWrite(let flags) = pdu.parameters, flags == 1 {
+                result.notes.append(.executed(writes: queue.count))
+                executePrepared(queue, server, frame, &result)
+            } else {
+                result.notes.append(.cancelled(writes: queue.count))
+            }
+        default: break
+        }
+        enqueue(&pending[side.rawValue], p, &result)
+    }
+
+    func setRxMTU(_ m: UInt16, _ side: Side, _ result: inout ATTResult) {
+        if side == .local { localRxMTU = m } else { remoteRxMTU = m }
+        if let a = localRxMTU, let b = remoteRxMTU {
+            mtu = max(initialMTU, Int(min(a, b)))
+            result.notes.append(.mtu(mtu))
+        }
+    }
+
+    /// Long writes: each handle's pieces laid at their offsets, in the order they were queued.
+    func executePrepared(_ queue: [PreparedWrite], _ server: GATTDatabase, _ frame: Int, _ result: inout ATTResult) {
+        var order: [UInt16] = []
+        var buffers: [UInt16: [UInt8]] = [:]
+        for w in queue {
+            var buf = buffers[w.handle] ?? []
+            if buffers[w.handle] == nil { order.append(w.handle) }
+            if w.offset <= buf.count {
+                buf.removeSubrange(w.offset...)
+                buf += w.value.prefix(GATTDatabase.maxValueLength - w.offset)
+            } else {
+                result.notes.append(.offsetGap(have: buf.count, offset: w.offset))
+            }
+            buffers[w.handle] = buf
+        }
+        for h in order {
+            let buf = buffers[h] ?? []
+            server.setValue(h, buf, frame: frame)
+            result.notes.append(.reassembled(length: buf.count, complete: true))
+            entry(server, h, buf[...], &result)
+        }
+    }
+
+    /// Write Request, Write Command, Signed Write Command: the server's value, and CCCD state.
+    /// Write Request, Write Command, Signed Write Command. A request's value reaches the
+    /// database only when the Write Response confirms it (`apply` false).
+    func write(_ pdu: ATTPDU, server: GATTDatabase, _ frame: Int, _ result: inout ATTResult, apply: Bool) {
+        guard let h = pdu.handle, let v = pdu.value else { return }
+        entry(server, h, v, &result)
+        if let s = store(h, v, server, frame, apply: apply) { result.notes.append(.subscription(s)) }
+    }
+
+    /// Records a written value; a CCCD write also sets its characteristic's subscription.
+    @discardableResult
+    func store(_ h: UInt16, _ v: some Collection<UInt8>, _ server: GATTDatabase, _ frame: Int, apply: Bool) -> GATTSubscription? {
+        if apply { server.setValue(h, v, frame: frame) }
+        guard let vh = server.characteristic(ofCCCD: h), let bits = v.first else { return nil }
+        let s = GATTSubscription(notify: bits & 1 != 0, indicate: bits & 2 != 0, frame: frame)
+        if apply { server.subscriptions[vh] = s }
+        return s
+    }
+
+    // MARK: Responses
+
+    func response(_ pdu: ATTPDU, _ side: Side, _ frame: Int, _ time: Int64, _ result: inout ATTResult) {
+        let server = database(of: side)
+        var p: Pending?
+        if !pending[side.other.rawValue].isEmpty {
+            let first = pending[side.other.rawValue].removeFirst()
+            p = first
+            result.request = ATTRequestInfo(frame: first.tx.frame, opcode: first.tx.opcode, rtt: time &- first.tx.time)
+            if pdu.opcode != .errorResponse, let e = first.tx.opcode.expectedResponse, e != pdu.opcode {
+                result.notes.append(.unexpectedResponse(expected: e))
+            }
+        } else {
+            result.notes.append(.unsolicited)
+        }
+        switch pdu.opcode {
+        case .errorResponse:
+            // Discovery errors name the start of a searched range: only name handles that exist.
+            if let e = pdu.error, e.handle != 0, server.attribute(e.handle).role != .unknown {
+                entry(server, e.handle, nil, &result)
+            }
+        case .exchangeMTUResponse:
+            if let m = pdu.mtu { setRxMTU(m, side, &result) }
+        case .readByGroupTypeResponse:
+            let primary = p?.type?.uuid16 != 0x2801
+            for g in pdu.groups {
+                guard let u = BluetoothUUID(littleEndian: g.value) else { continue }
+                server.addService(start: g.start, end: g.end, uuid: u, primary: primary)
+                result.entries.append(ATTResultEntry(attribute: server.attribute(g.start), value: nil))
+            }
+        case .findByTypeValueResponse:
+            if let u = p?.searched, let t = p?.type?.uuid16, t == 0x2800 || t == 0x2801 {
+                for g in pdu.groups { server.addService(start: g.start, end: g.end, uuid: u, primary: t == 0x2800) }
+            }
+        case .readByTypeResponse:
+            readByType(pdu, p, server, frame, &result)
+        case .findInformationResponse:
+            for e in pdu.information { server.addInformation(handle: e.handle, uuid: e.uuid) }
+        case .readResponse:
+            if let h = p?.handle, p?.tx.opcode == .readRequest, let v = pdu.value {
+                server.setValue(h, v, frame: frame)
+                entry(server, h, v, &result)
+            }
+        case .readBlobResponse:
+            if let h = p?.handle, let o = p?.offset, p?.tx.opcode == .readBlobRequest, let v = pdu.value {
+                blob(h, Int(o), v, server, frame, &result)
+            }
+        case .readMultipleVariableResponse:
+            if let req = p, req.tx.opcode == .readMultipleVariableRequest {
+                for (h, v) in zip(req.handles, pdu.lengthValues) {
+                    server.setValue(h, v, frame: frame)
+                    entry(server, h, v, &result)
+                }
+            }
+        case .readMultipleResponse:
+            // Values are concatenated without lengths: only the handles can be named.
+            if let req = p, req.tx.opcode == .readMultipleRequest {
+                for h in req.handles { entry(server, h, nil, &result) }
+            }
+        case .writeResponse:
+            if let req = p, req.tx.opcode == .writeRequest, let h = req.handle {
+                if let v = req.written { store(h, v, server, req.tx.frame, apply: true) }
+                entry(server, h, nil, &result)
+            }
+        case .prepareWriteResponse:
+            if let h = pdu.handle { entry(server, h, nil, &result) }
+        default: break
+        }
+    }
+
+    func readByType(_ pdu: ATTPDU, _ p: Pending?, _ server: GATTDatabase, _ frame: Int, _ result: inout ATTResult) {
+        let type = p?.type?.uuid16
+        for e in pdu.attributeData {
+            var r = ByteReader(e.value)
+            switch type {
+            case 0x2803:
+                guard let props = try? r.u8(), let vh = try? r.u16(), let u = try? r.uuid(width: r.remaining) else {
+                    result.notes.append(.malformed("characteristic declaration at " + Hex.prefixed(e.handle, width: 4)))
+                    continue
+                }
+                server.addCharacteristic(declaration: e.handle, properties: props, valueHandle: vh, uuid: u)
+                result.entries.append(ATTResultEntry(attribute: server.attribute(e.handle), value: nil))
+            case 0x2802:
+                guard let s = try? r.u16(), let end = try? r.u16() else {
+                    result.notes.append(.malformed("include declaration at " + Hex.prefixed(e.handle, width: 4)))
+                    continue
+                }
+                let u = r.remaining == 2 ? try? r.uuid(width: 2) : nil
+                server.includes[e.handle] = GATTInclude(handle: e.handle, start: s, end: end, uuid: u)
+            default:
+                // Read Using Characteristic UUID: the handle is a value of that type.
+                if let t = p?.type, !server.isDeclared(e.handle) { server.typeHints[e.handle] = t }
+                server.setValue(e.handle, e.value, frame: frame)
+                entry(server, e.handle, e.value, &result)
+            }
+        }
+    }
+
+    /// Long reads: a Read Blob at offset n continues the value when n bytes are known.
+    func blob(_ h: UInt16, _ offset: Int, _ v: Bytes, _ server: GATTDatabase, _ frame: Int, _ result: inout ATTResult) {
+        var have = server.values[h]?.bytes ?? []
+        guard offset <= have.count else {
+            result.notes.append(.offsetGap(have: have.count, offset: offset))
+            entry(server, h, v, &result)
+            return
+        }
+        have.removeSubrange(offset...)
+        have += v.prefix(max(0, GATTDatabase.maxValueLength - offset))
+        server.setValue(h, have, frame: frame)
+        let complete = v.count < mtu - 1 || have.count >= GATTDatabase.maxValueLength
+        result.notes.append(.reassembled(length: have.count, complete: complete))
+        entry(server, h, have[...], &result)
+    }
+}
+
+extension GATTDatabase {
+    func isDeclared(_ h: UInt16) -> Bool {
+        characteristics[h] != nil || descriptors[h] != nil || declarations[h] != nil || services[h] != nil
+    }
+}

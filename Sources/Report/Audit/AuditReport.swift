@@ -1,0 +1,418 @@
+import Decoders
+
+/// The audit of one capture file: its findings, or why it could not be read.
+public struct CaptureAudit: Sendable {
+    public var path: String
+    public var findings: [Finding]
+    /// Set when the capture could not be read; its findings are then incomplete.
+    public var error: String?
+    /// Ids of the rules that ran on it.
+    public var rules: [String]
+
+    public init(path: String, findings: [Finding] = [], error: String? = nil,
+                rules: [String] = AuditRules.all.map { $0.info.id }) {
+        self.path = path
+        self.findings = findings
+        self.error = error
+        self.rules = rules
+    }
+}
+
+public enum AuditFormat: String, CaseIterable, Sendable {
+    case text, json, sarif, junit, markdown, html
+
+    /// The format a report file's extension suggests.
+    public init?(fileExtensionOf path: String) {
+        let lower = path.lowercased()
+        if lower.hasSuffix(".sarif") || lower.hasSuffix(".sarif.json") { self = .sarif }
+        else if lower.hasSuffix(".json") { self = .json }
+        else if lower.hasSuffix(".xml") || lower.hasSuffix(".junit") { self = .junit }
+        else if lower.hasSuffix(".md") || lower.hasSuffix(".markdown") { self = .markdown }
+        else if lower.hasSuffix(".txt") { self = .text }
+        else if lower.hasSuffix(".html") || lower.hasSuffix(".htm") { self = .html }
+        else { return nil }
+    }
+}
+
+/// The level at and above which unsuppressed findings fail the run.
+public enum FailOn: String, CaseIterable, Sendable {
+    case error, warning, note, never
+
+    public var threshold: Severity? {
+        switch self {
+        case .error: return .error
+        case .warning: return .warning
+        case .note: return .note
+        case .never: return nil
+        }
+    }
+}
+
+/// Exit status of an audit run: 0 clean, 1 findings at or above `--fail-on`, 2 unreadable input.
+public enum AuditExit {
+    public static let clean: Int32 = 0
+    public static let findings: Int32 = 1
+    public static let inputError: Int32 = 2
+
+    public static func code(_ audits: [CaptureAudit], failOn: FailOn) -> Int32 {
+        if audits.contains(where: { $0.error != nil }) { return inputError }
+        guard let t = failOn.threshold else { return clean }
+        let failing = audits.contains { a in a.findings.contains { !$0.suppressed && $0.severity >= t } }
+        return failing ? findings : clean
+    }
+}
+
+/// Renders audits in the report formats. One pass over the captures feeds every format.
+public struct AuditReport {
+    public var audits: [CaptureAudit]
+    public var toolName = "blesniff"
+    public var toolVersion = "0.1.0"
+    public var informationURI = "https://github.com/blesniff/blesniff"
+    /// Findings at or above it are failures in JUnit (the run's `--fail-on`).
+    public var failOn: FailOn = .error
+    /// ANSI colour in the text format (a terminal only).
+    public var colour = false
+
+    public init(audits: [CaptureAudit]) { self.audits = audits }
+
+    public func write(_ format: AuditFormat, to out: Output) {
+        out.write(render(format))
+        out.flush()
+    }
+
+    public func render(_ format: AuditFormat) -> String {
+        let out = TextSink()
+        switch format {
+        case .text: text(out)
+        case .json: json(out)
+        case .sarif: sarif(out)
+        case .junit: junit(out)
+        case .markdown: markdown(out)
+        case .html: out.write(HTMLReport.render(audits: audits, generator: toolName + " " + toolVersion))
+        }
+        return out.text
+    }
+
+    struct Counts {
+        var error = 0, warning = 0, note = 0, suppressed = 0
+        init(_ findings: [Finding]) {
+            for f in findings {
+                if f.suppressed { suppressed += 1; continue }
+                switch f.severity {
+                case .error: error += 1
+                case .warning: warning += 1
+                case .note: note += 1
+                }
+            }
+        }
+        var summary: String {
+            Say.plural(error, "error") + ", " + Say.plural(warning, "warning") + ", " + Say.plural(note, "note")
+                + (suppressed > 0 ? ", " + String(suppressed) + " suppressed" : "")
+        }
+    }
+
+    static func infos() -> [String: RuleInfo] {
+        var m: [String: RuleInfo] = [:]
+        for i in AuditRules.infos { m[i.id] = i }
+        return m
+    }
+
+    static func frames(_ f: Finding) -> String {
+        f.evidence.map { String($0.number) }.joined(separator: ", ")
+    }
+
+    // MARK: text
+
+    private func text(_ out: TextSink) {
+        func paint(_ s: String, _ code: String) -> String { colour ? "\u{1B}[" + code + "m" + s + "\u{1B}[0m" : s }
+        var all: [Finding] = []
+        for a in audits {
+            all += a.findings
+            out.write(paint(a.path, "1"))
+            if let e = a.error {
+                out.write(": " + paint("cannot audit: " + e, "31") + "\n")
+                continue
+            }
+            out.write(": " + Counts(a.findings).summary + "\n")
+            // Group by subject in order of the subject's first finding.
+            var order: [FindingSubject] = []
+            var groups: [FindingSubject: [Finding]] = [:]
+            for f in a.findings {
+                if groups[f.subject] == nil { order.append(f.subject) }
+                groups[f.subject, default: []].append(f)
+            }
+            for s in order {
+                out.write("  " + s.label + "\n")
+                for f in groups[s] ?? [] {
+                    let sev = f.severity.name.padding(7)
+                    let colourCode = f.severity == .error ? "31" : f.severity == .warning ? "33" : "36"
+                    var line = "    " + (f.suppressed ? paint(sev, "2") : paint(sev, colourCode)) + " " + f.rule + " "
+                        + f.ruleName + ": " + f.message + " [frame" + (f.evidence.count == 1 ? " " : "s ")
+                        + Self.frames(f) + "]"
+                    if f.suppressed { line += paint(" (baseline)", "2") }
+                    out.write(line + "\n")
+                }
+            }
+        }
+        if audits.count > 1 { out.write("total: " + Counts(all).summary + "\n") }
+    }
+
+    // MARK: json
+
+    private func json(_ out: TextSink) {
+        let js = FieldRendering.jsonString
+        let infos = Self.infos()
+        var total: [Finding] = []
+        out.write("{\"tool\":{\"name\":" + js(toolName) + ",\"version\":" + js(toolVersion) + "},\"captures\":[")
+        for (i, a) in audits.enumerated() {
+            total += a.findings
+            if i > 0 { out.write(",") }
+            out.write("{\"path\":" + js(a.path))
+            if let e = a.error { out.write(",\"error\":" + js(e)) }
+            out.write(",\"findings\":[")
+            for (j, f) in a.findings.enumerated() {
+                if j > 0 { out.write(",") }
+                out.write("{\"rule\":" + js(f.rule) + ",\"name\":" + js(f.ruleName) + ",\"severity\":" + js(f.severity.name)
+                          + ",\"message\":" + js(f.message) + ",\"subject\":" + subjectJSON(f.subject)
+                          + ",\"frames\":[" + f.evidence.map(frameJSON).joined(separator: ",") + "],\"decisive\":"
+                          + frameJSON(f.decisive) + ",\"fingerprint\":" + js(f.fingerprint)
+                          + ",\"suppressed\":" + (f.suppressed ? "true" : "false") + ",\"guidance\":"
+                          + js(infos[f.rule]?.guidance ?? "") + "}")
+            }
+            out.write("]}")
+        }
+        let c = Counts(total)
+        out.write("],\"summary\":{\"errors\":" + String(c.error) + ",\"warnings\":" + String(c.warning) + ",\"notes\":"
+                  + String(c.note) + ",\"suppressed\":" + String(c.suppressed) + "}}\n")
+    }
+
+    private func subjectJSON(_ s: FindingSubject) -> String {
+        var o = "{\"kind\":\"" + s.kind.rawValue + "\",\"label\":" + FieldRendering.jsonString(s.label)
+            + ",\"adapter\":" + String(s.adapter)
+        if let c = s.connectionID { o += ",\"connection\":" + String(c) }
+        if let h = s.handle { o += ",\"handle\":" + String(h) }
+        if let a = s.address { o += ",\"address\":\"" + a.description + "\"" }
+        return o + "}"
+    }
+
+    private func frameJSON(_ f: FrameRef) -> String {
+        "{\"number\":" + String(f.number) + ",\"time\":" + String(f.time) + ",\"offset\":" + String(f.fileOffset)
+            + ",\"length\":" + String(f.fileLength) + "}"
+    }
+
+    // MARK: SARIF 2.1.0
+
+    private func sarif(_ out: TextSink) {
+        let js = FieldRendering.jsonString
+        let infos = AuditRules.infos
+        var index: [String: Int] = [:]
+        for (i, r) in infos.enumerated() { index[r.id] = i }
+        out.write("{\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\",\"version\":\"2.1.0\",\"runs\":[{")
+        out.write("\"tool\":{\"driver\":{\"name\":" + js(toolName) + ",\"version\":" + js(toolVersion)
+                  + ",\"informationUri\":" + js(informationURI) + ",\"rules\":[")
+        for (i, r) in infos.enumerated() {
+            if i > 0 { out.write(",") }
+            var help = r.help + "\n\nGuidance: " + r.guidance
+            if !r.notAFinding.isEmpty { help += "\nNot a finding: " + r.notAFinding }
+            if !r.options.isEmpty { help += "\nDefaults: " + r.thresholds() }
+            out.write("{\"id\":" + js(r.id) + ",\"name\":" + js(r.name) + ",\"shortDescription\":{\"text\":" + js(r.summary)
+                      + "},\"fullDescription\":{\"text\":" + js(r.help) + "},\"help\":{\"text\":" + js(help)
+                      + "},\"defaultConfiguration\":{\"level\":" + js(r.severity.name) + "},\"properties\":{\"guidance\":"
+                      + js(r.guidance) + "}}")
+        }
+        out.write("]}},\"artifacts\":[")
+        for (i, a) in audits.enumerated() {
+            if i > 0 { out.write(",") }
+            out.write("{\"location\":{\"uri\":" + js(Self.uri(a.path)) + "}}")
+        }
+        out.write("],\"results\":[")
+        var first = true
+        for (ai, a) in audits.enumerated() {
+            for f in a.findings {
+                if !first { out.write(",") }
+                first = false
+                out.write("{\"ruleId\":" + js(f.rule))
+                if let i = index[f.rule] { out.write(",\"ruleIndex\":" + String(i)) }
+                out.write(",\"level\":" + js(f.severity.name) + ",\"message\":{\"text\":" + js(f.message + " (" + f.subject.label + ")") + "}")
+                let d = f.decisive
+                out.write(",\"locations\":[{\"physicalLocation\":{\"artifactLocation\":{\"uri\":" + js(Self.uri(a.path))
+                          + ",\"index\":" + String(ai) + "},\"region\":{\"byteOffset\":" + String(max(0, d.fileOffset))
+                          + ",\"byteLength\":" + String(max(0, d.fileLength)) + "}},\"logicalLocations\":[{\"name\":"
+                          + js("frame " + String(d.number)) + ",\"kind\":\"element\"},{\"name\":" + js(f.subject.label)
+                          + ",\"kind\":\"object\"}]}]")
+                let related = f.evidence.filter { $0.number != d.number }
+                if !related.isEmpty {
+                    out.write(",\"relatedLocations\":[")
+                    for (k, r) in related.enumerated() {
+                        if k > 0 { out.write(",") }
+                        out.write("{\"id\":" + String(k + 1) + ",\"physicalLocation\":{\"artifactLocation\":{\"uri\":"
+                                  + js(Self.uri(a.path)) + ",\"index\":" + String(ai) + "},\"region\":{\"byteOffset\":"
+                                  + String(max(0, r.fileOffset)) + ",\"byteLength\":" + String(max(0, r.fileLength))
+                                  + "}},\"message\":{\"text\":" + js("frame " + String(r.number)) + "}}")
+                    }
+                    out.write("]")
+                }
+                out.write(",\"partialFingerprints\":{\"blesniff/v1\":" + js(f.fingerprint) + "}")
+                if f.suppressed {
+                    out.write(",\"suppressions\":[{\"kind\":\"external\",\"status\":\"accepted\",\"justification\":\"in baseline\"}]")
+                }
+                out.write(",\"properties\":{\"frames\":[" + f.evidence.map { String($0.number) }.joined(separator: ",") + "]}}")
+            }
+        }
+        out.write("]")
+        let failed = audits.filter { $0.error != nil }
+        if !failed.isEmpty {
+            out.write(",\"invocations\":[{\"executionSuccessful\":false,\"toolExecutionNotifications\":[")
+            for (i, a) in failed.enumerated() {
+                if i > 0 { out.write(",") }
+                out.write("{\"level\":\"error\",\"message\":{\"text\":" + js(a.path + ": " + (a.error ?? "")) + "}}")
+            }
+            out.write("]}]")
+        }
+        out.write("}]}\n")
+    }
+
+    /// A relative URI for relative paths (so reports are portable), a file URI for absolute ones.
+    static func uri(_ path: String) -> String {
+        var s = ""
+        for b in path.utf8 {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                s.unicodeScalars.append(Unicode.Scalar(b))
+            default:
+                s += "%" + Hex.padded(b, width: 2)
+            }
+        }
+        if s.hasPrefix("./") { s.removeFirst(2) }
+        return path.hasPrefix("/") ? "file://" + s : s
+    }
+
+    // MARK: JUnit
+
+    private func junit(_ out: TextSink) {
+        let infos = Self.infos()
+        let threshold = failOn.threshold
+        var tests = 0, failures = 0, errors = 0
+        var body = ""
+        for a in audits {
+            var suite = ""
+            var sTests = 0, sFailures = 0, sErrors = 0
+            if let e = a.error {
+                sTests += 1
+                sErrors += 1
+                suite += "    <testcase classname=\"" + xml(a.path) + "\" name=\"read capture\">\n      <error message=\""
+                    + xml(e) + "\" type=\"input\"/>\n    </testcase>\n"
+            }
+            for id in a.rules {
+                let info = infos[id]
+                let name = id + " " + (info?.name ?? "")
+                let mine = a.findings.filter { $0.rule == id }
+                let failing = mine.filter { f in !f.suppressed && threshold.map { f.severity >= $0 } == true }
+                sTests += 1
+                suite += "    <testcase classname=\"" + xml(a.path) + "\" name=\"" + xml(name) + "\""
+                if mine.isEmpty {
+                    suite += "/>\n"
+                    continue
+                }
+                suite += ">\n"
+                let lines = mine.map { f in
+                    f.severity.name + " " + f.rule + ": " + f.message + " (" + f.subject.label + "; frames "
+                        + Self.frames(f) + "; fingerprint " + f.fingerprint + (f.suppressed ? "; baseline" : "") + ")"
+                }.joined(separator: "\n")
+                if let worst = failing.max(by: { $0.severity < $1.severity }) {
+                    sFailures += 1
+                    suite += "      <failure message=\"" + xml(Say.plural(failing.count, "finding") + ": " + (failing.first?.message ?? ""))
+                        + "\" type=\"" + worst.severity.name + "\">" + xml(lines) + "</failure>\n"
+                } else {
+                    suite += "      <system-out>" + xml(lines) + "</system-out>\n"
+                }
+                suite += "    </testcase>\n"
+            }
+            tests += sTests
+            failures += sFailures
+            errors += sErrors
+            body += "  <testsuite name=\"" + xml(a.path) + "\" tests=\"" + String(sTests) + "\" failures=\"" + String(sFailures)
+                + "\" errors=\"" + String(sErrors) + "\" skipped=\"0\">\n" + suite + "  </testsuite>\n"
+        }
+        out.write("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"blesniff audit\" tests=\"" + String(tests)
+                  + "\" failures=\"" + String(failures) + "\" errors=\"" + String(errors) + "\">\n")
+        out.write(body)
+        out.write("</testsuites>\n")
+    }
+
+    private func xml(_ s: String) -> String {
+        var o = ""
+        for u in s.unicodeScalars {
+            switch u {
+            case "&": o += "&amp;"
+            case "<": o += "&lt;"
+            case ">": o += "&gt;"
+            case "\"": o += "&quot;"
+            case "'": o += "&apos;"
+            case "\n", "\t", "\r": o.unicodeScalars.append(u)
+            default:
+                // XML 1.0 has no escape for other control characters: drop them.
+                if u.value >= 0x20 && u.value != 0xFFFE && u.value != 0xFFFF { o.unicodeScalars.append(u) }
+            }
+        }
+        return o
+    }
+
+    // MARK: Markdown
+
+    private func markdown(_ out: TextSink) {
+        var all: [Finding] = []
+        out.write("## blesniff audit\n\n| Capture | Errors | Warnings | Notes | Suppressed |\n|---|---:|---:|---:|---:|\n")
+        for a in audits {
+            all += a.findings
+            if let e = a.error {
+                out.write("| `" + md(a.path) + "` | unreadable: " + md(e) + " | | | |\n")
+                continue
+            }
+            let c = Counts(a.findings)
+            out.write("| `" + md(a.path) + "` | " + String(c.error) + " | " + String(c.warning) + " | " + String(c.note)
+                      + " | " + String(c.suppressed) + " |\n")
+        }
+        let c = Counts(all)
+        if audits.count > 1 {
+            out.write("| **total** | **" + String(c.error) + "** | **" + String(c.warning) + "** | **" + String(c.note)
+                      + "** | **" + String(c.suppressed) + "** |\n")
+        }
+        guard !all.isEmpty else {
+            out.write(audits.contains { $0.error != nil } ? "\nNo findings in the captures that could be read.\n" : "\nNo findings.\n")
+            return
+        }
+        out.write("\n| Severity | Rule | Capture | Where | Frames | Finding |\n|---|---|---|---|---|---|\n")
+        for a in audits {
+            for f in a.findings {
+                let icon = f.suppressed ? "suppressed" : f.severity == .error ? ":x: error" : f.severity == .warning ? ":warning: warning" : ":information_source: note"
+                out.write("| " + icon + " | " + f.rule + " " + f.ruleName + " | `" + md(a.path) + "` | " + md(f.subject.label)
+                          + " | " + Self.frames(f) + " | " + md(f.message) + " |\n")
+            }
+        }
+    }
+
+    private func md(_ s: String) -> String {
+        var o = ""
+        for ch in s {
+            switch ch {
+            case "|": o += "\\|"
+            case "\n", "\r": o += " "
+            case "`": o += "'"
+            default: o.append(ch)
+            }
+        }
+        return o
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}
+
+/// Collects a report's text; reports are small next to the captures they describe.
+final class TextSink {
+    var text = ""
+    func write(_ s: String) { text += s }
+}

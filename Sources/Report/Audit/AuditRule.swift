@@ -1,0 +1,146 @@
+import Decoders
+
+/// A threshold or switch of a rule, set in configuration under the rule's id.
+public struct RuleOption: Sendable {
+    public enum Kind: Sendable {
+        /// A whole number (reads, bytes).
+        case count
+        /// A duration, stored in nanoseconds, written "10s", "500ms", "2m" (a bare number is seconds).
+        case duration
+        case bool
+    }
+    public var name: String
+    public var kind: Kind
+    /// Nanoseconds for durations, 0/1 for switches.
+    public var defaultValue: Int64
+    public var help: String
+
+    public init(_ name: String, _ kind: Kind, _ defaultValue: Int64, _ help: String) {
+        self.name = name
+        self.kind = kind
+        self.defaultValue = defaultValue
+        self.help = help
+    }
+
+    /// The value as configuration writes it.
+    public func format(_ v: Int64) -> String {
+        switch kind {
+        case .count: return String(v)
+        case .duration: return Say.duration(v)
+        case .bool: return v != 0 ? "true" : "false"
+        }
+    }
+}
+
+/// What a rule is: the catalogue entry, shown by `blesniff rules` and in SARIF.
+public struct RuleInfo: Sendable {
+    public var id: String
+    public var name: String
+    public var severity: Severity
+    /// One line.
+    public var summary: String
+    /// The guidance and why it matters.
+    public var help: String
+    /// Where the guidance comes from.
+    public var guidance: String
+    /// What is deliberately not flagged.
+    public var notAFinding: String
+    public var options: [RuleOption]
+
+    public init(id: String, name: String, severity: Severity, summary: String, help: String, guidance: String,
+                notAFinding: String = "", options: [RuleOption] = []) {
+        self.id = id
+        self.name = name
+        self.severity = severity
+        self.summary = summary
+        self.help = help
+        self.guidance = guidance
+        self.notAFinding = notAFinding
+        self.options = options
+    }
+
+    public func option(_ name: String) -> RuleOption? { options.first { $0.name == name } }
+
+    /// "5 reads / 10s" style summary of the options' values.
+    public func thresholds(_ values: [String: Int64]? = nil) -> String {
+        options.map { o in o.name + "=" + o.format(values?[o.name] ?? o.defaultValue) }.joined(separator: ", ")
+    }
+}
+
+/// The effective settings of one rule for one capture: catalogue defaults overlaid with configuration.
+public struct RuleSettings: Sendable {
+    public var enabled: Bool
+    public var severity: Severity
+    public var values: [String: Int64]
+    /// Extra characteristic UUIDs that hold personal data (BLE601).
+    public var sensitiveCharacteristics: [BluetoothUUID]
+
+    public init(info: RuleInfo, enabled: Bool = true, severity: Severity? = nil, values: [String: Int64] = [:],
+                sensitiveCharacteristics: [BluetoothUUID] = []) {
+        self.enabled = enabled
+        self.severity = severity ?? info.severity
+        var v: [String: Int64] = [:]
+        for o in info.options { v[o.name] = o.defaultValue }
+        for (k, x) in values { v[k] = x }
+        self.values = v
+        self.sensitiveCharacteristics = sensitiveCharacteristics
+    }
+
+    public func count(_ name: String) -> Int { Int(clamping: values[name] ?? 0) }
+    public func duration(_ name: String) -> Int64 { values[name] ?? 0 }
+    public func flag(_ name: String) -> Bool { (values[name] ?? 0) != 0 }
+}
+
+/// One check over the event stream. A rule keeps small per-connection or per-advertiser state, sees
+/// every event once in frame order, and emits findings as soon as it has decided them; `finish` is
+/// called once at the end of the capture for what was still open.
+public protocol AuditRule {
+    static var info: RuleInfo { get }
+    var settings: RuleSettings { get }
+    init(settings: RuleSettings)
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void)
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void)
+}
+
+extension AuditRule {
+    /// A finding of this rule at its configured severity (or `severity` for a lesser variant).
+    func finding(_ message: String, subject: FindingSubject, evidence: [FrameRef], decisive: FrameRef,
+                 detail: String = "", severity: Severity? = nil) -> Finding {
+        Finding(rule: Self.info.id, ruleName: Self.info.name, severity: severity ?? settings.severity,
+                message: message, subject: subject, evidence: evidence, decisive: decisive, detail: detail)
+    }
+}
+
+/// The registry: adding a rule is one file and one line here.
+public enum AuditRules {
+    public static var all: [any AuditRule.Type] { [
+        BLE101ScanDuplicatesAllowed.self,
+        BLE102ScanNotStopped.self,
+        BLE103ScanLongRunning.self,
+        BLE201FullServiceDiscovery.self,
+        BLE202FullCharacteristicDiscovery.self,
+        BLE203RediscoveryOnReconnect.self,
+        BLE301PollingRead.self,
+        BLE302RedundantRead.self,
+        BLE303TruncatedNotification.self,
+        BLE304SmallMTULongValues.self,
+        BLE401IdleConnection.self,
+        BLE402ReconnectBeforeDisconnected.self,
+        BLE403ATTRequestPipelining.self,
+        BLE501AdvDataInvalid.self,
+        BLE502AdvServicesOverflow.self,
+        BLE503LocalNameTruncated.self,
+        BLE504AdvWhileConnected.self,
+        BLE505AdvIntervalAggressive.self,
+        BLE601SensitiveDataUnencrypted.self,
+        BLE602JustWorksPairing.self,
+    ] }
+
+    public static var infos: [RuleInfo] { all.map { $0.info } }
+
+    /// By id ("BLE301") or name ("polling-read"), case-insensitive.
+    public static func type(named key: String) -> (any AuditRule.Type)? {
+        let k = key.lowercased()
+        return all.first { $0.info.id.lowercased() == k || $0.info.name == k }
+    }
+}

@@ -1,0 +1,84 @@
+import Decoders
+
+/// Runs every enabled rule over one capture's events in one pass. Memory stays flat: each rule keeps
+/// only bounded per-connection or per-advertiser state.
+public final class Auditor {
+    public let capturePath: String?
+    private var rules: [any AuditRule]
+    private var findings: [Finding] = []
+    private let baseline: Baseline?
+    private var lastFrame: FrameRef?
+    /// Called with each finding as soon as a rule decided it (live capture prints these).
+    public var onFinding: ((Finding) -> Void)?
+
+    public init(configuration: AuditConfiguration = AuditConfiguration(), capturePath: String? = nil,
+                baseline: Baseline? = nil, onFinding: ((Finding) -> Void)? = nil) {
+        self.capturePath = capturePath
+        self.baseline = baseline
+        self.onFinding = onFinding
+        let settings = configuration.settings(for: capturePath)
+        rules = AuditRules.all.compactMap { t in
+            guard let s = settings[t.info.id], s.enabled else { return nil }
+            return t.init(settings: s)
+        }
+    }
+
+    /// Ids of the rules that run, in catalogue order.
+    public var enabledRules: [String] { rules.map { type(of: $0).info.id } }
+
+    public func observe(_ event: AuditEvent, at frame: FrameRef) {
+        lastFrame = frame
+        for i in rules.indices { rules[i].observe(event, at: frame, emit: accept) }
+    }
+
+    /// Closes what is still open and returns every finding, sorted by first frame.
+    public func finish(at frame: FrameRef? = nil) -> [Finding] {
+        let end = frame ?? lastFrame
+        for i in rules.indices { rules[i].finish(at: end, emit: accept) }
+        return findings.sorted(by: Finding.inReportOrder)
+    }
+
+    private func accept(_ f: Finding) {
+        var f = f
+        if let b = baseline, b.contains(f) { f.suppressed = true }
+        findings.append(f)
+        onFinding?(f)
+    }
+}
+
+/// Accepted findings, by fingerprint: they are reported as suppressed and do not fail a run.
+///
+/// One finding per line: `<rule> <fingerprint>  <capture>: <message>`; `#` starts a comment.
+public struct Baseline: Sendable {
+    public var fingerprints: Set<String>
+
+    public init(fingerprints: Set<String> = []) { self.fingerprints = fingerprints }
+
+    public func contains(_ f: Finding) -> Bool { fingerprints.contains(f.fingerprint) }
+
+    public static func parse(_ text: String) -> Baseline {
+        var set = Set<String>()
+        for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+            let t = String(line).trimmingWhitespace()
+            guard !t.isEmpty, !t.hasPrefix("#") else { continue }
+            let parts = t.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            if parts.count >= 2 { set.insert(String(parts[1])) } else { set.insert(String(parts[0])) }
+        }
+        return Baseline(fingerprints: set)
+    }
+
+    public static func render(_ audits: [CaptureAudit]) -> String {
+        var s = "# blesniff audit baseline: findings accepted as known. One per line: rule fingerprint  capture: message\n"
+        var seen = Set<String>()
+        for a in audits {
+            for f in a.findings where seen.insert(f.fingerprint).inserted {
+                s += f.rule + " " + f.fingerprint + "  " + a.path + ": " + f.message.replacingNewlines() + "\n"
+            }
+        }
+        return s
+    }
+}
+
+extension String {
+    func replacingNewlines() -> String { String(map { $0 == "\n" || $0 == "\r" ? " " : $0 }) }
+}

@@ -1,0 +1,173 @@
+import Decoders
+
+/// How bad a finding is. Ordered: note < warning < error.
+public enum Severity: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
+    case note = 1, warning = 2, error = 3
+
+    public var name: String {
+        switch self {
+        case .note: return "note"
+        case .warning: return "warning"
+        case .error: return "error"
+        }
+    }
+    public var description: String { name }
+
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "note", "info": self = .note
+        case "warning", "warn": self = .warning
+        case "error": self = .error
+        default: return nil
+        }
+    }
+
+    public static func < (a: Severity, b: Severity) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// What a finding is about: one connection, one advertiser, or this host's own controller.
+public struct FindingSubject: Sendable, Hashable {
+    public enum Kind: String, Sendable { case connection, advertiser, host }
+    public var kind: Kind
+    public var adapter: UInt16
+    /// Sequential connection number in the capture (1-based), for connections.
+    public var connectionID: Int?
+    /// HCI connection handle, for connections.
+    public var handle: UInt16?
+    /// The peer's or advertiser's address, when known.
+    public var address: BDAddr?
+    public var addressType: UInt8?
+
+    public static func connection(_ c: Connection) -> FindingSubject {
+        FindingSubject(kind: .connection, adapter: c.adapter, connectionID: c.id, handle: c.handle,
+                       address: c.peer, addressType: c.peerAddressType)
+    }
+
+    public static func advertiser(adapter: UInt16, address: BDAddr?) -> FindingSubject {
+        address == nil ? .host(adapter: adapter)
+            : FindingSubject(kind: .advertiser, adapter: adapter, address: address)
+    }
+
+    public static func host(adapter: UInt16) -> FindingSubject {
+        FindingSubject(kind: .host, adapter: adapter)
+    }
+
+    /// "connection #2 (handle 0x0040, 00:1B:DC:07:32:A1)", "advertiser 5A:...", "this host (adapter 0)".
+    public var label: String {
+        switch kind {
+        case .connection:
+            var s = "connection #" + String(connectionID ?? 0) + " (handle " + Hex.prefixed(handle ?? 0, width: 4)
+            if let a = address { s += ", " + a.description }
+            return s + ")"
+        case .advertiser:
+            return "advertiser " + (address?.description ?? "?")
+        case .host:
+            return "this host (adapter " + String(adapter) + ")"
+        }
+    }
+
+    /// The part of the fingerprint that names the subject: stable across captures of the same device,
+    /// so it uses the address, never the connection number, unless the address is unknown.
+    var fingerprintKey: String {
+        switch kind {
+        case .connection:
+            if let a = address { return "peer " + a.description }
+            return "connection " + String(connectionID ?? 0)
+        case .advertiser: return "advertiser " + (address?.description ?? "?")
+        case .host: return "host " + String(adapter)
+        }
+    }
+}
+
+/// One breach of a rule, with the evidence that proves it.
+public struct Finding: Sendable {
+    public var rule: String
+    public var ruleName: String
+    public var severity: Severity
+    /// One line with the measured figure.
+    public var message: String
+    public var subject: FindingSubject
+    /// The frames that prove it, in frame order: the first evidence first.
+    public var evidence: [FrameRef]
+    /// The frame that decided it (the report's location).
+    public var decisive: FrameRef
+    /// Stable across runs and captures: rule, subject and attribute, never frame numbers.
+    public var fingerprint: String
+    /// True when a baseline accepted it: reported, but not failed.
+    public var suppressed: Bool = false
+
+    public init(rule: String, ruleName: String, severity: Severity, message: String, subject: FindingSubject,
+                evidence: [FrameRef], decisive: FrameRef, detail: String = "") {
+        self.rule = rule
+        self.ruleName = ruleName
+        self.severity = severity
+        self.message = message
+        self.subject = subject
+        var ev: [FrameRef] = []
+        for f in (evidence + [decisive]).sorted(by: { $0.number < $1.number }) where ev.last?.number != f.number {
+            ev.append(f)
+        }
+        self.evidence = ev
+        self.decisive = decisive
+        fingerprint = Fingerprint.make([rule, subject.fingerprintKey, detail])
+    }
+
+    public var firstFrame: FrameRef { evidence.first ?? decisive }
+
+    /// By first frame, then decisive frame, then rule id.
+    public static func inReportOrder(_ a: Finding, _ b: Finding) -> Bool {
+        let a1 = a.firstFrame.number, b1 = b.firstFrame.number
+        if a1 != b1 { return a1 < b1 }
+        if a.decisive.number != b.decisive.number { return a.decisive.number < b.decisive.number }
+        return a.rule < b.rule
+    }
+}
+
+/// FNV-1a 64-bit over the parts joined by "|", as 16 hex digits: cheap, stable and dependency free.
+public enum Fingerprint {
+    public static func make(_ parts: [String]) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        var first = true
+        for p in parts {
+            if !first { h = (h ^ UInt64(UInt8(ascii: "|"))) &* 0x0000_0100_0000_01B3 }
+            first = false
+            for b in p.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        }
+        return Hex.padded(h, width: 16).lowercased()
+    }
+}
+
+/// Helpers for messages.
+enum Say {
+    /// Seconds with one decimal: "4.1 s".
+    static func seconds(_ ns: Int64) -> String {
+        let tenths = (ns.magnitude + 50_000_000) / 100_000_000
+        return String(tenths / 10) + "." + String(tenths % 10) + " s"
+    }
+
+    /// Milliseconds, whole: "120 ms".
+    static func millis(_ ns: Int64) -> String { String((ns.magnitude + 500_000) / 1_000_000) + " ms" }
+
+    static func plural(_ n: Int, _ one: String, _ many: String? = nil) -> String {
+        String(n) + " " + (n == 1 ? one : (many ?? one + "s"))
+    }
+
+    static func handle(_ h: UInt16) -> String { Hex.prefixed(h, width: 4) }
+
+    /// "handle 0x002A (Battery Level 0x2A19)".
+    static func attribute(_ h: UInt16?, _ uuid: BluetoothUUID?) -> String {
+        var s = h.map { "handle " + handle($0) } ?? "handle ?"
+        if let u = uuid {
+            let name = AssignedNumbers.name(u)
+            s += " (" + (name.map { $0 + " " } ?? "") + u.description + ")"
+        }
+        return s
+    }
+
+    /// A duration option as written in configuration: "10s", "500ms".
+    static func duration(_ ns: Int64) -> String {
+        if ns % 1_000_000_000 == 0 { return String(ns / 1_000_000_000) + "s" }
+        if ns % 1_000_000 == 0 { return String(ns / 1_000_000) + "ms" }
+        return String(ns / 1000) + "us"
+    }
+}

@@ -1,0 +1,81 @@
+import Decoders
+
+/// Scanning with duplicate filtering off makes the controller report every advertising packet of
+/// every device, waking the host for each: the radio and the host pay for data the app rarely needs.
+struct BLE101ScanDuplicatesAllowed: AuditRule {
+    static let info = RuleInfo(
+        id: "BLE101", name: "scan-duplicates-allowed", severity: .warning,
+        summary: "Scanning with duplicate filtering off (allow duplicates)",
+        help: """
+            Scan with duplicate filtering on unless the app really needs every advertising packet (for \
+            example to track RSSI continuously). With filtering off the controller forwards each packet of \
+            each nearby device to the host, which costs power on both sides and floods the app with \
+            reports it throws away. Filtering that is reset each scan period (value 2) is reported as a note.
+            """,
+        guidance: "Core Bluetooth Programming Guide: use the allow-duplicates scan option only when necessary",
+        notAFinding: "filter_duplicates=1; filter_duplicates=2 (reset each period) is only a note; a scan that brought in no report")
+
+    /// One scan with filtering off or periodic, and what it brought in.
+    struct Scan {
+        var start: FrameRef
+        var mode: UInt8
+        var extended: Bool
+        var reports = 0
+        var perAdvertiser = BoundedMap<BDAddr, Int>(capacity: 10_000)
+        var devicesOverflow = 0
+        var lastReport: FrameRef?
+    }
+
+    let settings: RuleSettings
+    private var scans: [UInt16: Scan] = [:]
+
+    init(settings: RuleSettings) { self.settings = settings }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        switch event {
+        case .scanEnable(let adapter, let enabled, let filter, let extended):
+            if enabled {
+                if let s = scans[adapter], s.mode == filter { return }  // re-issued: the same scan goes on
+                if let s = scans.removeValue(forKey: adapter) { report(s, adapter: adapter, end: frame, emit: emit) }
+                if filter != 1 { scans[adapter] = Scan(start: frame, mode: filter, extended: extended) }
+            } else if let s = scans.removeValue(forKey: adapter) {
+                report(s, adapter: adapter, end: frame, emit: emit)
+            }
+        case .advertisingReport(let adapter, let address, _, _, _):
+            guard scans[adapter] != nil else { return }
+            scans[adapter]!.reports += 1
+            scans[adapter]!.lastReport = frame
+            let before = scans[adapter]!.perAdvertiser.count
+            scans[adapter]!.perAdvertiser.update(address, default: 0) { $0 += 1 }
+            if before == 10_000 && scans[adapter]!.perAdvertiser[address] == 1 { scans[adapter]!.devicesOverflow += 1 }
+        default: break
+        }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+        for (adapter, s) in scans.sorted(by: { $0.key < $1.key }) {
+            report(s, adapter: adapter, end: frame ?? s.lastReport ?? s.start, emit: emit)
+        }
+        scans.removeAll()
+    }
+
+    private func report(_ s: Scan, adapter: UInt16, end: FrameRef, emit: (Finding) -> Void) {
+        // Stacks restart scans often (Android every few seconds); one that brought in nothing cost
+        // nothing the capture can show.
+        guard s.reports > 0 else { return }
+        let devices = s.perAdvertiser.count + s.devicesOverflow
+        let command = s.extended ? "LE Set Extended Scan Enable" : "LE Set Scan Enable"
+        var msg = Say.plural(s.reports, "advertising report") + " from " + Say.plural(devices, "device") + " in "
+            + Say.seconds(end.time &- s.start.time)
+        msg += s.mode == 2 ? " with duplicate filtering reset each scan period" : " with duplicate filtering off"
+        msg += " (" + command + ", filter_duplicates=" + String(s.mode) + ")"
+        if let top = s.perAdvertiser.storage.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }),
+           top.value > 1 {
+            msg += "; up to " + String(top.value) + " from " + top.key.description
+        }
+        var evidence = [s.start]
+        if let r = s.lastReport { evidence.append(r) }
+        emit(finding(msg, subject: .host(adapter: adapter), evidence: evidence, decisive: s.start,
+                     detail: "filter " + String(s.mode), severity: s.mode == 2 ? .note : nil))
+    }
+}

@@ -1,0 +1,73 @@
+import Decoders
+
+/// A central that keeps scanning once it has connected wastes radio time and slows the connection
+/// (the controller interleaves scan windows with connection events).
+struct BLE102ScanNotStopped: AuditRule {
+    static let info = RuleInfo(
+        id: "BLE102", name: "scan-not-stopped", severity: .warning,
+        summary: "Scanning left on after connecting to the device found",
+        help: """
+            Stop scanning once the device to connect to has been found. Scanning that is still enabled \
+            some seconds after this host's own connection completed, or that is never disabled before the \
+            capture ends although a connection was made, keeps the radio busy for nothing and takes air \
+            time from the new connection.
+            """,
+        guidance: "Core Bluetooth Programming Guide: scan only when you need to; stop once you found the device",
+        notAFinding: "scanning disabled before or at the connection; passive monitoring captures with no connection",
+        options: [RuleOption("grace", .duration, 2_000_000_000, "how long scanning may stay on after the connection")])
+
+    struct Scan {
+        var start: FrameRef
+        /// The first connection this host initiated while the scan ran, not yet judged.
+        var connection: (FrameRef, Connection)?
+        var flagged = false
+    }
+
+    let settings: RuleSettings
+    private var scans: [UInt16: Scan] = [:]
+
+    init(settings: RuleSettings) { self.settings = settings }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        check(now: frame, emit: emit)
+        switch event {
+        case .scanEnable(let adapter, let enabled, _, _):
+            if enabled {
+                if scans[adapter] == nil { scans[adapter] = Scan(start: frame) }
+            } else {
+                scans[adapter] = nil
+            }
+        case .connected(let c):
+            guard c.isCentral == true, var s = scans[c.adapter], s.connection == nil, !s.flagged else { return }
+            s.connection = (frame, c)
+            scans[c.adapter] = s
+        default: break
+        }
+    }
+
+    /// Judges pending connections whose grace period has passed while scanning stayed on.
+    private mutating func check(now: FrameRef, emit: (Finding) -> Void) {
+        let grace = settings.duration("grace")
+        for (adapter, s) in scans {
+            guard let (connected, c) = s.connection, !s.flagged, now.time &- connected.time > grace else { continue }
+            emit(finding("scanning still enabled " + Say.seconds(now.time &- connected.time)
+                            + " after this host connected to " + (c.peer?.description ?? "the peer")
+                            + " (scan started " + Say.seconds(connected.time &- s.start.time) + " before)",
+                         subject: .connection(c), evidence: [s.start, connected, now], decisive: now))
+            scans[adapter]!.flagged = true
+        }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+        if let f = frame { check(now: f, emit: emit) }
+        for (_, s) in scans.sorted(by: { $0.key < $1.key }) {
+            guard let (connected, c) = s.connection, !s.flagged else { continue }
+            let end = frame ?? connected
+            emit(finding("scanning never disabled before the capture ended, although this host connected to "
+                            + (c.peer?.description ?? "the peer") + " (" + Say.seconds(end.time &- connected.time)
+                            + " before the end)",
+                         subject: .connection(c), evidence: [s.start, connected], decisive: connected))
+        }
+        scans.removeAll()
+    }
+}

@@ -1,0 +1,57 @@
+import Decoders
+
+/// A scan that runs for minutes without leading to a connection is usually a scan nobody stopped.
+struct BLE103ScanLongRunning: AuditRule {
+    static let info = RuleInfo(
+        id: "BLE103", name: "scan-long-running", severity: .note,
+        summary: "One scan kept on for a long time with no connection attempt",
+        help: """
+            Scan only while the app needs results, and stop the scan when it has them or gives up. A scan \
+            that stays on for a long time without any connection attempt drains the battery of the \
+            scanning device.
+            """,
+        guidance: "Core Bluetooth Programming Guide: scan only when you need to",
+        options: [RuleOption("duration", .duration, 60_000_000_000, "longest scan without a connection attempt")])
+
+    struct Scan {
+        var start: FrameRef
+        var attempted = false
+        var last: FrameRef
+    }
+
+    let settings: RuleSettings
+    private var scans: [UInt16: Scan] = [:]
+
+    init(settings: RuleSettings) { self.settings = settings }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        switch event {
+        case .scanEnable(let adapter, let enabled, _, _):
+            if enabled {
+                if scans[adapter] == nil { scans[adapter] = Scan(start: frame, last: frame) }
+            } else if let s = scans.removeValue(forKey: adapter) {
+                judge(s, adapter: adapter, end: frame, stopped: true, emit: emit)
+            }
+        case .createConnection(let adapter, _, _):
+            scans[adapter]?.attempted = true
+        case .advertisingReport(let adapter, _, _, _, _):
+            scans[adapter]?.last = frame
+        default: break
+        }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+        for (adapter, s) in scans.sorted(by: { $0.key < $1.key }) {
+            judge(s, adapter: adapter, end: frame ?? s.last, stopped: false, emit: emit)
+        }
+        scans.removeAll()
+    }
+
+    private func judge(_ s: Scan, adapter: UInt16, end: FrameRef, stopped: Bool, emit: (Finding) -> Void) {
+        let length = end.time &- s.start.time
+        guard !s.attempted, length > settings.duration("duration") else { return }
+        emit(finding("scan enabled for " + Say.seconds(length) + " with no connection attempt"
+                        + (stopped ? "" : " (still on at the end of the capture)"),
+                     subject: .host(adapter: adapter), evidence: [s.start, end], decisive: end))
+    }
+}

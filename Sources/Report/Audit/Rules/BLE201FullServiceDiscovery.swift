@@ -1,0 +1,83 @@
+import Decoders
+
+/// Discovering every primary service costs one round trip per few services, on every connection,
+/// when the app only ever uses one or two of them.
+struct BLE201FullServiceDiscovery: AuditRule {
+    static let info = RuleInfo(
+        id: "BLE201", name: "full-service-discovery", severity: .warning,
+        summary: "Discover All Primary Services instead of discovery by service UUID",
+        help: """
+            Discover only the services the app uses: pass their UUIDs to service discovery instead of \
+            nothing. Discovering all primary services (ATT Read By Group Type for 0x2800 from handle \
+            0x0001 to the end of the database) takes several round trips and keeps the connection busy at \
+            its most power-hungry time; discovery by UUID (Find By Type Value) needs one per service.
+            """,
+        guidance: "Core Bluetooth Programming Guide: discover only the services that you need",
+        notAFinding: "Find By Type Value Request (0x06) for 0x2800 with a service UUID (discovery by UUID)")
+
+    struct State {
+        var connection: Connection
+        var first: FrameRef
+        var last: FrameRef
+        var requests = 1
+        var reachedEnd = false
+        var awaitingResponse = true
+        var used: Set<BluetoothUUID> = []
+    }
+
+    let settings: RuleSettings
+    private var states = ConnectionTable<State>(capacity: 4096)
+
+    init(settings: RuleSettings) { self.settings = settings }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        switch event {
+        case .att(let c, let a):
+            if a.origin == .local, a.kind == .request, a.opcode == ATTOpcode.readByGroupTypeRequest,
+               a.attributeType == GATTType.primaryService {
+                if states[c.id] == nil {
+                    if a.handle == 0x0001 && (a.endHandle ?? 0xFFFF) == 0xFFFF {
+                        states[c.id] = State(connection: c, first: frame, last: frame)
+                    }
+                } else {
+                    states.update(c.id, default: State(connection: c, first: frame, last: frame)) {
+                        $0.requests += 1
+                        $0.last = frame
+                        $0.awaitingResponse = true
+                    }
+                }
+                return
+            }
+            guard states[c.id] != nil else { return }
+            states.update(c.id, default: State(connection: c, first: frame, last: frame)) { s in
+                if a.origin == .remote, a.kind == .response, s.awaitingResponse {
+                    s.awaitingResponse = false
+                    // Attribute Not Found ends the walk: the client went to the end of the database.
+                    if a.opcode == ATTOpcode.errorResponse { s.reachedEnd = true }
+                }
+                if a.usesAttribute, let svc = a.service, s.used.count < 256 { s.used.insert(svc) }
+            }
+        case .disconnected(let c, _):
+            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
+        default: break
+        }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+        for s in states.storage.values.sorted(by: { $0.first.number < $1.first.number }) { report(s, emit: emit) }
+        states.removeAll()
+    }
+
+    private func report(_ s: State, emit: (Finding) -> Void) {
+        var msg = "Discover All Primary Services (Read By Group Type 0x2800 from 0x0001) in "
+            + Say.plural(s.requests, "request") + (s.reachedEnd ? " to the end of the database" : "")
+            + "; " + Say.plural(s.used.count, "service") + " used afterwards"
+        if !s.used.isEmpty {
+            msg += " (" + s.used.sorted().prefix(4).map { u in
+                (AssignedNumbers.serviceName(u).map { $0 + " " } ?? "") + u.description
+            }.joined(separator: ", ") + (s.used.count > 4 ? ", ..." : "") + ")"
+        }
+        emit(finding(msg, subject: .connection(s.connection), evidence: [s.first, s.last], decisive: s.first,
+                     detail: "all primary services"))
+    }
+}

@@ -1,0 +1,95 @@
+import Decoders
+
+/// Characteristic and descriptor discovery over ranges the app never touches afterwards is
+/// wasted air time.
+struct BLE202FullCharacteristicDiscovery: AuditRule {
+    static let info = RuleInfo(
+        id: "BLE202", name: "full-characteristic-discovery", severity: .warning,
+        summary: "Characteristics discovered over the whole database or in services never used",
+        help: """
+            Discover only the characteristics the app uses, and only in the services it uses. \
+            Characteristic discovery (Read By Type for 0x2803) or descriptor discovery (Find Information) \
+            over 0x0001-0xFFFF, or over the range of a service none of whose characteristics is read, \
+            written or subscribed to afterwards, costs round trips for nothing.
+            """,
+        guidance: "Core Bluetooth Programming Guide: discover only the characteristics that you need",
+        notAFinding: "characteristic discovery limited to services that are then used")
+
+    struct Range {
+        var start: UInt16
+        var end: UInt16
+        var frame: FrameRef
+        var service: BluetoothUUID?
+        var used = false
+    }
+
+    struct State {
+        var connection: Connection
+        var ranges: [Range] = []
+        var flaggedWhole: Set<UInt8> = []
+    }
+
+    let settings: RuleSettings
+    private var states = ConnectionTable<State>(capacity: 4096)
+
+    init(settings: RuleSettings) { self.settings = settings }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        switch event {
+        case .att(let c, let a):
+            let isCharDiscovery = a.opcode == ATTOpcode.readByTypeRequest && a.attributeType == GATTType.characteristic
+            let isDescDiscovery = a.opcode == ATTOpcode.findInformationRequest
+            if a.origin == .local, a.kind == .request, isCharDiscovery || isDescDiscovery, let start = a.handle {
+                let end = a.endHandle ?? 0xFFFF
+                if start == 0x0001 && end == 0xFFFF {
+                    let done = states.update(c.id, default: State(connection: c)) { $0.flaggedWhole.insert(a.opcode).inserted }
+                    if done {
+                        emit(finding((isCharDiscovery ? "characteristic discovery (Read By Type 0x2803)"
+                                                      : "descriptor discovery (Find Information)")
+                                        + " over the whole database 0x0001-0xFFFF",
+                                      subject: .connection(c), evidence: [frame], decisive: frame,
+                                      detail: isCharDiscovery ? "whole characteristics" : "whole descriptors"))
+                    }
+                    return
+                }
+                guard isCharDiscovery else { return }
+                states.update(c.id, default: State(connection: c)) { s in
+                    // A continuation keeps the end handle and starts inside the range already recorded.
+                    if s.ranges.contains(where: { $0.end == end && $0.start <= start }) { return }
+                    if s.ranges.count < 64 {
+                        s.ranges.append(Range(start: start, end: end, frame: frame, service: a.service))
+                    }
+                }
+                return
+            }
+            guard a.usesAttribute, let h = a.handle, states[c.id] != nil else { return }
+            states.update(c.id, default: State(connection: c)) { s in
+                for i in s.ranges.indices where !s.ranges[i].used && s.ranges[i].start <= h && h <= s.ranges[i].end {
+                    s.ranges[i].used = true
+                }
+            }
+        case .disconnected(let c, _):
+            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
+        default: break
+        }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+        for s in states.storage.values.sorted(by: { $0.connection.id < $1.connection.id }) { report(s, emit: emit) }
+        states.removeAll()
+    }
+
+    private func report(_ s: State, emit: (Finding) -> Void) {
+        let unused = s.ranges.filter { !$0.used }
+        guard let first = unused.first, let last = unused.last else { return }
+        let list = unused.prefix(4).map { r in
+            var t = Say.handle(r.start) + "-" + Say.handle(r.end)
+            if let u = r.service { t += " (" + (AssignedNumbers.serviceName(u).map { $0 + " " } ?? "") + u.description + ")" }
+            return t
+        }.joined(separator: ", ") + (unused.count > 4 ? ", ..." : "")
+        emit(finding("characteristic discovery over " + Say.plural(unused.count, "service range")
+                        + " whose characteristics were never used: " + list,
+                     subject: .connection(s.connection), evidence: [first.frame, last.frame], decisive: first.frame,
+                     detail: "unused ranges"))
+    }
+}

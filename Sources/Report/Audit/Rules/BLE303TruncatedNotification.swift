@@ -1,0 +1,76 @@
+import Decoders
+
+/// A notification that exactly fills the PDU is often a value cut to fit; the central then reads it
+/// to get the rest, so each update costs a notification plus a read round trip.
+struct BLE303TruncatedNotification: AuditRule {
+    static let info = RuleInfo(
+        id: "BLE303", name: "truncated-notification", severity: .note,
+        summary: "Notifications filling ATT_MTU-3 followed by a read of the same handle",
+        help: """
+            Send the entire value in one notification. A notification carries at most ATT_MTU-3 bytes; a \
+            value that does not fit is truncated, and the central has to read the characteristic to get \
+            it whole. Negotiate a larger ATT_MTU or make the value fit.
+            """,
+        guidance: "Core Bluetooth Programming Guide: send the entire value in one notification")
+
+    struct Handle {
+        var pending: FrameRef?
+        var count = 0
+        var length = 0
+        var first: (FrameRef, FrameRef)?
+    }
+
+    struct State {
+        var connection: Connection
+        var handles = BoundedMap<UInt16, Handle>(capacity: 256)
+    }
+
+    let settings: RuleSettings
+    private var states = ConnectionTable<State>(capacity: 4096)
+
+    init(settings: RuleSettings) { self.settings = settings }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        switch event {
+        case .att(let c, let a):
+            guard let h = a.handle else { return }
+            if a.origin == .remote, a.opcode == ATTOpcode.notification || a.opcode == ATTOpcode.indication {
+                let full = a.valueLength > 0 && a.valueLength == a.mtu - 3
+                states.update(c.id, default: State(connection: c)) { s in
+                    if full {
+                        s.handles.update(h, default: Handle()) { $0.pending = frame; $0.length = a.valueLength }
+                    } else if s.handles[h] != nil {
+                        s.handles.update(h, default: Handle()) { $0.pending = nil }
+                    }
+                }
+            } else if a.origin == .local, a.kind == .request, a.isValueRead, states[c.id]?.handles[h]?.pending != nil {
+                states.update(c.id, default: State(connection: c)) { s in
+                    s.handles.update(h, default: Handle()) { r in
+                        if r.first == nil, let p = r.pending { r.first = (p, frame) }
+                        r.count += 1
+                        r.pending = nil
+                    }
+                }
+            }
+        case .disconnected(let c, _):
+            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
+        default: break
+        }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+        for s in states.storage.values.sorted(by: { $0.connection.id < $1.connection.id }) { report(s, emit: emit) }
+        states.removeAll()
+    }
+
+    private func report(_ s: State, emit: (Finding) -> Void) {
+        for (h, r) in s.handles.storage.sorted(by: { $0.key < $1.key }) {
+            guard let (n, read) = r.first, r.count > 0 else { continue }
+            emit(finding(Say.plural(r.count, "notification") + " of handle " + Say.handle(h) + " filled ATT_MTU-3 ("
+                            + String(r.length) + " bytes) and " + (r.count == 1 ? "was" : "were")
+                            + " followed by a read of the same handle",
+                         subject: .connection(s.connection), evidence: [n, read], decisive: read,
+                         detail: Say.handle(h)))
+        }
+    }
+}

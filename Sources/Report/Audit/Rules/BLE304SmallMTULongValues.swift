@@ -1,0 +1,59 @@
+import Decoders
+
+/// Long values moved 22 bytes at a time cost a round trip per chunk; one MTU exchange at the start
+/// of the connection usually removes most of them.
+struct BLE304SmallMTULongValues: AuditRule {
+    static let info = RuleInfo(
+        id: "BLE304", name: "small-mtu-long-values", severity: .note,
+        summary: "Read Blob / Prepare Write at the default ATT_MTU of 23 with no MTU exchange",
+        help: """
+            Exchange a larger ATT_MTU before moving long values. At the default ATT_MTU of 23 a long read \
+            or write is split into 22-byte Read Blob or 18-byte Prepare Write transactions, one round trip \
+            each; both sides of most stacks support far larger MTUs.
+            """,
+        guidance: "ATT efficiency (Core Vol 3 Part F 3.4.2, 3.4.4.5, 3.4.6.1)")
+
+    struct State {
+        var connection: Connection
+        var exchanged = false
+        var count = 0
+        var first: FrameRef?
+        var last: FrameRef?
+    }
+
+    let settings: RuleSettings
+    private var states = ConnectionTable<State>(capacity: 4096)
+
+    init(settings: RuleSettings) { self.settings = settings }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        switch event {
+        case .att(let c, let a):
+            if a.opcode == ATTOpcode.exchangeMTURequest || a.opcode == ATTOpcode.exchangeMTUResponse {
+                states.update(c.id, default: State(connection: c)) { $0.exchanged = true }
+            } else if a.origin == .local, a.kind == .request, a.mtu <= 23,
+                      a.opcode == ATTOpcode.readBlobRequest || a.opcode == ATTOpcode.prepareWriteRequest {
+                states.update(c.id, default: State(connection: c)) { s in
+                    guard !s.exchanged else { return }
+                    s.count += 1
+                    if s.first == nil { s.first = frame }
+                    s.last = frame
+                }
+            }
+        case .disconnected(let c, _):
+            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
+        default: break
+        }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+        for s in states.storage.values.sorted(by: { $0.connection.id < $1.connection.id }) { report(s, emit: emit) }
+        states.removeAll()
+    }
+
+    private func report(_ s: State, emit: (Finding) -> Void) {
+        guard let first = s.first, let last = s.last else { return }
+        emit(finding(Say.plural(s.count, "Read Blob / Prepare Write request") + " at ATT_MTU 23 with no MTU exchange tried",
+                     subject: .connection(s.connection), evidence: [first, last], decisive: first, detail: "mtu 23"))
+    }
+}

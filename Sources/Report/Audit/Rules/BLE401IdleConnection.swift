@@ -1,0 +1,136 @@
+import Decoders
+
+/// An open connection that carries nothing still costs both sides a radio event every interval,
+/// and keeps the peripheral from advertising to others.
+struct BLE401IdleConnection: AuditRule {
+    static let info = RuleInfo(
+        id: "BLE401", name: "idle-connection", severity: .warning,
+        summary: "Connection kept open with no data, or after all notifications were switched off",
+        help: """
+            Disconnect when the app has all the data it needs, or when every subscription it had is \
+            switched off. An idle connection keeps both radios waking up at each connection interval and \
+            keeps the peripheral unavailable to other centrals.
+            """,
+        guidance: "Core Bluetooth Programming Guide: disconnect from a device when you no longer need it",
+        notAFinding: "connections with active notifications; connections where this host is the peripheral",
+        options: [RuleOption("idle", .duration, 30_000_000_000, "longest gap with no ATT or L2CAP data"),
+                  RuleOption("after-unsubscribe", .duration, 5_000_000_000,
+                             "time to disconnect after the last notification was switched off")])
+
+    struct State {
+        var connection: Connection
+        var lastData: FrameRef
+        var gap: (FrameRef, FrameRef)?
+        var subscribed: Set<UInt16> = []
+        var unsubscribed: FrameRef?
+        var unsubscribeFlagged = false
+    }
+
+    let settings: RuleSettings
+    private var states = ConnectionTable<State>(capacity: 4096)
+    private var pendingUnsubscribes = 0
+
+    init(settings: RuleSettings) { self.settings = settings }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        if pendingUnsubscribes > 0 { checkUnsubscribed(now: frame, emit: emit) }
+        switch event {
+        case .connected(let c):
+            guard c.isCentral != false else { return }
+            states[c.id] = State(connection: c, lastData: frame)
+        case .att(let c, let a):
+            data(c, frame)
+            guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
+                  a.opcode == ATTOpcode.writeRequest || a.opcode == ATTOpcode.writeCommand, states[c.id] != nil else { return }
+            pendingUnsubscribes += states.update(c.id, default: State(connection: c, lastData: frame)) { s in
+                if v & 0x3 != 0 {
+                    if s.subscribed.count < 256 { s.subscribed.insert(h) }
+                    defer { s.unsubscribed = nil; s.unsubscribeFlagged = false }
+                    return s.unsubscribed != nil && !s.unsubscribeFlagged ? -1 : 0
+                } else if s.subscribed.remove(h) != nil, s.subscribed.isEmpty, s.unsubscribed == nil {
+                    s.unsubscribed = frame
+                    return 1
+                }
+                return 0
+            }
+        case .pairing(let c, _):
+            data(c, frame)
+        case .disconnectCommand(let adapter, let handle, _):
+            guard let id = states.storage.first(where: { $0.value.connection.adapter == adapter
+                                                          && $0.value.connection.handle == handle })?.key,
+                  let s = states.removeValue(forKey: id) else { return }
+            close(s, at: frame, emit: emit)
+        case .disconnected(let c, _):
+            if let s = states.removeValue(forKey: c.id) { close(s, at: frame, emit: emit) }
+        default: break
+        }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+        if let f = frame, pendingUnsubscribes > 0 { checkUnsubscribed(now: f, emit: emit) }
+        for s in states.storage.values.sorted(by: { $0.connection.id < $1.connection.id }) {
+            var s = s
+            if let f = frame { gapEnds(&s, at: f) }
+            reportGap(s, stillOpen: true, emit: emit)
+        }
+        states.removeAll()
+    }
+
+    private mutating func data(_ c: Connection, _ frame: FrameRef) {
+        guard c.isCentral != false else { return }
+        let idle = settings.duration("idle")
+        states.update(c.id, default: State(connection: c, lastData: frame)) { s in
+            Self.gapEnds(&s, at: frame, idle: idle)
+            s.lastData = frame
+        }
+    }
+
+    /// Keeps the longest gap with no data while no notification was on.
+    private func gapEnds(_ s: inout State, at frame: FrameRef) {
+        Self.gapEnds(&s, at: frame, idle: settings.duration("idle"))
+    }
+
+    private static func gapEnds(_ s: inout State, at frame: FrameRef, idle: Int64) {
+        let gap = frame.time &- s.lastData.time
+        guard s.subscribed.isEmpty, gap > idle else { return }
+        if let g = s.gap, g.1.time &- g.0.time >= gap { return }
+        s.gap = (s.lastData, frame)
+    }
+
+    private mutating func close(_ s: State, at frame: FrameRef, emit: (Finding) -> Void) {
+        var s = s
+        if s.unsubscribed != nil && !s.unsubscribeFlagged {
+            pendingUnsubscribes -= 1
+            judgeUnsubscribed(&s, now: frame, emit: emit)
+        }
+        gapEnds(&s, at: frame)
+        reportGap(s, stillOpen: false, emit: emit)
+    }
+
+    private func reportGap(_ s: State, stillOpen: Bool, emit: (Finding) -> Void) {
+        guard let (from, to) = s.gap else { return }
+        emit(finding("no ATT or L2CAP data for " + Say.seconds(to.time &- from.time)
+                        + " with no notifications active" + (stillOpen ? " (still connected at the end of the capture)" : ""),
+                     subject: .connection(s.connection), evidence: [from, to], decisive: to, detail: "idle"))
+    }
+
+    private mutating func checkUnsubscribed(now: FrameRef, emit: (Finding) -> Void) {
+        for (id, var s) in states.storage where s.unsubscribed != nil && !s.unsubscribeFlagged {
+            if judgeUnsubscribed(&s, now: now, emit: emit) {
+                pendingUnsubscribes -= 1
+                states[id] = s
+            }
+        }
+    }
+
+    @discardableResult
+    private func judgeUnsubscribed(_ s: inout State, now: FrameRef, emit: (Finding) -> Void) -> Bool {
+        guard let u = s.unsubscribed, now.time &- u.time > settings.duration("after-unsubscribe") else { return false }
+        s.unsubscribeFlagged = true
+        emit(finding("all notifications switched off (CCCD written 0x0000) and no disconnect within "
+                        + Say.seconds(settings.duration("after-unsubscribe")) + " (still connected "
+                        + Say.seconds(now.time &- u.time) + " later)",
+                     subject: .connection(s.connection), evidence: [u, now], decisive: now, detail: "unsubscribed"))
+        return true
+    }
+}

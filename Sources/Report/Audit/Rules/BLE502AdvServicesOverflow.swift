@@ -1,0 +1,64 @@
+import Decoders
+
+/// Service UUIDs that do not fit in the packet are found only by scanners that look for them
+/// explicitly (a scan response request, or Apple's hashed overflow area).
+struct BLE502AdvServicesOverflow: AuditRule {
+    static let info = RuleInfo(
+        id: "BLE502", name: "adv-services-overflow", severity: .note,
+        summary: "Advertised service UUIDs overflow: incomplete list or Apple overflow area",
+        help: """
+            Advertise only the UUIDs of the primary services that identify the device. Those that do not \
+            fit end in an incomplete list or, on Apple devices, in the "overflow area" (manufacturer data \
+            of company 0x004C, type 0x01, a 128-bit hash bitmap) that only devices scanning for those \
+            exact UUIDs can match; a generic scanner does not see them.
+            """,
+        guidance: "Core Bluetooth Programming Guide: limit advertised service UUIDs to your primary services",
+        notAFinding: "complete lists of service UUIDs",
+        options: [includeReceivedOption])
+
+    let settings: RuleSettings
+    private var seen = BoundedMap<AdvertiserKey, UInt8>(capacity: 10_000)
+
+    init(settings: RuleSettings) { self.settings = settings }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        guard case .advertisingData(let adapter, let advertiser, let data, _, _, let byHost) = event,
+              byHost || settings.flag("include-received") else { return }
+        let key = AdvertiserKey(adapter: adapter, address: byHost ? nil : advertiser, host: byHost)
+        var flagged = seen[key] ?? 0
+        let before = flagged
+        var found: [(String, String)] = []
+        ADWalk.walk(data) { type, value in
+            switch type {
+            case 0x02, 0x04, 0x06:
+                guard flagged & 1 == 0 else { return }
+                flagged |= 1
+                let width = type == 0x02 ? 2 : type == 0x04 ? 4 : 16
+                var uuids: [String] = []
+                var i = value.startIndex
+                while i + width <= value.endIndex, uuids.count < 8 {
+                    if let u = BluetoothUUID(littleEndian: value[i..<(i + width)]) { uuids.append(u.description) }
+                    i += width
+                }
+                found.append(("incomplete list of " + String(width * 8) + "-bit service UUIDs (AD "
+                              + Hex.prefixed(type, width: 2) + ")" + (uuids.isEmpty ? "" : ": " + uuids.joined(separator: ", ")),
+                              "incomplete list"))
+            case 0xFF where ADWalk.isAppleOverflowArea(type, value):
+                guard flagged & 2 == 0 else { return }
+                flagged |= 2
+                var bits = 0
+                for b in value.dropFirst(3).prefix(16) { bits += b.nonzeroBitCount }
+                found.append(("Apple overflow area in manufacturer data (company 0x004C, type 0x01) with "
+                              + Say.plural(bits, "service UUID bit") + " set", "overflow area"))
+            default: break
+            }
+        }
+        guard flagged != before else { return }
+        seen[key] = flagged
+        for (msg, detail) in found {
+            emit(finding(msg, subject: key.subject, evidence: [frame], decisive: frame, detail: detail))
+        }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
+}

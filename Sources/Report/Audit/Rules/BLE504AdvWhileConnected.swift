@@ -1,0 +1,63 @@
+import Decoders
+
+/// A peripheral that is connected to the central it serves rarely needs to be discoverable too;
+/// advertising on keeps the radio busy and invites connections it does not want.
+struct BLE504AdvWhileConnected: AuditRule {
+    static let info = RuleInfo(
+        id: "BLE504", name: "adv-while-connected", severity: .warning,
+        summary: "Advertising re-enabled while connected as peripheral, and kept on",
+        help: """
+            Advertise only while the device needs to be found. The controller stops advertising when a \
+            central connects; re-enabling it while that connection is up costs power and air time. \
+            Peripherals meant to serve several centrals at once can switch this rule off.
+            """,
+        guidance: "Core Bluetooth Programming Guide: advertise only when you need to",
+        notAFinding: "multi-connection peripherals configured so (switch the rule off)",
+        options: [RuleOption("duration", .duration, 5_000_000_000, "how long advertising may stay on while connected")])
+
+    struct Adapter {
+        var connections: [Int: Connection] = [:]
+        var since: FrameRef?
+    }
+
+    let settings: RuleSettings
+    private var adapters: [UInt16: Adapter] = [:]
+
+    init(settings: RuleSettings) { self.settings = settings }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        switch event {
+        case .connected(let c) where c.isCentral == false:
+            // The controller stops advertising when a connection is made from it.
+            end(c.adapter, at: frame, emit: emit)
+            if adapters[c.adapter, default: Adapter()].connections.count < 64 {
+                adapters[c.adapter, default: Adapter()].connections[c.id] = c
+            }
+        case .disconnected(let c, _):
+            guard adapters[c.adapter]?.connections.removeValue(forKey: c.id) != nil else { return }
+            if adapters[c.adapter]?.connections.isEmpty == true { end(c.adapter, at: frame, emit: emit) }
+        case .advertisingEnable(let adapter, let enabled):
+            if enabled {
+                if let a = adapters[adapter], !a.connections.isEmpty, a.since == nil { adapters[adapter]!.since = frame }
+            } else {
+                end(adapter, at: frame, emit: emit)
+            }
+        default: break
+        }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+        guard let f = frame else { return }
+        for adapter in adapters.keys.sorted() { end(adapter, at: f, emit: emit) }
+    }
+
+    private mutating func end(_ adapter: UInt16, at frame: FrameRef, emit: (Finding) -> Void) {
+        guard let a = adapters[adapter], let since = a.since else { return }
+        adapters[adapter]!.since = nil
+        let on = frame.time &- since.time
+        guard on > settings.duration("duration"), let c = a.connections.values.min(by: { $0.id < $1.id }) else { return }
+        emit(finding("advertising re-enabled while connected as peripheral to " + (c.peer?.description ?? "a central")
+                        + " and kept on for " + Say.seconds(on),
+                     subject: .connection(c), evidence: [since, frame], decisive: since, detail: "advertising while connected"))
+    }
+}

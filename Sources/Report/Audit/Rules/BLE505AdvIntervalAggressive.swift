@@ -1,0 +1,73 @@
+import Decoders
+
+/// Each advertising event costs three transmissions; a short interval kept on for long drains a
+/// peripheral's battery for little gain once it has been found.
+struct BLE505AdvIntervalAggressive: AuditRule {
+    static let info = RuleInfo(
+        id: "BLE505", name: "adv-interval-aggressive", severity: .note,
+        summary: "Advertising with a short interval kept on for a long time",
+        help: """
+            Use a short advertising interval only briefly (to be found quickly), then a longer one. An \
+            interval under about 100 ms kept on for long multiplies the peripheral's radio time and \
+            crowds the advertising channels for everyone nearby.
+            """,
+        guidance: "Minimise radio use (Core Bluetooth Programming Guide: advertise only when you need to)",
+        options: [RuleOption("interval", .duration, 100_000_000, "advertising interval maximum below which it is aggressive"),
+                  RuleOption("duration", .duration, 30_000_000_000, "how long a short interval may stay on")])
+
+    struct Adapter {
+        var intervalMax: UInt32?
+        var enabled = false
+        var since: FrameRef?
+    }
+
+    let settings: RuleSettings
+    private var adapters: [UInt16: Adapter] = [:]
+
+    init(settings: RuleSettings) { self.settings = settings }
+
+    private func aggressive(_ v: UInt32?) -> Bool {
+        guard let v else { return false }
+        return Int64(v) &* 625_000 < settings.duration("interval")
+    }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        switch event {
+        case .advertisingParameters(let adapter, let intervalMax):
+            var a = adapters[adapter, default: Adapter()]
+            if a.since != nil && !aggressive(intervalMax) { end(adapter, at: frame, emit: emit); a.since = nil }
+            a.intervalMax = intervalMax
+            if a.enabled && a.since == nil && aggressive(intervalMax) { a.since = frame }
+            adapters[adapter] = a
+        case .advertisingEnable(let adapter, let enabled):
+            if enabled {
+                adapters[adapter, default: Adapter()].enabled = true
+                if adapters[adapter]!.since == nil && aggressive(adapters[adapter]!.intervalMax) {
+                    adapters[adapter]!.since = frame
+                }
+            } else {
+                end(adapter, at: frame, emit: emit)
+                adapters[adapter]?.enabled = false
+            }
+        case .connected(let c) where c.isCentral == false:
+            end(c.adapter, at: frame, emit: emit)
+            adapters[c.adapter]?.enabled = false
+        default: break
+        }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+        guard let f = frame else { return }
+        for adapter in adapters.keys.sorted() { end(adapter, at: f, emit: emit) }
+    }
+
+    private mutating func end(_ adapter: UInt16, at frame: FrameRef, emit: (Finding) -> Void) {
+        guard let a = adapters[adapter], let since = a.since, let v = a.intervalMax else { return }
+        adapters[adapter]!.since = nil
+        let on = frame.time &- since.time
+        guard on > settings.duration("duration") else { return }
+        emit(finding("advertising interval max " + FieldRendering.decimal(Double(v) * 0.625) + " ms ("
+                        + Hex.prefixed(v, width: 4) + ") kept on for " + Say.seconds(on),
+                     subject: .host(adapter: adapter), evidence: [since, frame], decisive: since, detail: "interval"))
+    }
+}

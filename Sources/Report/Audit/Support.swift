@@ -1,0 +1,165 @@
+import Decoders
+
+/// ATT opcodes the rules look at (Core Vol 3 Part F 3.4.8).
+enum ATTOpcode {
+    static let errorResponse: UInt8 = 0x01
+    static let exchangeMTURequest: UInt8 = 0x02
+    static let exchangeMTUResponse: UInt8 = 0x03
+    static let findInformationRequest: UInt8 = 0x04
+    static let findByTypeValueRequest: UInt8 = 0x06
+    static let readByTypeRequest: UInt8 = 0x08
+    static let readRequest: UInt8 = 0x0A
+    static let readResponse: UInt8 = 0x0B
+    static let readBlobRequest: UInt8 = 0x0C
+    static let readBlobResponse: UInt8 = 0x0D
+    static let readByGroupTypeRequest: UInt8 = 0x10
+    static let writeRequest: UInt8 = 0x12
+    static let prepareWriteRequest: UInt8 = 0x16
+    static let notification: UInt8 = 0x1B
+    static let indication: UInt8 = 0x1D
+    static let writeCommand: UInt8 = 0x52
+    static let signedWriteCommand: UInt8 = 0xD2
+
+    static func name(_ op: UInt8) -> String {
+        switch op {
+        case 0x02: return "Exchange MTU Request"
+        case 0x04: return "Find Information Request"
+        case 0x06: return "Find By Type Value Request"
+        case 0x08: return "Read By Type Request"
+        case 0x0A: return "Read Request"
+        case 0x0C: return "Read Blob Request"
+        case 0x0E: return "Read Multiple Request"
+        case 0x10: return "Read By Group Type Request"
+        case 0x12: return "Write Request"
+        case 0x16: return "Prepare Write Request"
+        case 0x18: return "Execute Write Request"
+        case 0x1D: return "Handle Value Indication"
+        case 0x20: return "Read Multiple Variable Request"
+        default: return "ATT opcode " + Hex.prefixed(op, width: 2)
+        }
+    }
+}
+
+/// GATT declaration types (Core Vol 3 Part G 3.1-3.3).
+enum GATTType {
+    static let primaryService = BluetoothUUID(uuid16: 0x2800)
+    static let secondaryService = BluetoothUUID(uuid16: 0x2801)
+    static let include = BluetoothUUID(uuid16: 0x2802)
+    static let characteristic = BluetoothUUID(uuid16: 0x2803)
+    static let serviceChanged = BluetoothUUID(uuid16: 0x2A05)
+
+    static func isDeclaration(_ u: BluetoothUUID?) -> Bool {
+        guard let v = u?.uuid16 else { return false }
+        return v >= 0x2800 && v <= 0x2803
+    }
+}
+
+extension ATTObservation {
+    /// A read of one attribute's value by the client.
+    var isValueRead: Bool {
+        switch opcode {
+        case ATTOpcode.readRequest, ATTOpcode.readBlobRequest: return kind == .request
+        case ATTOpcode.readByTypeRequest: return kind == .request && !GATTType.isDeclaration(attributeType)
+        default: return false
+        }
+    }
+
+    /// The PDU touches an attribute value (read, write, notification): use of the characteristic.
+    var usesAttribute: Bool {
+        switch opcode {
+        case 0x0A, 0x0C, 0x0E, 0x12, 0x16, 0x1B, 0x1D, 0x20, 0x23, 0x52, 0xD2: return handle != nil
+        case ATTOpcode.readByTypeRequest: return !GATTType.isDeclaration(attributeType)
+        default: return false
+        }
+    }
+}
+
+extension AuditEvent {
+    /// The connection the event belongs to, when it belongs to one.
+    var connection: Connection? {
+        switch self {
+        case .connected(let c), .disconnected(let c, _), .encryptionChanged(let c, _), .att(let c, _), .pairing(let c, _):
+            return c
+        default: return nil
+        }
+    }
+}
+
+/// A map with a fixed capacity: when full, the oldest inserted key goes. Keeps per-advertiser or
+/// per-handle state flat whatever the capture's size.
+struct BoundedMap<Key: Hashable, Value> {
+    private(set) var storage: [Key: Value] = [:]
+    private var order: [Key] = []
+    private var head = 0
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    var count: Int { storage.count }
+    var isEmpty: Bool { storage.isEmpty }
+
+    subscript(key: Key) -> Value? {
+        get { storage[key] }
+        set {
+            guard let v = newValue else { storage[key] = nil; return }
+            if storage.updateValue(v, forKey: key) == nil { remember(key) }
+        }
+    }
+
+    /// Mutates the value in place, inserting `make()` first when absent.
+    mutating func update<R>(_ key: Key, default make: @autoclosure () -> Value, _ body: (inout Value) -> R) -> R {
+        if storage[key] == nil {
+            storage[key] = make()
+            remember(key)
+        }
+        return body(&storage[key]!)
+    }
+
+    mutating func removeValue(forKey key: Key) -> Value? { storage.removeValue(forKey: key) }
+
+    mutating func removeAll() {
+        storage.removeAll()
+        order.removeAll()
+        head = 0
+    }
+
+    /// Ring of insertion order: a new key takes the oldest slot and evicts the key in it (a no-op when
+    /// that key was removed already), so the map never holds more than `capacity` keys.
+    private mutating func remember(_ key: Key) {
+        if order.count < capacity {
+            order.append(key)
+            return
+        }
+        let old = order[head]
+        if old != key { storage[old] = nil }
+        order[head] = key
+        head = (head + 1) % capacity
+    }
+}
+
+/// Per-connection state, keyed by the capture's connection number. Bounded like every table here.
+typealias ConnectionTable<State> = BoundedMap<Int, State>
+
+/// Tells a new read of an attribute from the continuation of a long read: a Read Blob of the handle
+/// read last, whose previous response filled the PDU (ATT_MTU-1 bytes), continues that read.
+struct ReadTracker {
+    private var lastHandle: UInt16?
+    private var lastFull = false
+    private var awaiting = false
+
+    /// For a client read request: true for a new read, false for a continuation; nil for other PDUs.
+    mutating func classify(_ a: ATTObservation) -> Bool? {
+        if a.kind == .response, awaiting, a.origin == .remote {
+            awaiting = false
+            lastFull = (a.opcode == ATTOpcode.readResponse || a.opcode == ATTOpcode.readBlobResponse)
+                && a.valueLength >= a.mtu - 1
+            return nil
+        }
+        guard a.isValueRead, let h = a.handle else { return nil }
+        let continuation = a.opcode == ATTOpcode.readBlobRequest && lastHandle == h && lastFull
+        lastHandle = h
+        lastFull = false
+        awaiting = true
+        return !continuation
+    }
+}

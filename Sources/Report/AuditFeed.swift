@@ -1,0 +1,158 @@
+import Decoders
+
+/// Turns decoded frames into the facts the auditor's rules consume (`AuditEvent`). Keeps only
+/// what it needs to do that: the legacy/extended kind of each advertising set, and which
+/// pairings it already reported.
+public final class AuditFeed {
+    private let dissector: Dissector
+    /// Advertising sets configured with legacy PDUs (LE Set Extended Advertising Parameters bit 4).
+    private var legacySets: Set<UInt32> = []
+    /// Pairing outcomes already reported, per connection id.
+    private var pairingsReported: [Int: Int] = [:]
+
+    public init(dissector: Dissector) { self.dissector = dissector }
+
+    public func events(_ d: Decoded, _ emit: (AuditEvent, FrameRef) -> Void) {
+        let p = d.packet
+        let at = FrameRef(number: p.number, time: p.timestamp, fileOffset: p.fileOffset, fileLength: p.fileLength)
+        switch d.hci {
+        case .command(let op, let params): command(op, params, adapter: p.adapter, at, emit)
+        case .event(let code, let params): event(code, params, d, at, emit)
+        default: break
+        }
+        // Sniffer captures: a connection starts at its CONNECT_IND.
+        if d.linkLayer != nil, let c = d.connection, c.createdFrame == p.number { emit(.connected(c), at) }
+        // L2CAP payloads, from HCI ACL data or link-layer data PDUs.
+        if let c = d.connection, let u = d.upper {
+            switch u {
+            case .att(let r, _): emit(.att(c, observation(r, c, d)), at)
+            case .smp:
+                let outcomes = c.pairing.outcomes
+                let reported = pairingsReported[c.id, default: 0]
+                // Report a pairing once its method is known (after the Pairing Response).
+                if let last = outcomes.last, outcomes.count > reported, last.responseFrame != nil {
+                    pairingsReported[c.id] = outcomes.count
+                    emit(.pairing(c, Self.pairing(last)), at)
+                }
+            default: break
+            }
+        }
+    }
+
+    // MARK: Commands
+
+    private func command(_ op: UInt16, _ b: Bytes, adapter: UInt16, _ at: FrameRef, _ emit: (AuditEvent, FrameRef) -> Void) {
+        switch op {
+        case 0x200C: // LE Set Scan Enable: enable, filter duplicates
+            guard let en = b.byte(0), let fd = b.byte(1) else { return }
+            emit(.scanEnable(adapter: adapter, enabled: en != 0, filterDuplicates: fd, extended: false), at)
+        case 0x2042: // LE Set Extended Scan Enable: enable, filter duplicates, duration, period
+            guard let en = b.byte(0), let fd = b.byte(1) else { return }
+            emit(.scanEnable(adapter: adapter, enabled: en != 0, filterDuplicates: fd, extended: true), at)
+        case 0x200D: // LE Create Connection: interval, window, filter policy, peer type, peer address
+            guard let policy = b.byte(4), let type = b.byte(5) else { return }
+            var r = ByteReader(b.from(6))
+            emit(.createConnection(adapter: adapter, peer: policy == 0 ? try? r.address() : nil, peerType: type), at)
+        case 0x2043, 0x2085: // LE Extended Create Connection v1 / v2 (v2 starts with handle and subevent)
+            let o = op == 0x2085 ? 2 : 0
+            guard let policy = b.byte(o), let type = b.byte(o + 2) else { return }
+            var r = ByteReader(b.from(o + 3))
+            emit(.createConnection(adapter: adapter, peer: policy == 0 ? try? r.address() : nil, peerType: type), at)
+        case 0x0406: // Disconnect: handle, reason
+            guard let h = b.le16(0) else { return }
+            emit(.disconnectCommand(adapter: adapter, handle: h & 0x0FFF,
+                                    peer: dissector.liveConnection(adapter: adapter, handle: h)?.peer), at)
+        case 0x2008, 0x2009: // LE Set Advertising / Scan Response Data: significant length, 31 octets
+            guard let len = b.byte(0) else { return }
+            emit(.advertisingData(adapter: adapter, advertiser: nil, data: Array(b.from(1).prefix(Int(len))),
+                                  scanResponse: op == 0x2009, legacy: true, sentByHost: true), at)
+        case 0x2037, 0x2038: // LE Set Extended Advertising / Scan Response Data
+            guard let handle = b.byte(0), let len = b.byte(3) else { return }
+            emit(.advertisingData(adapter: adapter, advertiser: nil, data: Array(b.from(4).prefix(Int(len))),
+                                  scanResponse: op == 0x2038, legacy: legacySets.contains(setKey(adapter, handle)),
+                                  sentByHost: true), at)
+        case 0x200A: // LE Set Advertising Enable
+            guard let en = b.byte(0) else { return }
+            emit(.advertisingEnable(adapter: adapter, enabled: en != 0), at)
+        case 0x2039: // LE Set Extended Advertising Enable: enable, number of sets, ...
+            guard let en = b.byte(0) else { return }
+            emit(.advertisingEnable(adapter: adapter, enabled: en != 0), at)
+        case 0x2006: // LE Set Advertising Parameters: interval min, interval max (0.625 ms)
+            guard let max = b.le16(2) else { return }
+            emit(.advertisingParameters(adapter: adapter, intervalMax: UInt32(max)), at)
+        case 0x2036, 0x207F: // LE Set Extended Advertising Parameters v1/v2: handle, properties, min (3), max (3)
+            guard let handle = b.byte(0), let props = b.le16(1), let m0 = b.byte(6), let m1 = b.byte(7), let m2 = b.byte(8) else { return }
+            if props & 0x10 != 0 { legacySets.insert(setKey(adapter, handle)) } else { legacySets.remove(setKey(adapter, handle)) }
+            emit(.advertisingParameters(adapter: adapter, intervalMax: UInt32(m0) | UInt32(m1) << 8 | UInt32(m2) << 16), at)
+        default: break
+        }
+    }
+
+    private func setKey(_ adapter: UInt16, _ handle: UInt8) -> UInt32 { UInt32(adapter) << 8 | UInt32(handle) }
+
+    // MARK: Events
+
+    private func event(_ code: UInt8, _ b: Bytes, _ d: Decoded, _ at: FrameRef, _ emit: (AuditEvent, FrameRef) -> Void) {
+        switch code {
+        case 0x03: // Connection Complete (BR/EDR)
+            if let c = d.connection, c.createdFrame == d.packet.number { emit(.connected(c), at) }
+        case 0x3E:
+            guard let sub = b.byte(0) else { return }
+            if let c = d.connection, c.createdFrame == d.packet.number { emit(.connected(c), at) }
+            guard AdvertisingReports.isReport(subevent: sub) else { return }
+            for r in AdvertisingReports.parse(subevent: sub, b.from(1)).reports where r.syncHandle == nil {
+                emit(.advertisingReport(adapter: d.packet.adapter, address: r.address, addressType: r.addressType,
+                                        rssi: r.rssiValue, scanResponse: r.isScanResponse), at)
+                emit(.advertisingData(adapter: d.packet.adapter, advertiser: r.address, data: Array(r.data),
+                                      scanResponse: r.isScanResponse, legacy: r.isLegacy, sentByHost: false), at)
+            }
+        case 0x05:
+            guard b.byte(0) == 0, let c = d.connection, let reason = b.byte(3) else { return }
+            emit(.disconnected(c, reason: reason), at)
+        case 0x08, 0x59:
+            guard b.byte(0) == 0, let c = d.connection, let on = b.byte(3) else { return }
+            emit(.encryptionChanged(c, on: on != 0), at)
+        default: break
+        }
+    }
+
+    // MARK: ATT and SMP
+
+    private func observation(_ r: ATTResult, _ c: Connection, _ d: Decoded) -> ATTObservation {
+        let pdu = r.pdu
+        let kind: ATTObservation.Kind
+        switch pdu.kind {
+        case .request: kind = .request
+        case .response: kind = .response
+        case .command, .unknown: kind = .command
+        case .notification: kind = .notification
+        case .indication: kind = .indication
+        case .confirmation: kind = .confirmation
+        }
+        let a = r.attribute
+        let isCCCD = a?.role == .descriptor && a?.uuid == BluetoothUUID(uuid16: 0x2902)
+        var cccd: UInt16?
+        if isCCCD, kind == .request || kind == .command, let v = pdu.value { cccd = v.le16(0) ?? v.byte(0).map(UInt16.init) }
+        let answers = r.request.map { FrameRef(number: $0.frame, time: d.packet.timestamp - $0.rtt) }
+        return ATTObservation(
+            origin: r.side == .local ? .local : .remote, opcode: pdu.opcode.rawValue, kind: kind,
+            handle: pdu.range?.start ?? pdu.handle, endHandle: pdu.range?.end, attributeType: pdu.attributeType,
+            valueLength: pdu.value?.count ?? 0, mtu: c.att?.mtu ?? 23,
+            characteristic: a?.characteristic ?? (a?.role == .characteristicValue ? a?.uuid : nil),
+            service: a?.service, properties: a?.properties?.rawValue, isCCCD: isCCCD, cccdValue: cccd,
+            answers: answers)
+    }
+
+    static func pairing(_ o: PairingOutcome) -> PairingObservation {
+        let method: PairingObservation.Method
+        switch o.method {
+        case .justWorks?: method = .justWorks
+        case .passkeyEntry?: method = .passkey
+        case .numericComparison?: method = .numericComparison
+        case .outOfBand?: method = .oob
+        case nil: method = .unknown
+        }
+        return PairingObservation(method: method, secureConnections: o.secureConnections,
+                                  bothSupportSecureConnections: o.bothSupportSC, failed: o.failure != nil)
+    }
+}

@@ -1,0 +1,375 @@
+import Decoders
+
+/// How much the report keeps: fixed sizes, so memory stays flat whatever the capture's length.
+public struct ReportLimits: Sendable {
+    /// Time bins of the capture-wide timeline rows.
+    public var timelineBins = 600
+    /// Time bins of each connection's ATT marks.
+    public var connectionBins = 160
+    /// Time bins of each device's RSSI series.
+    public var rssiBins = 120
+    /// Devices and connections tracked in detail; later ones are only counted.
+    public var maxDevices = 2000
+    public var maxConnections = 2000
+    /// Round-trip times kept per connection for the median and 95th percentile.
+    public var rttSamples = 512
+    /// Connection parameter updates kept per connection.
+    public var maxUpdates = 64
+
+    public init() {}
+}
+
+/// Everything the HTML page shows of one capture, gathered in one pass over its decoded frames
+/// and audit events. Per-frame work is a few counters and a bin update; strings are made only
+/// when the page is rendered.
+public final class ReportCollector {
+    public let path: String
+    public let limits: ReportLimits
+
+    // Capture-wide.
+    public private(set) var frames = 0
+    public private(set) var malformedFrames = 0
+    var firstTime: Int64?
+    var lastTime: Int64 = 0
+    var adapters: [UInt16] = []
+    var frameBins: TimeBins<Int>?
+    var reportBins: TimeBins<Int>?
+    var scanBins: TimeBins<Int64>?
+    var advertisingBins: TimeBins<Int64>?
+    /// Open scanning/advertising periods by adapter: when they started.
+    var scanOpen: [UInt16: Int64] = [:]
+    var advertisingOpen: [UInt16: Int64] = [:]
+    var scanPeriods = 0
+    var advertisingPeriods = 0
+    var advertisingReports = 0
+
+    // Devices and connections.
+    var devices: [BDAddr: DeviceTrack] = [:]
+    var deviceOrder: [BDAddr] = []
+    /// Reports from advertisers past `maxDevices`, and every advertiser the dissector saw.
+    var reportsNotTracked = 0
+    var advertisersSeen = 0
+    var connections: [Int: ConnectionTrack] = [:]
+    var connectionOrder: [Int] = []
+    var connectionsNotTracked = 0
+    /// Advertising and scan response data this host set, with the frame.
+    var hostAdvertisingData: (data: [UInt8], frame: Int, legacy: Bool)?
+    var hostScanResponse: (data: [UInt8], frame: Int, legacy: Bool)?
+
+    // Set by `finish`.
+    public private(set) var findings: [Finding] = []
+    public private(set) var error: String?
+    var summaries: [BDAddr: DeviceSummary] = [:]
+    var localDatabase: GATTDatabase?
+    var finished = false
+    /// False when the collector saw findings only (an audit report without the frames).
+    public private(set) var hasFrames = true
+
+    public init(path: String, limits: ReportLimits = ReportLimits()) {
+        self.path = path
+        self.limits = limits
+    }
+
+    /// A report of findings only, for `audit --format html`.
+    public convenience init(audit: CaptureAudit) {
+        self.init(path: audit.path)
+        hasFrames = false
+        let times = audit.findings.flatMap { $0.evidence.map(\.time) + [$0.decisive.time] }
+        if let lo = times.min(), let hi = times.max() { start(lo); lastTime = hi }
+        finish(dissector: nil, findings: audit.findings, error: audit.error)
+    }
+
+    private func start(_ t: Int64) {
+        firstTime = t
+        lastTime = t
+        frameBins = TimeBins(origin: t, count: limits.timelineBins)
+        reportBins = TimeBins(origin: t, count: limits.timelineBins)
+        scanBins = TimeBins(origin: t, count: limits.timelineBins)
+        advertisingBins = TimeBins(origin: t, count: limits.timelineBins)
+    }
+
+    // MARK: Frames
+
+    /// Feeds one decoded frame (before its audit events).
+    public func add(_ d: Decoded) {
+        let p = d.packet
+        if firstTime == nil { start(p.timestamp) }
+        frames &+= 1
+        if d.isMalformed { malformedFrames &+= 1 }
+        if p.timestamp > lastTime { lastTime = p.timestamp }
+        if adapters.count < 64, !adapters.contains(p.adapter) { adapters.append(p.adapter) }
+        frameBins?.update(at: p.timestamp) { $0 &+= 1 }
+        guard let c = d.connection, let t = track(c, at: p) else { return }
+        if p.timestamp > t.lastTime { t.lastTime = p.timestamp }
+        // LE Connection Update Complete: the dissector has applied the new parameters.
+        if case .event(0x3E, let params) = d.hci, params.byte(0) == 0x03, params.byte(1) == 0,
+           let i = c.interval, let l = c.latency, let s = c.supervisionTimeout, t.updates.count < limits.maxUpdates {
+            t.updates.append(ParameterUpdate(frame: p.number, time: p.timestamp, interval: i, latency: l, timeout: s))
+        }
+    }
+
+    private func track(_ c: Connection, at p: Packet) -> ConnectionTrack? {
+        if let t = connections[c.id] { return t }
+        guard connections.count < limits.maxConnections else {
+            connectionsNotTracked &+= 1
+            return nil
+        }
+        let t = ConnectionTrack(c, time: c.createdTime ?? p.timestamp, frame: c.createdFrame ?? p.number,
+                                bins: limits.connectionBins, rttSamples: limits.rttSamples)
+        connections[c.id] = t
+        connectionOrder.append(c.id)
+        return t
+    }
+
+    // MARK: Audit events
+
+    /// Feeds one audit event of the frame last given to `add`.
+    public func observe(_ event: AuditEvent, at f: FrameRef) {
+        switch event {
+        case .scanEnable(let adapter, let enabled, _, _):
+            period(&scanOpen, &scanBins, adapter: adapter, on: enabled, at: f.time, count: &scanPeriods)
+        case .advertisingEnable(let adapter, let enabled):
+            period(&advertisingOpen, &advertisingBins, adapter: adapter, on: enabled, at: f.time, count: &advertisingPeriods)
+        case .advertisingReport(_, let address, let type, let rssi, let scanResponse):
+            advertisingReports &+= 1
+            reportBins?.update(at: f.time) { $0 &+= 1 }
+            device(address, type, f)?.report(rssi: rssi, scanResponse: scanResponse, at: f)
+        case .advertisingData(_, let advertiser, let data, let scanResponse, let legacy, let sentByHost):
+            if sentByHost {
+                if scanResponse { hostScanResponse = (data, f.number, legacy) } else { hostAdvertisingData = (data, f.number, legacy) }
+            } else if let a = advertiser, let d = devices[a] {
+                if scanResponse { d.scanResponse = (data, f.number, legacy) } else { d.advertisingData = (data, f.number, legacy) }
+            }
+        case .connected(let c):
+            if let t = connections[c.id] {
+                t.start = f.time
+                t.startFrame = f.number
+            }
+        case .disconnected(let c, let reason):
+            if let t = connections[c.id] {
+                t.end = f.time
+                t.endFrame = f.number
+                t.endReason = reason
+            }
+        case .encryptionChanged(let c, let on):
+            if let t = connections[c.id], on, t.encryptedAt == nil { t.encryptedAt = (f.number, f.time) }
+        case .att(let c, let o):
+            connections[c.id]?.att(o, at: f)
+        case .createConnection, .disconnectCommand, .pairing, .advertisingParameters:
+            break
+        }
+    }
+
+    private func period(_ open: inout [UInt16: Int64], _ bins: inout TimeBins<Int64>?, adapter: UInt16, on: Bool,
+                        at t: Int64, count: inout Int) {
+        if on {
+            if open[adapter] == nil {
+                open[adapter] = t
+                count &+= 1
+            }
+        } else if let s = open.removeValue(forKey: adapter) {
+            bins?.cover(from: s, to: t)
+        }
+    }
+
+    private func device(_ a: BDAddr, _ type: UInt8, _ f: FrameRef) -> DeviceTrack? {
+        if let d = devices[a] { return d }
+        guard devices.count < limits.maxDevices else {
+            reportsNotTracked &+= 1
+            return nil
+        }
+        let d = DeviceTrack(address: a, addressType: type, at: f, rssiBins: limits.rssiBins)
+        devices[a] = d
+        deviceOrder.append(a)
+        return d
+    }
+
+    // MARK: End
+
+    /// Ends the capture: closes open periods and takes what the dissector rebuilt (device
+    /// summaries, GATT databases) and the audit's findings.
+    public func finish(dissector: Dissector?, findings: [Finding], error: String? = nil) {
+        guard !finished else { return }
+        finished = true
+        self.findings = findings
+        self.error = error
+        for (_, s) in scanOpen { scanBins?.cover(from: s, to: lastTime) }
+        for (_, s) in advertisingOpen { advertisingBins?.cover(from: s, to: lastTime) }
+        scanOpen = [:]
+        advertisingOpen = [:]
+        guard let dissector else { return }
+        if let adv = dissector.advertisers {
+            advertisersSeen = adv.count
+            for s in adv.devices where devices[s.address] != nil { summaries[s.address] = s }
+        }
+        var byKey: [AnyHashable: GATTDatabase] = [:]
+        for (k, db) in dissector.gatt.databases where !db.isEmpty {
+            byKey[k] = db
+            if !(k.base is PeerKey), localDatabase == nil { localDatabase = db }
+        }
+        for t in connections.values { t.database = byKey[AnyHashable(t.connection.peerKey)] }
+    }
+
+    // MARK: What the page reads
+
+    /// Capture length in nanoseconds (first to last frame).
+    public var duration: Int64 {
+        guard let f = firstTime else { return 0 }
+        return max(0, lastTime.subtractingReportingOverflow(f).overflow ? 0 : lastTime &- f)
+    }
+
+    public var deviceCount: Int { max(devices.count, advertisersSeen) }
+    var devicesNotTracked: Int { deviceCount - devices.count }
+    public var connectionCount: Int { connections.count &+ connectionsNotTracked }
+    var trackedDevices: [DeviceTrack] { deviceOrder.compactMap { devices[$0] } }
+    var trackedConnections: [ConnectionTrack] { connectionOrder.compactMap { connections[$0] } }
+}
+
+/// One connection parameter update (LE Connection Update Complete).
+struct ParameterUpdate {
+    var frame: Int
+    var time: Int64
+    var interval: UInt16
+    var latency: UInt16
+    var timeout: UInt16
+}
+
+/// What the page shows of one connection beyond the dissector's `Connection`.
+final class ConnectionTrack {
+    let connection: Connection
+    var start: Int64
+    var startFrame: Int
+    var end: Int64?
+    var endFrame: Int?
+    var endReason: UInt8?
+    var lastTime: Int64
+    var encryptedAt: (frame: Int, time: Int64)?
+    var updates: [ParameterUpdate] = []
+    var marks: TimeBins<ATTMarks>
+    var totals = ATTMarks()
+    var responses = 0
+    var mtuExchanges = 0
+    var rtt: Reservoir
+    /// ATT value bytes by sender (local: this host), and when ATT traffic started and ended.
+    var bytesLocal = 0
+    var bytesRemote = 0
+    var pdusLocal = 0
+    var pdusRemote = 0
+    var firstATT: Int64?
+    var lastATT: Int64 = 0
+    var database: GATTDatabase?
+
+    init(_ c: Connection, time: Int64, frame: Int, bins: Int, rttSamples: Int) {
+        connection = c
+        start = time
+        startFrame = frame
+        lastTime = time
+        marks = TimeBins(origin: time, count: bins, width: 100_000)
+        rtt = Reservoir(capacity: rttSamples)
+    }
+
+    func att(_ o: ATTObservation, at f: FrameRef) {
+        if firstATT == nil { firstATT = f.time }
+        if f.time > lastATT { lastATT = f.time }
+        if o.origin == .local {
+            pdusLocal &+= 1
+            bytesLocal &+= o.valueLength
+        } else {
+            pdusRemote &+= 1
+            bytesRemote &+= o.valueLength
+        }
+        var m = ATTMarks()
+        switch o.kind {
+        case .request, .command:
+            switch ATTActivity.of(opcode: o.opcode, type: o.attributeType) {
+            case .discovery: m.discovery = 1
+            case .read: m.reads = 1
+            case .write: m.writes = 1
+            case .mtu: mtuExchanges &+= 1
+            case .other: break
+            }
+        case .notification, .indication:
+            m.notifications = 1
+        case .response:
+            responses &+= 1
+            if let a = o.answers {
+                let (d, overflow) = f.time.subtractingReportingOverflow(a.time)
+                if !overflow, d >= 0 { rtt.add(d) }
+            }
+        case .confirmation:
+            break
+        }
+        guard m.total > 0 else { return }
+        totals.merge(m)
+        marks.update(at: f.time) { $0.merge(m) }
+    }
+
+    /// When the connection ended, or the last frame seen of it.
+    var endOrLast: Int64 { end ?? lastTime }
+}
+
+/// What an ATT request or command does, for the timeline marks.
+enum ATTActivity {
+    case discovery, read, write, mtu, other
+
+    static func of(opcode: UInt8, type: BluetoothUUID?) -> ATTActivity {
+        switch opcode {
+        case 0x02: return .mtu
+        case 0x04, 0x06, 0x10: return .discovery  // Find Information, Find By Type Value, Read By Group Type
+        case 0x08:  // Read By Type: discovery when it asks for declarations (include, characteristic)
+            if let u = type?.uuid16, u == 0x2802 || u == 0x2803 { return .discovery }
+            return .read
+        case 0x0A, 0x0C, 0x0E, 0x20: return .read
+        case 0x12, 0x16, 0x18, 0x52, 0xD2: return .write
+        default: return .other
+        }
+    }
+}
+
+/// What the page shows of one advertiser: its RSSI series, interval histogram and last data.
+final class DeviceTrack {
+    let address: BDAddr
+    let addressType: UInt8
+    let firstFrame: Int
+    let firstTime: Int64
+    var lastFrame: Int
+    var lastTime: Int64
+    var reports = 0
+    var scanResponses = 0
+    var rssi: TimeBins<RSSIBin>
+    var gaps = [Int](repeating: 0, count: DeviceTrack.gapEdges.count + 1)
+    var lastAdvertisingTime: Int64?
+    var advertisingData: (data: [UInt8], frame: Int, legacy: Bool)?
+    var scanResponse: (data: [UInt8], frame: Int, legacy: Bool)?
+
+    /// Upper edges of the advertising interval histogram's buckets, in milliseconds; the last
+    /// bucket holds everything above.
+    static let gapEdges: [Int64] = [20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 1500, 2000, 5000, 10000]
+
+    init(address: BDAddr, addressType: UInt8, at f: FrameRef, rssiBins: Int) {
+        self.address = address
+        self.addressType = addressType
+        firstFrame = f.number
+        firstTime = f.time
+        lastFrame = f.number
+        lastTime = f.time
+        rssi = TimeBins(origin: f.time, count: rssiBins, width: 10_000_000)
+    }
+
+    func report(rssi v: Int8?, scanResponse: Bool, at f: FrameRef) {
+        lastFrame = f.number
+        if f.time > lastTime { lastTime = f.time }
+        if let v { rssi.update(at: f.time) { $0.add(v) } }
+        if scanResponse {
+            scanResponses &+= 1
+            return
+        }
+        reports &+= 1
+        if let last = lastAdvertisingTime, f.time > last {
+            let ms = (f.time &- last) / 1_000_000
+            let i = DeviceTrack.gapEdges.firstIndex { ms < $0 } ?? DeviceTrack.gapEdges.count
+            gaps[i] &+= 1
+        }
+        lastAdvertisingTime = f.time
+    }
+}

@@ -1,0 +1,36 @@
+import Decoders
+
+/// One streaming pass over a capture for the HTML report: each frame is decoded once, and the
+/// decode feeds both the collector and the auditor (through the same events `audit` uses).
+public final class ReportPass {
+    public let dissector: Dissector
+    public let collector: ReportCollector
+    private let feed: AuditFeed
+    private let auditor: Auditor
+
+    /// - Parameter keys: long-term keys to decrypt link-layer connections in sniffer captures.
+    public init(path: String, configuration: AuditConfiguration = AuditConfiguration(), baseline: Baseline? = nil,
+                keys: [LTK] = [], limits: ReportLimits = ReportLimits()) {
+        dissector = Dissector(trackAdvertisers: true, keys: keys)
+        feed = AuditFeed(dissector: dissector)
+        auditor = Auditor(configuration: configuration, capturePath: path, baseline: baseline)
+        collector = ReportCollector(path: path, limits: limits)
+    }
+
+    public func add(_ packet: Packet) {
+        let d = dissector.dissect(packet)
+        collector.add(d)
+        feed.events(d) { event, frame in
+            auditor.observe(event, at: frame)
+            collector.observe(event, at: frame)
+        }
+    }
+
+    /// Ends the pass; `error` says why the capture could not be read to its end.
+    @discardableResult
+    public func finish(error: String? = nil) -> ReportCollector {
+        dissector.finish()
+        collector.finish(dissector: dissector, findings: auditor.finish(), error: error)
+        return collector
+    }
+}

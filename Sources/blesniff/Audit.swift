@@ -1,0 +1,221 @@
+import ArgumentParser
+import Decoders
+import Dispatch
+import Foundation
+import Report
+
+extension AuditFormat: ExpressibleByArgument {}
+extension FailOn: ExpressibleByArgument {}
+
+/// `blesniff audit FILE...`: checks captures against the best-practice rules and reports for CI.
+struct Audit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check captures against BLE best-practice rules (see `blesniff rules`).",
+        discussion: """
+            Exit status: 0 when no unsuppressed finding is at or above --fail-on, 1 when one is, 2 when \
+            a capture cannot be read or the configuration is invalid. Directories are searched \
+            recursively for pcap, pcapng and btsnoop files. Several --format/--output pairs write \
+            several reports from one pass.
+            """)
+
+    @Argument(help: "Capture files, or directories to search for captures.")
+    var paths: [String]
+
+    @Option(name: .long, help: "Report format: text, json, sarif, junit, markdown or html (findings only; `blesniff report` makes the full page) (repeatable, paired with --output in order).")
+    var format: [AuditFormat] = []
+
+    @Option(name: [.short, .long], help: "Write the report to this file ('-' for standard output); repeatable.")
+    var output: [String] = []
+
+    @Option(name: .long, help: "Fail (exit 1) on unsuppressed findings at or above: error, warning, note or never.")
+    var failOn: FailOn = .error
+
+    @Option(name: .long, help: "Baseline of accepted findings: those are reported as suppressed and do not fail.")
+    var baseline: String?
+
+    @Option(name: .long, help: "Write every finding of this run to a baseline file.")
+    var writeBaseline: String?
+
+    @Option(name: .long, help: "Configuration file (default: the nearest .blesniff.yml upward from here).")
+    var config: String?
+
+    @Flag(name: .long, help: "No colour in text output.")
+    var noColor = false
+
+    func run() throws {
+        let configuration: AuditConfiguration
+        do {
+            if let path = config ?? AuditConfiguration.discover() {
+                configuration = try AuditConfiguration.load(path: path)
+            } else {
+                configuration = AuditConfiguration()
+            }
+        } catch {
+            fail(String(describing: error))
+        }
+
+        var accepted: Baseline?
+        if let path = baseline {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                fail("cannot read baseline " + path)
+            }
+            accepted = Baseline.parse(text)
+        }
+
+        let files = CaptureFiles.expand(paths)
+        // The HTML page shows the whole capture, not only findings: collect it in the same pass.
+        let wantsPage = destinations().contains { $0.0 == .html }
+        let (audits, pages) = AuditRun.run(files, configuration: configuration, baseline: accepted, collectPages: wantsPage)
+        for a in audits {
+            if let e = a.error { FileHandle.standardError.write(Data(("blesniff: " + a.path + ": " + e + "\n").utf8)) }
+        }
+
+        var report = AuditReport(audits: audits)
+        report.failOn = failOn
+        for (fmt, destination) in destinations() {
+            if let path = destination {
+                guard let out = Output(path: path) else { fail("cannot write " + path) }
+                report.colour = false
+                if fmt == .html, !pages.isEmpty { out.write(HTMLReport.render(pages)) } else { report.write(fmt, to: out) }
+                out.close()
+            } else {
+                report.colour = fmt == .text && !noColor && isatty(1) == 1
+                    && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+                let out = Output(fd: 1)
+                if fmt == .html, !pages.isEmpty { out.write(HTMLReport.render(pages)) } else { report.write(fmt, to: out) }
+                out.flush()
+            }
+        }
+
+        if let path = writeBaseline {
+            do {
+                try Baseline.render(audits).write(toFile: path, atomically: true, encoding: .utf8)
+            } catch {
+                fail("cannot write baseline " + path)
+            }
+        }
+
+        let code = AuditExit.code(audits, failOn: failOn)
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// Formats paired with outputs in order; a format without an output goes to standard output,
+    /// an output without a format takes it from its extension.
+    func destinations() -> [(AuditFormat, String?)] {
+        if output.isEmpty { return format.isEmpty ? [(.text, nil)] : format.map { ($0, nil) } }
+        var out: [(AuditFormat, String?)] = []
+        for (i, path) in output.enumerated() {
+            let fmt = i < format.count ? format[i] : AuditFormat(fileExtensionOf: path) ?? .text
+            out.append((fmt, path == "-" ? nil : path))
+        }
+        if format.count > output.count { out += format[output.count...].map { ($0, nil) } }
+        return out
+    }
+
+    private func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data(("blesniff: error: " + message + "\n").utf8))
+        Foundation.exit(AuditExit.inputError)
+    }
+}
+
+/// Audits captures in parallel, one auditor per file; results keep the input order.
+enum AuditRun {
+    final class Results: @unchecked Sendable {
+        private let lock = NSLock()
+        private var items: [(CaptureAudit, ReportCollector?)?]
+        init(_ n: Int) { items = Array(repeating: nil, count: n) }
+        func set(_ i: Int, _ a: (CaptureAudit, ReportCollector?)) { lock.lock(); items[i] = a; lock.unlock() }
+        var all: [(CaptureAudit, ReportCollector?)] { lock.lock(); defer { lock.unlock() }; return items.compactMap { $0 } }
+    }
+
+    /// Audits the files in parallel (independent captures); with `collectPages` each pass also
+    /// collects what the HTML page shows.
+    static func run(_ files: [CaptureFiles.Entry], configuration: AuditConfiguration, baseline: Baseline?,
+                    collectPages: Bool = false) -> ([CaptureAudit], [ReportCollector]) {
+        let results = Results(files.count)
+        DispatchQueue.concurrentPerform(iterations: files.count) { i in
+            results.set(i, collectPages
+                ? page(files[i], configuration: configuration, baseline: baseline)
+                : (audit(files[i], configuration: configuration, baseline: baseline), nil))
+        }
+        let all = results.all
+        return (all.map(\.0), all.compactMap(\.1))
+    }
+
+    static func audit(_ file: CaptureFiles.Entry, configuration: AuditConfiguration, baseline: Baseline?) -> CaptureAudit {
+        let auditor = Auditor(configuration: configuration, capturePath: file.path, baseline: baseline)
+        if let problem = file.problem {
+            return CaptureAudit(path: file.path, error: problem, rules: auditor.enabledRules)
+        }
+        do {
+            try auditEvents(for: file.path) { event, frame in auditor.observe(event, at: frame) }
+            return CaptureAudit(path: file.path, findings: auditor.finish(), rules: auditor.enabledRules)
+        } catch {
+            return CaptureAudit(path: file.path, findings: auditor.finish(), error: String(describing: error),
+                                rules: auditor.enabledRules)
+        }
+    }
+
+    static func page(_ file: CaptureFiles.Entry, configuration: AuditConfiguration,
+                     baseline: Baseline?) -> (CaptureAudit, ReportCollector?) {
+        let rules = Auditor(configuration: configuration, capturePath: file.path).enabledRules
+        if let problem = file.problem { return (CaptureAudit(path: file.path, error: problem, rules: rules), nil) }
+        let pass = ReportPass(path: file.path, configuration: configuration, baseline: baseline)
+        var failure: String?
+        do { try forEachPacket(in: file.path) { pass.add($0) } } catch { failure = String(describing: error) }
+        let collector = pass.finish(error: failure)
+        return (CaptureAudit(path: file.path, findings: collector.findings, error: failure, rules: rules), collector)
+    }
+}
+
+/// The capture files named on the command line, directories searched recursively.
+enum CaptureFiles {
+    struct Entry: Sendable {
+        var path: String
+        /// Why it cannot be audited (missing, unreadable), found before reading it.
+        var problem: String?
+    }
+
+    static func expand(_ paths: [String]) -> [Entry] {
+        var out: [Entry] = []
+        let fm = FileManager.default
+        for p in paths {
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: p, isDirectory: &isDir) else {
+                out.append(Entry(path: p, problem: "no such file or directory"))
+                continue
+            }
+            guard isDir.boolValue else {
+                out.append(Entry(path: p, problem: fm.isReadableFile(atPath: p) ? nil : "not readable"))
+                continue
+            }
+            var found: [String] = []
+            if let walker = fm.enumerator(atPath: p) {
+                while let rel = walker.nextObject() as? String {
+                    let full = (p.hasSuffix("/") ? p : p + "/") + rel
+                    var d: ObjCBool = false
+                    if fm.fileExists(atPath: full, isDirectory: &d), !d.boolValue, looksLikeCapture(full) { found.append(full) }
+                }
+            }
+            out += found.sorted().map { Entry(path: $0) }
+        }
+        return out
+    }
+
+    /// pcap (either byte order, micro- or nanosecond), pcapng (Section Header Block 0x0A0D0D0A) or btsnoop.
+    static func looksLikeCapture(_ path: String) -> Bool {
+        guard let h = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? h.close() }
+        let head = [UInt8]((try? h.read(upToCount: 8)) ?? Data())
+        return looksLikeCapture(head)
+    }
+
+    static func looksLikeCapture(_ head: [UInt8]) -> Bool {
+        guard head.count >= 4 else { return false }
+        let magic = Array(head[0..<4])
+        let pcap: [[UInt8]] = [[0xD4, 0xC3, 0xB2, 0xA1], [0xA1, 0xB2, 0xC3, 0xD4], [0x4D, 0x3C, 0xB2, 0xA1], [0xA1, 0xB2, 0x3C, 0x4D],
+                               [0x0A, 0x0D, 0x0D, 0x0A]]
+        if pcap.contains(magic) { return true }
+        return head.count >= 8 && head[0..<8].elementsEqual(Array("btsnoop\0".utf8))
+    }
+}

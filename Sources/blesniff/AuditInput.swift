@@ -1,0 +1,30 @@
+import Capture
+import Decoders
+import Report
+
+/// Why a capture could not be read to its end.
+struct AuditInputError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Calls `body` with every frame of a capture. Throws when the capture cannot be read (the audit
+/// then exits with status 2); a capture cut off mid-record is read up to the cut, with a warning
+/// on standard error.
+func forEachPacket(in path: String, _ body: (Packet) -> Void) throws {
+    let reader: CaptureReader
+    do { reader = try CaptureReader(path: path) } catch { throw AuditInputError(description: error.description) }
+    do {
+        while let r = try reader.next() { body(CaptureInput.packet(r)) }
+    } catch {
+        throw AuditInputError(description: error.description)
+    }
+    if let t = reader.truncation { stderr("blesniff: warning: \(t)") }
+}
+
+/// Reads a capture and calls `body` with its audit events in frame order.
+func auditEvents(for path: String, _ body: (AuditEvent, FrameRef) -> Void) throws {
+    let dissector = Dissector()
+    let feed = AuditFeed(dissector: dissector)
+    try forEachPacket(in: path) { feed.events(dissector.dissect($0), body) }
+    dissector.finish()
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Decoders
+import Report
+
+struct Gatt: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gatt",
+        abstract: "Print each peer's attribute database, rebuilt from the traffic.",
+        discussion: """
+            Services, characteristics with their properties and value handles, descriptors, the last \
+            value seen (decoded for SIG characteristics) and subscription state, per peer, like a GATT \
+            browser shows them. A peer's database is carried across its connections. This host's own \
+            database (when it acts as a server) is listed as "local".
+            """)
+
+    @Argument(help: "Capture files; - reads standard input.")
+    var files: [String]
+
+    @Option(help: "Output format: text or json.")
+    var format: FramePrinter.Format = .text
+
+    @OptionGroup var decoding: DecodeOptions
+
+    mutating func run() throws {
+        let out = Output()
+        var ok = true
+        for group in decoding.groups(files) {
+            let file = group.joined(separator: " + ")
+            let dissector = Dissector(keys: decoding.keys)
+            ok = try decoding.input.forEachPacket(group) { _ = dissector.dissect($0) } && ok
+            dissector.finish()
+            let dbs = dissector.gatt.databases.filter { !$0.database.isEmpty }.map { (name: Self.name($0.key), database: $0.database) }
+            switch format {
+            case .text:
+                out.write("\(file): \(dbs.count) attribute database\(dbs.count == 1 ? "" : "s")\n")
+                for db in dbs {
+                    out.write("\n" + db.name + "\n")
+                    out.write(db.database.textTree())
+                    if !db.database.textTree().hasSuffix("\n") { out.write("\n") }
+                }
+            case .json:
+                out.write("{\"file\":" + FieldRendering.jsonString(file) + ",\"databases\":[")
+                for (i, db) in dbs.enumerated() {
+                    if i > 0 { out.write(",") }
+                    out.write("{\"peer\":" + FieldRendering.jsonString(db.name) + ",")
+                    FieldRendering.writeJSONMembers(db.database.fields, to: out)
+                    out.write("}")
+                }
+                out.write("]}\n")
+            }
+        }
+        out.flush()
+        if !ok { throw ExitCode(2) }
+    }
+
+    static func name(_ key: AnyHashable) -> String {
+        if let p = key.base as? PeerKey { return "Peer " + p.description }
+        return "Local (this host's GATT server)"
+    }
+}

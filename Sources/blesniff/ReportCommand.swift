@@ -1,0 +1,91 @@
+import ArgumentParser
+import Capture
+import Decoders
+import Foundation
+import Report
+
+/// `blesniff report FILE -o report.html`: one self-contained HTML page per run.
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Write a self-contained HTML report: timeline, devices, connections, GATT and findings.",
+        discussion: """
+            One pass over each capture collects a summary, a timeline (scanning, advertising, connections \
+            with their discovery, reads, writes and notifications, findings as flags), each advertiser's \
+            data, RSSI and interval, each connection's parameters, MTU, encryption, rebuilt GATT database, \
+            ATT round-trip times and throughput, and the audit's findings. The page has no external \
+            resources and opens offline; large captures are aggregated into fixed time bins.
+            """)
+
+    @Argument(help: "Capture files; - reads standard input.")
+    var files: [String]
+
+    @Option(name: [.short, .long], help: "Write the page to this file ('-' for standard output).")
+    var output: String = "report.html"
+
+    @Option(name: .long, help: "Audit configuration file (default: the nearest .blesniff.yml upward from here).")
+    var config: String?
+
+    @Option(name: .long, help: "Baseline of accepted findings: shown as suppressed.")
+    var baseline: String?
+
+    @OptionGroup var decoding: DecodeOptions
+
+    mutating func run() throws {
+        let configuration: AuditConfiguration
+        do {
+            if let path = config ?? AuditConfiguration.discover() {
+                configuration = try AuditConfiguration.load(path: path)
+            } else {
+                configuration = AuditConfiguration()
+            }
+        } catch {
+            stderr("blesniff: error: \(error)")
+            throw ExitCode(2)
+        }
+        var accepted: Baseline?
+        if let path = baseline {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                stderr("blesniff: error: cannot read baseline " + path)
+                throw ExitCode(2)
+            }
+            accepted = Baseline.parse(text)
+        }
+
+        var collectors: [ReportCollector] = []
+        var ok = true
+        for group in decoding.groups(files) {
+            let file = group.joined(separator: " + ")
+            let pass = ReportPass(path: file, configuration: configuration, baseline: accepted, keys: decoding.keys)
+            var problem: String?
+            let read = try decoding.input.forEachPacket(group) { pass.add($0) }
+            if !read {
+                ok = false
+                // An unreadable file has no page; one cut short shows what was read.
+                if pass.collector.frames == 0 { continue }
+                problem = "the report covers the frames before the error printed when it was made"
+            }
+            collectors.append(pass.finish(error: problem))
+        }
+        guard !collectors.isEmpty else { throw ExitCode(2) }
+
+        let page = HTMLReport.render(collectors)
+        let out: Output
+        if output == "-" {
+            out = Output(fd: 1)
+        } else {
+            guard let o = Output(path: output) else {
+                stderr("blesniff: error: cannot write " + output)
+                throw ExitCode(2)
+            }
+            out = o
+        }
+        out.write(page)
+        out.close()
+        if out.failed {
+            stderr("blesniff: error: writing " + output + " failed")
+            throw ExitCode(2)
+        }
+        if !ok { throw ExitCode(2) }
+    }
+}

@@ -1,0 +1,90 @@
+import XCTest
+
+/// The command line: exit codes, options shared by the decoding commands, output formats.
+final class CLITests: XCTestCase {
+    func lines(_ s: String) -> [Substring] { s.split(separator: "\n") }
+
+    func testReadPrintsOneLinePerFrameAndExitsZero() throws {
+        let r = try CLI.run(["read", Fixtures.captures + "/gatt_session.btsnoop"])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(lines(r.out).count, 184)
+        XCTAssertTrue(r.out.contains("HCI Command LE Set Scan Enable (0x200C)"))
+        XCTAssertTrue(r.out.contains("ATT Read By Group Type Request, Handles: 0x0001..0xffff, UUID: Primary Service (0x2800)"))
+    }
+
+    func testJSONLinesAreObjectsWithTheDocumentedKeys() throws {
+        let r = try CLI.run(["read", "--format", "json", "--count", "50", Fixtures.captures + "/gatt_session.pcap"])
+        XCTAssertEqual(r.status, 0, r.err)
+        let objects = try lines(r.out).map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+        XCTAssertEqual(objects.count, 50)
+        for key in ["frame", "timestamp_ns", "relative_time", "direction", "adapter", "kind", "file_offset", "length", "summary", "layers"] {
+            XCTAssertNotNil(objects[0][key], key)
+        }
+        let att = objects.first { ($0["layers"] as? [String: Any])?["att"] != nil }
+        XCTAssertNotNil(att, "an ATT layer in the first 50 frames")
+    }
+
+    func testMergeReadsSeveralCapturesAsOne() throws {
+        let a = Fixtures.captures + "/adv_scan.btsnoop", b = Fixtures.captures + "/gatt_session.btsnoop"
+        let r = try CLI.run(["read", "--merge", "--quiet", a, b])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(r.out, "\(36 + 184) frames, 0 malformed\n")
+    }
+
+    func testUnreadableInputIsExitTwo() throws {
+        var r = try CLI.run(["read", "/nonexistent.btsnoop"])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.err.contains("/nonexistent.btsnoop"), r.err)
+        r = try CLI.run(["read", Fixtures.root + "/README.md"])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.err.contains("not a capture"), r.err)
+        r = try CLI.run(["read", "--ltk", "1234", Fixtures.captures + "/gatt_session.pcap"])
+        XCTAssertEqual(r.status, 2, "a bad key is a usage error")
+        r = try CLI.run(["read", "--bogus"])
+        XCTAssertEqual(r.status, 2, "usage errors are exit 2")
+    }
+
+    func testTruncatedCaptureIsAWarningUnlessStrict() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: Fixtures.captures + "/gatt_session.btsnoop"))
+        let cut = NSTemporaryDirectory() + "blesniff-cut-\(UUID().uuidString).btsnoop"
+        try data.prefix(data.count - 5).write(to: URL(fileURLWithPath: cut))
+        defer { try? FileManager.default.removeItem(atPath: cut) }
+        var r = try CLI.run(["read", "--quiet", cut])
+        XCTAssertEqual(r.status, 0)
+        XCTAssertEqual(r.out, "183 frames, 0 malformed\n")
+        XCTAssertTrue(r.err.contains("warning"), r.err)
+        XCTAssertTrue(r.err.contains("frame 184"), r.err)
+        r = try CLI.run(["read", "--quiet", "--strict", cut])
+        XCTAssertEqual(r.status, 2)
+    }
+
+    func testGattAndDevicesOnTheSession() throws {
+        var r = try CLI.run(["gatt", Fixtures.captures + "/gatt_session.btsnoop"])
+        XCTAssertEqual(r.status, 0, r.err)
+        for line in ["Service 0x180D Heart Rate (handles 0x000E–0x0013)",
+                     "  Characteristic 0x2A37 Heart Rate Measurement [notify] value 0x0010",
+                     "    Last value (frame 117): Body Sensor Location Chest",
+                     "    Last value (frame 123): Manufacturer Name \"Bumble Labs\"",
+                     "Service 8D5A0001-6C3B-4E5F-9A1D-2B7C4E8F0A11 Unknown Service (handles 0x001F–0x0026)"] {
+            XCTAssertTrue(r.out.contains(line + "\n"), line)
+        }
+        r = try CLI.run(["devices", "--format", "json", Fixtures.captures + "/gatt_session.btsnoop"])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.contains("\"HRM-1\""), r.out)
+        XCTAssertTrue(r.out.contains("0000180D-0000-1000-8000-00805F9B34FB"), "16-bit UUIDs shown expanded too")
+    }
+}
+
+extension CLITests {
+    /// `audit --format html` writes the same full page as `report`, from the audit's own pass.
+    func testAuditHTMLIsTheFullPage() throws {
+        let out = NSTemporaryDirectory() + "blesniff-audit-\(UUID().uuidString).html"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let r = try CLI.run(["audit", "--fail-on", "warning", "--format", "html", "-o", out, "--format", "text",
+                             Fixtures.captures + "/bad_polling_read.btsnoop"])
+        XCTAssertEqual(r.status, 1, "the warning fails the run")
+        XCTAssertTrue(r.out.contains("BLE301"), "text report on standard output")
+        let page = try String(contentsOfFile: out, encoding: .utf8)
+        for s in ["Connection #1", "HRM-1", "BLE301", "<svg"] { XCTAssertTrue(page.contains(s), s) }
+    }
+}

@@ -1,0 +1,132 @@
+import XCTest
+@testable import Decoders
+@testable import Report
+
+final class AuditConnectionRulesTests: XCTestCase {
+    // MARK: BLE401
+
+    func testBLE401IdleConnection() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .local, 0x0A, .request, handle: 3))
+        s.add(1.1, att(c, .remote, 0x0B, .response, length: 2))
+        s.add(43.4, att(c, .local, 0x0A, .request, handle: 3))
+        s.add(44, .disconnectCommand(adapter: 0, handle: c.handle, peer: nil))
+        s.add(44.1, .disconnected(c, reason: 0x16))
+        assertOne(audit(s, only: "BLE401"), "BLE401", .warning, frames: [3, 4], decisive: 4,
+                  message: ["no ATT or L2CAP data for 42.3 s"])
+    }
+
+    func testBLE401IdleWithNotificationsOnIsFine() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .local, 0x12, .request, handle: 0x0013, cccd: 0x0001))
+        s.add(1.1, att(c, .remote, 0x13, .response))
+        s.add(50, att(c, .remote, 0x1B, .notification, handle: 0x0012, length: 2))
+        s.add(51, .disconnected(c, reason: 0x13))
+        assertNone(audit(s, only: "BLE401"))
+    }
+
+    func testBLE401NoDisconnectAfterUnsubscribing() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .local, 0x12, .request, handle: 0x0013, cccd: 0x0001))
+        s.add(1.1, att(c, .remote, 0x13, .response))
+        s.add(2, att(c, .local, 0x12, .request, handle: 0x0013, cccd: 0x0000))
+        s.add(2.1, att(c, .remote, 0x13, .response))
+        s.add(9.5, att(c, .local, 0x0A, .request, handle: 3))
+        s.add(9.6, att(c, .remote, 0x0B, .response))
+        s.add(10, .disconnected(c, reason: 0x13))
+        assertOne(audit(s, only: "BLE401"), "BLE401", .warning, frames: [4, 6], decisive: 6,
+                  message: ["all notifications switched off", "still connected 7.5 s later"])
+    }
+
+    func testBLE401DisconnectSoonAfterUnsubscribingIsFine() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .local, 0x12, .request, handle: 0x0013, cccd: 0x0001))
+        s.add(1.1, att(c, .remote, 0x13, .response))
+        s.add(2, att(c, .local, 0x12, .request, handle: 0x0013, cccd: 0x0000))
+        s.add(2.1, att(c, .remote, 0x13, .response))
+        s.add(3, .disconnectCommand(adapter: 0, handle: c.handle, peer: nil))
+        s.add(20, .disconnected(c, reason: 0x16))
+        assertNone(audit(s, only: "BLE401"))
+    }
+
+    func testBLE401PeripheralRoleIsNotFlagged() {
+        var s = EventStream()
+        let c = s.connection(central: false)
+        s.add(0, .connected(c))
+        s.add(100, .disconnected(c, reason: 0x13))
+        assertNone(audit(s, only: "BLE401"))
+    }
+
+    // MARK: BLE402
+
+    func testBLE402ReconnectBeforeDisconnectionComplete() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, .disconnectCommand(adapter: 0, handle: c.handle, peer: nil))
+        s.add(1.12, .createConnection(adapter: 0, peer: peerA, peerType: 1))
+        s.add(1.2, .disconnected(c, reason: 0x16))
+        assertOne(audit(s, only: "BLE402"), "BLE402", .error, frames: [2, 3], decisive: 3,
+                  message: ["LE Create Connection to c0:ff:ee:00:00:01 120 ms after HCI Disconnect of handle 0x0040"])
+    }
+
+    func testBLE402ReconnectAfterDisconnectionCompleteIsFine() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, .disconnectCommand(adapter: 0, handle: c.handle, peer: nil))
+        s.add(1.2, .disconnected(c, reason: 0x16))
+        s.add(1.3, .createConnection(adapter: 0, peer: peerA, peerType: 1))
+        assertNone(audit(s, only: "BLE402"))
+    }
+
+    // MARK: BLE403
+
+    func testBLE403PipelinedRequests() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .local, 0x0A, .request, handle: 3))
+        s.add(1.01, att(c, .local, 0x12, .request, handle: 5))
+        s.add(1.1, att(c, .remote, 0x0B, .response))
+        s.add(1.2, att(c, .remote, 0x13, .response))
+        s.add(2, .disconnected(c, reason: 0x13))
+        assertOne(audit(s, only: "BLE403"), "BLE403", .error, frames: [2, 3], decisive: 3,
+                  message: ["1 ATT request sent by this host before the response", "Write Request while Read Request"])
+    }
+
+    func testBLE403TransactionTimeout() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .local, 0x0A, .request, handle: 3))
+        s.add(35, .disconnected(c, reason: 0x08))
+        assertOne(audit(s, only: "BLE403"), "BLE403", .error, frames: [2, 3], decisive: 2,
+                  message: ["Read Request (0x0A) sent by this host got no response in 30.0 s"])
+    }
+
+    func testBLE403SequentialRequestsAndCommandsAreFine() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .local, 0x0A, .request, handle: 3))
+        s.add(1.05, att(c, .local, 0x52, .command, handle: 7))
+        s.add(1.06, att(c, .remote, 0x1B, .notification, handle: 9))
+        s.add(1.07, att(c, .local, 0xD2, .command, handle: 7))
+        s.add(1.1, att(c, .remote, 0x0B, .response))
+        s.add(1.2, att(c, .local, 0x12, .request, handle: 5))
+        s.add(1.3, att(c, .remote, 0x13, .response))
+        s.add(1.4, att(c, .remote, 0x0A, .request, handle: 1))
+        s.add(1.5, att(c, .local, 0x0B, .response))
+        s.add(2, .disconnected(c, reason: 0x13))
+        assertNone(audit(s, only: "BLE403"))
+    }
+}

@@ -1,0 +1,224 @@
+import XCTest
+@testable import Decoders
+@testable import Report
+
+final class AuditGATTRulesTests: XCTestCase {
+    // MARK: BLE201
+
+    func testBLE201DiscoverAllPrimaryServices() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(0.1, att(c, .local, 0x10, .request, handle: 0x0001, end: 0xFFFF, type: 0x2800))
+        s.add(0.2, att(c, .remote, 0x11, .response, length: 12))
+        s.add(0.3, att(c, .local, 0x10, .request, handle: 0x0010, end: 0xFFFF, type: 0x2800))
+        s.add(0.4, att(c, .remote, 0x01, .response))
+        s.add(0.5, att(c, .local, 0x0A, .request, handle: 0x0012, characteristic: 0x2A19, service: 0x180F))
+        s.add(0.6, att(c, .remote, 0x0B, .response, length: 1))
+        s.add(1, .disconnected(c, reason: 0x13))
+        assertOne(audit(s, only: "BLE201"), "BLE201", .warning, frames: [2, 4], decisive: 2,
+                  message: ["in 2 requests to the end of the database", "1 service used afterwards", "0x180F"])
+    }
+
+    func testBLE201DiscoveryByUUIDIsFine() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(0.1, att(c, .local, 0x06, .request, handle: 0x0001, end: 0xFFFF, type: 0x2800))
+        s.add(0.2, att(c, .remote, 0x07, .response, length: 4))
+        s.add(1, .disconnected(c, reason: 0x13))
+        assertNone(audit(s, only: "BLE201"))
+    }
+
+    // MARK: BLE202
+
+    func testBLE202WholeDatabaseCharacteristicDiscovery() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(0.1, att(c, .local, 0x08, .request, handle: 0x0001, end: 0xFFFF, type: 0x2803))
+        s.add(0.2, att(c, .remote, 0x09, .response, length: 14))
+        s.add(0.3, att(c, .local, 0x0A, .request, handle: 0x0003))
+        s.add(1, .disconnected(c, reason: 0x13))
+        assertOne(audit(s, only: "BLE202"), "BLE202", .warning, frames: [2], decisive: 2,
+                  message: ["over the whole database 0x0001-0xFFFF"])
+    }
+
+    func testBLE202UnusedServiceRange() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(0.1, att(c, .local, 0x08, .request, handle: 0x0010, end: 0x001F, type: 0x2803, service: 0x180D))
+        s.add(0.2, att(c, .remote, 0x09, .response, length: 14))
+        s.add(0.3, att(c, .local, 0x08, .request, handle: 0x0014, end: 0x001F, type: 0x2803))
+        s.add(0.4, att(c, .remote, 0x01, .response))
+        s.add(0.5, att(c, .local, 0x0A, .request, handle: 0x0030))
+        s.add(1, .disconnected(c, reason: 0x13))
+        assertOne(audit(s, only: "BLE202"), "BLE202", .warning, frames: [2], decisive: 2,
+                  message: ["1 service range", "0x0010-0x001F", "0x180D"])
+    }
+
+    func testBLE202DiscoveryOfUsedServiceIsFine() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(0.1, att(c, .local, 0x08, .request, handle: 0x0010, end: 0x001F, type: 0x2803, service: 0x180D))
+        s.add(0.2, att(c, .remote, 0x09, .response, length: 14))
+        s.add(0.3, att(c, .local, 0x12, .request, handle: 0x0013, cccd: 0x0001))
+        s.add(0.4, att(c, .remote, 0x13, .response))
+        s.add(1, .disconnected(c, reason: 0x13))
+        assertNone(audit(s, only: "BLE202"))
+    }
+
+    // MARK: BLE203
+
+    private func twoConnections(serviceChanged: Bool) -> EventStream {
+        var s = EventStream()
+        let c1 = s.connection(handle: 0x40)
+        s.add(0, .connected(c1))
+        s.add(0.1, att(c1, .local, 0x10, .request, handle: 0x0001, end: 0xFFFF, type: 0x2800))
+        s.add(0.2, att(c1, .remote, 0x01, .response))
+        if serviceChanged {
+            s.add(0.5, .att(c1, ATTObservation(origin: .remote, opcode: 0x1D, kind: .indication, handle: 0x0003,
+                                               characteristic: BluetoothUUID(uuid16: 0x2A05))))
+        }
+        s.add(1, .disconnected(c1, reason: 0x13))
+        let c2 = s.connection(handle: 0x41)
+        s.add(5, .connected(c2))
+        s.add(5.1, att(c2, .local, 0x10, .request, handle: 0x0001, end: 0xFFFF, type: 0x2800))
+        s.add(5.2, att(c2, .remote, 0x01, .response))
+        s.add(6, .disconnected(c2, reason: 0x13))
+        return s
+    }
+
+    func testBLE203RediscoveryOnReconnect() {
+        assertOne(audit(twoConnections(serviceChanged: false), only: "BLE203"), "BLE203", .note, frames: [2, 6], decisive: 6,
+                  message: ["connection #2", "connection #1"])
+    }
+
+    func testBLE203ServiceChangedInBetweenIsFine() {
+        assertNone(audit(twoConnections(serviceChanged: true), only: "BLE203"))
+    }
+
+    // MARK: BLE301
+
+    private func reads(every seconds: Double, count: Int, properties: UInt8?, handles: [UInt16] = [0x002A]) -> EventStream {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        for i in 0..<count {
+            let h = handles[i % handles.count]
+            s.add(1 + Double(i) * seconds, att(c, .local, 0x0A, .request, handle: h, characteristic: 0x2A19, properties: properties))
+            s.add(1.05 + Double(i) * seconds, att(c, .remote, 0x0B, .response, length: 1))
+        }
+        s.add(60, .disconnected(c, reason: 0x13))
+        return s
+    }
+
+    func testBLE301PollingANotifiableValue() {
+        assertOne(audit(reads(every: 1, count: 5, properties: 0x12), only: "BLE301"), "BLE301", .warning,
+                  frames: [2, 10], decisive: 10, message: ["handle 0x002A", "read 5 times in 4.0 s", "can notify"])
+    }
+
+    func testBLE301UnknownPropertiesIsANote() {
+        assertOne(audit(reads(every: 1, count: 6, properties: nil), only: "BLE301"), "BLE301", .note,
+                  frames: [2, 10, 12], decisive: 10, message: ["read 6 times in 5.0 s (5 within 4.0 s)"])
+    }
+
+    func testBLE301SlowReadsAndDifferentHandlesAreFine() {
+        assertNone(audit(reads(every: 3, count: 5, properties: 0x12), only: "BLE301"))
+        assertNone(audit(reads(every: 1, count: 8, properties: 0x12, handles: [0x10, 0x11, 0x12, 0x13]), only: "BLE301"))
+    }
+
+    func testBLE301ReadBlobContinuationsCountOnce() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .local, 0x0A, .request, handle: 0x0030, properties: 0x12))
+        s.add(1.1, att(c, .remote, 0x0B, .response, length: 22))
+        for i in 0..<5 {
+            s.add(1.2 + Double(i) * 0.2, att(c, .local, 0x0C, .request, handle: 0x0030, properties: 0x12))
+            s.add(1.3 + Double(i) * 0.2, att(c, .remote, 0x0D, .response, length: i == 4 ? 5 : 22))
+        }
+        s.add(10, .disconnected(c, reason: 0x13))
+        assertNone(audit(s, only: "BLE301"))
+    }
+
+    // MARK: BLE302
+
+    private func deviceNameReads(_ n: Int) -> EventStream {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        for i in 0..<n {
+            s.add(1 + Double(i) * 20, att(c, .local, 0x0A, .request, handle: 0x0003, characteristic: 0x2A00))
+            s.add(1.1 + Double(i) * 20, att(c, .remote, 0x0B, .response, length: 8))
+        }
+        s.add(100, .disconnected(c, reason: 0x13))
+        return s
+    }
+
+    func testBLE302RepeatedDeviceNameReads() {
+        assertOne(audit(deviceNameReads(3), only: "BLE302"), "BLE302", .note, frames: [2, 6], decisive: 6,
+                  message: ["Device Name", "read 3 times in one connection"])
+    }
+
+    func testBLE302SingleReadIsFine() {
+        assertNone(audit(deviceNameReads(1), only: "BLE302"))
+    }
+
+    // MARK: BLE303
+
+    func testBLE303FullNotificationThenRead() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .remote, 0x1B, .notification, handle: 0x0010, length: 20, mtu: 23))
+        s.add(1.1, att(c, .local, 0x0A, .request, handle: 0x0010))
+        s.add(1.2, att(c, .remote, 0x0B, .response, length: 22))
+        s.add(2, .disconnected(c, reason: 0x13))
+        assertOne(audit(s, only: "BLE303"), "BLE303", .note, frames: [2, 3], decisive: 3,
+                  message: ["1 notification of handle 0x0010 filled ATT_MTU-3 (20 bytes)"])
+    }
+
+    func testBLE303ShortNotificationOrNoReadIsFine() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .remote, 0x1B, .notification, handle: 0x0010, length: 20, mtu: 23))
+        s.add(1.5, att(c, .remote, 0x1B, .notification, handle: 0x0011, length: 8, mtu: 23))
+        s.add(1.6, att(c, .local, 0x0A, .request, handle: 0x0011))
+        s.add(1.7, att(c, .remote, 0x1B, .notification, handle: 0x0010, length: 12, mtu: 23))
+        s.add(1.8, att(c, .local, 0x0A, .request, handle: 0x0010))
+        s.add(2, .disconnected(c, reason: 0x13))
+        assertNone(audit(s, only: "BLE303"))
+    }
+
+    // MARK: BLE304
+
+    func testBLE304ReadBlobAtDefaultMTU() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .local, 0x0A, .request, handle: 0x0030))
+        s.add(1.1, att(c, .remote, 0x0B, .response, length: 22))
+        s.add(1.2, att(c, .local, 0x0C, .request, handle: 0x0030))
+        s.add(1.3, att(c, .remote, 0x0D, .response, length: 22))
+        s.add(1.4, att(c, .local, 0x0C, .request, handle: 0x0030))
+        s.add(1.5, att(c, .remote, 0x0D, .response, length: 3))
+        s.add(2, .disconnected(c, reason: 0x13))
+        assertOne(audit(s, only: "BLE304"), "BLE304", .note, frames: [4, 6], decisive: 4,
+                  message: ["2 Read Blob / Prepare Write requests at ATT_MTU 23 with no MTU exchange"])
+    }
+
+    func testBLE304AfterMTUExchangeIsFine() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(0.5, att(c, .local, 0x02, .request))
+        s.add(0.6, att(c, .remote, 0x03, .response))
+        s.add(1.2, att(c, .local, 0x0C, .request, handle: 0x0030, mtu: 23))
+        s.add(2, .disconnected(c, reason: 0x13))
+        assertNone(audit(s, only: "BLE304"))
+    }
+}

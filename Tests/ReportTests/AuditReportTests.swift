@@ -1,0 +1,236 @@
+import Foundation
+import XCTest
+@testable import Decoders
+@testable import Report
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+final class AuditReportTests: XCTestCase {
+    /// One error (BLE402), one warning (BLE301 can-notify) and one note (BLE602) on one capture.
+    private func mixedStream() -> EventStream {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        for i in 0..<5 {
+            s.add(1 + Double(i), att(c, .local, 0x0A, .request, handle: 0x2A, characteristic: 0x2A19, properties: 0x12))
+            s.add(1.05 + Double(i), att(c, .remote, 0x0B, .response, length: 1))
+        }
+        s.add(7, .pairing(c, PairingObservation(method: .justWorks, secureConnections: true, bothSupportSecureConnections: true)))
+        s.add(8, .disconnectCommand(adapter: 0, handle: c.handle, peer: nil))
+        s.add(8.1, .createConnection(adapter: 0, peer: peerA, peerType: 1))
+        s.add(8.2, .disconnected(c, reason: 0x16))
+        return s
+    }
+
+    private func run(_ s: EventStream, path: String = "captures/app run.pcapng", baseline: Baseline? = nil,
+                     config: AuditConfiguration = AuditConfiguration(), live: ((Finding) -> Void)? = nil) -> CaptureAudit {
+        let auditor = Auditor(configuration: config, capturePath: path, baseline: baseline, onFinding: live)
+        for (e, f) in s.items { auditor.observe(e, at: f) }
+        return CaptureAudit(path: path, findings: auditor.finish(), rules: auditor.enabledRules)
+    }
+
+    func testAuditorOrderAndLiveCallback() {
+        var live: [String] = []
+        let a = run(mixedStream(), live: { live.append($0.rule) })
+        XCTAssertEqual(Set(a.findings.map(\.rule)), ["BLE301", "BLE402", "BLE602"])
+        XCTAssertEqual(live.count, 3)
+        // BLE602 and BLE402 are decided at once; BLE301 when the connection ends.
+        XCTAssertEqual(Array(live.prefix(2)), ["BLE602", "BLE402"])
+        XCTAssertEqual(a.findings.map(\.firstFrame.number), a.findings.map(\.firstFrame.number).sorted())
+        XCTAssertEqual(a.findings.first?.rule, "BLE301")
+    }
+
+    func testFingerprintIsStableAcrossCapturesAndFrames() {
+        let a = run(mixedStream())
+        var shifted = EventStream()
+        shifted.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        shifted.add(0.1, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 1, extended: false))
+        for (e, f) in mixedStream().items { shifted.add(Double(f.time) / 1e9 + 100, e) }
+        let b = run(shifted, path: "other.pcap")
+        XCTAssertEqual(a.findings.map(\.fingerprint).sorted(), b.findings.map(\.fingerprint).sorted())
+        XCTAssertNotEqual(a.findings.map(\.firstFrame.number), b.findings.map(\.firstFrame.number))
+        XCTAssertEqual(Set(a.findings.map(\.fingerprint)).count, 3)
+        XCTAssertEqual(Fingerprint.make(["a"]), "af63dc4c8601ec8c")
+        XCTAssertEqual(Fingerprint.make([""]), "cbf29ce484222325")
+    }
+
+    func testExitCodeForEveryFailOnLevel() {
+        let mixed = [run(mixedStream())]
+        XCTAssertEqual(AuditExit.code(mixed, failOn: .error), 1)
+        XCTAssertEqual(AuditExit.code(mixed, failOn: .warning), 1)
+        XCTAssertEqual(AuditExit.code(mixed, failOn: .note), 1)
+        XCTAssertEqual(AuditExit.code(mixed, failOn: .never), 0)
+
+        var noteOnly = EventStream()
+        let c = noteOnly.connection()
+        noteOnly.add(0, .connected(c))
+        noteOnly.add(1, .pairing(c, PairingObservation(method: .justWorks, secureConnections: true, bothSupportSecureConnections: true)))
+        let notes = [run(noteOnly)]
+        XCTAssertEqual(AuditExit.code(notes, failOn: .error), 0)
+        XCTAssertEqual(AuditExit.code(notes, failOn: .warning), 0)
+        XCTAssertEqual(AuditExit.code(notes, failOn: .note), 1)
+        XCTAssertEqual(AuditExit.code(notes, failOn: .never), 0)
+
+        let clean = [CaptureAudit(path: "a.pcap")]
+        for level in FailOn.allCases { XCTAssertEqual(AuditExit.code(clean, failOn: level), 0) }
+
+        let unreadable = clean + [CaptureAudit(path: "b.pcap", error: "truncated header")]
+        for level in FailOn.allCases { XCTAssertEqual(AuditExit.code(unreadable, failOn: level), 2) }
+    }
+
+    func testBaselineRoundTrip() {
+        let first = run(mixedStream())
+        let text = Baseline.render([first])
+        let baseline = Baseline.parse(text)
+        XCTAssertEqual(baseline.fingerprints.count, 3)
+        let second = run(mixedStream(), baseline: baseline)
+        XCTAssertEqual(second.findings.count, 3)
+        XCTAssertTrue(second.findings.allSatisfy(\.suppressed))
+        XCTAssertEqual(AuditExit.code([second], failOn: .note), 0)
+        // A baseline of only the error leaves the warning failing.
+        let onlyError = Baseline(fingerprints: Set(first.findings.filter { $0.rule == "BLE402" }.map(\.fingerprint)))
+        let third = run(mixedStream(), baseline: onlyError)
+        XCTAssertEqual(AuditExit.code([third], failOn: .error), 0)
+        XCTAssertEqual(AuditExit.code([third], failOn: .warning), 1)
+        XCTAssertTrue(Baseline.parse("# comment\n\nBLE101 0123456789abcdef  x: y\n").fingerprints.contains("0123456789abcdef"))
+    }
+
+    // MARK: SARIF
+
+    func testSARIFStructure() throws {
+        var a = run(mixedStream(), baseline: nil)
+        a.findings[0].suppressed = true
+        let text = AuditReport(audits: [a, CaptureAudit(path: "/abs/bad file.pcap", error: "unreadable")]).render(.sarif)
+        let root = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        XCTAssertEqual(root["version"] as? String, "2.1.0")
+        XCTAssertNotNil(root["$schema"] as? String)
+        let runs = try XCTUnwrap(root["runs"] as? [[String: Any]])
+        XCTAssertEqual(runs.count, 1)
+        let driver = try XCTUnwrap((runs[0]["tool"] as? [String: Any])?["driver"] as? [String: Any])
+        XCTAssertEqual(driver["name"] as? String, "blesniff")
+        XCTAssertNotNil(driver["version"] as? String)
+        XCTAssertNotNil(URL(string: try XCTUnwrap(driver["informationUri"] as? String))?.scheme)
+        let rules = try XCTUnwrap(driver["rules"] as? [[String: Any]])
+        XCTAssertEqual(rules.map { $0["id"] as? String }, AuditRules.infos.map(\.id))
+        let levels: Set<String> = ["none", "note", "warning", "error"]
+        for r in rules {
+            XCTAssertNotNil(r["name"] as? String)
+            for k in ["shortDescription", "fullDescription", "help"] {
+                XCTAssertFalse(((r[k] as? [String: Any])?["text"] as? String ?? "").isEmpty, k)
+            }
+            let level = (r["defaultConfiguration"] as? [String: Any])?["level"] as? String
+            XCTAssertTrue(levels.contains(level ?? ""))
+        }
+        let results = try XCTUnwrap(runs[0]["results"] as? [[String: Any]])
+        XCTAssertEqual(results.count, 3)
+        for (i, r) in results.enumerated() {
+            let ruleID = try XCTUnwrap(r["ruleId"] as? String)
+            XCTAssertEqual((r["ruleIndex"] as? Int).map { rules[$0]["id"] as? String }, ruleID)
+            XCTAssertTrue(levels.contains(r["level"] as? String ?? ""))
+            XCTAssertFalse(((r["message"] as? [String: Any])?["text"] as? String ?? "").isEmpty)
+            let loc = try XCTUnwrap((r["locations"] as? [[String: Any]])?.first)
+            let physical = try XCTUnwrap(loc["physicalLocation"] as? [String: Any])
+            let uri = (physical["artifactLocation"] as? [String: Any])?["uri"] as? String
+            XCTAssertEqual(uri, "captures/app%20run.pcapng")
+            let region = try XCTUnwrap(physical["region"] as? [String: Any])
+            let offset = try XCTUnwrap(region["byteOffset"] as? Int)
+            let length = try XCTUnwrap(region["byteLength"] as? Int)
+            XCTAssertGreaterThanOrEqual(offset, 0)
+            XCTAssertGreaterThan(length, 0)
+            XCTAssertEqual(offset, Int(a.findings[i].decisive.fileOffset))
+            let logical = try XCTUnwrap(loc["logicalLocations"] as? [[String: Any]])
+            XCTAssertEqual(logical.first?["name"] as? String, "frame " + String(a.findings[i].decisive.number))
+            XCTAssertTrue((logical.last?["name"] as? String ?? "").hasPrefix("connection #1"))
+            let fp = (r["partialFingerprints"] as? [String: Any])?["blesniff/v1"] as? String
+            XCTAssertEqual(fp, a.findings[i].fingerprint)
+            let suppressions = r["suppressions"] as? [[String: Any]]
+            if i == 0 {
+                XCTAssertEqual(suppressions?.first?["kind"] as? String, "external")
+            } else {
+                XCTAssertNil(suppressions)
+            }
+        }
+        let artifacts = try XCTUnwrap(runs[0]["artifacts"] as? [[String: Any]])
+        XCTAssertEqual(((artifacts[1]["location"] as? [String: Any])?["uri"] as? String), "file:///abs/bad%20file.pcap")
+        let invocations = try XCTUnwrap(runs[0]["invocations"] as? [[String: Any]])
+        XCTAssertEqual(invocations.first?["executionSuccessful"] as? Bool, false)
+    }
+
+    /// Full validation against the published SARIF 2.1.0 JSON schema needs the schema file in
+    /// Resources; without it the structural test above checks what the schema requires of us.
+    func testSARIFSchemaFileWhenPresent() throws {
+        let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Resources/sarif-schema-2.1.0.json")
+        guard FileManager.default.fileExists(atPath: schema.path) else {
+            throw XCTSkip("SARIF 2.1.0 schema not shipped; structural checks only")
+        }
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: schema)) as? [String: Any]
+        XCTAssertNotNil(object?["properties"])
+    }
+
+    // MARK: JUnit
+
+    func testJUnitStructure() throws {
+        let a = run(mixedStream())
+        var report = AuditReport(audits: [a, CaptureAudit(path: "bad.pcap", error: "unreadable & short")])
+        report.failOn = .warning
+        let text = report.render(.junit)
+        #if canImport(FoundationXML) || canImport(Darwin)
+        let doc = try XMLDocument(xmlString: text, options: [])
+        let root = try XCTUnwrap(doc.rootElement())
+        XCTAssertEqual(root.name, "testsuites")
+        let suites = root.elements(forName: "testsuite")
+        XCTAssertEqual(suites.count, 2)
+        let cases = suites[0].elements(forName: "testcase")
+        XCTAssertEqual(cases.count, AuditRules.all.count)
+        XCTAssertEqual(suites[0].attribute(forName: "tests")?.stringValue, String(AuditRules.all.count))
+        let failing = cases.filter { !$0.elements(forName: "failure").isEmpty }
+        // BLE402 (error) and BLE301 (warning) fail at --fail-on warning; BLE602 (note) is only output.
+        XCTAssertEqual(Set(failing.compactMap { $0.attribute(forName: "name")?.stringValue?.split(separator: " ").first.map(String.init) }),
+                       ["BLE301", "BLE402"])
+        XCTAssertEqual(suites[0].attribute(forName: "failures")?.stringValue, "2")
+        let note = cases.first { $0.attribute(forName: "name")?.stringValue?.hasPrefix("BLE602") == true }
+        XCTAssertEqual(note?.elements(forName: "system-out").count, 1)
+        XCTAssertEqual(suites[1].attribute(forName: "errors")?.stringValue, "1")
+        XCTAssertEqual(root.attribute(forName: "failures")?.stringValue, "2")
+        #else
+        XCTAssertTrue(text.hasPrefix("<?xml"))
+        #endif
+    }
+
+    // MARK: other formats
+
+    func testJSONTextAndMarkdown() throws {
+        let a = run(mixedStream())
+        let report = AuditReport(audits: [a])
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(report.render(.json).utf8)) as? [String: Any])
+        let summary = try XCTUnwrap(json["summary"] as? [String: Int])
+        XCTAssertEqual(summary["errors"], 1)
+        XCTAssertEqual(summary["warnings"], 1)
+        XCTAssertEqual(summary["notes"], 1)
+        let text = report.render(.text)
+        XCTAssertTrue(text.contains("1 error, 1 warning, 1 note"))
+        XCTAssertTrue(text.contains("  connection #1 (handle 0x0040, c0:ff:ee:00:00:01)\n"))
+        XCTAssertFalse(text.contains("\u{1B}["))
+        let md = report.render(.markdown)
+        XCTAssertTrue(md.contains("| `captures/app run.pcapng` | 1 | 1 | 1 | 0 |"))
+        XCTAssertTrue(md.contains("BLE402 reconnect-before-disconnected"))
+    }
+
+    func testFormatFromExtension() {
+        XCTAssertEqual(AuditFormat(fileExtensionOf: "out.sarif"), .sarif)
+        XCTAssertEqual(AuditFormat(fileExtensionOf: "out.json"), .json)
+        XCTAssertEqual(AuditFormat(fileExtensionOf: "junit.xml"), .junit)
+        XCTAssertEqual(AuditFormat(fileExtensionOf: "summary.md"), .markdown)
+        XCTAssertNil(AuditFormat(fileExtensionOf: "report"))
+    }
+
+    func testBoundedMapStaysWithinCapacity() {
+        var m = BoundedMap<Int, Int>(capacity: 100)
+        for i in 0..<10_000 { m[i] = i }
+        XCTAssertEqual(m.count, 100)
+        XCTAssertEqual(m[9_999], 9_999)
+        XCTAssertNil(m[0])
+    }
+}

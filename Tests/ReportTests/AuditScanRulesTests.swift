@@ -1,0 +1,104 @@
+import XCTest
+@testable import Decoders
+@testable import Report
+
+final class AuditScanRulesTests: XCTestCase {
+    private func scanWithReports(filter: UInt8) -> EventStream {
+        var s = EventStream()
+        s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: filter, extended: false))
+        for i in 0..<12 {
+            let addr = BDAddr(0x1100_0000_0000 + UInt64(i % 3))
+            s.add(0.1 + Double(i) * 0.3, .advertisingReport(adapter: 0, address: addr, addressType: 0, rssi: -60, scanResponse: false))
+        }
+        s.add(4.1, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 0, extended: false))
+        return s
+    }
+
+    func testBLE101DuplicatesAllowed() {
+        let f = audit(scanWithReports(filter: 0), only: "BLE101")
+        assertOne(f, "BLE101", .warning, frames: [1, 13], decisive: 1,
+                  message: ["12 advertising reports from 3 devices in 4.1 s with duplicate filtering off"])
+    }
+
+    func testBLE101PeriodicResetIsANote() {
+        let f = audit(scanWithReports(filter: 2), only: "BLE101")
+        assertOne(f, "BLE101", .note, frames: [1, 13], message: ["reset each scan period"])
+    }
+
+    /// Stacks restart scans every few seconds; restarts that brought in nothing are not findings.
+    func testBLE101ScanWithoutReportsIsNotReported() {
+        var s = EventStream()
+        for i in 0..<5 {
+            s.add(Double(i), .scanEnable(adapter: 0, enabled: true, filterDuplicates: 0, extended: true))
+            s.add(Double(i) + 0.5, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 0, extended: true))
+        }
+        assertNone(audit(s, only: "BLE101"))
+    }
+
+    func testBLE101FilteredScanIsFine() {
+        assertNone(audit(scanWithReports(filter: 1), only: "BLE101"))
+    }
+
+    func testBLE102ScanLeftOnAfterConnect() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.add(1, .createConnection(adapter: 0, peer: peerA, peerType: 1))
+        s.add(1.5, .connected(c))
+        s.add(4, att(c, .local, 0x0A, .request, handle: 3))
+        assertOne(audit(s, only: "BLE102"), "BLE102", .warning, frames: [1, 3, 4], decisive: 4,
+                  message: ["scanning still enabled 2.5 s after this host connected to c0:ff:ee:00:00:01"])
+    }
+
+    func testBLE102ScanNeverDisabledWithConnection() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.add(1, .connected(c))
+        s.add(1.5, att(c, .local, 0x0A, .request, handle: 3))
+        assertOne(audit(s, only: "BLE102"), "BLE102", .warning, frames: [1, 2], message: ["never disabled"])
+    }
+
+    func testBLE102ScanStoppedBeforeConnect() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.add(1, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 0, extended: false))
+        s.add(1.1, .createConnection(adapter: 0, peer: peerA, peerType: 1))
+        s.add(1.5, .connected(c))
+        s.add(9, att(c, .local, 0x0A, .request, handle: 3))
+        assertNone(audit(s, only: "BLE102"))
+    }
+
+    func testBLE102PassiveMonitoringIsFine() {
+        var s = EventStream()
+        s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.add(100, .advertisingReport(adapter: 0, address: peerA, addressType: 0, rssi: nil, scanResponse: false))
+        assertNone(audit(s, only: "BLE102"))
+    }
+
+    func testBLE103LongScan() {
+        var s = EventStream()
+        s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.add(30, .advertisingReport(adapter: 0, address: peerA, addressType: 0, rssi: nil, scanResponse: false))
+        s.add(75, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 0, extended: false))
+        assertOne(audit(s, only: "BLE103"), "BLE103", .note, frames: [1, 3], decisive: 3,
+                  message: ["scan enabled for 75.0 s with no connection attempt"])
+    }
+
+    func testBLE103LongScanThatConnectsIsFine() {
+        var s = EventStream()
+        s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.add(70, .createConnection(adapter: 0, peer: peerA, peerType: 1))
+        s.add(75, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 0, extended: false))
+        assertNone(audit(s, only: "BLE103"))
+    }
+
+    func testBLE103ThresholdFromConfiguration() {
+        var s = EventStream()
+        s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.add(75, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 0, extended: false))
+        let f = audit(s, only: "BLE103") { $0.rules["BLE103"] = RuleOverride(values: ["duration": 120_000_000_000]) }
+        assertNone(f)
+    }
+}

@@ -1,0 +1,70 @@
+import XCTest
+@testable import Decoders
+@testable import Report
+
+/// Builds synthetic event streams: each event gets the next frame number, the given time and a
+/// made-up file position, so findings can be checked frame by frame.
+struct EventStream {
+    private(set) var items: [(AuditEvent, FrameRef)] = []
+    private var nextID = 1
+
+    /// Adds an event at `t` seconds; returns its frame number.
+    @discardableResult
+    mutating func add(_ t: Double, _ e: AuditEvent) -> Int {
+        let n = items.count + 1
+        items.append((e, FrameRef(number: n, time: Int64((t * 1e9).rounded()), fileOffset: Int64(24 + n * 100), fileLength: 40)))
+        return n
+    }
+
+    mutating func connection(handle: UInt16 = 0x0040, peer: UInt64 = 0xC0FF_EE00_0001, central: Bool? = true,
+                             adapter: UInt16 = 0) -> Connection {
+        defer { nextID += 1 }
+        let c = Connection(id: nextID, adapter: adapter, handle: handle, isLE: true, frame: items.count + 1, time: 0)
+        c.peer = BDAddr(peer)
+        c.peerAddressType = 1
+        c.isCentral = central
+        return c
+    }
+
+    var last: FrameRef? { items.last?.1 }
+}
+
+func att(_ c: Connection, _ origin: Origin, _ op: UInt8, _ kind: ATTObservation.Kind, handle: UInt16? = nil,
+         end: UInt16? = nil, type: UInt16? = nil, length: Int = 0, mtu: Int = 23, characteristic: UInt16? = nil,
+         service: UInt16? = nil, properties: UInt8? = nil, cccd: UInt16? = nil) -> AuditEvent {
+    .att(c, ATTObservation(origin: origin, opcode: op, kind: kind, handle: handle, endHandle: end,
+                           attributeType: type.map { BluetoothUUID(uuid16: $0) }, valueLength: length, mtu: mtu,
+                           characteristic: characteristic.map { BluetoothUUID(uuid16: $0) },
+                           service: service.map { BluetoothUUID(uuid16: $0) }, properties: properties,
+                           isCCCD: cccd != nil, cccdValue: cccd))
+}
+
+/// Runs only `rule` (every other rule off) over the stream.
+func audit(_ stream: EventStream, only rule: String, configure: (inout AuditConfiguration) -> Void = { _ in }) -> [Finding] {
+    var config = AuditConfiguration()
+    for t in AuditRules.all where t.info.id != rule { config.rules[t.info.id] = RuleOverride(enabled: false) }
+    configure(&config)
+    let auditor = Auditor(configuration: config, capturePath: "test.pcap")
+    for (e, f) in stream.items { auditor.observe(e, at: f) }
+    return auditor.finish()
+}
+
+/// Asserts exactly one finding of `rule` with that severity, evidence frames and message fragments.
+func assertOne(_ findings: [Finding], _ rule: String, _ severity: Severity, frames: [Int], decisive: Int? = nil,
+               message parts: [String], file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertEqual(findings.count, 1, "findings: " + findings.map { $0.rule + ": " + $0.message }.joined(separator: " | "),
+                   file: file, line: line)
+    guard let f = findings.first else { return }
+    XCTAssertEqual(f.rule, rule, file: file, line: line)
+    XCTAssertEqual(f.severity, severity, file: file, line: line)
+    XCTAssertEqual(f.evidence.map(\.number), frames, file: file, line: line)
+    if let d = decisive { XCTAssertEqual(f.decisive.number, d, file: file, line: line) }
+    for p in parts { XCTAssertTrue(f.message.contains(p), "'" + f.message + "' lacks '" + p + "'", file: file, line: line) }
+    XCTAssertEqual(f.fingerprint.count, 16, file: file, line: line)
+}
+
+func assertNone(_ findings: [Finding], file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertTrue(findings.isEmpty, findings.map { $0.rule + ": " + $0.message }.joined(separator: " | "), file: file, line: line)
+}
+
+let peerA = BDAddr(0xC0FF_EE00_0001)

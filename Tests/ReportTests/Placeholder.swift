@@ -1,5 +1,0 @@
-import XCTest
-
-final class ReportTestsPlaceholder: XCTestCase {
-    func testNothing() {}
-}
