@@ -4,7 +4,8 @@ import Glibc
 import Report
 
 // The whole of `blesniff read -v` and `--format json` on one capture: reader, link-type
-// framing, dissector (with advertisers), link-layer tracker for sniffer captures, printers.
+// framing, dissector (with advertisers), link-layer tracker for sniffer captures, printers,
+// and the auditor fed by AuditFeed.
 let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -16,6 +17,8 @@ public func fuzzPipeline(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let out = Output(fd: devNull)
     let text = FramePrinter(format: .text, verbose: true, output: out)
     let json = FramePrinter(format: .json, verbose: false, output: out)
+    let feed = AuditFeed(dissector: dissector)
+    let auditor = Auditor()
     do {
         while let r = try reader.next() {
             let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
@@ -29,7 +32,7 @@ public func fuzzPipeline(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             let d = dissector.dissect(p)
             text.print(d)
             json.print(d)
-            // Auditor hook: feed `d` to the auditor here once it is in Report.
+            feed.events(d) { event, at in auditor.observe(event, at: at) }
         }
     } catch {
         consume(error.description)
@@ -38,6 +41,7 @@ public func fuzzPipeline(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         DevicesReport.text(adv.devices, file: "fuzz", to: out)
         DevicesReport.json(adv.devices, file: "fuzz", to: out)
     }
+    for f in auditor.finish() { consume(f.fingerprint) }
     out.flush()
     return 0
 }

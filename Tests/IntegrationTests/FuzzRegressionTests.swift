@@ -163,7 +163,7 @@ enum Replay {
         }
     }
 
-    /// A whole capture through the reader; with `keepFile` also the dissector and both printers.
+    /// A whole capture through the reader; with `keepFile` also the dissector, both printers and the auditor.
     static func capture(_ b: [UInt8], keepFile pipeline: Bool) throws {
         let path = NSTemporaryDirectory() + "blesniff-replay-\(getpid()).bin"
         try Data(b).write(to: URL(fileURLWithPath: path))
@@ -175,6 +175,8 @@ enum Replay {
         defer { out.close() }
         let text = FramePrinter(format: .text, verbose: true, output: out)
         let json = FramePrinter(format: .json, verbose: false, output: out)
+        let feed = AuditFeed(dissector: dissector)
+        let auditor = Auditor()
         do {
             while let r = try reader.next() {
                 guard pipeline else { continue }
@@ -184,8 +186,10 @@ enum Replay {
                 let d = dissector.dissect(p)
                 text.print(d)
                 json.print(d)
+                feed.events(d) { event, at in auditor.observe(event, at: at) }
             }
         } catch {}
+        _ = auditor.finish()
         if pipeline, let adv = dissector.advertisers {
             DevicesReport.text(adv.devices, file: "replay", to: out)
             DevicesReport.json(adv.devices, file: "replay", to: out)
