@@ -160,7 +160,7 @@ run_target() {
     echo "fuzz: running $t for ${secs}s (log $log)" >&2
     local start=$SECONDS rc=0
     # Swift's own crash backtracer fights ASan's handlers: leave crashes to ASan.
-    SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
+    SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/fuzz/lsan.supp} ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
     "$BIN/fuzz-$t" "$OUT/corpus/$t" "${dict[@]}" -max_len="$(max_len "$t")" -timeout=5 -rss_limit_mb=2048 \
         -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$OUT/crashes/$t/" >"$log" 2>&1 || rc=$?
     local took=$((SECONDS - start))
