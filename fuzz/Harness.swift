@@ -52,17 +52,3 @@ enum ScratchFile {
         return fd
     }
 }
-
-/// Runs `body` once on a few inputs before fuzzing starts, so lazily built global tables exist
-/// already: LeakSanitizer cannot follow pointers kept in multi-payload enums, and reports a
-/// table first built during a run as a leak.
-func warmUp(_ body: (UnsafePointer<UInt8>?, Int) -> CInt) {
-    let headers: [[UInt8]] = [
-        [], Array("btsnoop".utf8) + [0, 0, 0, 0, 1, 0, 0, 0x03, 0xEA],
-        [0xD4, 0xC3, 0xB2, 0xA1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 0, 0xC9, 0, 0, 0],
-        [0x0A, 0x0D, 0x0D, 0x0A, 28, 0, 0, 0, 0x4D, 0x3C, 0x2B, 0x1A, 1, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF,
-         0xFF, 0xFF, 0xFF, 0xFF, 28, 0, 0, 0],
-        [0, 0, 0, 13, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x03, 0x0C, 0x00],
-    ]
-    for h in headers { _ = h.withUnsafeBufferPointer { body($0.baseAddress, $0.count) } }
-}

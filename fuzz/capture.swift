@@ -20,9 +20,3 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     consume(reader.truncation?.description)
     return 0
 }
-
-@_cdecl("LLVMFuzzerInitialize")
-public func initialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> CInt {
-    warmUp(fuzzCapture)
-    return 0
-}

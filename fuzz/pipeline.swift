@@ -45,9 +45,3 @@ public func fuzzPipeline(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     out.flush()
     return 0
 }
-
-@_cdecl("LLVMFuzzerInitialize")
-public func initialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> CInt {
-    warmUp(fuzzPipeline)
-    return 0
-}
