@@ -6,9 +6,15 @@ public final class Dissector {
     /// Live connections by (adapter, handle).
     private var live: [UInt32: Connection] = [:]
     private var nextConnectionID = 1
-    /// Connections that ended, oldest first, kept so reports can list them (bounded).
+    /// Connections that ended, oldest first, kept so reports can list them (bounded: between
+    /// `maxEndedKept` and an eighth more).
     public private(set) var ended: [Connection] = []
     public static let maxEndedKept = 10_000
+    /// Live connections kept at once: every valid handle (0x000-0xEFF) on four adapters. Monitor
+    /// captures can name 65,536 adapters, so without a cap made-up traffic grows the table freely.
+    public static let maxLiveConnections = 4 * 0xF00
+    /// Set when the cap made the table drop a connection; reported on the frame that caused it.
+    private var capNote: String?
 
     /// Every peer's GATT database, rebuilt from discovery and carried across connections.
     public let gatt = GATTStore()
@@ -43,6 +49,10 @@ public final class Dissector {
         case .linkLayer: linkLayerFrame(&d)
         case .monitor, .unsupported, .unknownHCIType: break
         case .truncatedHeader: d.problem("record too short for its link-layer header")
+        }
+        if let note = capNote {
+            d.problem(note)
+            capNote = nil
         }
         return d
     }
@@ -332,6 +342,11 @@ public final class Dissector {
             // A Connection Complete on a live handle: the old one ended unseen.
             if !complete { return old }
             close(old)
+        } else if live.count >= Dissector.maxLiveConnections {
+            // Drop the least recently active eighth at once, so the sort is paid rarely.
+            let idle = live.values.sorted { $0.lastActivity < $1.lastActivity }.prefix(Dissector.maxLiveConnections / 8)
+            for c in idle { close(c) }
+            capNote = "connection table full (\(Dissector.maxLiveConnections) live): stopped tracking the \(idle.count) least recently active"
         }
         let c = Connection(id: nextConnectionID, adapter: adapter, handle: handle, isLE: isLE, frame: frame, time: time)
         nextConnectionID += 1
@@ -347,9 +362,11 @@ public final class Dissector {
     private func close(_ c: Connection) {
         live[key(c.adapter, c.handle)] = nil
         ended.append(c)
-        if ended.count > Dissector.maxEndedKept {
-            let gone = ended.removeFirst()
-            connections[gone.id] = nil
+        // Trim in batches: removing one from the front per connection moved the whole array each time.
+        if ended.count >= Dissector.maxEndedKept + Dissector.maxEndedKept / 8 {
+            let drop = ended.count - Dissector.maxEndedKept
+            for gone in ended[..<drop] { connections[gone.id] = nil }
+            ended.removeFirst(drop)
         }
     }
 }

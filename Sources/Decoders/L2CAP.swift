@@ -97,7 +97,7 @@ public struct L2CAPReassembler: Sendable {
             if data.count > total {
                 return (.malformed("ACL data longer than the L2CAP length (\(data.count) > \(total))", dropped: [frame]), dropped)
             }
-            buffer.reserveCapacity(total)
+            // No reserveCapacity(total): the length is untrusted, so memory follows the bytes seen.
             buffer.append(contentsOf: data)
             expected = total
             frames = [frame]

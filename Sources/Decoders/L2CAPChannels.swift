@@ -137,10 +137,8 @@ public final class DynamicChannel {
             return .malformed("first segment of \(segment.count) bytes exceeds SDU length \(length)")
         }
         if segment.count == Int(length) { return .sdu(Array(segment), frames: [frame]) }
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(Int(length))
-        buffer.append(contentsOf: segment)
-        state = Reassembly(expected: Int(length), buffer: buffer, frames: [frame])
+        // Not reserving the announced length: memory follows the bytes actually seen.
+        state = Reassembly(expected: Int(length), buffer: Array(segment), frames: [frame])
         return .incomplete
     }
 
@@ -164,6 +162,9 @@ public final class DynamicChannels {
 
     public private(set) var channels: [DynamicChannel] = []
     private var pending: [RequestKey: Request] = [:]
+    /// Open channels kept per connection; made-up signaling could open one per 16-bit CID, each
+    /// with its own SDU reassembly, and lookups are linear. Past this, the oldest is forgotten.
+    public static let maxChannels = 256
 
     public init() {}
 
@@ -256,6 +257,7 @@ public final class DynamicChannels {
         let remote = requester == .local ? responderEnd : requesterEnd
         // A CID reused without a disconnection seen: the new channel replaces the old.
         channels.removeAll { $0.local.cid == local.cid || $0.remote.cid == remote.cid }
+        if channels.count >= DynamicChannels.maxChannels { channels.removeFirst() }
         channels.append(DynamicChannel(psm: psm, mode: mode, local: local, remote: remote, openedFrame: frame))
     }
 }

@@ -133,7 +133,7 @@ public final class AuditFeed {
         let isCCCD = a?.role == .descriptor && a?.uuid == BluetoothUUID(uuid16: 0x2902)
         var cccd: UInt16?
         if isCCCD, kind == .request || kind == .command, let v = pdu.value { cccd = v.le16(0) ?? v.byte(0).map(UInt16.init) }
-        let answers = r.request.map { FrameRef(number: $0.frame, time: d.packet.timestamp - $0.rtt) }
+        let answers = r.request.map { FrameRef(number: $0.frame, time: d.packet.timestamp &- $0.rtt) }
         return ATTObservation(
             origin: r.side == .local ? .local : .remote, opcode: pdu.opcode.rawValue, kind: kind,
             handle: pdu.range?.start ?? pdu.handle, endHandle: pdu.range?.end, attributeType: pdu.attributeType,

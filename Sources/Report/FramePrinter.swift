@@ -27,8 +27,8 @@ public final class FramePrinter {
         let t0 = firstTimestamp ?? p.timestamp
         if firstTimestamp == nil { firstTimestamp = t0 }
         switch format {
-        case .text: text(d, relative: p.timestamp - t0)
-        case .json: json(d, relative: p.timestamp - t0)
+        case .text: text(d, relative: p.timestamp &- t0)
+        case .json: json(d, relative: p.timestamp &- t0)
         }
     }
 
