@@ -103,13 +103,15 @@ public final class DynamicChannel {
             if ep.credits == 0 { framesWithoutCredit &+= 1 } else { ep.credits -= 1 }
         }
         let limits = endpoint(rx)
-        var state = rx == .local ? toLocal : toRemote
+        // Moved out (not copied) so the buffer stays uniquely referenced and appends do not copy it.
+        var state: Reassembly?
+        if rx == .local { swap(&state, &toLocal) } else { swap(&state, &toRemote) }
         defer { if rx == .local { toLocal = state } else { toRemote = state } }
         if payload.count > Int(limits.mps) {
             state = nil
             return .malformed("K-frame payload of \(payload.count) bytes exceeds MPS \(limits.mps)")
         }
-        if var r = state {
+        if var r = state.take() {
             // Continuation of an SDU (no SDU length field).
             guard r.buffer.count + payload.count <= r.expected else {
                 state = nil
