@@ -87,7 +87,7 @@ public enum FieldRendering {
                 out.write(byte: 32)
                 out.write(unit)
             }
-        case .address(let a): out.write(a.description)
+        case .address(let a): out.write(address: a.raw)
         case .uuid(let u):
             out.write(u.description)
             if u.isOnBase {
@@ -285,7 +285,7 @@ public enum FieldRendering {
             out.write(byte: UInt8(ascii: "\""))
         case .address(let a):
             out.write(byte: UInt8(ascii: "\""))
-            out.write(a.description)
+            out.write(address: a.raw)
             out.write(byte: UInt8(ascii: "\""))
         case .none, .named, .quantity, .uuid, .flags, .error: return false
         }

@@ -143,6 +143,21 @@ public final class Output {
         if count >= chunk { flush() }
     }
 
+    /// Appends the 48-bit device address `raw` as `BDAddr.description` spells it ("00:1b:dc:07:32:a1"),
+    /// without building the string.
+    public func write(address raw: UInt64) {
+        var shift: UInt64 = 40
+        while true {
+            let b = UInt8(truncatingIfNeeded: raw >> shift)
+            let hi = b >> 4, lo = b & 0xF
+            append(hi < 10 ? 0x30 &+ hi : 0x57 &+ hi)
+            append(lo < 10 ? 0x30 &+ lo : 0x57 &+ lo)
+            if shift == 0 { break }
+            append(UInt8(ascii: ":"))
+            shift -= 8
+        }
+    }
+
     /// Appends `n` spaces.
     public func write(spaces n: Int) {
         if n > 0 { append(repeating: UInt8(ascii: " "), count: n) }
