@@ -48,15 +48,17 @@ public enum FieldRendering {
 
     /// Writes the tree indented, one field per line (`read -v`).
     public static func writeText(_ fields: [Field], indent: Int, to out: Output) {
-        for f in fields {
+        // By index, the parts read in place: `for f in fields` copies each field (retains its label,
+        // value and children).
+        for i in fields.indices {
             out.write(spaces: indent)
-            out.write(f.label)
-            if case .none = f.value {} else {
+            out.write(fields[i].label)
+            if case .none = fields[i].value {} else {
                 out.write(": ")
-                writeText(f.value, to: out)
+                writeText(fields[i].value, to: out)
             }
             out.write(byte: 10)
-            if !f.children.isEmpty { writeText(f.children, indent: indent + 2, to: out) }
+            if !fields[i].children.isEmpty { writeText(fields[i].children, indent: indent + 2, to: out) }
         }
     }
 
