@@ -73,8 +73,11 @@ public final class Output {
     }
 
     @inline(__always) public func write(_ s: String) {
-        var s = s
-        s.withUTF8 { append($0) }
+        // Native strings are read in place; `withUTF8` needs a mutable copy (a retain and release).
+        if s.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
+            var s = s
+            s.withUTF8 { append($0) }
+        }
     }
 
     @inline(__always) public func write(byte: UInt8) { append(byte) }
