@@ -111,6 +111,7 @@ extension Decoded {
     /// Every layer's full decode, outermost first, each as (protocol name, its fields).
     public var layers: [(name: String, fields: [Field])] {
         var out: [(name: String, fields: [Field])] = []
+        out.reserveCapacity(4)
         switch packet.kind {
         case .monitor(let op):
             out.append(("Monitor", [Field("Opcode", .named(UInt64(op), hex: 4, MonitorOpcode.name(op))),
@@ -125,16 +126,23 @@ extension Decoded {
         switch hci {
         case .none: break
         case .command(let op, let params):
-            out.append(("HCI Command", [
-                Field("Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)),
-                      [Field("OGF", .uint(UInt64(op >> 10), hex: 2)), Field("OCF", .uint(UInt64(op & 0x3FF), hex: 4))]),
-                Field("Parameter Total Length", .uint(UInt64(params.count), hex: 0)),
-            ] + HCICommands.parameters(opcode: op, params)))
+            // Header fields first, the parameters appended: one array rather than a concatenation of two.
+            let rest = HCICommands.parameters(opcode: op, params)
+            var fields: [Field] = []
+            fields.reserveCapacity(2 &+ rest.count)
+            fields.append(Field("Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)),
+                                [Field("OGF", .uint(UInt64(op >> 10), hex: 2)), Field("OCF", .uint(UInt64(op & 0x3FF), hex: 4))]))
+            fields.append(Field("Parameter Total Length", .uint(UInt64(params.count), hex: 0)))
+            fields.append(contentsOf: rest)
+            out.append(("HCI Command", fields))
         case .event(let code, let params):
-            out.append(("HCI Event", [
-                Field("Event Code", .named(UInt64(code), hex: 2, HCIEvents.name(code))),
-                Field("Parameter Total Length", .uint(UInt64(params.count), hex: 0)),
-            ] + HCIEvents.parameters(code: code, params)))
+            let rest = HCIEvents.parameters(code: code, params)
+            var fields: [Field] = []
+            fields.reserveCapacity(2 &+ rest.count)
+            fields.append(Field("Event Code", .named(UInt64(code), hex: 2, HCIEvents.name(code))))
+            fields.append(Field("Parameter Total Length", .uint(UInt64(params.count), hex: 0)))
+            fields.append(contentsOf: rest)
+            out.append(("HCI Event", fields))
         case .acl(let h, _):
             out.append(("HCI ACL", [
                 Field("Handle", .uint(UInt64(h.handle), hex: 4)),

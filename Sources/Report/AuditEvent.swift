@@ -39,8 +39,9 @@ public enum AuditEvent: Sendable {
     /// A pairing that finished (or failed) on a connection.
     case pairing(Connection, PairingObservation)
     /// Advertising data this host set (LE Set Advertising / Scan Response / Extended Advertising Data)
-    /// or received in a report; `legacy` data is limited to 31 bytes.
-    case advertisingData(adapter: UInt16, advertiser: BDAddr?, data: [UInt8], scanResponse: Bool, legacy: Bool, sentByHost: Bool)
+    /// or received in a report; `legacy` data is limited to 31 bytes. A slice of the frame: rules that
+    /// keep any of it copy what they keep.
+    case advertisingData(adapter: UInt16, advertiser: BDAddr?, data: Bytes, scanResponse: Bool, legacy: Bool, sentByHost: Bool)
     /// LE Set Advertising Enable (0x200A) / Extended Advertising Enable (0x2039) sent by the host.
     case advertisingEnable(adapter: UInt16, enabled: Bool)
     /// Advertising interval maximum the host configured, in units of 0.625 ms.

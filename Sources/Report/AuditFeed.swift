@@ -64,11 +64,11 @@ public final class AuditFeed {
                                     peer: dissector.liveConnection(adapter: adapter, handle: h)?.peer), at)
         case 0x2008, 0x2009: // LE Set Advertising / Scan Response Data: significant length, 31 octets
             guard let len = b.byte(0) else { return }
-            emit(.advertisingData(adapter: adapter, advertiser: nil, data: Array(b.from(1).prefix(Int(len))),
+            emit(.advertisingData(adapter: adapter, advertiser: nil, data: b.from(1).prefix(Int(len)),
                                   scanResponse: op == 0x2009, legacy: true, sentByHost: true), at)
         case 0x2037, 0x2038: // LE Set Extended Advertising / Scan Response Data
             guard let handle = b.byte(0), let len = b.byte(3) else { return }
-            emit(.advertisingData(adapter: adapter, advertiser: nil, data: Array(b.from(4).prefix(Int(len))),
+            emit(.advertisingData(adapter: adapter, advertiser: nil, data: b.from(4).prefix(Int(len)),
                                   scanResponse: op == 0x2038, legacy: legacySets.contains(setKey(adapter, handle)),
                                   sentByHost: true), at)
         case 0x200A: // LE Set Advertising Enable
@@ -103,7 +103,7 @@ public final class AuditFeed {
             for r in AdvertisingReports.parse(subevent: sub, b.from(1)).reports where r.syncHandle == nil {
                 emit(.advertisingReport(adapter: d.packet.adapter, address: r.address, addressType: r.addressType,
                                         rssi: r.rssiValue, scanResponse: r.isScanResponse), at)
-                emit(.advertisingData(adapter: d.packet.adapter, advertiser: r.address, data: Array(r.data),
+                emit(.advertisingData(adapter: d.packet.adapter, advertiser: r.address, data: r.data,
                                       scanResponse: r.isScanResponse, legacy: r.isLegacy, sentByHost: false), at)
             }
         case 0x05:

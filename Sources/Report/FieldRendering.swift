@@ -48,15 +48,17 @@ public enum FieldRendering {
 
     /// Writes the tree indented, one field per line (`read -v`).
     public static func writeText(_ fields: [Field], indent: Int, to out: Output) {
-        for f in fields {
+        // By index, the parts read in place: `for f in fields` copies each field (retains its label,
+        // value and children).
+        for i in fields.indices {
             out.write(spaces: indent)
-            out.write(f.label)
-            if case .none = f.value {} else {
+            out.write(fields[i].label)
+            if case .none = fields[i].value {} else {
                 out.write(": ")
-                writeText(f.value, to: out)
+                writeText(fields[i].value, to: out)
             }
             out.write(byte: 10)
-            if !f.children.isEmpty { writeText(f.children, indent: indent + 2, to: out) }
+            if !fields[i].children.isEmpty { writeText(fields[i].children, indent: indent + 2, to: out) }
         }
     }
 
@@ -87,7 +89,7 @@ public enum FieldRendering {
                 out.write(byte: 32)
                 out.write(unit)
             }
-        case .address(let a): out.write(a.description)
+        case .address(let a): out.write(address: a.raw)
         case .uuid(let u):
             out.write(u.description)
             if u.isOnBase {
@@ -144,19 +146,20 @@ public enum FieldRendering {
         // Most objects have distinct keys: written in order, keys straight from the labels, with no
         // strings made. Equal key hashes (a shared key, or a collision) take the grouping path.
         let distinct = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: fields.count) { h in
-            for (i, f) in fields.enumerated() {
-                let k = keyHash(f.label)
+            for i in fields.indices {
+                let k = keyHash(fields[i].label)
                 for j in 0..<i where h[j] == k { return false }
                 h[i] = k
             }
             return true
         }
         if distinct {
-            for (i, f) in fields.enumerated() {
+            // By index: each field read in place, not copied.
+            for i in fields.indices {
                 if i > 0 { out.write(byte: UInt8(ascii: ",")) }
-                writeKey(f.label, to: out)
+                writeKey(fields[i].label, to: out)
                 out.write(byte: UInt8(ascii: ":"))
-                writeJSONValue(f, to: out)
+                writeJSONValue(fields[i], to: out)
             }
             return
         }
@@ -188,24 +191,28 @@ public enum FieldRendering {
     /// Calls `emit` with each byte of `Field.key(for: label)`; false, with nothing emitted, when
     /// the label is not ASCII (then only `Field.key(for:)` knows the answer).
     @inline(__always) static func forEachKeyByte(_ label: String, _ emit: (UInt8) -> Void) -> Bool {
+        // Native strings are read in place; `withUTF8` needs a mutable copy.
+        if let ascii = label.utf8.withContiguousStorageIfAvailable({ keyBytes($0, emit) }) { return ascii }
         var label = label
-        return label.withUTF8 { u in
-            for c in u where c >= 0x80 { return false }
-            var n = 0
-            var pendingUnderscore = false
-            for c in u {
-                let lower = c >= 0x41 && c <= 0x5A ? c | 0x20 : c
-                if (lower >= 0x61 && lower <= 0x7A) || (c >= 0x30 && c <= 0x39) {
-                    if pendingUnderscore && n > 0 { emit(UInt8(ascii: "_")) }
-                    pendingUnderscore = false
-                    emit(lower)
-                    n += 1
-                } else {
-                    pendingUnderscore = true
-                }
+        return label.withUTF8 { keyBytes($0, emit) }
+    }
+
+    @inline(__always) private static func keyBytes(_ u: UnsafeBufferPointer<UInt8>, _ emit: (UInt8) -> Void) -> Bool {
+        for c in u where c >= 0x80 { return false }
+        var n = 0
+        var pendingUnderscore = false
+        for c in u {
+            let lower = c >= 0x41 && c <= 0x5A ? c | 0x20 : c
+            if (lower >= 0x61 && lower <= 0x7A) || (c >= 0x30 && c <= 0x39) {
+                if pendingUnderscore && n > 0 { emit(UInt8(ascii: "_")) }
+                pendingUnderscore = false
+                emit(lower)
+                n += 1
+            } else {
+                pendingUnderscore = true
             }
-            return true
         }
+        return true
     }
 
     /// FNV-1a of the label's JSON key.
@@ -219,13 +226,21 @@ public enum FieldRendering {
 
     /// The label's JSON key, quoted.
     public static func writeKey(_ label: String, to out: Output) {
-        var l = label
-        guard l.withUTF8({ u in !u.contains { $0 >= 0x80 } }) else {
+        // One pass over the label: `forEachKeyByte` refuses non-ASCII labels before emitting anything,
+        // so the opening quote goes out with the first byte.
+        var opened = false
+        let ascii = forEachKeyByte(label) { b in
+            if !opened {
+                out.write(byte: UInt8(ascii: "\""))
+                opened = true
+            }
+            out.write(byte: b)
+        }
+        guard ascii else {
             out.write(jsonString: Field.key(for: label))
             return
         }
-        out.write(byte: UInt8(ascii: "\""))
-        _ = forEachKeyByte(label) { out.write(byte: $0) }
+        if !opened { out.write(byte: UInt8(ascii: "\"")) }
         out.write(byte: UInt8(ascii: "\""))
     }
 
@@ -285,7 +300,7 @@ public enum FieldRendering {
             out.write(byte: UInt8(ascii: "\""))
         case .address(let a):
             out.write(byte: UInt8(ascii: "\""))
-            out.write(a.description)
+            out.write(address: a.raw)
             out.write(byte: UInt8(ascii: "\""))
         case .none, .named, .quantity, .uuid, .flags, .error: return false
         }

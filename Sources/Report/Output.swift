@@ -73,8 +73,11 @@ public final class Output {
     }
 
     @inline(__always) public func write(_ s: String) {
-        var s = s
-        s.withUTF8 { append($0) }
+        // Native strings are read in place; `withUTF8` needs a mutable copy (a retain and release).
+        if s.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
+            var s = s
+            s.withUTF8 { append($0) }
+        }
     }
 
     @inline(__always) public func write(byte: UInt8) { append(byte) }
@@ -141,6 +144,21 @@ public final class Output {
             append(lo < 10 ? 0x30 &+ lo : 0x57 &+ lo)
         }
         if count >= chunk { flush() }
+    }
+
+    /// Appends the 48-bit device address `raw` as `BDAddr.description` spells it ("00:1b:dc:07:32:a1"),
+    /// without building the string.
+    public func write(address raw: UInt64) {
+        var shift: UInt64 = 40
+        while true {
+            let b = UInt8(truncatingIfNeeded: raw >> shift)
+            let hi = b >> 4, lo = b & 0xF
+            append(hi < 10 ? 0x30 &+ hi : 0x57 &+ hi)
+            append(lo < 10 ? 0x30 &+ lo : 0x57 &+ lo)
+            if shift == 0 { break }
+            append(UInt8(ascii: ":"))
+            shift -= 8
+        }
     }
 
     /// Appends `n` spaces.

@@ -4,7 +4,7 @@ import XCTest
 
 final class AuditAdvertisingRulesTests: XCTestCase {
     private func hostData(_ data: [UInt8], scanResponse: Bool = false) -> AuditEvent {
-        .advertisingData(adapter: 0, advertiser: nil, data: data, scanResponse: scanResponse, legacy: true, sentByHost: true)
+        .advertisingData(adapter: 0, advertiser: nil, data: data[...], scanResponse: scanResponse, legacy: true, sentByHost: true)
     }
 
     private func stream(_ events: [AuditEvent]) -> EventStream {
@@ -46,7 +46,7 @@ final class AuditAdvertisingRulesTests: XCTestCase {
         var bitmap = [UInt8](repeating: 0, count: 16)
         bitmap[7] = 0x22
         let data: [UInt8] = [0x14, 0xFF, 0x4C, 0x00, 0x01] + bitmap
-        let e = AuditEvent.advertisingData(adapter: 0, advertiser: peerA, data: data, scanResponse: false, legacy: true,
+        let e = AuditEvent.advertisingData(adapter: 0, advertiser: peerA, data: data[...], scanResponse: false, legacy: true,
                                            sentByHost: false)
         let f = audit(stream([e]), only: "BLE502")
         assertOne(f, "BLE502", .note, frames: [1], message: ["Apple overflow area", "2 service UUID bits set"])

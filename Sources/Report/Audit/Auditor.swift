@@ -4,54 +4,73 @@ import Decoders
 /// only bounded per-connection or per-advertiser state.
 public final class Auditor {
     public let capturePath: String?
-    private var rules: [any AuditRule]
+    /// The rules and the last frame seen live behind pointers: the per-event path then mutates them
+    /// without the run-time exclusivity checks and array uniqueness checks of stored properties.
+    private let rules: UnsafeMutableBufferPointer<any AuditRule>
+    private let lastFrame: UnsafeMutablePointer<FrameRef?>
     /// Each rule's `consumes`, in the same order.
     private let interests: [UInt16]
-    private var findings: [Finding] = []
-    private let baseline: Baseline?
-    private var lastFrame: FrameRef?
+    private let sink: FindingSink
+    /// `sink.accept`, made once rather than per rule and event.
+    private let emit: (Finding) -> Void
     /// Called with each finding as soon as a rule decided it (live capture prints these).
-    public var onFinding: ((Finding) -> Void)?
+    public var onFinding: ((Finding) -> Void)? {
+        get { sink.onFinding }
+        set { sink.onFinding = newValue }
+    }
 
     public init(configuration: AuditConfiguration = AuditConfiguration(), capturePath: String? = nil,
                 baseline: Baseline? = nil, onFinding: ((Finding) -> Void)? = nil) {
         self.capturePath = capturePath
-        self.baseline = baseline
-        self.onFinding = onFinding
+        let sink = FindingSink(baseline: baseline, onFinding: onFinding)
+        self.sink = sink
+        emit = { [unowned sink] f in sink.accept(f) }
         let settings = configuration.settings(for: capturePath)
-        rules = AuditRules.all.compactMap { t in
+        let enabled: [any AuditRule] = AuditRules.all.compactMap { t in
             guard let s = settings[t.info.id], s.enabled else { return nil }
             return t.init(settings: s)
         }
-        interests = rules.map { type(of: $0).consumes.rawValue }
+        rules = .allocate(capacity: enabled.count)
+        _ = rules.initialize(from: enabled)
+        lastFrame = .allocate(capacity: 1)
+        lastFrame.initialize(to: nil)
+        interests = enabled.map { type(of: $0).consumes.rawValue }
+    }
+
+    deinit {
+        rules.deinitialize().deallocate()
+        lastFrame.deinitialize(count: 1).deallocate()
     }
 
     /// Ids of the rules that run, in catalogue order.
     public var enabledRules: [String] { rules.map { type(of: $0).info.id } }
 
     public func observe(_ event: AuditEvent, at frame: FrameRef) {
-        lastFrame = frame
-        // The rules move to a local for the loop: mutating them in a stored array would check
-        // exclusive access and uniqueness once per rule and event.
-        var running: [any AuditRule] = []
-        swap(&running, &rules)
-        let emit = emitter
+        lastFrame.pointee = frame
         let kind = event.kind.rawValue
-        for i in running.indices where interests[i] & kind != 0 { running[i].observe(event, at: frame, emit: emit) }
-        swap(&running, &rules)
+        for i in interests.indices where interests[i] & kind != 0 { rules[i].observe(event, at: frame, emit: emit) }
     }
-
-    /// `accept`, made once rather than per rule and event.
-    private lazy var emitter: (Finding) -> Void = { [unowned self] f in self.accept(f) }
 
     /// Closes what is still open and returns every finding, sorted by first frame.
     public func finish(at frame: FrameRef? = nil) -> [Finding] {
-        let end = frame ?? lastFrame
-        for i in rules.indices { rules[i].finish(at: end, emit: accept) }
-        return findings.sorted(by: Finding.inReportOrder)
+        let end = frame ?? lastFrame.pointee
+        for i in rules.indices { rules[i].finish(at: end, emit: emit) }
+        return sink.findings.sorted(by: Finding.inReportOrder)
+    }
+}
+
+/// Where the rules' findings go: marked when the baseline accepts them, kept, and passed on.
+private final class FindingSink {
+    var findings: [Finding] = []
+    let baseline: Baseline?
+    var onFinding: ((Finding) -> Void)?
+
+    init(baseline: Baseline?, onFinding: ((Finding) -> Void)?) {
+        self.baseline = baseline
+        self.onFinding = onFinding
     }
 
-    private func accept(_ f: Finding) {
+    func accept(_ f: Finding) {
         var f = f
         if let b = baseline, b.contains(f) { f.suppressed = true }
         findings.append(f)

@@ -106,13 +106,15 @@ struct BoundedMap<Key: Hashable, Value> {
         }
     }
 
-    /// Mutates the value in place, inserting `make()` first when absent.
+    /// Mutates the value in place, inserting `make()` first when absent. One hash lookup for a key
+    /// already present, and no copy of its value.
     mutating func update<R>(_ key: Key, default make: @autoclosure () -> Value, _ body: (inout Value) -> R) -> R {
-        if storage[key] == nil {
-            storage[key] = make()
-            remember(key)
-        }
-        return body(&storage[key]!)
+        if let i = storage.index(forKey: key) { return body(&storage.values[i]) }
+        var v = make()
+        let r = body(&v)
+        storage[key] = v
+        remember(key)
+        return r
     }
 
     mutating func removeValue(forKey key: Key) -> Value? { storage.removeValue(forKey: key) }

@@ -135,10 +135,11 @@ public final class ReportCollector {
             reportBins?.update(at: f.time) { $0 &+= 1 }
             device(address, type, f)?.report(rssi: rssi, scanResponse: scanResponse, at: f)
         case .advertisingData(_, let advertiser, let data, let scanResponse, let legacy, let sentByHost):
+            // The page keeps its own copy: the event's bytes are a slice of the frame.
             if sentByHost {
-                if scanResponse { hostScanResponse = (data, f.number, legacy) } else { hostAdvertisingData = (data, f.number, legacy) }
+                if scanResponse { hostScanResponse = (Array(data), f.number, legacy) } else { hostAdvertisingData = (Array(data), f.number, legacy) }
             } else if let a = advertiser, let d = devices[a] {
-                if scanResponse { d.scanResponse = (data, f.number, legacy) } else { d.advertisingData = (data, f.number, legacy) }
+                if scanResponse { d.scanResponse = (Array(data), f.number, legacy) } else { d.advertisingData = (Array(data), f.number, legacy) }
             }
         case .connected(let c):
             if let t = connections[c.id] {

@@ -5,14 +5,15 @@ import Decoders
 enum ADWalk {
     /// Calls `body` with each structure's type and value; returns the offset of the first structure
     /// whose length runs past the data, or nil when the data is well formed. A zero length ends the
-    /// data early (what follows is padding).
+    /// data early (what follows is padding). Offsets are from the start of `data`.
     @discardableResult
-    static func walk(_ data: [UInt8], _ body: (_ type: UInt8, _ value: ArraySlice<UInt8>) -> Void) -> Int? {
-        var i = 0
-        while i < data.count {
+    static func walk(_ data: Bytes, _ body: (_ type: UInt8, _ value: ArraySlice<UInt8>) -> Void) -> Int? {
+        let start = data.startIndex, end = data.endIndex
+        var i = start
+        while i < end {
             let length = Int(data[i])
             if length == 0 { return nil }
-            guard i + 1 + length <= data.count else { return i }
+            guard length <= end &- i &- 1 else { return i &- start }
             body(data[i + 1], data[(i + 2)..<(i + 1 + length)])
             i += 1 + length
         }

@@ -43,14 +43,19 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
                 report(s, adapter: adapter, end: frame, emit: emit)
             }
         case .advertisingReport(let adapter, let address, _, _, _):
-            guard scans[adapter] != nil else { return }
-            scans[adapter]!.reports += 1
-            scans[adapter]!.lastReport = frame
-            let before = scans[adapter]!.perAdvertiser.count
-            scans[adapter]!.perAdvertiser.update(address, default: 0) { $0 += 1 }
-            if before == 10_000 && scans[adapter]!.perAdvertiser[address] == 1 { scans[adapter]!.devicesOverflow += 1 }
+            // One lookup, the scan mutated in place.
+            guard let i = scans.index(forKey: adapter) else { return }
+            Self.count(&scans.values[i], address, frame)
         default: break
         }
+    }
+
+    private static func count(_ s: inout Scan, _ address: BDAddr, _ frame: FrameRef) {
+        s.reports += 1
+        s.lastReport = frame
+        let before = s.perAdvertiser.count
+        let n = s.perAdvertiser.update(address, default: 0) { n -> Int in n += 1; return n }
+        if before == 10_000 && n == 1 { s.devicesOverflow += 1 }
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {

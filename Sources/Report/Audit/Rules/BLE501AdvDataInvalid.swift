@@ -41,7 +41,7 @@ struct BLE501AdvDataInvalid: AuditRule {
         let flagged2 = seen[key] ?? 0
         if flagged2 & (bit << 2) == 0, let at = ADWalk.walk(data, { _, _ in }) {
             seen[key] = flagged2 | (bit << 2)
-            let length = Int(data[at])
+            let length = Int(data.byte(at) ?? 0)
             emit(finding("AD structure at offset " + String(at) + " (length " + String(length) + ") runs past the end of the "
                             + String(data.count) + "-byte " + what,
                          subject: key.subject, evidence: [frame], decisive: frame, detail: "malformed " + what))
