@@ -523,8 +523,12 @@ public struct PairingOutcome: Sendable, Equatable {
 
 /// Follows the SMP exchange of one connection and records each pairing's outcome.
 public final class PairingTracker {
-    /// Pairings in the order they started; the last one may still be running.
+    /// Pairings in the order they started, the latest `maxOutcomes` of them; the last one may
+    /// still be running.
     public private(set) var outcomes: [PairingOutcome] = []
+    /// How many pairings started in all (a peer repeating Pairing Requests cannot grow memory).
+    public private(set) var started = 0
+    public static let maxOutcomes = 32
     /// SC flag from a Security Request, remembered until the Pairing Request.
     private var securityRequestSC: [Side: Bool] = [:]
 
@@ -543,7 +547,9 @@ public final class PairingTracker {
             var outcome = PairingOutcome(initiator: side, request: f, requestFrame: frame)
             outcome.initiatorSupportsSC = outcome.initiatorSupportsSC || securityRequestSC[side] == true
             outcome.responderSupportsSC = securityRequestSC[side.other] == true
+            if outcomes.count >= PairingTracker.maxOutcomes { outcomes.removeFirst(outcomes.count / 2) }
             outcomes.append(outcome)
+            started += 1
             securityRequestSC = [:]
         case .pairingResponse(let f):
             update { o in

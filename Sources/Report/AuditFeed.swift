@@ -27,11 +27,11 @@ public final class AuditFeed {
             switch u {
             case .att(let r, _): emit(.att(c, observation(r, c, d)), at)
             case .smp:
-                let outcomes = c.pairing.outcomes
+                let tracker = c.pairing
                 let reported = pairingsReported[c.id, default: 0]
                 // Report a pairing once its method is known (after the Pairing Response).
-                if let last = outcomes.last, outcomes.count > reported, last.responseFrame != nil {
-                    pairingsReported[c.id] = outcomes.count
+                if let last = tracker.outcomes.last, tracker.started > reported, last.responseFrame != nil {
+                    pairingsReported[c.id] = tracker.started
                     emit(.pairing(c, Self.pairing(last)), at)
                 }
             default: break
