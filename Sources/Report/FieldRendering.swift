@@ -246,32 +246,10 @@ public enum FieldRendering {
 
     /// `Field.key(for:)`, computed byte by byte for ASCII labels (all of the decoders' labels).
     public static func key(for label: String) -> String {
-        var label = label
-        let ascii = label.withUTF8 { u in u.allSatisfy { $0 < 0x80 } }
-        guard ascii else { return Field.key(for: label) }
-        return label.withUTF8 { u in
-            String(unsafeUninitializedCapacity: u.count) { buf in
-                var n = 0
-                var pendingUnderscore = false
-                for c in u {
-                    let lower = c >= 0x41 && c <= 0x5A ? c | 0x20 : c
-                    if (lower >= 0x61 && lower <= 0x7A) || (c >= 0x30 && c <= 0x39) {
-                        if pendingUnderscore && n > 0 && n < buf.count {
-                            buf[n] = UInt8(ascii: "_")
-                            n += 1
-                        }
-                        pendingUnderscore = false
-                        if n < buf.count {
-                            buf[n] = lower
-                            n += 1
-                        }
-                    } else {
-                        pendingUnderscore = true
-                    }
-                }
-                return n
-            }
-        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(label.utf8.count)
+        guard forEachKeyByte(label, { bytes.append($0) }) else { return Field.key(for: label) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     static func writeJSONValue(_ f: Field, to out: Output) {
