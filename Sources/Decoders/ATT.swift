@@ -455,62 +455,105 @@ extension ATTPDU {
 @inlinable func attHex(_ v: UInt16) -> String { "0x" + Hex.padded(v, width: 4).lowercased() }
 
 /// "Primary Service (0x2800)", or the bare UUID when the SIG tables do not name it.
-func attUUIDName(_ u: BluetoothUUID) -> String {
-    if let n = AssignedNumbers.name(u) { return n + " (" + u.description + ")" }
-    return u.description
+func attUUIDName(_ u: BluetoothUUID) -> String { TextLine.make { writeATTUUIDName(u, to: &$0) } }
+
+func writeATTUUIDName(_ u: BluetoothUUID, to line: inout TextLine) {
+    if let n = AssignedNumbers.name(u) {
+        line += n
+        line += " ("
+        line.write(u)
+        line.write(byte: UInt8(ascii: ")"))
+    } else {
+        line.write(u)
+    }
 }
 
 /// Hex of a value for a summary line, cut after 32 bytes.
-func attValueHex(_ v: Bytes) -> String {
-    v.count <= 32 ? Hex.string(v) : Hex.string(v.prefix(32)) + "…"
+func attValueHex(_ v: Bytes) -> String { TextLine.make { writeATTValueHex(v, to: &$0) } }
+
+func writeATTValueHex(_ v: Bytes, to line: inout TextLine) {
+    line.write(hexBytes: v.prefix(32))
+    if v.count > 32 { line += "…" }
 }
 
 extension ATTPDU: Dissectable {
-    public var summary: String {
-        var s = opcode.name
+    public var summary: String { TextLine.make(writeSummary) }
+
+    public func writeSummary(to s: inout TextLine) {
+        func handle(_ label: String, _ h: UInt16) { s += label; s.write(lowerHex: UInt64(h), width: 4) }
+        func range(_ r: ATTHandleRange) { handle(", Handles: ", r.start); handle("..", r.end) }
+        func value(_ label: String, _ v: Bytes) { s += label; writeATTValueHex(v, to: &s) }
+        s += opcode.name
         switch parameters {
         case .none: break
         case .error(let op, let h, let code):
-            s += " - " + ATTError.name(code) + ", Handle: " + attHex(h) + ", Request: " + op.name
+            s += " - "
+            s += ATTError.name(code)
+            handle(", Handle: ", h)
+            s += ", Request: "
+            s += op.name
         case .mtu(let m):
-            s += (opcode == .exchangeMTURequest ? ", Client Rx MTU: " : ", Server Rx MTU: ") + String(m)
+            s += opcode == .exchangeMTURequest ? ", Client Rx MTU: " : ", Server Rx MTU: "
+            s.write(m)
         case .range(let r):
-            s += ", Handles: " + attHex(r.start) + ".." + attHex(r.end)
+            range(r)
         case .information:
-            s += information.map { ", Handle: " + attHex($0.handle) + " " + attUUIDName($0.uuid) }.joined()
+            for i in information {
+                handle(", Handle: ", i.handle)
+                s.write(byte: 32)
+                writeATTUUIDName(i.uuid, to: &s)
+            }
         case .findByTypeValue(let r, let t, let v):
-            s += ", Handles: " + attHex(r.start) + ".." + attHex(r.end) + ", UUID: " + attUUIDName(BluetoothUUID(uuid16: t))
-                + ", Value: " + attValueHex(v)
+            range(r)
+            s += ", UUID: "
+            writeATTUUIDName(BluetoothUUID(uuid16: t), to: &s)
+            value(", Value: ", v)
         case .handlesInformation:
-            s += groups.map { ", Handles: " + attHex($0.start) + ".." + attHex($0.end) }.joined()
+            for g in groups { handle(", Handles: ", g.start); handle("..", g.end) }
         case .typedRange(let r, let t):
-            s += ", Handles: " + attHex(r.start) + ".." + attHex(r.end) + ", UUID: " + attUUIDName(t)
+            range(r)
+            s += ", UUID: "
+            writeATTUUIDName(t, to: &s)
         case .attributeData(let len, _):
-            s += ", Attribute List Length: \(opcode == .readByTypeResponse ? attributeData.count : groups.count)"
-                + ", Length: \(len)"
+            s += ", Attribute List Length: "
+            s.write(opcode == .readByTypeResponse ? attributeData.count : groups.count)
+            s += ", Length: "
+            s.write(len)
         case .handle(let h):
-            s += ", Handle: " + attHex(h)
+            handle(", Handle: ", h)
         case .value(let v):
-            s += ", Value: " + attValueHex(v)
+            value(", Value: ", v)
         case .readBlob(let h, let o):
-            s += ", Handle: " + attHex(h) + ", Offset: \(o)"
+            handle(", Handle: ", h)
+            s += ", Offset: "
+            s.write(o)
         case .handles:
-            s += ", Handles: " + handles.map(attHex).joined(separator: ", ")
+            for (i, h) in handles.enumerated() { handle(i == 0 ? ", Handles: " : ", ", h) }
+            if handles.isEmpty { s += ", Handles: " }
         case .lengthValues:
-            s += ", Values: " + lengthValues.map(attValueHex).joined(separator: ", ")
+            let values = lengthValues
+            if values.isEmpty { s += ", Values: " }
+            for (i, v) in values.enumerated() { value(i == 0 ? ", Values: " : ", ", v) }
         case .handleValue(let h, let v), .signedWrite(let h, let v, _):
-            s += ", Handle: " + attHex(h) + ", Value: " + attValueHex(v)
+            handle(", Handle: ", h)
+            value(", Value: ", v)
         case .prepareWrite(let h, let o, let v):
-            s += ", Handle: " + attHex(h) + ", Offset: \(o), Value: " + attValueHex(v)
+            handle(", Handle: ", h)
+            s += ", Offset: "
+            s.write(o)
+            value(", Value: ", v)
         case .executeWrite(let f):
-            s += ", Flags: " + ATTPDU.executeFlagName(f)
+            s += ", Flags: "
+            s += ATTPDU.executeFlagName(f)
         case .handleLengthValues:
-            s += handleValues.map { ", Handle: " + attHex($0.handle) + ", Value: " + attValueHex($0.value) }.joined()
+            for hv in handleValues {
+                handle(", Handle: ", hv.handle)
+                value(", Value: ", hv.value)
+            }
         case .raw(let b):
-            if !b.isEmpty { s += ", Data: " + attValueHex(b) }
+            if !b.isEmpty { value(", Data: ", b) }
         }
-        if let m = malformed { s += " [Malformed: " + m + "]" }
-        return s
+        if let m = malformed { s += " [Malformed: "; s += m; s.write(byte: UInt8(ascii: "]")) }
     }
 
     static func executeFlagName(_ f: UInt8) -> String {

@@ -138,25 +138,50 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     // MARK: Printing
 
-    public var summary: String {
-        var parts: [String] = []
-        if let f = flags { parts.append("Flags " + Hex.prefixed(f, width: 2)) }
-        if let n = localName { parts.append((n.complete ? "Name \"" : "Short name \"") + n.name + "\"") }
-        let uuids = serviceUUIDs
-        if !uuids.isEmpty { parts.append("UUIDs " + uuids.map { $0.uuid.description }.joined(separator: " ")) }
+    public var summary: String { TextLine.make(writeSummary) }
+
+    /// "Flags 0x06, Name "HR", UUIDs 0x180D, Mfr Apple, Inc. iBeacon, TX 4 dBm".
+    public func writeSummary(to s: inout TextLine) {
+        var parts = 0
+        func part(_ head: String) {
+            if parts > 0 { s += ", " }
+            parts += 1
+            s += head
+        }
+        if let f = flags { part("Flags "); s.write(hex: f, width: 2) }
+        if let n = localNameBytes {
+            part(n.complete ? "Name \"" : "Short name \"")
+            s += Self.name(n.bytes)
+            s.write(byte: UInt8(ascii: "\""))
+        }
+        var listed = false
+        for st in structures {
+            guard let list = ADType.serviceLists[st.type] else { continue }
+            for u in st.uuids(width: list.width) {
+                if listed { s.write(byte: 32) } else { part("UUIDs ") }
+                listed = true
+                s.write(u)
+            }
+        }
         for d in serviceData {
-            parts.append("Service data " + d.uuid.description + (d.uuid.uuid16 == Eddystone.uuid16 ? " (Eddystone)" : ""))
+            part("Service data ")
+            s.write(d.uuid)
+            if d.uuid.uuid16 == Eddystone.uuid16 { s += " (Eddystone)" }
         }
         for m in manufacturerData {
-            var s = "Mfr " + (AssignedNumbers.companyName(m.company) ?? Hex.prefixed(m.company, width: 4))
-            if let kind = ManufacturerData.kind(company: m.company, data: m.data) { s += " " + kind }
-            parts.append(s)
+            part("Mfr ")
+            if let c = AssignedNumbers.companyName(m.company) { s += c } else { s.write(hex: m.company, width: 4) }
+            if let kind = ManufacturerData.kind(company: m.company, data: m.data) { s.write(byte: 32); s += kind }
         }
-        if let t = txPower { parts.append("TX \(t) dBm") }
-        if let a = appearance { parts.append("Appearance " + (AssignedNumbers.appearanceName(a) ?? Hex.prefixed(a, width: 4))) }
-        if !problems.isEmpty { parts.append("malformed") }
-        if parts.isEmpty { return structures.isEmpty ? "no data" : "\(structures.count) AD structures" }
-        return parts.joined(separator: ", ")
+        if let t = txPower { part("TX "); s.write(t); s += " dBm" }
+        if let a = appearance {
+            part("Appearance ")
+            if let n = AssignedNumbers.appearanceName(a) { s += n } else { s.write(hex: a, width: 4) }
+        }
+        if !problems.isEmpty { part("malformed") }
+        if parts == 0 {
+            if structures.isEmpty { s += "no data" } else { s.write(structures.count); s += " AD structures" }
+        }
     }
 
     public var fields: [Field] {

@@ -301,18 +301,21 @@ extension AdvertisingReport {
     }
 
     /// One line: "ADV_IND 11:22:33:44:55:66 (public) -60 dBm Flags 0x06, ...".
-    public var summary: String {
-        var s: String
+    public var summary: String { TextLine.make(writeSummary) }
+
+    public func writeSummary(to s: inout TextLine) {
         if let h = syncHandle {
-            s = "Periodic sync " + Hex.prefixed(h, width: 4)
+            s += "Periodic sync "
+            s.write(hex: h, width: 4)
         } else {
-            s = eventTypeName + " " + address.description
-            if let k = randomKind { s += " (" + k.rawValue + ")" }
-            else if let n = AdvertisingReports.addressTypeNames[Int(addressType)] { s += " (" + n + ")" }
+            s += eventTypeName
+            s.write(byte: 32)
+            s.write(address)
+            if let k = randomKind { s += " ("; s += k.rawValue; s.write(byte: UInt8(ascii: ")")) }
+            else if let n = AdvertisingReports.addressTypeNames[Int(addressType)] { s += " ("; s += n; s.write(byte: UInt8(ascii: ")")) }
         }
-        if let r = rssiValue { s += " \(r) dBm" }
-        if !data.isEmpty { s += " " + advertisingData.summary }
-        return s
+        if let r = rssiValue { s.write(byte: 32); s.write(r); s += " dBm" }
+        if !data.isEmpty { s.write(byte: 32); advertisingData.writeSummary(to: &s) }
     }
 }
 

@@ -67,8 +67,15 @@ public enum FieldValue: Sendable {
 public protocol Dissectable {
     /// One line for `read`: "Read Request handle 0x0003".
     var summary: String { get }
+    /// Writes `summary` into a reusable line. Decoders on the printing hot path write it piece by
+    /// piece and derive `summary` from it; the others keep the default.
+    func writeSummary(to line: inout TextLine)
     /// The full decode for `read -v` and JSON.
     var fields: [Field] { get }
+}
+
+extension Dissectable {
+    public func writeSummary(to line: inout TextLine) { line.write(summary) }
 }
 
 extension Field {

@@ -96,24 +96,40 @@ public struct GATTAttribute: Sendable {
 
     /// "Heart Rate Measurement (0x2A37) in Heart Rate (0x180D)"; "Client Characteristic
     /// Configuration (0x2902) of Heart Rate Measurement (0x2A37) in Heart Rate (0x180D)".
-    public var description: String {
-        var s: String
+    public var description: String { TextLine.make(writeDescription) }
+
+    public func writeDescription(to s: inout TextLine) {
+        func name(_ u: BluetoothUUID?, or fallback: String) {
+            if let u { writeATTUUIDName(u, to: &s) } else { s += fallback }
+        }
+        func of(_ c: BluetoothUUID?) {
+            if let c { s += " of "; writeATTUUIDName(c, to: &s) }
+        }
         switch role {
         case .descriptor:
-            s = (uuid.map(attUUIDName) ?? "Descriptor") + (characteristic.map { " of " + attUUIDName($0) } ?? "")
+            name(uuid, or: "Descriptor")
+            of(characteristic)
         case .characteristicDeclaration:
-            s = "Characteristic Declaration" + (characteristic.map { " of " + attUUIDName($0) } ?? "")
+            s += "Characteristic Declaration"
+            of(characteristic)
         case .unknown:
-            s = uuid.map(attUUIDName) ?? "Handle " + Hex.prefixed(handle, width: 4) + " (never discovered)"
+            if let uuid {
+                writeATTUUIDName(uuid, to: &s)
+            } else {
+                s += "Handle "
+                s.write(hex: handle, width: 4)
+                s += " (never discovered)"
+            }
         case .service:
-            return (uuid.map(attUUIDName) ?? "Service") + " declaration"
+            name(uuid, or: "Service")
+            s += " declaration"
+            return
         case .include:
-            s = "Include declaration"
+            s += "Include declaration"
         case .characteristicValue:
-            s = uuid.map(attUUIDName) ?? "Characteristic value"
+            name(uuid, or: "Characteristic value")
         }
-        if let sv = service { s += " in " + attUUIDName(sv) }
-        return s
+        if let sv = service { s += " in "; writeATTUUIDName(sv, to: &s) }
     }
 
     /// SIG names of the attribute's own type, its characteristic and its service.
@@ -543,34 +559,39 @@ public struct ATTResult: Sendable {
 
 extension ATTResult: Dissectable {
     /// The PDU's summary, then what it concerns and its value decoded.
-    public var summary: String {
-        var s = pdu.summary
+    public var summary: String { TextLine.make(writeSummary) }
+
+    public func writeSummary(to s: inout TextLine) {
+        pdu.writeSummary(to: &s)
         if pdu.opcode == .readByGroupTypeResponse || pdu.opcode == .readByTypeResponse,
            let first = entries.first, first.attribute.role == .service || first.attribute.role == .characteristicDeclaration {
             // Discovery: name what was found, as tshark does.
-            s += " — " + entries.compactMap { ($0.attribute.characteristic ?? $0.attribute.uuid).map(attUUIDName) }
-                .joined(separator: ", ")
-            return s + noteSuffix
-        }
-        for e in entries {
-            s += " — " + e.attribute.description
-            if let v = e.value, pdu.opcode != .readBlobRequest {
-                if let u = e.attribute.valueUUID, let d = CharacteristicValues.summary(u, v) { s += ": " + d }
+            s += " — "
+            var separator = false
+            for e in entries {
+                guard let u = e.attribute.characteristic ?? e.attribute.uuid else { continue }
+                if separator { s += ", " }
+                separator = true
+                writeATTUUIDName(u, to: &s)
+            }
+        } else {
+            for e in entries {
+                s += " — "
+                e.attribute.writeDescription(to: &s)
+                if let v = e.value, pdu.opcode != .readBlobRequest {
+                    if let u = e.attribute.valueUUID, let d = CharacteristicValues.summary(u, v) { s += ": "; s += d }
+                }
             }
         }
-        return s + noteSuffix
-    }
-
-    /// Notes worth a glance on the summary line.
-    var noteSuffix: String {
-        var s = ""
         for n in notes {
             switch n {
-            case .pipelined, .responseNotCaptured, .timedOut, .unexpectedResponse, .exceedsMTU: s += " [" + n.description + "]"
+            case .pipelined, .responseNotCaptured, .timedOut, .unexpectedResponse, .exceedsMTU:
+                s += " ["
+                s += n.description
+                s.write(byte: UInt8(ascii: "]"))
             default: break
             }
         }
-        return s
     }
 
     public var fields: [Field] { pdu.fields + contextFields }

@@ -2,94 +2,165 @@
 /// layer. Only called when printing.
 extension Decoded {
     /// The deepest decoded layer in one line.
-    public var summary: String {
+    public var summary: String { TextLine.make(writeSummary) }
+
+    /// Writes `summary` into `line` (printing reuses one line for every frame).
+    public func writeSummary(to line: inout TextLine) {
         switch packet.kind {
-        case .monitor(let op): return "Monitor " + MonitorOpcode.name(op) + monitorDetail(op)
+        case .monitor(let op):
+            line += "Monitor "
+            line += MonitorOpcode.name(op)
+            writeMonitorDetail(op, to: &line)
+            return
         case .linkLayer:
-            if let u = upper { return "LL " + u.summary(l2cap) }
-            if let f = fragment { return "LL L2CAP fragment \(f.have)/\(f.of) bytes" }
-            return linkLayer?.summary ?? "Link layer"
-        case .unsupported(let t): return "Unsupported " + LinkType.name(t)
-        case .unknownHCIType(let t): return "Unknown HCI packet type " + Hex.prefixed(t, width: 2)
-        case .truncatedHeader: return "Truncated record"
+            if let u = upper {
+                line += "LL "
+                u.writeSummary(l2cap, to: &line)
+            } else if let f = fragment {
+                line += "LL L2CAP fragment "
+                line.write(f.have)
+                line.write(byte: UInt8(ascii: "/"))
+                line.write(f.of)
+                line += " bytes"
+            } else if let ll = linkLayer {
+                ll.writeSummary(to: &line)
+            } else {
+                line += "Link layer"
+            }
+            return
+        case .unsupported(let t): line += "Unsupported "; line += LinkType.name(t); return
+        case .unknownHCIType(let t): line += "Unknown HCI packet type "; line.write(hex: t, width: 2); return
+        case .truncatedHeader: line += "Truncated record"; return
         case .hci: break
         }
         switch hci {
         case .none:
-            return packet.kind == .hci(.command) ? "HCI Command (truncated)" : "HCI packet (truncated)"
+            line += packet.kind == .hci(.command) ? "HCI Command (truncated)" : "HCI packet (truncated)"
         case .command(let op, _):
-            return "HCI Command " + HCICommands.name(op) + " (" + Hex.prefixed(op, width: 4) + ")"
+            line += "HCI Command "
+            line += HCICommands.name(op)
+            line += " ("
+            line.write(hex: op, width: 4)
+            line.write(byte: UInt8(ascii: ")"))
         case .event(let code, let params):
-            return "HCI Event " + eventSummary(code, params)
+            line += "HCI Event "
+            writeEventSummary(code, params, to: &line)
         case .acl(let h, let data):
-            if let u = upper { return u.summary(l2cap) }
-            if let f = fragment {
-                return "ACL " + Hex.prefixed(h.handle, width: 4) + " L2CAP fragment \(f.have)/\(f.of) bytes"
+            if let u = upper { u.writeSummary(l2cap, to: &line); return }
+            if let f = l2cap, fragment == nil {
+                line += "L2CAP CID "
+                line.write(hex: f.cid, width: 4)
+                line += " len "
+                line.write(f.length)
+                return
             }
-            if let f = l2cap { return "L2CAP CID " + Hex.prefixed(f.cid, width: 4) + " len \(f.length)" }
-            if packet.truncated { return "ACL " + Hex.prefixed(h.handle, width: 4) + " \(data.count) of \(h.length) bytes (truncated in the capture)" }
-            if !isMalformed, h.boundary == 1 { return "ACL " + Hex.prefixed(h.handle, width: 4) + " continuation of a truncated PDU" }
-            return "ACL " + Hex.prefixed(h.handle, width: 4) + " \(data.count) bytes"
+            line += "ACL "
+            line.write(hex: h.handle, width: 4)
+            if let f = fragment {
+                line += " L2CAP fragment "
+                line.write(f.have)
+                line.write(byte: UInt8(ascii: "/"))
+                line.write(f.of)
+                line += " bytes"
+            } else if packet.truncated {
+                line.write(byte: 32)
+                line.write(data.count)
+                line += " of "
+                line.write(h.length)
+                line += " bytes (truncated in the capture)"
+            } else if !isMalformed, h.boundary == 1 {
+                line += " continuation of a truncated PDU"
+            } else {
+                line.write(byte: 32)
+                line.write(data.count)
+                line += " bytes"
+            }
         case .isochronous(let h, let data):
-            return (packet.kind == .hci(.scoData) ? "SCO " : "ISO ") + Hex.prefixed(h, width: 4) + " \(data.count) bytes"
+            line += packet.kind == .hci(.scoData) ? "SCO " : "ISO "
+            line.write(hex: h, width: 4)
+            line.write(byte: 32)
+            line.write(data.count)
+            line += " bytes"
         }
     }
 
-    private func eventSummary(_ code: UInt8, _ params: Bytes) -> String {
-        let base = HCIEvents.name(code) + " (" + Hex.prefixed(code, width: 2) + ")"
+    private func writeEventSummary(_ code: UInt8, _ params: Bytes, to line: inout TextLine) {
+        line += HCIEvents.name(code)
+        line += " ("
+        line.write(hex: code, width: 2)
+        line.write(byte: UInt8(ascii: ")"))
         switch code {
         case 0x0E: // Command Complete: opcode, then return parameters starting with a status for most
-            guard let op = params.le16(1) else { return base }
-            var s = base + " " + HCICommands.name(op)
-            if let st = params.byte(3) { s += ": " + HCIErrors.name(st) }
-            return s
+            guard let op = params.le16(1) else { return }
+            line.write(byte: 32)
+            line += HCICommands.name(op)
+            if let st = params.byte(3) { line += ": "; line += HCIErrors.name(st) }
         case 0x0F: // Command Status
-            guard let st = params.byte(0), let op = params.le16(2) else { return base }
-            return base + " " + HCICommands.name(op) + ": " + HCIErrors.name(st)
+            guard let st = params.byte(0), let op = params.le16(2) else { return }
+            line.write(byte: 32)
+            line += HCICommands.name(op)
+            line += ": "
+            line += HCIErrors.name(st)
         case 0x3E:
-            guard let sub = params.byte(0) else { return base }
-            var s = base + " " + HCIEvents.leSubeventName(sub)
-            if [0x01, 0x0A, 0x29].contains(sub) {
+            guard let sub = params.byte(0) else { return }
+            line.write(byte: 32)
+            line += HCIEvents.leSubeventName(sub)
+            if sub == 0x01 || sub == 0x0A || sub == 0x29 {
                 // Status, handle, role, peer address type and address, (RPAs), interval.
                 var r = ByteReader(params.from(1))
-                guard let st = try? r.u8() else { return s }
+                guard let st = try? r.u8() else { return }
                 guard st == 0, let h = try? r.u16(), let role = try? r.u8(), (try? r.skip(1)) != nil, let a = try? r.address() else {
-                    return s + ": " + HCIErrors.name(st)
+                    line += ": "
+                    line += HCIErrors.name(st)
+                    return
                 }
                 if sub != 0x01 { _ = try? r.skip(12) }
-                s += " handle " + Hex.prefixed(h & 0x0FFF, width: 4) + " " + a.description + (role == 0 ? " (central)" : " (peripheral)")
-                if let i = try? r.u16() { s += " interval " + String(Double(i) * 1.25) + " ms" }
-                return s
+                line += " handle "
+                line.write(hex: h & 0x0FFF, width: 4)
+                line.write(byte: 32)
+                line.write(a)
+                line += role == 0 ? " (central)" : " (peripheral)"
+                if let i = try? r.u16() { line += " interval "; line += String(Double(i) * 1.25); line += " ms" }
+                return
             }
             if AdvertisingReports.isReport(subevent: sub) {
                 let reports = AdvertisingReports.parse(subevent: sub, params.from(1)).reports
-                if let first = reports.first { s += " " + first.summary }
-                if reports.count > 1 { s += " (+\(reports.count - 1) more)" }
+                if let first = reports.first { line.write(byte: 32); first.writeSummary(to: &line) }
+                if reports.count > 1 { line += " (+"; line.write(reports.count - 1); line += " more)" }
             }
-            return s
         case 0x05:
-            guard let h = params.le16(1), let reason = params.byte(3) else { return base }
-            return base + " handle " + Hex.prefixed(h, width: 4) + " reason " + HCIErrors.name(reason)
+            guard let h = params.le16(1), let reason = params.byte(3) else { return }
+            line += " handle "
+            line.write(hex: h, width: 4)
+            line += " reason "
+            line += HCIErrors.name(reason)
         case 0x08, 0x59: // Encryption Change v1/v2: status, handle, enabled
-            guard let st = params.byte(0), let h = params.le16(1), let on = params.byte(3) else { return base }
-            return base + " handle " + Hex.prefixed(h, width: 4) + (st != 0 ? ": " + HCIErrors.name(st) : on != 0 ? " encryption on" : " encryption off")
+            guard let st = params.byte(0), let h = params.le16(1), let on = params.byte(3) else { return }
+            line += " handle "
+            line.write(hex: h, width: 4)
+            if st != 0 { line += ": "; line += HCIErrors.name(st) } else { line += on != 0 ? " encryption on" : " encryption off" }
         default:
-            return base
+            break
         }
     }
 
-    private func monitorDetail(_ op: UInt16) -> String {
+    private func writeMonitorDetail(_ op: UInt16, to line: inout TextLine) {
         switch op {
         case MonitorOpcode.systemNote:
-            return ": " + String(decoding: packet.payload.prefix { $0 != 0 }, as: UTF8.self)
+            line += ": "
+            line += String(decoding: packet.payload.prefix { $0 != 0 }, as: UTF8.self)
         case MonitorOpcode.newIndex:
             // type, bus, BD_ADDR, name[8]
             var r = ByteReader(packet.payload)
-            guard (try? r.skip(2)) != nil, let a = try? r.address() else { return "" }
+            guard (try? r.skip(2)) != nil, let a = try? r.address() else { return }
             let name = String(decoding: r.rest().prefix { $0 != 0 }, as: UTF8.self)
-            return ": hci\(packet.adapter) " + a.description + (name.isEmpty ? "" : " " + name)
+            line += ": hci"
+            line.write(packet.adapter)
+            line.write(byte: 32)
+            line.write(a)
+            if !name.isEmpty { line.write(byte: 32); line += name }
         default:
-            return ""
+            break
         }
     }
 
@@ -173,20 +244,37 @@ extension UpperLayer {
         }
     }
 
-    func summary(_ f: L2CAPFrame?) -> String {
+    func writeSummary(_ f: L2CAPFrame?, to line: inout TextLine) {
         switch self {
-        case .att(let r, let cid): return (cid == nil ? "ATT " : "EATT ") + r.summary
-        case .smp(let pdu): return "SMP " + pdu.summary
-        case .signaling(let s): return (s.channel == .le ? "LE Signaling " : "L2CAP Signaling ") + s.summary
+        case .att(let r, let cid):
+            line += cid == nil ? "ATT " : "EATT "
+            r.writeSummary(to: &line)
+        case .smp(let pdu):
+            line += "SMP "
+            pdu.writeSummary(to: &line)
+        case .signaling(let s):
+            line += s.channel == .le ? "LE Signaling " : "L2CAP Signaling "
+            s.writeSummary(to: &line)
         case .channel(let cid, let psm, let r):
-            let head = "L2CAP " + PSM.name(psm, le: true) + " CID " + Hex.prefixed(cid, width: 4)
+            line += "L2CAP "
+            line += PSM.name(psm, le: true)
+            line += " CID "
+            line.write(hex: cid, width: 4)
             switch r {
-            case .incomplete: return head + " SDU segment"
-            case .sdu(let b, let frames): return head + " SDU \(b.count) bytes" + (frames.count > 1 ? " from \(frames.count) K-frames" : "")
-            case .malformed(let why): return head + " malformed: " + why
+            case .incomplete: line += " SDU segment"
+            case .sdu(let b, let frames):
+                line += " SDU "
+                line.write(b.count)
+                line += " bytes"
+                if frames.count > 1 { line += " from "; line.write(frames.count); line += " K-frames" }
+            case .malformed(let why): line += " malformed: "; line += why
             }
         case .raw(let cid, let data):
-            return "L2CAP CID " + Hex.prefixed(cid, width: 4) + " \(data.count) bytes"
+            line += "L2CAP CID "
+            line.write(hex: cid, width: 4)
+            line.write(byte: 32)
+            line.write(data.count)
+            line += " bytes"
         }
     }
 

@@ -10,6 +10,8 @@ public final class FramePrinter {
     public let verbose: Bool
     let out: Output
     private var firstTimestamp: Int64?
+    /// Each frame's summary is written here, then copied to the output: one buffer for the whole capture.
+    private var line = TextLine(capacity: 512)
 
     public init(format: Format, verbose: Bool, output: Output) {
         self.format = format
@@ -42,7 +44,9 @@ public final class FramePrinter {
         out.write(" hci")
         out.write(int: Int64(p.adapter))
         out.write(byte: 32)
-        out.write(d.summary)
+        line.clear()
+        d.writeSummary(to: &line)
+        out.write(line)
         if d.isMalformed { out.write(" [malformed]") }
         out.write(byte: 10)
         if verbose {
@@ -79,7 +83,9 @@ public final class FramePrinter {
             out.write(int: Int64(c.id))
         }
         out.write(",\"summary\":")
-        FieldRendering.writeJSONString(d.summary, to: out)
+        line.clear()
+        d.writeSummary(to: &line)
+        out.write(jsonString: line)
         out.write(",\"layers\":{")
         var first = true
         for layer in d.layers where layer.name != "Malformed" {

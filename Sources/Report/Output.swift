@@ -1,3 +1,5 @@
+import Decoders
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -169,29 +171,41 @@ public final class Output {
     /// Appends `s` as a quoted JSON string, escaping byte by byte: quote, backslash and control
     /// characters; everything else (UTF-8 sequences included) goes through unchanged.
     public func write(jsonString s: String) {
-        append(UInt8(ascii: "\""))
         var s = s
-        s.withUTF8 { u in
-            var start = 0
-            for i in 0..<u.count {
-                let c = u[i]
-                guard c < 0x20 || c == 0x22 || c == 0x5C else { continue }
-                if start < i { append(UnsafeBufferPointer(rebasing: u[start..<i])) }
-                start = i + 1
-                append(UInt8(ascii: "\\"))
-                switch c {
-                case 0x22: append(0x22)
-                case 0x5C: append(0x5C)
-                case 0x0A: append(UInt8(ascii: "n"))
-                case 0x0D: append(UInt8(ascii: "r"))
-                case 0x09: append(UInt8(ascii: "t"))
-                default:
-                    append(UInt8(ascii: "u")); append(0x30); append(0x30)
-                    write(hex: UInt64(c), width: 2, prefix: false)
-                }
+        s.withUTF8 { writeJSON($0) }
+    }
+
+    /// A summary line as a quoted JSON string.
+    public func write(jsonString line: TextLine) {
+        line.bytes.withUnsafeBufferPointer { writeJSON($0) }
+    }
+
+    /// A line of text as it was written.
+    public func write(_ line: TextLine) {
+        line.bytes.withUnsafeBufferPointer { append($0) }
+    }
+
+    private func writeJSON(_ u: UnsafeBufferPointer<UInt8>) {
+        append(UInt8(ascii: "\""))
+        var start = 0
+        for i in 0..<u.count {
+            let c = u[i]
+            guard c < 0x20 || c == 0x22 || c == 0x5C else { continue }
+            if start < i { append(UnsafeBufferPointer(rebasing: u[start..<i])) }
+            start = i + 1
+            append(UInt8(ascii: "\\"))
+            switch c {
+            case 0x22: append(0x22)
+            case 0x5C: append(0x5C)
+            case 0x0A: append(UInt8(ascii: "n"))
+            case 0x0D: append(UInt8(ascii: "r"))
+            case 0x09: append(UInt8(ascii: "t"))
+            default:
+                append(UInt8(ascii: "u")); append(0x30); append(0x30)
+                write(hex: UInt64(c), width: 2, prefix: false)
             }
-            if start < u.count { append(UnsafeBufferPointer(rebasing: u[start...])) }
         }
+        if start < u.count { append(UnsafeBufferPointer(rebasing: u[start...])) }
         append(UInt8(ascii: "\""))
         if count >= chunk { flush() }
     }

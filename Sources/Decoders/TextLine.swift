@@ -1,0 +1,96 @@
+/// A line of text written piece by piece into a byte buffer that can be reused frame after frame.
+/// Summary lines are written into one rather than concatenated from Strings: printing a capture
+/// then creates no String per frame.
+public struct TextLine: Sendable {
+    public private(set) var bytes: [UInt8] = []
+
+    public init(capacity: Int = 0) {
+        if capacity > 0 { bytes.reserveCapacity(capacity) }
+    }
+
+    /// Empties the line and keeps its storage.
+    public mutating func clear() { bytes.removeAll(keepingCapacity: true) }
+
+    public var isEmpty: Bool { bytes.isEmpty }
+
+    /// The line as a String.
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// `body`'s writing as a String: how types that write their summary also offer it as a value.
+    public static func make(_ body: (inout TextLine) -> Void) -> String {
+        var line = TextLine()
+        body(&line)
+        return line.string
+    }
+
+    public mutating func write(_ s: String) { bytes.append(contentsOf: s.utf8) }
+
+    public mutating func write(byte: UInt8) { bytes.append(byte) }
+
+    /// Decimal, as `String(v)` spells it.
+    public mutating func write<T: BinaryInteger>(_ v: T) {
+        if v < 0 { bytes.append(UInt8(ascii: "-")) }
+        var m = UInt64(truncatingIfNeeded: v.magnitude)
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10))
+            m /= 10
+        } while m > 0
+        bytes[start...].reverse()
+    }
+
+    /// "0x" and upper-case hex digits, zero-padded to `width`: `Hex.prefixed(v, width:)`.
+    public mutating func write<T: BinaryInteger>(hex v: T, width: Int) {
+        bytes.append(UInt8(ascii: "0"))
+        bytes.append(UInt8(ascii: "x"))
+        writeDigits(UInt64(truncatingIfNeeded: v), width: width, upper: 0x37)
+    }
+
+    /// "0x" and lower-case hex digits (tshark's spelling of ATT handles).
+    public mutating func write(lowerHex v: UInt64, width: Int) {
+        bytes.append(UInt8(ascii: "0"))
+        bytes.append(UInt8(ascii: "x"))
+        writeDigits(v, width: width, upper: 0x57)
+    }
+
+    /// The bytes in lower-case hex with no separator: `Hex.string(b)`.
+    public mutating func write(hexBytes b: Bytes) {
+        for x in b {
+            let hi = x >> 4, lo = x & 0xF
+            bytes.append(hi < 10 ? 0x30 &+ hi : 0x57 &+ hi)
+            bytes.append(lo < 10 ? 0x30 &+ lo : 0x57 &+ lo)
+        }
+    }
+
+    /// "00:1b:dc:07:32:a1", as `BDAddr.description`.
+    public mutating func write(_ a: BDAddr) {
+        var shift: UInt64 = 40
+        while true {
+            let b = UInt8(truncatingIfNeeded: a.raw >> shift)
+            let hi = b >> 4, lo = b & 0xF
+            bytes.append(hi < 10 ? 0x30 &+ hi : 0x57 &+ hi)
+            bytes.append(lo < 10 ? 0x30 &+ lo : 0x57 &+ lo)
+            if shift == 0 { break }
+            bytes.append(UInt8(ascii: ":"))
+            shift -= 8
+        }
+    }
+
+    /// "0x180D", or the 128-bit form when the UUID is not on the base: `BluetoothUUID.description`.
+    public mutating func write(_ u: BluetoothUUID) {
+        if let s = u.uuid16 { write(hex: s, width: 4) } else if let s = u.uuid32 { write(hex: s, width: 8) } else { write(u.uuidString) }
+    }
+
+    private mutating func writeDigits(_ v: UInt64, width: Int, upper letterBase: UInt8) {
+        let n = max(Hex.significantDigits(v), width)
+        var shift = 4 * (n - 1)
+        while shift >= 0 {
+            let d = UInt8(truncatingIfNeeded: shift < 64 ? v >> UInt64(shift) : 0) & 0xF
+            bytes.append(d < 10 ? 0x30 &+ d : letterBase &+ d)
+            shift -= 4
+        }
+    }
+
+    /// Appends with `+=`, so summary code reads like the String code it replaces.
+    public static func += (line: inout TextLine, s: String) { line.write(s) }
+}
