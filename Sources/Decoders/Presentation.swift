@@ -198,21 +198,21 @@ extension Decoded {
         case .none: break
         case .command(let op, let params):
             // Header fields first, the parameters appended: one array rather than a concatenation of two.
-            let rest = HCICommands.parameters(opcode: op, params)
-            var fields: [Field] = []
-            fields.reserveCapacity(2 &+ rest.count)
-            fields.append(Field("Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)),
-                                [Field("OGF", .uint(UInt64(op >> 10), hex: 2)), Field("OCF", .uint(UInt64(op & 0x3FF), hex: 4))]))
-            fields.append(Field("Parameter Total Length", .uint(UInt64(params.count), hex: 0)))
-            fields.append(contentsOf: rest)
+            // The header fields go in front of the parameters: moved, not copied (a copy retains
+            // and releases every field).
+            var fields = HCICommands.parameters(opcode: op, params)
+            fields.insert(contentsOf: [
+                Field("Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)),
+                      [Field("OGF", .uint(UInt64(op >> 10), hex: 2)), Field("OCF", .uint(UInt64(op & 0x3FF), hex: 4))]),
+                Field("Parameter Total Length", .uint(UInt64(params.count), hex: 0)),
+            ], at: 0)
             out.append(("HCI Command", fields))
         case .event(let code, let params):
-            let rest = HCIEvents.parameters(code: code, params)
-            var fields: [Field] = []
-            fields.reserveCapacity(2 &+ rest.count)
-            fields.append(Field("Event Code", .named(UInt64(code), hex: 2, HCIEvents.name(code))))
-            fields.append(Field("Parameter Total Length", .uint(UInt64(params.count), hex: 0)))
-            fields.append(contentsOf: rest)
+            var fields = HCIEvents.parameters(code: code, params)
+            fields.insert(contentsOf: [
+                Field("Event Code", .named(UInt64(code), hex: 2, HCIEvents.name(code))),
+                Field("Parameter Total Length", .uint(UInt64(params.count), hex: 0)),
+            ], at: 0)
             out.append(("HCI Event", fields))
         case .acl(let h, _):
             out.append(("HCI ACL", [

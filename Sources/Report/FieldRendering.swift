@@ -226,22 +226,18 @@ public enum FieldRendering {
 
     /// The label's JSON key, quoted.
     public static func writeKey(_ label: String, to out: Output) {
-        // One pass over the label: `forEachKeyByte` refuses non-ASCII labels before emitting anything,
-        // so the opening quote goes out with the first byte.
-        var opened = false
-        let ascii = forEachKeyByte(label) { b in
-            if !opened {
-                out.write(byte: UInt8(ascii: "\""))
-                opened = true
+        // ASCII labels (all of the decoders') are converted straight into the output buffer.
+        let written = label.utf8.withContiguousStorageIfAvailable { u in
+            out.withSpace(u.count &+ 2) { p in
+                var n = 1
+                p[0] = UInt8(ascii: "\"")
+                guard keyBytes(u, { p[n] = $0; n &+= 1 }) else { return 0 }
+                p[n] = UInt8(ascii: "\"")
+                return n &+ 1
             }
-            out.write(byte: b)
         }
-        guard ascii else {
-            out.write(jsonString: Field.key(for: label))
-            return
-        }
-        if !opened { out.write(byte: UInt8(ascii: "\"")) }
-        out.write(byte: UInt8(ascii: "\""))
+        if let written, written > 0 { return }
+        out.write(jsonString: Field.key(for: label))
     }
 
     /// `Field.key(for:)`, computed byte by byte for ASCII labels (all of the decoders' labels).

@@ -71,7 +71,12 @@ public final class Output {
 
     private func append(repeating b: UInt8, count n: Int) {
         guard n > 0 else { return }
-        for _ in 0..<n { append(b) }
+        if reserve(n) {
+            (storage + count).update(repeating: b, count: n)
+            count &+= n
+        } else {
+            for _ in 0..<n { append(b) }
+        }
     }
 
     @inline(__always) public func write(_ s: String) {
@@ -83,6 +88,15 @@ public final class Output {
     }
 
     @inline(__always) public func write(byte: UInt8) { append(byte) }
+
+    /// Lets `body` write up to `n` bytes straight into the buffer and returns how many it wrote
+    /// (0 when `n` bytes can never fit).
+    @inline(__always) func withSpace(_ n: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) -> Int {
+        guard reserve(n) else { return 0 }
+        let written = body(storage + count)
+        count &+= written
+        return written
+    }
 
     public func write<S: Sequence>(bytes: S) where S.Element == UInt8 {
         for b in bytes { append(b) }
