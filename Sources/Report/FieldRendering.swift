@@ -145,7 +145,7 @@ public enum FieldRendering {
     public static func writeJSONMembers(_ fields: [Field], to out: Output) {
         // Most objects have distinct keys: written in order, keys straight from the labels, with no
         // strings made. Equal key hashes (a shared key, or a collision) take the grouping path.
-        let distinct = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: fields.count) { h in
+        let distinct = fields.count < 2 || withUnsafeTemporaryAllocation(of: UInt64.self, capacity: fields.count) { h in
             for i in fields.indices {
                 let k = keyHash(fields[i].label)
                 for j in 0..<i where h[j] == k { return false }
@@ -188,8 +188,8 @@ public enum FieldRendering {
         }
     }
 
-    /// Calls `emit` with each byte of `Field.key(for: label)`; false, with nothing emitted, when
-    /// the label is not ASCII (then only `Field.key(for:)` knows the answer).
+    /// Calls `emit` with each byte of `Field.key(for: label)`; false when the label is not ASCII
+    /// (then only `Field.key(for:)` knows the answer, and what was emitted must be discarded).
     @inline(__always) static func forEachKeyByte(_ label: String, _ emit: (UInt8) -> Void) -> Bool {
         // Native strings are read in place; `withUTF8` needs a mutable copy.
         if let ascii = label.utf8.withContiguousStorageIfAvailable({ keyBytes($0, emit) }) { return ascii }
@@ -198,10 +198,10 @@ public enum FieldRendering {
     }
 
     @inline(__always) private static func keyBytes(_ u: UnsafeBufferPointer<UInt8>, _ emit: (UInt8) -> Void) -> Bool {
-        for c in u where c >= 0x80 { return false }
         var n = 0
         var pendingUnderscore = false
         for c in u {
+            if c >= 0x80 { return false }
             let lower = c >= 0x41 && c <= 0x5A ? c | 0x20 : c
             if (lower >= 0x61 && lower <= 0x7A) || (c >= 0x30 && c <= 0x39) {
                 if pendingUnderscore && n > 0 { emit(UInt8(ascii: "_")) }
@@ -220,6 +220,7 @@ public enum FieldRendering {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
         let ascii = forEachKeyByte(label) { h = (h ^ UInt64($0)) &* 0x100_0000_01B3 }
         guard !ascii else { return h }
+        h = 0xCBF2_9CE4_8422_2325
         for c in Field.key(for: label).utf8 { h = (h ^ UInt64(c)) &* 0x100_0000_01B3 }
         return h
     }
