@@ -1,0 +1,60 @@
+import XCTest
+@testable import Decoders
+
+/// `TextLine` writes what the String helpers it replaces spell, byte for byte.
+final class TextLineTests: XCTestCase {
+    func testNumbersAsStringSpellsThem() {
+        for v in [0, 7, 10, 255, 65535, -1, -128, Int.max, Int.min] {
+            var l = TextLine()
+            l.write(v)
+            XCTAssertEqual(l.string, String(v))
+        }
+        var l = TextLine()
+        l.write(Int8(-60))
+        l.write(byte: 32)
+        l.write(UInt64.max)
+        XCTAssertEqual(l.string, "-60 " + String(UInt64.max))
+    }
+
+    func testHexAsHexPrefixedSpellsIt() {
+        for (v, w) in [(0, 2), (0x0A, 2), (0x1234, 4), (0x1234, 2), (0xABCDEF, 8), (0, 0)] as [(UInt64, Int)] {
+            var l = TextLine()
+            l.write(hex: v, width: w)
+            XCTAssertEqual(l.string, Hex.prefixed(v, width: w))
+        }
+        var l = TextLine()
+        l.write(lowerHex: 0x00AB, width: 4)
+        XCTAssertEqual(l.string, "0x00ab")
+        l.clear()
+        XCTAssertTrue(l.isEmpty)
+        l.write(hexBytes: [0x00, 0xFF, 0x1A][...])
+        XCTAssertEqual(l.string, Hex.string([0x00, 0xFF, 0x1A][...]))
+    }
+
+    func testAddressesAndUUIDsAsTheirDescriptions() {
+        let a = BDAddr(0x00_1B_DC_07_32_A1)
+        let uuids = [BluetoothUUID(uuid16: 0x180D), BluetoothUUID(uuid32: 0x1234_5678),
+                     BluetoothUUID("6E400001-B5A3-F393-E0A9-E50E24DCCA9E")!]
+        var l = TextLine()
+        l.write(a)
+        XCTAssertEqual(l.string, a.description)
+        for u in uuids {
+            l.clear()
+            l.write(u)
+            XCTAssertEqual(l.string, u.description)
+        }
+    }
+
+    func testSummaryIsWhatWriteSummaryWrites() {
+        // Error Response, then a Read Request: the String and the line agree.
+        for bytes: [UInt8] in [[0x01, 0x0A, 0x03, 0x00, 0x0A], [0x0A, 0x03, 0x00], [0x1B, 0x03, 0x00] + Array(repeating: 0xAB, count: 40)] {
+            let pdu = ATTPDU(bytes[...])
+            var l = TextLine()
+            pdu.writeSummary(to: &l)
+            XCTAssertEqual(l.string, pdu.summary)
+            XCTAssertFalse(l.isEmpty)
+        }
+        XCTAssertEqual(ATTPDU([0x0A, 0x03, 0x00][...]).summary, "Read Request, Handle: 0x0003")
+        XCTAssertTrue(ATTPDU(([0x1B, 0x03, 0x00] + Array(repeating: 0xAB, count: 40))[...]).summary.hasSuffix(String(repeating: "ab", count: 32) + "…"))
+    }
+}
