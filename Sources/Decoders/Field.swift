@@ -84,3 +84,77 @@ extension Field {
     @inlinable public static func dec<T: BinaryInteger>(_ label: String, _ v: T) -> Field { Field(label, .uint(UInt64(v), hex: 0)) }
     @inlinable public static func handle(_ v: UInt16) -> Field { Field("Handle", .uint(UInt64(v), hex: 4)) }
 }
+
+/// Receives a decode field by field, in order: `begin` opens a field, its children follow, `end`
+/// closes it. A tree builder (`FieldTree`, for JSON and tests) or a printer that writes each field
+/// as it arrives, with no tree in between, can take the same decode.
+public protocol FieldSink: AnyObject {
+    func begin(_ label: String, _ value: FieldValue)
+    func end()
+    /// Fields a decoder built as a tree.
+    func add(_ fields: [Field])
+}
+
+extension FieldSink {
+    /// A field without children.
+    @inlinable public func add(_ label: String, _ value: FieldValue = .none) {
+        begin(label, value)
+        end()
+    }
+
+    /// Sends the tree field by field.
+    public func add(_ fields: [Field]) {
+        for i in fields.indices {
+            begin(fields[i].label, fields[i].value)
+            if !fields[i].children.isEmpty { add(fields[i].children) }
+            end()
+        }
+    }
+}
+
+/// Builds the `[Field]` tree of what is sent to it. Fields wait on one stack until their parent
+/// ends, so each children array is made once at its final size; a tree kept for many frames
+/// reuses the stack's storage.
+public final class FieldTree: FieldSink {
+    /// Fields in order: the open ones and the finished ones not yet given to a parent. (A tree is
+    /// used by one thread and never re-entered: no run-time exclusivity checks per field.)
+    @exclusivity(unchecked) private var stack: [Field] = []
+    /// Where each open field is on `stack`, outermost first.
+    @exclusivity(unchecked) private var open: [Int] = []
+
+    public init() {
+        stack.reserveCapacity(32)
+        open.reserveCapacity(8)
+    }
+
+    public func begin(_ label: String, _ value: FieldValue) {
+        open.append(stack.count)
+        stack.append(Field(label, value))
+    }
+
+    public func end() {
+        guard let i = open.popLast() else { return }
+        let first = i &+ 1
+        if first < stack.count {
+            stack[i].children = Array(stack[first...])
+            stack.removeSubrange(first...)
+        }
+    }
+
+    /// A finished tree joins as it is.
+    public func add(_ fields: [Field]) { stack.append(contentsOf: fields) }
+
+    /// The fields completed so far; the tree starts again empty.
+    public func take() -> [Field] {
+        open.removeAll(keepingCapacity: true)
+        defer { stack.removeAll(keepingCapacity: true) }
+        return Array(stack)
+    }
+
+    /// The tree `body` sends.
+    public static func build(_ body: (FieldTree) -> Void) -> [Field] {
+        let tree = FieldTree()
+        body(tree)
+        return tree.take()
+    }
+}

@@ -19,31 +19,42 @@ public enum HCICommands {
 
     /// The command's parameters.
     public static func parameters(opcode: UInt16, _ params: Bytes) -> [Field] {
+        FieldTree.build { writeParameters(opcode: opcode, params, to: $0) }
+    }
+
+    public static func writeParameters(opcode: UInt16, _ params: Bytes, to out: FieldSink) {
         guard let specs = entry(opcode)?.params else {
-            return params.isEmpty ? [] : [Field("Parameters", .bytes(params))]
+            if !params.isEmpty { out.add("Parameters", .bytes(params)) }
+            return
         }
-        return ParamDecoder.decode(specs, params)
+        ParamDecoder.write(specs, params, to: out)
     }
 
     /// Return parameters of the command, as carried by the Command Complete event.
     public static func returnParameters(opcode: UInt16, _ params: Bytes) -> [Field] {
+        FieldTree.build { writeReturnParameters(opcode: opcode, params, to: $0) }
+    }
+
+    public static func writeReturnParameters(opcode: UInt16, _ params: Bytes, to out: FieldSink) {
         guard let e = entry(opcode) else {
-            return params.isEmpty ? [] : [Field("Return Parameters", .bytes(params))]
+            if !params.isEmpty { out.add("Return Parameters", .bytes(params)) }
+            return
         }
         // Every specified command's return parameters start with Status.
         guard let specs = e.returns, !specs.isEmpty else {
             var r = ByteReader(params)
-            guard let status = try? r.u8() else { return [] }
-            var out = [Field("Status", ParamDecoder.value(UInt64(status), width: 1, .status))]
+            guard let status = try? r.u8() else { return }
+            out.add("Status", ParamDecoder.value(UInt64(status), width: 1, .status))
             let rest = r.rest()
-            if !rest.isEmpty { out.append(Field("Return Parameters", .bytes(rest))) }
-            return out
+            if !rest.isEmpty { out.add("Return Parameters", .bytes(rest)) }
+            return
         }
         // On failure controllers may return the Status alone.
         if params.count == 1, let s = params.first, s != 0 {
-            return [Field("Status", ParamDecoder.value(UInt64(s), width: 1, .status))]
+            out.add("Status", ParamDecoder.value(UInt64(s), width: 1, .status))
+            return
         }
-        return ParamDecoder.decode(specs, params)
+        ParamDecoder.write(specs, params, to: out)
     }
 
     /// All opcodes in the table, in table order.

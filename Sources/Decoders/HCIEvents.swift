@@ -22,47 +22,49 @@ public enum HCIEvents {
     /// parameters. Command Complete/Status: packets, opcode with its name, status, and the return
     /// parameters of the command.
     public static func parameters(code: UInt8, _ params: Bytes) -> [Field] {
+        FieldTree.build { writeParameters(code: code, params, to: $0) }
+    }
+
+    public static func writeParameters(code: UInt8, _ params: Bytes, to out: FieldSink) {
         switch code {
-        case commandComplete: return commandCompleteFields(params)
-        case commandStatus: return ParamDecoder.decode(commandStatusSpec, params)
-        case leMeta: return leMetaFields(params)
+        case commandComplete: writeCommandComplete(params, to: out)
+        case commandStatus: ParamDecoder.write(commandStatusSpec, params, to: out)
+        case leMeta:
+            guard let sub = params.first else { return out.add("Malformed", .error("LE Meta event without Subevent Code")) }
+            out.add("Subevent Code", .named(UInt64(sub), hex: 2, leSubeventName(sub)))
+            writeLESubeventParameters(sub, params.dropFirst(), to: out)
         default:
             let i = eventIndex[Int(code)]
             guard i >= 0, let specs = events[Int(i)].params else {
-                return params.isEmpty ? [] : [Field(code == vendor ? "Vendor Data" : "Parameters", .bytes(params))]
+                if !params.isEmpty { out.add(code == vendor ? "Vendor Data" : "Parameters", .bytes(params)) }
+                return
             }
-            return ParamDecoder.decode(specs, params)
+            ParamDecoder.write(specs, params, to: out)
         }
     }
 
     /// Parameters of one LE Meta subevent (without the subevent code).
     public static func leSubeventParameters(_ sub: UInt8, _ params: Bytes) -> [Field] {
-        if let report = AdvertisingReports.fields(subevent: sub, params) { return report }
+        FieldTree.build { writeLESubeventParameters(sub, params, to: $0) }
+    }
+
+    static func writeLESubeventParameters(_ sub: UInt8, _ params: Bytes, to out: FieldSink) {
+        if let report = AdvertisingReports.fields(subevent: sub, params) { return out.add(report) }
         let i = subeventIndex[Int(sub)]
         guard i >= 0, let specs = subevents[Int(i)].params else {
-            return params.isEmpty ? [] : [Field("Parameters", .bytes(params))]
+            if !params.isEmpty { out.add("Parameters", .bytes(params)) }
+            return
         }
-        return ParamDecoder.decode(specs, params)
+        ParamDecoder.write(specs, params, to: out)
     }
 
-    static func commandCompleteFields(_ params: Bytes) -> [Field] {
+    static func writeCommandComplete(_ params: Bytes, to out: FieldSink) {
         var r = ByteReader(params)
-        var out: [Field] = []
-        guard let n = try? r.u8() else { return [.malformed("Command Complete without Num HCI Command Packets")] }
-        out.append(Field("Num HCI Command Packets", .uint(UInt64(n), hex: 0)))
-        guard let op = try? r.u16() else {
-            out.append(.malformed("Command Complete without Command Opcode"))
-            return out
-        }
-        out.append(Field("Command Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op))))
-        out += HCICommands.returnParameters(opcode: op, r.rest())
-        return out
-    }
-
-    static func leMetaFields(_ params: Bytes) -> [Field] {
-        guard let sub = params.first else { return [.malformed("LE Meta event without Subevent Code")] }
-        return [Field("Subevent Code", .named(UInt64(sub), hex: 2, leSubeventName(sub)))]
-            + leSubeventParameters(sub, params.dropFirst())
+        guard let n = try? r.u8() else { return out.add("Malformed", .error("Command Complete without Num HCI Command Packets")) }
+        out.add("Num HCI Command Packets", .uint(UInt64(n), hex: 0))
+        guard let op = try? r.u16() else { return out.add("Malformed", .error("Command Complete without Command Opcode")) }
+        out.add("Command Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)))
+        HCICommands.writeReturnParameters(opcode: op, r.rest(), to: out)
     }
 
     static let commandStatusSpec: [ParamSpec] = [

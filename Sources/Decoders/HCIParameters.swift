@@ -70,21 +70,23 @@ enum ParamDecoder {
     /// Decodes `bytes` against `specs`. Short input: what is there, then a Malformed note.
     /// Extra input: "Unexpected Data" and a Malformed note.
     static func decode(_ specs: [ParamSpec], _ bytes: Bytes) -> [Field] {
+        FieldTree.build { write(specs, bytes, to: $0) }
+    }
+
+    /// `decode`, sent field by field to `out`.
+    static func write(_ specs: [ParamSpec], _ bytes: Bytes, to out: FieldSink) {
         var r = ByteReader(bytes)
-        var out: [Field] = []
-        out.reserveCapacity(specs.count + 2)
         do {
-            try run(specs, &r, &out)
+            try run(specs, &r, out)
         } catch {
-            out.append(.malformed(message(error)))
-            return out
+            out.add("Malformed", .error(message(error)))
+            return
         }
         if !r.isAtEnd {
             let extra = r.rest()
-            out.append(Field("Unexpected Data", .bytes(extra)))
-            out.append(.malformed("\(extra.count) octets after the last parameter"))
+            out.add("Unexpected Data", .bytes(extra))
+            out.add("Malformed", .error("\(extra.count) octets after the last parameter"))
         }
-        return out
     }
 
     static func message(_ e: DecodeError) -> String {
@@ -94,10 +96,10 @@ enum ParamDecoder {
         }
     }
 
-    static func run(_ specs: [ParamSpec], _ r: inout ByteReader, _ out: inout [Field]) throws(DecodeError) {
+    static func run(_ specs: [ParamSpec], _ r: inout ByteReader, _ out: FieldSink) throws(DecodeError) {
         for s in specs {
             do {
-                try one(s, &r, &out)
+                try one(s, &r, out)
             } catch {
                 // Name the parameter the data ran out in; nested failures keep their own message.
                 if case .truncated = error { throw DecodeError.invalid("parameters end in \(s.label)") }
@@ -106,38 +108,36 @@ enum ParamDecoder {
         }
     }
 
-    static func one(_ s: ParamSpec, _ r: inout ByteReader, _ out: inout [Field]) throws(DecodeError) {
+    static func one(_ s: ParamSpec, _ r: inout ByteReader, _ out: FieldSink) throws(DecodeError) {
         switch s {
-        case .u8(let l, let f): out.append(Field(l, value(UInt64(try r.u8()), width: 1, f)))
-        case .u16(let l, let f): out.append(Field(l, value(UInt64(try r.u16()), width: 2, f)))
-        case .u24(let l, let f): out.append(Field(l, value(UInt64(try r.u24()), width: 3, f)))
-        case .u32(let l, let f): out.append(Field(l, value(UInt64(try r.u32()), width: 4, f)))
-        case .u64(let l, let f): out.append(Field(l, value(try r.u64(), width: 8, f)))
-        case .address(let l): out.append(Field(l, .address(try r.address())))
-        case .bytes(let l, let n): out.append(Field(l, .bytes(try r.take(n))))
+        case .u8(let l, let f): out.add(l, value(UInt64(try r.u8()), width: 1, f))
+        case .u16(let l, let f): out.add(l, value(UInt64(try r.u16()), width: 2, f))
+        case .u24(let l, let f): out.add(l, value(UInt64(try r.u24()), width: 3, f))
+        case .u32(let l, let f): out.add(l, value(UInt64(try r.u32()), width: 4, f))
+        case .u64(let l, let f): out.add(l, value(try r.u64(), width: 8, f))
+        case .address(let l): out.add(l, .address(try r.address()))
+        case .bytes(let l, let n): out.add(l, .bytes(try r.take(n)))
         case .rest(let l):
             let b = r.rest()
-            if !b.isEmpty { out.append(Field(l, .bytes(b))) }
+            if !b.isEmpty { out.add(l, .bytes(b)) }
         case .text(let l, let size):
             let b = r.remaining > size ? try r.take(size) : r.rest()
             let end = b.firstIndex(of: 0) ?? b.endIndex
-            out.append(Field(l, .text(String(decoding: b[b.startIndex..<end], as: UTF8.self))))
+            out.add(l, .text(String(decoding: b[b.startIndex..<end], as: UTF8.self)))
         case .adData(let ll, let dl):
             let n = try r.u8()
-            out.append(Field(ll, .uint(UInt64(n), hex: 0)))
-            let d = try takeShowingRest(Int(n), dl, &r, &out)
-            out.append(Field(dl, .bytes(d), AdvertisingData(d).fields))
+            out.add(ll, .uint(UInt64(n), hex: 0))
+            advertisingData(dl, try takeShowingRest(Int(n), dl, &r, out), to: out)
         case .adFixed(let ll, let dl, let size):
             let n = try r.u8()
-            out.append(Field(ll, .uint(UInt64(n), hex: 0)))
+            out.add(ll, .uint(UInt64(n), hex: 0))
             guard Int(n) <= size else { throw .invalid("\(ll) \(n) exceeds \(size)") }
-            let d = try takeShowingRest(Int(n), dl, &r, &out)
-            out.append(Field(dl, .bytes(d), AdvertisingData(d).fields))
+            advertisingData(dl, try takeShowingRest(Int(n), dl, &r, out), to: out)
             // The rest of the fixed buffer is padding, not significant, but it must be there.
             let pad = size - Int(n)
             if r.remaining < pad {
                 try r.skip(r.remaining)
-                out.append(.malformed("\(dl) field shorter than \(size) octets"))
+                out.add("Malformed", .error("\(dl) field shorter than \(size) octets"))
             } else {
                 try r.skip(pad)
             }
@@ -147,38 +147,47 @@ enum ParamDecoder {
             let b = r.rest()
             var i = b.startIndex
             while i < b.endIndex, b[i] != 0 { i = i &+ 1 &+ Int(b[i]) }
-            let d = b[b.startIndex..<min(i, b.endIndex)]
-            out.append(Field(l, .bytes(d), AdvertisingData(d).fields))
+            advertisingData(l, b[b.startIndex..<min(i, b.endIndex)], to: out)
         case .lengthData(let ll, let dl):
             let n = try r.u8()
-            out.append(Field(ll, .uint(UInt64(n), hex: 0)))
-            out.append(Field(dl, .bytes(try takeShowingRest(Int(n), dl, &r, &out))))
+            out.add(ll, .uint(UInt64(n), hex: 0))
+            out.add(dl, .bytes(try takeShowingRest(Int(n), dl, &r, out)))
         case .array(let cl, let el, let specs):
             let n = try r.u8()
-            out.append(Field(cl, .uint(UInt64(n), hex: 0)))
+            out.add(cl, .uint(UInt64(n), hex: 0))
             for _ in 0..<n {
-                var g: [Field] = []
-                defer { out.append(Field(el, .none, g)) }
-                try run(specs, &r, &g)
+                out.begin(el, .none)
+                defer { out.end() }
+                try run(specs, &r, out)
             }
         case .perPHY(let l, let specs):
             let bits = try r.u8()
-            out.append(Field(l, value(UInt64(bits), width: 1, .flags(HCINames.phyBits))))
+            out.add(l, value(UInt64(bits), width: 1, .flags(HCINames.phyBits)))
             for bit in 0..<8 where bits & (1 << bit) != 0 {
-                var g: [Field] = []
-                defer { out.append(Field(bit < HCINames.phyBits.count ? HCINames.phyBits[bit] : "PHY bit \(bit)", .none, g)) }
-                try run(specs, &r, &g)
+                out.begin(bit < HCINames.phyBits.count ? HCINames.phyBits[bit] : "PHY bit \(bit)", .none)
+                defer { out.end() }
+                try run(specs, &r, out)
             }
         case .custom(_, let fn):
-            try fn(&r, &out)
+            // What the function made before a failure is shown, as for the table's own parameters.
+            var fields: [Field] = []
+            defer { out.add(fields) }
+            try fn(&r, &fields)
         }
     }
 
+    /// Advertising data with its AD structures as children.
+    private static func advertisingData(_ label: String, _ data: Bytes, to out: FieldSink) {
+        out.begin(label, .bytes(data))
+        out.add(AdvertisingData(data).fields)
+        out.end()
+    }
+
     /// `n` octets of a length-prefixed parameter; when fewer are left, shows them raw and stops.
-    static func takeShowingRest(_ n: Int, _ label: String, _ r: inout ByteReader, _ out: inout [Field]) throws(DecodeError) -> Bytes {
+    static func takeShowingRest(_ n: Int, _ label: String, _ r: inout ByteReader, _ out: FieldSink) throws(DecodeError) -> Bytes {
         guard r.remaining >= n else {
             let have = r.rest()
-            out.append(Field(label, .bytes(have)))
+            out.add(label, .bytes(have))
             throw .invalid("\(label) has \(have.count) of \(n) octets")
         }
         return try r.take(n)

@@ -164,71 +164,86 @@ extension Decoded {
         }
     }
 
-    private func appendL2CAP(_ out: inout [(name: String, fields: [Field])]) {
+    private func writeL2CAP(to out: FieldSink, layer: (String) -> Void) {
         if let f = fragment {
-            out.append(("L2CAP", [Field("Fragment", .text("\(f.have) of \(f.of == 0 ? "?" : String(f.of)) bytes, reassembly pending"))]))
+            layer("L2CAP")
+            out.add("Fragment", .text("\(f.have) of \(f.of == 0 ? "?" : String(f.of)) bytes, reassembly pending"))
         }
         if let f = l2cap {
-            var fs = [Field("Length", .uint(UInt64(f.length), hex: 0)),
-                      Field("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))]
+            layer("L2CAP")
+            out.add("Length", .uint(UInt64(f.length), hex: 0))
+            out.add("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))
             if !f.fragments.isEmpty {
-                fs.append(Field("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", "))))
+                out.add("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", ")))
             }
-            out.append(("L2CAP", fs))
         }
-        if let u = upper { out.append((u.protocolName, u.fields)) }
+        if let u = upper {
+            layer(u.protocolName)
+            out.add(u.fields)
+        }
     }
 
-    /// Every layer's full decode, outermost first, each as (protocol name, its fields).
-    public var layers: [(name: String, fields: [Field])] {
-        var out: [(name: String, fields: [Field])] = []
-        out.reserveCapacity(4)
+    /// Every layer's full decode, outermost first: `layer` is called with each protocol's name,
+    /// then that layer's fields go to `out`. Printing sends them straight to the output.
+    public func writeLayers(to out: FieldSink, layer: (String) -> Void) {
         switch packet.kind {
         case .monitor(let op):
-            out.append(("Monitor", [Field("Opcode", .named(UInt64(op), hex: 4, MonitorOpcode.name(op))),
-                                    Field("Data", .bytes(packet.payload))]))
+            layer("Monitor")
+            out.add("Opcode", .named(UInt64(op), hex: 4, MonitorOpcode.name(op)))
+            out.add("Data", .bytes(packet.payload))
         case .linkLayer:
-            if let f = linkLayer { out.append(("Link Layer", f.fields)) }
-            appendL2CAP(&out)
+            if let f = linkLayer {
+                layer("Link Layer")
+                out.add(f.fields)
+            }
+            writeL2CAP(to: out, layer: layer)
         case .unsupported, .unknownHCIType, .truncatedHeader:
-            out.append(("Data", [Field("Data", .bytes(packet.payload))]))
+            layer("Data")
+            out.add("Data", .bytes(packet.payload))
         case .hci: break
         }
         switch hci {
         case .none: break
         case .command(let op, let params):
-            // Header fields first, the parameters appended: one array rather than a concatenation of two.
-            // The header fields go in front of the parameters: moved, not copied (a copy retains
-            // and releases every field).
-            var fields = HCICommands.parameters(opcode: op, params)
-            fields.insert(contentsOf: [
-                Field("Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)),
-                      [Field("OGF", .uint(UInt64(op >> 10), hex: 2)), Field("OCF", .uint(UInt64(op & 0x3FF), hex: 4))]),
-                Field("Parameter Total Length", .uint(UInt64(params.count), hex: 0)),
-            ], at: 0)
-            out.append(("HCI Command", fields))
+            layer("HCI Command")
+            out.begin("Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)))
+            out.add("OGF", .uint(UInt64(op >> 10), hex: 2))
+            out.add("OCF", .uint(UInt64(op & 0x3FF), hex: 4))
+            out.end()
+            out.add("Parameter Total Length", .uint(UInt64(params.count), hex: 0))
+            HCICommands.writeParameters(opcode: op, params, to: out)
         case .event(let code, let params):
-            var fields = HCIEvents.parameters(code: code, params)
-            fields.insert(contentsOf: [
-                Field("Event Code", .named(UInt64(code), hex: 2, HCIEvents.name(code))),
-                Field("Parameter Total Length", .uint(UInt64(params.count), hex: 0)),
-            ], at: 0)
-            out.append(("HCI Event", fields))
+            layer("HCI Event")
+            out.add("Event Code", .named(UInt64(code), hex: 2, HCIEvents.name(code)))
+            out.add("Parameter Total Length", .uint(UInt64(params.count), hex: 0))
+            HCIEvents.writeParameters(code: code, params, to: out)
         case .acl(let h, _):
-            out.append(("HCI ACL", [
-                Field("Handle", .uint(UInt64(h.handle), hex: 4)),
-                Field("Packet Boundary Flag", .named(UInt64(h.boundary), hex: 1, ACLHeader.boundaryNames[Int(h.boundary)])),
-                Field("Broadcast Flag", .uint(UInt64(h.broadcast), hex: 1)),
-                Field("Data Total Length", .uint(UInt64(h.length), hex: 0)),
-            ]))
-            appendL2CAP(&out)
+            layer("HCI ACL")
+            out.add("Handle", .uint(UInt64(h.handle), hex: 4))
+            out.add("Packet Boundary Flag", .named(UInt64(h.boundary), hex: 1, ACLHeader.boundaryNames[Int(h.boundary)]))
+            out.add("Broadcast Flag", .uint(UInt64(h.broadcast), hex: 1))
+            out.add("Data Total Length", .uint(UInt64(h.length), hex: 0))
+            writeL2CAP(to: out, layer: layer)
         case .isochronous(let h, let data):
-            out.append((packet.kind == .hci(.scoData) ? "HCI SCO" : "HCI ISO",
-                        [Field("Handle", .uint(UInt64(h), hex: 4)), Field("Data", .bytes(data))]))
+            layer(packet.kind == .hci(.scoData) ? "HCI SCO" : "HCI ISO")
+            out.add("Handle", .uint(UInt64(h), hex: 4))
+            out.add("Data", .bytes(data))
         }
         if !problems.isEmpty {
-            out.append(("Malformed", problems.map { Field.malformed($0) }))
+            layer("Malformed")
+            for p in problems { out.add("Malformed", .error(p)) }
         }
+    }
+
+    /// Every layer's full decode, outermost first, each as (protocol name, its fields).
+    public var layers: [(name: String, fields: [Field])] {
+        var out: [(name: String, fields: [Field])] = []
+        let tree = FieldTree()
+        writeLayers(to: tree) { name in
+            if !out.isEmpty { out[out.count - 1].fields = tree.take() }
+            out.append((name, []))
+        }
+        if !out.isEmpty { out[out.count - 1].fields = tree.take() }
         return out
     }
 }

@@ -48,17 +48,146 @@ public enum FieldRendering {
 
     /// Writes the tree indented, one field per line (`read -v`).
     public static func writeText(_ fields: [Field], indent: Int, to out: Output) {
-        // By index, the parts read in place: `for f in fields` copies each field (retains its label,
-        // value and children).
-        for i in fields.indices {
+        TextWriter(out, indent: indent).add(fields)
+    }
+
+    /// Writes fields indented, one per line, as a decoder sends them: no tree is built.
+    public final class TextWriter: FieldSink {
+        let out: Output
+        @exclusivity(unchecked) var indent: Int
+
+        public init(_ out: Output, indent: Int) {
+            self.out = out
+            self.indent = indent
+        }
+
+        public func begin(_ label: String, _ value: FieldValue) {
             out.write(spaces: indent)
-            out.write(fields[i].label)
-            if case .none = fields[i].value {} else {
+            out.write(label)
+            if case .none = value {} else {
                 out.write(": ")
-                writeText(fields[i].value, to: out)
+                writeText(value, to: out)
             }
             out.write(byte: 10)
-            if !fields[i].children.isEmpty { writeText(fields[i].children, indent: indent + 2, to: out) }
+            indent &+= 2
+        }
+
+        public func end() { indent &-= 2 }
+    }
+
+    /// Gathers fields as the decoders send them, in one flat list whose storage serves every frame,
+    /// then writes them as the members of a JSON object. Scalars without children are plain JSON
+    /// values; everything else is an object; siblings that share a key become one array.
+    public final class JSONWriter: FieldSink {
+        struct Node {
+            let label: String
+            let value: FieldValue
+            /// Index after this node's last descendant.
+            var end: Int
+        }
+
+        // Single-threaded and never re-entered: no run-time exclusivity checks per field.
+        @exclusivity(unchecked) private var nodes: [Node] = []
+        @exclusivity(unchecked) private var open: [Int] = []
+
+        public init() {
+            nodes.reserveCapacity(64)
+            open.reserveCapacity(8)
+        }
+
+        public func begin(_ label: String, _ value: FieldValue) {
+            open.append(nodes.count)
+            nodes.append(Node(label: label, value: value, end: 0))
+        }
+
+        public func end() {
+            guard let i = open.popLast() else { return }
+            nodes[i].end = nodes.count
+        }
+
+        public func add(_ fields: [Field]) {
+            for i in fields.indices {
+                begin(fields[i].label, fields[i].value)
+                if !fields[i].children.isEmpty { add(fields[i].children) }
+                end()
+            }
+        }
+
+        /// Forgets what was gathered.
+        public func discard() {
+            nodes.removeAll(keepingCapacity: true)
+            open.removeAll(keepingCapacity: true)
+        }
+
+        /// Writes what was gathered and starts again empty.
+        public func writeMembers(to out: Output) {
+            while !open.isEmpty { end() }
+            nodes.withUnsafeBufferPointer { members($0, 0, $0.count, out) }
+            nodes.removeAll(keepingCapacity: true)
+        }
+
+        /// The siblings in `start..<end`, each with its subtree.
+        private func members(_ n: UnsafeBufferPointer<Node>, _ start: Int, _ end: Int, _ out: Output) {
+            var count = 0
+            var i = start
+            while i < end { count &+= 1; i = n[i].end }
+            let distinct = count < 2 || withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) { h in
+                var i = start, k = 0
+                while i < end {
+                    let hash = keyHash(n[i].label)
+                    for j in 0..<k where h[j] == hash { return false }
+                    h[k] = hash
+                    k &+= 1
+                    i = n[i].end
+                }
+                return true
+            }
+            if distinct {
+                i = start
+                while i < end {
+                    if i > start { out.write(byte: UInt8(ascii: ",")) }
+                    writeKey(n[i].label, to: out)
+                    out.write(byte: UInt8(ascii: ":"))
+                    value(n, i, out)
+                    i = n[i].end
+                }
+                return
+            }
+            // Siblings that share a key become one array, in the order their keys first appear.
+            var groups: [(key: String, members: [Int])] = []
+            i = start
+            while i < end {
+                let k = key(for: n[i].label)
+                if let g = groups.firstIndex(where: { $0.key == k }) { groups[g].members.append(i) } else { groups.append((k, [i])) }
+                i = n[i].end
+            }
+            for (gi, g) in groups.enumerated() {
+                if gi > 0 { out.write(byte: UInt8(ascii: ",")) }
+                out.write(jsonString: g.key)
+                out.write(byte: UInt8(ascii: ":"))
+                if g.members.count == 1 {
+                    value(n, g.members[0], out)
+                } else {
+                    out.write(byte: UInt8(ascii: "["))
+                    for (j, m) in g.members.enumerated() {
+                        if j > 0 { out.write(byte: UInt8(ascii: ",")) }
+                        value(n, m, out)
+                    }
+                    out.write(byte: UInt8(ascii: "]"))
+                }
+            }
+        }
+
+        private func value(_ n: UnsafeBufferPointer<Node>, _ i: Int, _ out: Output) {
+            let hasChildren = n[i].end > i &+ 1
+            if !hasChildren, writeJSONScalar(n[i].value, to: out) { return }
+            out.write(byte: UInt8(ascii: "{"))
+            let wrote = writeJSONMembers(n[i].value, to: out)
+            if hasChildren {
+                if wrote { out.write(byte: UInt8(ascii: ",")) }
+                members(n, i &+ 1, n[i].end, out)
+            }
+            out.write(byte: UInt8(ascii: "}"))
         }
     }
 
@@ -143,49 +272,9 @@ public enum FieldRendering {
     /// Writes the fields as the members of a JSON object (without braces). Siblings that share a
     /// key become one array, so every object has unique keys.
     public static func writeJSONMembers(_ fields: [Field], to out: Output) {
-        // Most objects have distinct keys: written in order, keys straight from the labels, with no
-        // strings made. Equal key hashes (a shared key, or a collision) take the grouping path.
-        let distinct = fields.count < 2 || withUnsafeTemporaryAllocation(of: UInt64.self, capacity: fields.count) { h in
-            for i in fields.indices {
-                let k = keyHash(fields[i].label)
-                for j in 0..<i where h[j] == k { return false }
-                h[i] = k
-            }
-            return true
-        }
-        if distinct {
-            // By index: each field read in place, not copied.
-            for i in fields.indices {
-                if i > 0 { out.write(byte: UInt8(ascii: ",")) }
-                writeKey(fields[i].label, to: out)
-                out.write(byte: UInt8(ascii: ":"))
-                writeJSONValue(fields[i], to: out)
-            }
-            return
-        }
-        let keys = fields.map { key(for: $0.label) }
-        var order: [String] = []
-        var groups: [String: [Field]] = [:]
-        for (f, k) in zip(fields, keys) {
-            if groups[k] == nil { order.append(k) }
-            groups[k, default: []].append(f)
-        }
-        for (i, k) in order.enumerated() {
-            if i > 0 { out.write(byte: UInt8(ascii: ",")) }
-            out.write(jsonString: k)
-            out.write(byte: UInt8(ascii: ":"))
-            let g = groups[k] ?? []
-            if g.count == 1 {
-                writeJSONValue(g[0], to: out)
-            } else {
-                out.write(byte: UInt8(ascii: "["))
-                for (j, f) in g.enumerated() {
-                    if j > 0 { out.write(byte: UInt8(ascii: ",")) }
-                    writeJSONValue(f, to: out)
-                }
-                out.write(byte: UInt8(ascii: "]"))
-            }
-        }
+        let w = JSONWriter()
+        w.add(fields)
+        w.writeMembers(to: out)
     }
 
     /// Calls `emit` with each byte of `Field.key(for: label)`; false when the label is not ASCII
@@ -247,18 +336,6 @@ public enum FieldRendering {
         bytes.reserveCapacity(label.utf8.count)
         guard forEachKeyByte(label, { bytes.append($0) }) else { return Field.key(for: label) }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    static func writeJSONValue(_ f: Field, to out: Output) {
-        // Scalars without children are plain JSON values; everything else is an object.
-        if f.children.isEmpty, writeJSONScalar(f.value, to: out) { return }
-        out.write(byte: UInt8(ascii: "{"))
-        let wrote = writeJSONMembers(f.value, to: out)
-        if !f.children.isEmpty {
-            if wrote { out.write(byte: UInt8(ascii: ",")) }
-            writeJSONMembers(f.children, to: out)
-        }
-        out.write(byte: UInt8(ascii: "}"))
     }
 
     /// Writes `jsonScalar(v)`; false (nothing written) when the value is not a scalar.
@@ -324,36 +401,6 @@ public enum FieldRendering {
             if !writeJSONScalar(v, to: out) { out.write("null") }
         }
         return true
-    }
-
-    static func jsonScalar(_ v: FieldValue) -> String? {
-        switch v {
-        case .uint(let n, _): return String(n)
-        case .int(let n): return String(n)
-        case .signed(let n, _): return String(n)
-        case .bool(let b): return b ? "true" : "false"
-        case .text(let s): return jsonString(s)
-        case .bytes(let b): return "\"" + Hex.string(b) + "\""
-        case .address(let a): return "\"" + a.description + "\""
-        case .none, .named, .quantity, .uuid, .flags, .error: return nil
-        }
-    }
-
-    static func jsonMembers(_ v: FieldValue) -> String {
-        switch v {
-        case .none: return ""
-        case .named(let n, _, let name): return "\"value\":\(n),\"name\":" + jsonString(name)
-        case .quantity(let raw, _, let value, let unit):
-            return "\"value\":\(raw)," + jsonString(unit) + ":" + decimal(value)
-        case .uuid(let u):
-            var s = "\"uuid\":" + jsonString(u.description) + ",\"uuid128\":" + jsonString(u.uuidString)
-            if let name = AssignedNumbers.name(u) { s += ",\"name\":" + jsonString(name) }
-            return s
-        case .flags(let n, _, let names):
-            return "\"value\":\(n),\"set\":[" + names.map(jsonString).joined(separator: ",") + "]"
-        case .error(let why): return "\"malformed\":" + jsonString(why)
-        default: return "\"value\":" + (jsonScalar(v) ?? "null")
-        }
     }
 
     public static func jsonString(_ s: String) -> String {

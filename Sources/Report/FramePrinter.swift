@@ -11,7 +11,11 @@ public final class FramePrinter {
     let out: Output
     private var firstTimestamp: Int64?
     /// Each frame's summary is written here, then copied to the output: one buffer for the whole capture.
-    private var line = TextLine(capacity: 512)
+    @exclusivity(unchecked) private var line = TextLine(capacity: 512)
+    /// `read -v` writes each layer's fields as the decoders send them.
+    private lazy var fieldWriter = FieldRendering.TextWriter(out, indent: 6)
+    /// JSON gathers each layer's fields here.
+    private let jsonWriter = FieldRendering.JSONWriter()
 
     public init(format: Format, verbose: Bool, output: Output) {
         self.format = format
@@ -50,11 +54,10 @@ public final class FramePrinter {
         if d.isMalformed { out.write(" [malformed]") }
         out.write(byte: 10)
         if verbose {
-            for layer in d.layers {
+            d.writeLayers(to: fieldWriter) { name in
                 out.write("    ")
-                out.write(layer.name)
+                out.write(name)
                 out.write(byte: 10)
-                FieldRendering.writeText(layer.fields, indent: 6, to: out)
             }
         }
     }
@@ -87,15 +90,25 @@ public final class FramePrinter {
         d.writeSummary(to: &line)
         out.write(jsonString: line)
         out.write(",\"layers\":{")
+        // Each layer's fields are gathered (JSON groups siblings that share a key), then written
+        // when the next layer starts.
+        var layer: String?
         var first = true
-        for layer in d.layers where layer.name != "Malformed" {
+        func writeLayer() {
+            defer { layer = nil }
+            guard let name = layer, name != "Malformed" else { return jsonWriter.discard() }
             if !first { out.write(byte: UInt8(ascii: ",")) }
             first = false
-            FieldRendering.writeKey(layer.name, to: out)
+            FieldRendering.writeKey(name, to: out)
             out.write(":{")
-            FieldRendering.writeJSONMembers(layer.fields, to: out)
+            jsonWriter.writeMembers(to: out)
             out.write(byte: UInt8(ascii: "}"))
         }
+        d.writeLayers(to: jsonWriter) { name in
+            writeLayer()
+            layer = name
+        }
+        writeLayer()
         out.write(byte: UInt8(ascii: "}"))
         if d.isMalformed {
             out.write(",\"malformed\":[")
