@@ -226,78 +226,92 @@ public enum AdvertisingReports {
     /// Full decode of a report subevent's parameters; nil when the subevent is not a report.
     public static func fields(subevent: UInt8, _ params: Bytes) -> [Field]? {
         guard isReport(subevent: subevent) else { return nil }
+        return FieldTree.build { writeFields(subevent: subevent, params, to: $0) }
+    }
+
+    /// `fields`, sent to `out`; false (nothing sent) when the subevent carries no reports.
+    @discardableResult
+    public static func writeFields(subevent: UInt8, _ params: Bytes, to out: FieldSink) -> Bool {
+        guard isReport(subevent: subevent) else { return false }
         let (reports, malformed) = parse(subevent: subevent, params)
-        var out: [Field] = []
         if subevent != periodic && subevent != periodicV2, let n = params.byte(0) {
-            out.append(Field.dec("Num Reports", n))
+            out.add("Num Reports", .uint(UInt64(n), hex: 0))
         }
         for (i, rep) in reports.enumerated() {
-            out.append(Field(reports.count > 1 || subevent <= extended ? "Report \(i + 1)" : "Report", .none, rep.fields))
+            out.begin(reports.count > 1 || subevent <= extended ? "Report \(i + 1)" : "Report", .none)
+            rep.writeFields(to: out)
+            out.end()
         }
-        if let m = malformed { out.append(Field.malformed(m)) }
-        return out
+        if let m = malformed { out.add("Malformed", .error(m)) }
+        return true
     }
 }
 
 extension AdvertisingReport {
-    static func addressTypeField(_ label: String, _ t: UInt8) -> Field {
-        Field(label, .named(UInt64(t), hex: 2, AdvertisingReports.addressTypeNames[Int(t)] ?? "Reserved"))
+    static func addressType(_ label: String, _ t: UInt8, to out: FieldSink) {
+        out.add(label, .named(UInt64(t), hex: 2, AdvertisingReports.addressTypeNames[Int(t)] ?? "Reserved"))
     }
 
-    static func addressField(_ label: String, _ a: BDAddr, type: UInt8) -> Field {
-        let kind: RandomAddressKind? = type == 0x01 || type == 0xFE ? a.randomKind : nil
-        return Field(label, .address(a), kind.map { [Field("Random Address Kind", .text($0.rawValue))] } ?? [])
+    static func address(_ label: String, _ a: BDAddr, type: UInt8, to out: FieldSink) {
+        out.begin(label, .address(a))
+        if type == 0x01 || type == 0xFE { out.add("Random Address Kind", .text(a.randomKind.rawValue)) }
+        out.end()
     }
 
-    static func signedOrNA(_ label: String, _ v: Int8) -> Field {
-        v == 127 ? Field(label, .named(127, hex: 0, "not available")) : Field(label, .signed(Int64(v), unit: "dBm"))
+    static func signedOrNA(_ label: String, _ v: Int8, to out: FieldSink) {
+        out.add(label, v == 127 ? .named(127, hex: 0, "not available") : .signed(Int64(v), unit: "dBm"))
     }
 
     /// The report's fields as the specification names them, with its data decoded.
-    public var fields: [Field] {
-        var out: [Field] = []
+    public var fields: [Field] { FieldTree.build(writeFields) }
+
+    public func writeFields(to out: FieldSink) {
         if let handle = syncHandle {
-            out.append(Field("Sync Handle", .uint(UInt64(handle), hex: 4)))
-            out.append(AdvertisingReport.signedOrNA("TX Power", txPower))
-            out.append(AdvertisingReport.signedOrNA("RSSI", rssi))
-            if let c = cteType { out.append(Field("CTE Type", .named(UInt64(c), hex: 2, AdvertisingReports.cteNames[Int(c)] ?? "Reserved"))) }
-            if let c = periodicEventCounter { out.append(Field.dec("Periodic Event Counter", c)) }
-            if let s = periodicSubevent { out.append(Field.dec("Subevent", s)) }
-            out.append(Field("Data Status", .named(UInt64(periodicDataStatus ?? 0), hex: 2, dataStatus.name)))
+            out.add("Sync Handle", .uint(UInt64(handle), hex: 4))
+            AdvertisingReport.signedOrNA("TX Power", txPower, to: out)
+            AdvertisingReport.signedOrNA("RSSI", rssi, to: out)
+            if let c = cteType { out.add("CTE Type", .named(UInt64(c), hex: 2, AdvertisingReports.cteNames[Int(c)] ?? "Reserved")) }
+            if let c = periodicEventCounter { out.add("Periodic Event Counter", .uint(UInt64(c), hex: 0)) }
+            if let s = periodicSubevent { out.add("Subevent", .uint(UInt64(s), hex: 0)) }
+            out.add("Data Status", .named(UInt64(periodicDataStatus ?? 0), hex: 2, dataStatus.name))
         } else {
             if subevent == AdvertisingReports.extended {
                 var bits = ADValue.bitNames(UInt64(properties & 0x1F), AdvertisingReports.propertyBits)
                 bits.append("Data Status: " + dataStatus.name)
-                var children = AdvertisingReports.propertyBits.enumerated().map { Field($1, .bool(properties >> UInt16($0) & 1 == 1)) }
-                children.append(Field("Data Status", .named(UInt64(properties >> 5 & 3), hex: 1, dataStatus.name)))
-                if let pdu = AdvertisingReports.legacyPDUByProperties[properties & 0x1F], isLegacy { children.append(Field("Legacy PDU", .text(pdu))) }
-                out.append(Field("Event Type", .flags(UInt64(eventType), hex: 4, bits), children))
+                out.begin("Event Type", .flags(UInt64(eventType), hex: 4, bits))
+                for (i, name) in AdvertisingReports.propertyBits.enumerated() { out.add(name, .bool(properties >> UInt16(i) & 1 == 1)) }
+                out.add("Data Status", .named(UInt64(properties >> 5 & 3), hex: 1, dataStatus.name))
+                if let pdu = AdvertisingReports.legacyPDUByProperties[properties & 0x1F], isLegacy { out.add("Legacy PDU", .text(pdu)) }
+                out.end()
             } else {
-                out.append(Field("Event Type", .named(UInt64(eventType), hex: 2, eventTypeName)))
+                out.add("Event Type", .named(UInt64(eventType), hex: 2, eventTypeName))
             }
-            out.append(AdvertisingReport.addressTypeField("Address Type", addressType))
-            out.append(AdvertisingReport.addressField("Address", address, type: addressType))
+            AdvertisingReport.addressType("Address Type", addressType, to: out)
+            AdvertisingReport.address("Address", address, type: addressType, to: out)
             if subevent == AdvertisingReports.extended {
-                out.append(Field("Primary PHY", .named(UInt64(primaryPHY), hex: 2, AdvertisingReports.phyNames[Int(primaryPHY)] ?? "Reserved")))
-                out.append(Field("Secondary PHY", .named(UInt64(secondaryPHY), hex: 2, AdvertisingReports.phyNames[Int(secondaryPHY)] ?? "Reserved")))
-                out.append(sid == 0xFF ? Field("Advertising SID", .named(0xFF, hex: 2, "not available")) : Field.u8("Advertising SID", sid))
-                out.append(AdvertisingReport.signedOrNA("TX Power", txPower))
-                out.append(AdvertisingReport.signedOrNA("RSSI", rssi))
-                out.append(periodicInterval == 0 ? Field("Periodic Advertising Interval", .named(0, hex: 4, "no periodic advertising"))
-                    : Field("Periodic Advertising Interval", .quantity(UInt64(periodicInterval), hex: 4, Double(periodicInterval) * 1.25, unit: "ms")))
+                out.add("Primary PHY", .named(UInt64(primaryPHY), hex: 2, AdvertisingReports.phyNames[Int(primaryPHY)] ?? "Reserved"))
+                out.add("Secondary PHY", .named(UInt64(secondaryPHY), hex: 2, AdvertisingReports.phyNames[Int(secondaryPHY)] ?? "Reserved"))
+                out.add("Advertising SID", sid == 0xFF ? .named(0xFF, hex: 2, "not available") : .uint(UInt64(sid), hex: 2))
+                AdvertisingReport.signedOrNA("TX Power", txPower, to: out)
+                AdvertisingReport.signedOrNA("RSSI", rssi, to: out)
+                out.add("Periodic Advertising Interval", periodicInterval == 0 ? .named(0, hex: 4, "no periodic advertising")
+                    : .quantity(UInt64(periodicInterval), hex: 4, Double(periodicInterval) * 1.25, unit: "ms"))
             }
             if let t = directAddressType, let a = directAddress {
-                out.append(AdvertisingReport.addressTypeField("Direct Address Type", t))
-                out.append(AdvertisingReport.addressField("Direct Address", a, type: t))
+                AdvertisingReport.addressType("Direct Address Type", t, to: out)
+                AdvertisingReport.address("Direct Address", a, type: t, to: out)
             }
-            if subevent != AdvertisingReports.extended { out.append(AdvertisingReport.signedOrNA("RSSI", rssi)) }
+            if subevent != AdvertisingReports.extended { AdvertisingReport.signedOrNA("RSSI", rssi, to: out) }
         }
         if subevent != AdvertisingReports.directed {
-            out.append(Field.dec("Data Length", data.count))
+            out.add("Data Length", .uint(UInt64(data.count), hex: 0))
             let ad = advertisingData
-            if !data.isEmpty { out.append(Field("Advertising Data", .text(ad.summary), ad.fields)) }
+            if !data.isEmpty {
+                out.begin("Advertising Data", .text(ad.summary))
+                out.add(ad.fields)
+                out.end()
+            }
         }
-        return out
     }
 
     /// One line: "ADV_IND 11:22:33:44:55:66 (public) -60 dBm Flags 0x06, ...".

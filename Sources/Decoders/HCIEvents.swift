@@ -49,7 +49,7 @@ public enum HCIEvents {
     }
 
     static func writeLESubeventParameters(_ sub: UInt8, _ params: Bytes, to out: FieldSink) {
-        if let report = AdvertisingReports.fields(subevent: sub, params) { return out.add(report) }
+        if AdvertisingReports.writeFields(subevent: sub, params, to: out) { return }
         let i = subeventIndex[Int(sub)]
         guard i >= 0, let specs = subevents[Int(i)].params else {
             if !params.isEmpty { out.add("Parameters", .bytes(params)) }
