@@ -564,114 +564,131 @@ extension ATTPDU: Dissectable {
         }
     }
 
-    public var fields: [Field] {
-        var out: [Field] = [
-            Field("Opcode", .named(UInt64(opcode.rawValue), hex: 2, opcode.name), [
-                Field("Authentication Signature Flag", .bool(opcode.hasSignature)),
-                Field("Command Flag", .bool(opcode.isCommand)),
-                Field("Method", .uint(UInt64(opcode.method), hex: 2)),
-            ]),
-        ]
+    public var fields: [Field] { FieldTree.build(writeFields) }
+
+    public func writeFields(to out: FieldSink) {
+        out.begin("Opcode", .named(UInt64(opcode.rawValue), hex: 2, opcode.name))
+        out.add("Authentication Signature Flag", .bool(opcode.hasSignature))
+        out.add("Command Flag", .bool(opcode.isCommand))
+        out.add("Method", .uint(UInt64(opcode.method), hex: 2))
+        out.end()
+        func handle(_ label: String, _ h: UInt16) { out.add(label, .uint(UInt64(h), hex: 4)) }
         func range(_ r: ATTHandleRange) {
-            out.append(Field("Starting Handle", .uint(UInt64(r.start), hex: 4)))
-            out.append(Field("Ending Handle", .uint(UInt64(r.end), hex: 4)))
-            if !r.isValid { out.append(Field("Handle Range", .error("starting handle is 0 or after the ending handle"))) }
+            handle("Starting Handle", r.start)
+            handle("Ending Handle", r.end)
+            if !r.isValid { out.add("Handle Range", .error("starting handle is 0 or after the ending handle")) }
+        }
+        /// A value that may be a UUID (a service declaration's), shown as one when it has a UUID's size.
+        func valueWithUUID(_ label: String, _ v: Bytes) {
+            out.begin(label, .bytes(v))
+            if let u = BluetoothUUID(littleEndian: v) { writeUUIDField(u, to: out) }
+            out.end()
         }
         switch parameters {
         case .none: break
         case .error(let op, let h, let code):
-            out.append(Field("Request Opcode in Error", .named(UInt64(op.rawValue), hex: 2, op.name)))
-            out.append(Field("Attribute Handle in Error", .uint(UInt64(h), hex: 4)))
-            out.append(Field("Error Code", .named(UInt64(code), hex: 2, ATTError.name(code))))
+            out.add("Request Opcode in Error", .named(UInt64(op.rawValue), hex: 2, op.name))
+            handle("Attribute Handle in Error", h)
+            out.add("Error Code", .named(UInt64(code), hex: 2, ATTError.name(code)))
         case .mtu(let m):
-            out.append(Field(opcode == .exchangeMTURequest ? "Client Rx MTU" : "Server Rx MTU", .uint(UInt64(m), hex: 0)))
+            out.add(opcode == .exchangeMTURequest ? "Client Rx MTU" : "Server Rx MTU", .uint(UInt64(m), hex: 0))
         case .range(let r):
             range(r)
         case .information(let format, _):
-            out.append(Field("Format", .named(UInt64(format), hex: 2,
-                                              format == 1 ? "16-bit UUIDs" : format == 2 ? "128-bit UUIDs" : "Reserved")))
+            out.add("Format", .named(UInt64(format), hex: 2, format == 1 ? "16-bit UUIDs" : format == 2 ? "128-bit UUIDs" : "Reserved"))
             for e in information {
-                out.append(Field("Handle", .uint(UInt64(e.handle), hex: 4), [uuidField(e.uuid)]))
+                out.begin("Handle", .uint(UInt64(e.handle), hex: 4))
+                writeUUIDField(e.uuid, to: out)
+                out.end()
             }
         case .findByTypeValue(let r, let t, let v):
             range(r)
-            out.append(uuidField(BluetoothUUID(uuid16: t), label: "Attribute Type"))
-            out.append(Field("Attribute Value", .bytes(v), BluetoothUUID(littleEndian: v).map { [uuidField($0)] } ?? []))
+            writeUUIDField(BluetoothUUID(uuid16: t), label: "Attribute Type", to: out)
+            valueWithUUID("Attribute Value", v)
         case .handlesInformation:
             for g in groups {
-                out.append(Field("Handles Information", .none, [
-                    Field("Found Attribute Handle", .uint(UInt64(g.start), hex: 4)),
-                    Field("Group End Handle", .uint(UInt64(g.end), hex: 4)),
-                ]))
+                out.begin("Handles Information", .none)
+                handle("Found Attribute Handle", g.start)
+                handle("Group End Handle", g.end)
+                out.end()
             }
         case .typedRange(let r, let t):
             range(r)
-            out.append(uuidField(t, label: opcode == .readByGroupTypeRequest ? "Attribute Group Type" : "Attribute Type"))
+            writeUUIDField(t, label: opcode == .readByGroupTypeRequest ? "Attribute Group Type" : "Attribute Type", to: out)
         case .attributeData(let len, _):
-            out.append(Field("Length", .uint(UInt64(len), hex: 0)))
+            out.add("Length", .uint(UInt64(len), hex: 0))
             if opcode == .readByTypeResponse {
                 for e in attributeData {
-                    out.append(Field("Attribute Data", .none, [
-                        Field("Handle", .uint(UInt64(e.handle), hex: 4)),
-                        Field("Value", .bytes(e.value)),
-                    ]))
+                    out.begin("Attribute Data", .none)
+                    handle("Handle", e.handle)
+                    out.add("Value", .bytes(e.value))
+                    out.end()
                 }
             } else {
                 for g in groups {
-                    out.append(Field("Attribute Data", .none, [
-                        Field("Handle", .uint(UInt64(g.start), hex: 4)),
-                        Field("End Group Handle", .uint(UInt64(g.end), hex: 4)),
-                        Field("Value", .bytes(g.value), BluetoothUUID(littleEndian: g.value).map { [uuidField($0)] } ?? []),
-                    ]))
+                    out.begin("Attribute Data", .none)
+                    handle("Handle", g.start)
+                    handle("End Group Handle", g.end)
+                    valueWithUUID("Value", g.value)
+                    out.end()
                 }
             }
         case .handle(let h):
-            out.append(.handle(h))
+            handle("Handle", h)
         case .value(let v):
-            out.append(Field(opcode == .readMultipleResponse ? "Set Of Values" : "Value", .bytes(v)))
+            out.add(opcode == .readMultipleResponse ? "Set Of Values" : "Value", .bytes(v))
         case .readBlob(let h, let o):
-            out.append(.handle(h))
-            out.append(Field("Value Offset", .uint(UInt64(o), hex: 0)))
+            handle("Handle", h)
+            out.add("Value Offset", .uint(UInt64(o), hex: 0))
         case .handles:
-            out.append(Field("Set Of Handles", .none, handles.map { Field.handle($0) }))
+            out.begin("Set Of Handles", .none)
+            for h in handles { handle("Handle", h) }
+            out.end()
         case .lengthValues:
             for v in lengthValues {
-                out.append(Field("Length Value Tuple", .none, [
-                    Field("Value Length", .uint(UInt64(v.count), hex: 0)), Field("Value", .bytes(v)),
-                ]))
+                out.begin("Length Value Tuple", .none)
+                out.add("Value Length", .uint(UInt64(v.count), hex: 0))
+                out.add("Value", .bytes(v))
+                out.end()
             }
         case .handleValue(let h, let v):
-            out.append(.handle(h))
-            out.append(Field("Value", .bytes(v)))
+            handle("Handle", h)
+            out.add("Value", .bytes(v))
         case .signedWrite(let h, let v, let sig):
-            out.append(.handle(h))
-            out.append(Field("Value", .bytes(v)))
-            out.append(Field("Authentication Signature", .bytes(sig), [
-                Field("Sign Counter", .uint(UInt64(sig.le16(0) ?? 0) | UInt64(sig.le16(2) ?? 0) << 16, hex: 0)),
-                Field("MAC", .bytes(sig.from(4))),
-            ]))
+            handle("Handle", h)
+            out.add("Value", .bytes(v))
+            out.begin("Authentication Signature", .bytes(sig))
+            out.add("Sign Counter", .uint(UInt64(sig.le16(0) ?? 0) | UInt64(sig.le16(2) ?? 0) << 16, hex: 0))
+            out.add("MAC", .bytes(sig.from(4)))
+            out.end()
         case .prepareWrite(let h, let o, let v):
-            out.append(.handle(h))
-            out.append(Field("Value Offset", .uint(UInt64(o), hex: 0)))
-            out.append(Field("Part Attribute Value", .bytes(v)))
+            handle("Handle", h)
+            out.add("Value Offset", .uint(UInt64(o), hex: 0))
+            out.add("Part Attribute Value", .bytes(v))
         case .executeWrite(let f):
-            out.append(Field("Flags", .named(UInt64(f), hex: 2, ATTPDU.executeFlagName(f))))
+            out.add("Flags", .named(UInt64(f), hex: 2, ATTPDU.executeFlagName(f)))
         case .handleLengthValues:
             for hv in handleValues {
-                out.append(Field("Handle Length Value Tuple", .none, [
-                    .handle(hv.handle), Field("Value Length", .uint(UInt64(hv.value.count), hex: 0)),
-                    Field("Value", .bytes(hv.value)),
-                ]))
+                out.begin("Handle Length Value Tuple", .none)
+                handle("Handle", hv.handle)
+                out.add("Value Length", .uint(UInt64(hv.value.count), hex: 0))
+                out.add("Value", .bytes(hv.value))
+                out.end()
             }
         case .raw(let b):
-            if !b.isEmpty { out.append(Field(opcode.isKnown ? "Parameters" : "Data", .bytes(b))) }
+            if !b.isEmpty { out.add(opcode.isKnown ? "Parameters" : "Data", .bytes(b)) }
         }
-        if let m = malformed { out.append(.malformed(m)) }
-        return out
+        if let m = malformed { out.add("Malformed", .error(m)) }
     }
 }
 
 /// A UUID field with its SIG name as children: "UUID: 0x2A37", "Name: Heart Rate Measurement".
 func uuidField(_ u: BluetoothUUID, label: String = "UUID") -> Field {
     Field(label, .uuid(u), AssignedNumbers.name(u).map { [Field("Name", .text($0))] } ?? [])
+}
+
+func writeUUIDField(_ u: BluetoothUUID, label: String = "UUID", to out: FieldSink) {
+    out.begin(label, .uuid(u))
+    if let name = AssignedNumbers.name(u) { out.add("Name", .text(name)) }
+    out.end()
 }

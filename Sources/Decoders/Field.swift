@@ -72,10 +72,14 @@ public protocol Dissectable {
     func writeSummary(to line: inout TextLine)
     /// The full decode for `read -v` and JSON.
     var fields: [Field] { get }
+    /// Sends `fields` to `out`; decoders on the printing hot path send them one by one and derive
+    /// `fields` from it, the others keep the default.
+    func writeFields(to out: FieldSink)
 }
 
 extension Dissectable {
     public func writeSummary(to line: inout TextLine) { line.write(summary) }
+    public func writeFields(to out: FieldSink) { out.add(fields) }
 }
 
 extension Field {

@@ -594,33 +594,33 @@ extension ATTResult: Dissectable {
         }
     }
 
-    public var fields: [Field] { pdu.fields + contextFields }
+    public var fields: [Field] { FieldTree.build(writeFields) }
 
-    /// What the bearer adds to the PDU's own fields: request pairing, attributes, decoded values, notes.
-    public var contextFields: [Field] {
-        var out: [Field] = []
+    /// The PDU's own fields, then what the bearer adds: request pairing, attributes, decoded values, notes.
+    public func writeFields(to out: FieldSink) {
+        pdu.writeFields(to: out)
         if let r = request {
-            out.append(Field("Request In Frame", .uint(UInt64(r.frame), hex: 0), [
-                Field("Request Opcode", .named(UInt64(r.opcode.rawValue), hex: 2, r.opcode.name)),
-            ]))
-            out.append(Field("Response Time", .quantity(UInt64(max(0, r.rtt)), hex: 0, Double(r.rtt) / 1e6, unit: "ms")))
+            out.begin("Request In Frame", .uint(UInt64(r.frame), hex: 0))
+            out.add("Request Opcode", .named(UInt64(r.opcode.rawValue), hex: 2, r.opcode.name))
+            out.end()
+            out.add("Response Time", .quantity(UInt64(max(0, r.rtt)), hex: 0, Double(r.rtt) / 1e6, unit: "ms"))
         }
         for e in entries {
-            var f = Field("Attribute", .text(e.attribute.description), [.handle(e.attribute.handle)])
-            if let u = e.attribute.uuid { f.children.append(uuidField(u)) }
-            if let p = e.attribute.properties {
-                f.children.append(Field("Properties", .flags(UInt64(p.rawValue), hex: 2, p.names)))
-            }
+            out.begin("Attribute", .text(e.attribute.description))
+            out.add("Handle", .uint(UInt64(e.attribute.handle), hex: 4))
+            if let u = e.attribute.uuid { writeUUIDField(u, to: out) }
+            if let p = e.attribute.properties { out.add("Properties", .flags(UInt64(p.rawValue), hex: 2, p.names)) }
             if let v = e.value {
-                f.children.append(Field("Decoded Value", .none, CharacteristicValues.fields(e.attribute.valueUUID, v)))
+                out.begin("Decoded Value", .none)
+                out.add(CharacteristicValues.fields(e.attribute.valueUUID, v))
+                out.end()
             }
-            out.append(f)
+            out.end()
         }
         for n in notes {
             if case .malformed = n { continue }  // the PDU's own fields say it
-            out.append(Field("Note", .text(n.description)))
+            out.add("Note", .text(n.description))
         }
-        return out
     }
 }
 

@@ -179,7 +179,7 @@ extension Decoded {
         }
         if let u = upper {
             layer(u.protocolName)
-            out.add(u.fields)
+            u.writeFields(to: out)
         }
     }
 
@@ -290,6 +290,15 @@ extension UpperLayer {
             line.write(byte: 32)
             line.write(data.count)
             line += " bytes"
+        }
+    }
+
+    func writeFields(to out: FieldSink) {
+        switch self {
+        case .att(let r, _): r.writeFields(to: out)
+        case .smp(let pdu): pdu.writeFields(to: out)
+        case .signaling(let s): s.writeFields(to: out)
+        default: out.add(fields)
         }
     }
 
