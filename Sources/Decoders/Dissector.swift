@@ -85,32 +85,33 @@ public final class Dissector {
         if params.count != Int(len) {
             d.problem("parameter length \(len) but \(params.count) bytes follow")
         }
-        let p = d.packet
+        // Scalars, not `d.packet`: copying the packet retains and releases its payload.
+        let adapter = d.packet.adapter, number = d.packet.number, time = d.packet.timestamp
         switch code {
         case 0x03: // Connection Complete (BR/EDR)
             guard params.byte(0) == 0, let h = params.le16(1) else { return }
             var rr = ByteReader(params.from(3))
-            let c = open(adapter: p.adapter, handle: h & 0x0FFF, isLE: false, frame: p.number, time: p.timestamp, complete: true)
+            let c = open(adapter: adapter, handle: h & 0x0FFF, isLE: false, frame: number, time: time, complete: true)
             c.peer = try? rr.address()
             c.peerAddressType = 0
             d.connection = c
         case 0x05: // Disconnection Complete
             guard let h = params.le16(1) else { return }
-            d.connection = live[key(p.adapter, h & 0x0FFF)]
+            d.connection = live[key(adapter, h & 0x0FFF)]
             guard params.byte(0) == 0, let c = d.connection else { return }
-            c.endedFrame = p.number
-            c.endedTime = p.timestamp
+            c.endedFrame = number
+            c.endedTime = time
             c.endReason = params.byte(3)
             close(c)
         case 0x08, 0x59: // Encryption Change v1, v2
             guard params.byte(0) == 0, let h = params.le16(1), let on = params.byte(3) else { return }
-            let c = connection(p.adapter, h & 0x0FFF, frame: p.number, time: p.timestamp)
+            let c = connection(adapter, h & 0x0FFF, frame: number, time: time)
             c.encrypted = on != 0
-            if on != 0, c.encryptedFrame == nil { c.encryptedFrame = p.number }
+            if on != 0, c.encryptedFrame == nil { c.encryptedFrame = number }
             d.connection = c
         case 0x30: // Encryption Key Refresh Complete
             guard let h = params.le16(1) else { return }
-            d.connection = live[key(p.adapter, h & 0x0FFF)]
+            d.connection = live[key(adapter, h & 0x0FFF)]
         case 0x3E: leMeta(&d, params)
         default: break
         }
@@ -118,14 +119,14 @@ public final class Dissector {
 
     private func leMeta(_ d: inout Decoded, _ params: Bytes) {
         guard let sub = params.byte(0) else { return }
-        let p = d.packet
+        let adapter = d.packet.adapter, number = d.packet.number, time = d.packet.timestamp
         switch sub {
         case 0x01, 0x0A, 0x29: // LE Connection Complete, Enhanced v1/v2
             var r = ByteReader(params.from(1))
             guard let status = try? r.u8(), status == 0, let h = try? r.u16(), let role = try? r.u8(),
                   let type = try? r.u8(), let addr = try? r.address() else { return }
             if sub != 0x01 { _ = try? r.skip(12) } // local and peer resolvable private addresses
-            let c = open(adapter: p.adapter, handle: h & 0x0FFF, isLE: true, frame: p.number, time: p.timestamp, complete: true)
+            let c = open(adapter: adapter, handle: h & 0x0FFF, isLE: true, frame: number, time: time, complete: true)
             c.isCentral = role == 0
             c.peer = addr
             c.peerAddressType = type
@@ -133,25 +134,25 @@ public final class Dissector {
             c.latency = try? r.u16()
             c.supervisionTimeout = try? r.u16()
             d.connection = c
-            advertisers?.noteConnection(to: addr, frame: p.number)
+            advertisers?.noteConnection(to: addr, frame: number)
         case 0x03: // LE Connection Update Complete
             var r = ByteReader(params.from(1))
             guard let status = try? r.u8(), status == 0, let h = try? r.u16(), let i = try? r.u16(),
                   let l = try? r.u16(), let t = try? r.u16() else { return }
-            let c = connection(p.adapter, h & 0x0FFF, frame: p.number, time: p.timestamp)
+            let c = connection(adapter, h & 0x0FFF, frame: number, time: time)
             c.interval = i
             c.latency = l
             c.supervisionTimeout = t
-            if c.updates.count < 1000 { c.updates.append((p.number, i, l, t)) }
+            if c.updates.count < 1000 { c.updates.append((number, i, l, t)) }
             d.connection = c
         case 0x04, 0x05, 0x06, 0x07, 0x0C, 0x14: // per-connection subevents: tie them to the connection
             if let h = params.le16(sub == 0x04 || sub == 0x0C ? 2 : 1) {
-                d.connection = live[key(p.adapter, h & 0x0FFF)]
+                d.connection = live[key(adapter, h & 0x0FFF)]
             }
         default:
             if let adv = advertisers, AdvertisingReports.isReport(subevent: sub) {
                 let parsed = AdvertisingReports.parse(subevent: sub, params.from(1))
-                for r in parsed.reports { adv.add(r, frame: p.number, time: p.timestamp) }
+                for r in parsed.reports { adv.add(r, frame: number, time: time) }
             }
         }
     }
@@ -159,24 +160,25 @@ public final class Dissector {
     // MARK: ACL data and L2CAP
 
     private func acl(_ d: inout Decoded) {
-        let p = d.packet
-        guard let h = ACLHeader(p.payload) else {
+        guard let h = ACLHeader(d.packet.payload) else {
             d.problem("ACL header truncated")
             return
         }
-        let data = p.payload.from(4)
+        let data = d.packet.payload.from(4)
+        let adapter = d.packet.adapter, number = d.packet.number, time = d.packet.timestamp
+        let direction = d.packet.direction, truncated = d.packet.truncated
         d.hci = .acl(h, data)
-        let c = connection(p.adapter, h.handle, frame: p.number, time: p.timestamp)
+        let c = connection(adapter, h.handle, frame: number, time: time)
         d.connection = c
         // The capture kept only part of a packet (snap length, btsnooz): not the sender's fault.
         // It is not reassembled, and neither are the continuations of a PDU it started.
-        let sent = p.direction == .sent
+        let sent = direction == .sent
         let skipping = sent ? c.skippingTruncated.sent : c.skippingTruncated.received
-        if p.truncated || (skipping && !h.isStart) {
+        if truncated || (skipping && !h.isStart) {
             if h.isStart {
                 if sent { c.skippingTruncated.sent = true } else { c.skippingTruncated.received = true }
             }
-            c.lastActivity = p.timestamp
+            c.lastActivity = time
             return
         }
         if h.isStart, skipping {
@@ -185,7 +187,7 @@ public final class Dissector {
         if data.count != Int(h.length) {
             d.problem("ACL length \(h.length) but \(data.count) bytes follow")
         }
-        l2cap(&d, c, data, start: h.isStart, side: p.direction == .sent ? .local : .remote)
+        l2cap(&d, c, data, start: h.isStart, side: direction == .sent ? .local : .remote)
     }
 
     /// Feeds one fragment to the connection's reassembly for its direction and decodes what completes.
@@ -255,7 +257,7 @@ public final class Dissector {
             c.isLE = true
             let pdu = ATTPDU(f.payload)
             // H4 captures without direction: the client sends requests, commands and confirmations.
-            let from = d.packet.direction != .unknown || d.linkLayer != nil ? side
+            let from = d.packet.direction != .unknown || d.isOverTheAir ? side
                 : [.request, .command, .confirmation].contains(pdu.kind) ? Side.local : .remote
             d.upper = .att(att(pdu, on: bearer(c), from, &d))
         case L2CAPChannel.smp:
@@ -382,7 +384,13 @@ public struct Decoded {
     public var fragment: (have: Int, of: Int)?
     public var upper: UpperLayer?
     /// The link-layer decode of an over-the-air frame.
-    public var linkLayer: LLFrame?
+    public var linkLayer: LLFrame? {
+        get { linkLayerBox?.frame }
+        set { linkLayerBox = newValue.map(LLFrameBox.init) }
+    }
+    /// Boxed: the link-layer decode is large and HCI captures have none, so their frames do not
+    /// initialise and copy its space.
+    private var linkLayerBox: LLFrameBox?
     /// What broke the specification in this frame (empty: nothing).
     public private(set) var problems: [String] = []
 
@@ -390,6 +398,13 @@ public struct Decoded {
 
     public mutating func problem(_ why: String) { problems.append(why) }
     public var isMalformed: Bool { !problems.isEmpty }
+    /// An over-the-air frame (it has a link-layer decode), tested without unboxing it.
+    public var isOverTheAir: Bool { linkLayerBox != nil }
+}
+
+final class LLFrameBox {
+    let frame: LLFrame
+    init(_ frame: LLFrame) { self.frame = frame }
 }
 
 public enum HCILayer {

@@ -21,7 +21,7 @@ public final class AuditFeed {
         default: break
         }
         // Sniffer captures: a connection starts at its CONNECT_IND.
-        if d.linkLayer != nil, let c = d.connection, c.createdFrame == p.number { emit(.connected(c), at) }
+        if d.isOverTheAir, let c = d.connection, c.createdFrame == p.number { emit(.connected(c), at) }
         // L2CAP payloads, from HCI ACL data or link-layer data PDUs.
         if let c = d.connection, let u = d.upper {
             switch u {
