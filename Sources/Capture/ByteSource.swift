@@ -115,7 +115,10 @@ final class ReplayStream {
     private var position: Int64 = 0
     private(set) var file: UnsafeMutablePointer<FILE>?
 
-    init(_ source: ByteSource) {
+    /// `unbuffered`: every read of the stream takes exactly what it asks for from `source`, so
+    /// `source` stands right after what libpcap has read (the pcap reader parses records itself
+    /// after libpcap checked the file header).
+    init(_ source: ByteSource, unbuffered: Bool = false) {
         self.source = source
         var io = blesniff_cookie_io_functions()
         io.read = { cookie, buf, size in
@@ -133,6 +136,7 @@ final class ReplayStream {
         // The stream never owns the descriptor: `source` closes it.
         io.close = { _ in 0 }
         file = fopencookie(Unmanaged.passUnretained(self).toOpaque(), "r", io)
+        if unbuffered, let f = file { setvbuf(f, nil, _IONBF, 0) }
     }
 
     private func read(_ buf: UnsafeMutablePointer<CChar>, _ size: Int) -> Int {
