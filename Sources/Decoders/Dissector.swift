@@ -42,11 +42,11 @@ public final class Dissector {
         var d = Decoded(packet: packet)
         lastTime = packet.timestamp
         switch packet.kind {
-        case .hci(.command): command(&d)
-        case .hci(.event): event(&d)
-        case .hci(.aclData): acl(&d)
-        case .hci(.scoData), .hci(.isoData): isochronous(&d)
-        case .linkLayer: linkLayerFrame(&d)
+        case .hci(.command): command(&d, packet)
+        case .hci(.event): event(&d, packet)
+        case .hci(.aclData): acl(&d, packet)
+        case .hci(.scoData), .hci(.isoData): isochronous(&d, packet)
+        case .linkLayer: linkLayerFrame(&d, packet)
         case .monitor, .unsupported, .unknownHCIType: break
         case .truncatedHeader: d.problem("record too short for its link-layer header")
         }
@@ -59,8 +59,11 @@ public final class Dissector {
 
     // MARK: HCI commands
 
-    private func command(_ d: inout Decoded) {
-        var r = ByteReader(d.packet.payload)
+    // The helpers read the frame from the borrowed `p`: reading `d.packet` of the inout `d` copies
+    // the whole packet (retaining and releasing its payload) for each field read.
+
+    private func command(_ d: inout Decoded, _ p: Packet) {
+        var r = ByteReader(p.payload)
         guard let opcode = try? r.u16(), let len = try? r.u8() else {
             d.problem("HCI command header truncated")
             return
@@ -74,8 +77,8 @@ public final class Dissector {
 
     // MARK: HCI events
 
-    private func event(_ d: inout Decoded) {
-        var r = ByteReader(d.packet.payload)
+    private func event(_ d: inout Decoded, _ p: Packet) {
+        var r = ByteReader(p.payload)
         guard let code = try? r.u8(), let len = try? r.u8() else {
             d.problem("HCI event header truncated")
             return
@@ -85,8 +88,7 @@ public final class Dissector {
         if params.count != Int(len) {
             d.problem("parameter length \(len) but \(params.count) bytes follow")
         }
-        // Scalars, not `d.packet`: copying the packet retains and releases its payload.
-        let adapter = d.packet.adapter, number = d.packet.number, time = d.packet.timestamp
+        let adapter = p.adapter, number = p.number, time = p.timestamp
         switch code {
         case 0x03: // Connection Complete (BR/EDR)
             guard params.byte(0) == 0, let h = params.le16(1) else { return }
@@ -112,14 +114,14 @@ public final class Dissector {
         case 0x30: // Encryption Key Refresh Complete
             guard let h = params.le16(1) else { return }
             d.connection = live[key(adapter, h & 0x0FFF)]
-        case 0x3E: leMeta(&d, params)
+        case 0x3E: leMeta(&d, p, params)
         default: break
         }
     }
 
-    private func leMeta(_ d: inout Decoded, _ params: Bytes) {
+    private func leMeta(_ d: inout Decoded, _ p: Packet, _ params: Bytes) {
         guard let sub = params.byte(0) else { return }
-        let adapter = d.packet.adapter, number = d.packet.number, time = d.packet.timestamp
+        let adapter = p.adapter, number = p.number, time = p.timestamp
         switch sub {
         case 0x01, 0x0A, 0x29: // LE Connection Complete, Enhanced v1/v2
             var r = ByteReader(params.from(1))
@@ -159,14 +161,14 @@ public final class Dissector {
 
     // MARK: ACL data and L2CAP
 
-    private func acl(_ d: inout Decoded) {
-        guard let h = ACLHeader(d.packet.payload) else {
+    private func acl(_ d: inout Decoded, _ p: Packet) {
+        guard let h = ACLHeader(p.payload) else {
             d.problem("ACL header truncated")
             return
         }
-        let data = d.packet.payload.from(4)
-        let adapter = d.packet.adapter, number = d.packet.number, time = d.packet.timestamp
-        let direction = d.packet.direction, truncated = d.packet.truncated
+        let data = p.payload.from(4)
+        let adapter = p.adapter, number = p.number, time = p.timestamp
+        let direction = p.direction, truncated = p.truncated
         d.hci = .acl(h, data)
         let c = connection(adapter, h.handle, frame: number, time: time)
         d.connection = c
@@ -187,13 +189,13 @@ public final class Dissector {
         if data.count != Int(h.length) {
             d.problem("ACL length \(h.length) but \(data.count) bytes follow")
         }
-        l2cap(&d, c, data, start: h.isStart, side: direction == .sent ? .local : .remote)
+        l2cap(&d, p, c, data, start: h.isStart, side: direction == .sent ? .local : .remote)
     }
 
     /// Feeds one fragment to the connection's reassembly for its direction and decodes what completes.
-    private func l2cap(_ d: inout Decoded, _ c: Connection, _ data: Bytes, start: Bool, side: Side) {
-        let n = d.packet.number
-        c.lastActivity = d.packet.timestamp
+    private func l2cap(_ d: inout Decoded, _ p: Packet, _ c: Connection, _ data: Bytes, start: Bool, side: Side) {
+        let n = p.number
+        c.lastActivity = p.timestamp
         let (result, dropped) = side == .local
             ? c.reassembly.sent.add(data, start: start, frame: n)
             : c.reassembly.received.add(data, start: start, frame: n)
@@ -201,7 +203,7 @@ public final class Dissector {
         switch result {
         case .frame(let f):
             d.l2cap = f
-            upper(&d, f, c, side)
+            upper(&d, p, f, c, side)
         case .pending(let have, let of):
             d.fragment = (have, of)
         case .malformed(let why, _):
@@ -211,8 +213,8 @@ public final class Dissector {
 
     // MARK: Link layer (sniffer captures)
 
-    private func linkLayerFrame(_ d: inout Decoded) {
-        let f = linkLayer.process(d.packet)
+    private func linkLayerFrame(_ d: inout Decoded, _ p: Packet) {
+        let f = linkLayer.process(p)
         for p in f.problems { d.problem(p) }
         d.linkLayer = f
         guard let index = f.connection else { return }
@@ -221,7 +223,7 @@ public final class Dissector {
             c = known
         } else {
             c = Connection(id: nextConnectionID, adapter: 0, handle: UInt16(truncatingIfNeeded: index), isLE: true,
-                           frame: d.packet.number, time: d.packet.timestamp)
+                           frame: p.number, time: p.timestamp)
             c.overTheAir = true
             nextConnectionID += 1
             if let ind = linkLayer.knownConnections.first(where: { $0.index == index })?.connect {
@@ -231,8 +233,8 @@ public final class Dissector {
                 c.interval = ind.interval
                 c.latency = ind.latency
                 c.supervisionTimeout = ind.timeout
-                c.createdFrame = d.packet.number
-                c.createdTime = d.packet.timestamp
+                c.createdFrame = p.number
+                c.createdTime = p.timestamp
             }
             llConnections[index] = c
             connections[c.id] = c
@@ -243,23 +245,23 @@ public final class Dissector {
         d.connection = c
         if f.encryption != .none, !c.encrypted {
             c.encrypted = true
-            c.encryptedFrame = d.packet.number
+            c.encryptedFrame = p.number
         }
         guard let frag = f.l2cap, let dir = f.direction else { return }
-        l2cap(&d, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
+        l2cap(&d, p, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
     }
 
     /// Hands a whole L2CAP frame to the protocol of its channel.
-    private func upper(_ d: inout Decoded, _ f: L2CAPFrame, _ c: Connection, _ side: Side) {
-        let n = d.packet.number
+    private func upper(_ d: inout Decoded, _ p: Packet, _ f: L2CAPFrame, _ c: Connection, _ side: Side) {
+        let n = p.number
         switch f.cid {
         case L2CAPChannel.att:
             c.isLE = true
             let pdu = ATTPDU(f.payload)
             // H4 captures without direction: the client sends requests, commands and confirmations.
-            let from = d.packet.direction != .unknown || d.isOverTheAir ? side
+            let from = p.direction != .unknown || d.isOverTheAir ? side
                 : [.request, .command, .confirmation].contains(pdu.kind) ? Side.local : .remote
-            d.upper = .att(att(pdu, on: bearer(c), from, &d))
+            d.upper = .att(att(pdu, on: bearer(c), from, &d, p))
         case L2CAPChannel.smp:
             let pdu = SMPPDU(f.payload)
             c.isLE = true
@@ -285,7 +287,7 @@ public final class Dissector {
                 let b = c.eatt[key] ?? gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
                 b.lossy = c.overTheAir
                 c.eatt[key] = b
-                d.upper = .att(att(ATTPDU(sdu[...]), on: b, side, &d), eattCID: f.cid)
+                d.upper = .att(att(ATTPDU(sdu[...]), on: b, side, &d, p), eattCID: f.cid)
                 return
             }
             d.upper = .channel(cid: f.cid, psm: ch.psm, result)
@@ -302,8 +304,8 @@ public final class Dissector {
         return b
     }
 
-    private func att(_ pdu: ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded) -> ATTResult {
-        let r = b.process(pdu, from: side, frame: d.packet.number, time: d.packet.timestamp)
+    private func att(_ pdu: ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded, _ p: Packet) -> ATTResult {
+        let r = b.process(pdu, from: side, frame: p.number, time: p.timestamp)
         if let m = pdu.malformed { d.problem("ATT: " + m) }
         return r
     }
@@ -316,12 +318,12 @@ public final class Dissector {
         }
     }
 
-    private func isochronous(_ d: inout Decoded) {
-        guard let w = d.packet.payload.le16(0) else {
+    private func isochronous(_ d: inout Decoded, _ p: Packet) {
+        guard let w = p.payload.le16(0) else {
             d.problem("header truncated")
             return
         }
-        d.hci = .isochronous(handle: w & 0x0FFF, d.packet.payload.from(d.packet.kind == .hci(.scoData) ? 3 : 4))
+        d.hci = .isochronous(handle: w & 0x0FFF, p.payload.from(p.kind == .hci(.scoData) ? 3 : 4))
     }
 
     // MARK: Connection table
