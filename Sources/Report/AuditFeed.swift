@@ -24,10 +24,11 @@ public final class AuditFeed {
         // Sniffer captures: a connection starts at its CONNECT_IND.
         if d.isOverTheAir, let c = d.connection, c.createdFrame == number { emit(.connected(c), at) }
         // L2CAP payloads, from HCI ACL data or link-layer data PDUs.
-        if let c = d.connection, let u = d.upper {
-            switch u {
-            case .att(let r, _): emit(.att(c, observation(r, c, d)), at)
-            case .smp:
+        if let c = d.connection {
+            // Matched in place: binding the whole upper layer first copied it.
+            switch d.upper {
+            case .att(let r, _)?: emit(.att(c, observation(r, c, d)), at)
+            case .smp?:
                 let tracker = c.pairing
                 let reported = pairingsReported[c.id, default: 0]
                 // Report a pairing once its method is known (after the Pairing Response).

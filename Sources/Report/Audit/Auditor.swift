@@ -8,8 +8,11 @@ public final class Auditor {
     /// without the run-time exclusivity checks and array uniqueness checks of stored properties.
     private let rules: UnsafeMutableBufferPointer<any AuditRule>
     private let lastFrame: UnsafeMutablePointer<FrameRef?>
-    /// Each rule's `consumes`, in the same order.
-    private let interests: [UInt16]
+    /// For each kind of event (by bit number), the indices of the rules that consume it, in catalogue
+    /// order: `ruleIndices[kindStart[k]..<kindStart[k + 1]]`. An event visits only its rules rather
+    /// than testing every rule's interests.
+    private let kindStart: [Int]
+    private let ruleIndices: [Int]
     private let sink: FindingSink
     /// `sink.accept`, made once rather than per rule and event.
     private let emit: (Finding) -> Void
@@ -34,7 +37,15 @@ public final class Auditor {
         _ = rules.initialize(from: enabled)
         lastFrame = .allocate(capacity: 1)
         lastFrame.initialize(to: nil)
-        interests = enabled.map { type(of: $0).consumes.rawValue }
+        var starts: [Int] = []
+        var indices: [Int] = []
+        for bit in 0..<UInt16.bitWidth {
+            starts.append(indices.count)
+            for (i, r) in enabled.enumerated() where type(of: r).consumes.rawValue & (1 << bit) != 0 { indices.append(i) }
+        }
+        starts.append(indices.count)
+        kindStart = starts
+        ruleIndices = indices
     }
 
     deinit {
@@ -47,15 +58,16 @@ public final class Auditor {
 
     public func observe(_ event: AuditEvent, at frame: FrameRef) {
         lastFrame.pointee = frame
-        let kind = event.kind.rawValue
-        for i in interests.indices where interests[i] & kind != 0 { rules[i].observe(event, at: frame, emit: emit) }
+        let k = event.kind.rawValue.trailingZeroBitCount
+        for j in kindStart[k]..<kindStart[k &+ 1] { rules[ruleIndices[j]].observe(event, at: frame, emit: emit) }
     }
 
     /// Closes what is still open and returns every finding, sorted by first frame.
     public func finish(at frame: FrameRef? = nil) -> [Finding] {
         let end = frame ?? lastFrame.pointee
         for i in rules.indices { rules[i].finish(at: end, emit: emit) }
-        return sink.findings.sorted(by: Finding.inReportOrder)
+        sink.findings.sort(by: Finding.inReportOrder)
+        return sink.findings
     }
 }
 
