@@ -10,6 +10,8 @@ public final class Dissector {
     /// `maxEndedKept` and an eighth more).
     public private(set) var ended: [Connection] = []
     public static let maxEndedKept = 10_000
+    /// How many ended connections this instance keeps (`maxEndedKept` unless told fewer).
+    private let endedKept: Int
     /// Live connections kept at once: every valid handle (0x000-0xEFF) on four adapters. Monitor
     /// captures can name 65,536 adapters, so without a cap made-up traffic grows the table freely.
     public static let maxLiveConnections = 4 * 0xF00
@@ -29,8 +31,13 @@ public final class Dissector {
     /// Connections seen over the air, by the link-layer tracker's index.
     private var llConnections: [Int: Connection] = [:]
 
-    /// - Parameter keys: long-term keys to decrypt encrypted link-layer connections with.
-    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = []) {
+    /// - Parameters:
+    ///   - keys: long-term keys to decrypt encrypted link-layer connections with.
+    ///   - keepEnded: ended connections to keep for `ended` and `allConnections` (at most
+    ///     `maxEndedKept`); a pass that only looks at frames as they come (the audit) keeps none.
+    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [],
+                keepEnded: Int = Dissector.maxEndedKept) {
+        endedKept = min(max(keepEnded, 0), Dissector.maxEndedKept)
         advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs) : nil
         linkLayer = LinkLayerTracker(keys: keys)
     }
@@ -367,8 +374,8 @@ public final class Dissector {
         live[key(c.adapter, c.handle)] = nil
         ended.append(c)
         // Trim in batches: removing one from the front per connection moved the whole array each time.
-        if ended.count >= Dissector.maxEndedKept + Dissector.maxEndedKept / 8 {
-            let drop = ended.count - Dissector.maxEndedKept
+        if ended.count >= endedKept + endedKept / 8 {
+            let drop = ended.count - endedKept
             for gone in ended[..<drop] { connections[gone.id] = nil }
             ended.removeFirst(drop)
         }
