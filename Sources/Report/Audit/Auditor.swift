@@ -85,6 +85,7 @@ private final class FindingSink {
     func accept(_ f: Finding) {
         var f = f
         if let b = baseline, b.contains(f) { f.suppressed = true }
+        f.compact()
         findings.append(f)
         onFinding?(f)
     }

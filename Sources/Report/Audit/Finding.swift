@@ -114,6 +114,17 @@ public struct Finding: Sendable {
 
     public var firstFrame: FrameRef { evidence.first ?? decisive }
 
+    /// Stores the message and evidence at their exact sizes: a capture's findings are kept until its
+    /// report, and a message built by concatenation, or evidence appended to, holds spare capacity.
+    mutating func compact() {
+        var m = message
+        message = m.withUTF8 { src in
+            String(unsafeUninitializedCapacity: src.count) { dst in dst.initialize(fromContentsOf: src) }
+        }
+        let ev = evidence
+        evidence = Array(unsafeUninitializedCapacity: ev.count) { dst, n in n = dst.initialize(fromContentsOf: ev) }
+    }
+
     /// By first frame, then decisive frame, then rule id.
     public static func inReportOrder(_ a: Finding, _ b: Finding) -> Bool {
         let a1 = a.firstFrame.number, b1 = b.firstFrame.number
