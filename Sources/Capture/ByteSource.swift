@@ -45,6 +45,16 @@ final class ByteSource {
     /// The unconsumed bytes, without consuming them.
     var pending: ArraySlice<UInt8> { buffer[start..<end] }
 
+    /// 32 bits at `i` bytes into the unconsumed bytes (made available by `require`), read in place
+    /// rather than through a slice (a retain and release per record header).
+    @inline(__always) func u32(at i: Int, bigEndian: Bool) -> UInt32 {
+        buffer.withUnsafeBufferPointer { p in
+            let s = start &+ i
+            let v = UInt32(p[s]) | UInt32(p[s &+ 1]) << 8 | UInt32(p[s &+ 2]) << 16 | UInt32(p[s &+ 3]) << 24
+            return bigEndian ? v.byteSwapped : v
+        }
+    }
+
     /// Makes `n` bytes available; false when the input ends first (fewer are then available).
     func require(_ n: Int) throws(CaptureError) -> Bool {
         if end &- start >= n { return true }

@@ -52,9 +52,8 @@ final class PcapReader {
             // A clean end; a partial header is libpcap's to report.
             return source.available == 0 ? nil : try delegate(number)
         }
-        let h = source.pending
-        let caplen = bigEndian ? be32(h, 8) : le32(h, 8)
-        let len = bigEndian ? be32(h, 12) : le32(h, 12)
+        let caplen = source.u32(at: 8, bigEndian: bigEndian)
+        let len = source.u32(at: 12, bigEndian: bigEndian)
         guard caplen <= limit, caplen <= len else { return try delegate(number) }
         let total = Self.recordHeaderLength &+ Int(caplen)
         guard try source.require(total) else { return try delegate(number) }
