@@ -45,6 +45,16 @@ final class ByteSource {
     /// The unconsumed bytes, without consuming them.
     var pending: ArraySlice<UInt8> { buffer[start..<end] }
 
+    /// 32 bits at `i` bytes into the unconsumed bytes (made available by `require`), read in place
+    /// rather than through a slice (a retain and release per record header).
+    @inline(__always) func u32(at i: Int, bigEndian: Bool) -> UInt32 {
+        buffer.withUnsafeBufferPointer { p in
+            let s = start &+ i
+            let v = UInt32(p[s]) | UInt32(p[s &+ 1]) << 8 | UInt32(p[s &+ 2]) << 16 | UInt32(p[s &+ 3]) << 24
+            return bigEndian ? v.byteSwapped : v
+        }
+    }
+
     /// Makes `n` bytes available; false when the input ends first (fewer are then available).
     func require(_ n: Int) throws(CaptureError) -> Bool {
         if end &- start >= n { return true }
@@ -115,7 +125,10 @@ final class ReplayStream {
     private var position: Int64 = 0
     private(set) var file: UnsafeMutablePointer<FILE>?
 
-    init(_ source: ByteSource) {
+    /// `unbuffered`: every read of the stream takes exactly what it asks for from `source`, so
+    /// `source` stands right after what libpcap has read (the pcap reader parses records itself
+    /// after libpcap checked the file header).
+    init(_ source: ByteSource, unbuffered: Bool = false) {
         self.source = source
         var io = blesniff_cookie_io_functions()
         io.read = { cookie, buf, size in
@@ -133,6 +146,7 @@ final class ReplayStream {
         // The stream never owns the descriptor: `source` closes it.
         io.close = { _ in 0 }
         file = fopencookie(Unmanaged.passUnretained(self).toOpaque(), "r", io)
+        if unbuffered, let f = file { setvbuf(f, nil, _IONBF, 0) }
     }
 
     private func read(_ buf: UnsafeMutablePointer<CChar>, _ size: Int) -> Int {

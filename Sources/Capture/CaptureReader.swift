@@ -18,6 +18,7 @@ public final class CaptureReader {
     public private(set) var truncation: CaptureError?
 
     private enum Backend {
+        case pcap(PcapReader)
         case libpcap(LibpcapReader)
         case pcapng(PcapngReader)
         case btsnoop(BtsnoopReader)
@@ -66,11 +67,17 @@ public final class CaptureReader {
         switch format {
         case .btsnoop:
             backend = .btsnoop(try BtsnoopReader(source: source))
-        case .pcap(_, let bigEndian):
+        case .pcap(let nanoseconds, let bigEndian):
             guard try source.require(24) else {
                 throw CaptureError(.truncatedHeader, file: name, "truncated pcap file header (\(source.available) of 24 bytes)")
             }
-            backend = .libpcap(try LibpcapReader(source: source, pcapng: false, bigEndian: bigEndian))
+            let own = PcapReader.handles(source.pending)
+            let libpcap = try LibpcapReader(source: source, pcapng: false, bigEndian: bigEndian, unbuffered: own)
+            if own, let r = PcapReader(source: source, libpcap: libpcap, bigEndian: bigEndian, nanoseconds: nanoseconds) {
+                backend = .pcap(r)
+            } else {
+                backend = .libpcap(libpcap)
+            }
         case .pcapng:
             guard try source.require(28) else {
                 throw CaptureError(.truncatedHeader, file: name, "truncated pcapng section header (\(source.available) of 28 bytes)")
@@ -93,6 +100,7 @@ public final class CaptureReader {
     /// mix them: each `Record` carries its own).
     public var linkType: UInt32 {
         switch backend {
+        case .pcap(let r): return r.linkType
         case .libpcap(let r): return r.linkType
         case .btsnoop(let r): return CaptureLinkType.btsnoopBase &+ r.datalink
         case .pcapng: return 0
@@ -117,27 +125,30 @@ public final class CaptureReader {
         return nil
     }
 
+    /// Readers set `truncation` only when they return the end, so it is copied only then.
     private func step(number: Int) throws(CaptureError) -> Record? {
         switch backend {
+        case .pcap(let r):
+            if let record = try r.next(number: number) { return record }
+            truncation = r.truncation
+            return nil
         case .btsnoop(let r):
-            let record = try r.next(number: number)
+            if let record = try r.next(number: number) { return record }
             truncation = r.truncation
-            return record
+            return nil
         case .pcapng(let r):
-            let record = try r.next(number: number)
+            if let record = try r.next(number: number) { return record }
             truncation = r.truncation
-            return record
+            return nil
         case .libpcap(let r):
-            let record = try r.next(number: number)
+            if let record = try r.next(number: number) { return record }
             truncation = r.truncation
-            if record == nil, r.mixedLinkTypes {
-                return try switchToOwnPcapngParser(number: number)
-            }
-            return record
+            if r.mixedLinkTypes { return try switchToOwnPcapngParser(number: number) }
+            return nil
         case .other(let r):
-            let record = try r.next(number: number)
+            if let record = try r.next(number: number) { return record }
             truncation = r.truncation
-            return record
+            return nil
         }
     }
 

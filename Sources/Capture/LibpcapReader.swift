@@ -18,15 +18,19 @@ final class LibpcapReader {
     private var buffer: [UInt8]
     /// Stream offset where the next record starts (end of the previous one).
     private var offset: Int64
+    /// Added to libpcap's stream position to make it a stream offset of `source`: non-zero once
+    /// libpcap takes over from `PcapReader`, which reads from `source` directly.
+    private var base: Int64 = 0
     private(set) var truncation: CaptureError?
     /// Set when libpcap stops at a second interface with another link type.
     private(set) var mixedLinkTypes = false
 
-    init(source: ByteSource, pcapng: Bool, bigEndian: Bool) throws(CaptureError) {
+    /// - Parameter unbuffered: libpcap reads only what it needs, so others can read `source` after it.
+    init(source: ByteSource, pcapng: Bool, bigEndian: Bool, unbuffered: Bool = false) throws(CaptureError) {
         self.source = source
         self.pcapng = pcapng
         self.bigEndian = bigEndian
-        stream = ReplayStream(source)
+        stream = ReplayStream(source, unbuffered: unbuffered)
         guard let fp = stream.file else {
             throw CaptureError(.io, file: source.name, "cannot open a stream: \(String(cString: strerror(errno)))")
         }
@@ -51,6 +55,19 @@ final class LibpcapReader {
 
     deinit {
         pcap_close(pcap)
+    }
+
+    /// The file header's snapshot length as libpcap adjusted it: longer records are cut to it.
+    var snapshot: Int { Int(pcap_snapshot(pcap)) }
+
+    /// Bytes libpcap has taken from the stream.
+    var streamPosition: Int64 { Int64(ftell(file)) }
+
+    /// Continues where `source` stands, after others read records from it directly (an unbuffered
+    /// stream holds nothing read ahead).
+    func resync() {
+        base = source.offset &- Int64(ftell(file))
+        offset = source.offset
     }
 
     func next(number: Int) throws(CaptureError) -> Record? {
@@ -93,7 +110,7 @@ final class LibpcapReader {
         buffer.withUnsafeMutableBufferPointer { p in
             if let base = p.baseAddress, captured > 0 { memcpy(base, bytes, captured) }
         }
-        let end = Int64(ftell(file))
+        let end = base &+ Int64(ftell(file))
         offset = end
         // With nanosecond precision libpcap puts nanoseconds in tv_usec.
         let ns = Int64(h.ts.tv_sec) &* 1_000_000_000 &+ Int64(h.ts.tv_usec)

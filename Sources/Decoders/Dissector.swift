@@ -10,6 +10,8 @@ public final class Dissector {
     /// `maxEndedKept` and an eighth more).
     public private(set) var ended: [Connection] = []
     public static let maxEndedKept = 10_000
+    /// How many ended connections this instance keeps (`maxEndedKept` unless told fewer).
+    private let endedKept: Int
     /// Live connections kept at once: every valid handle (0x000-0xEFF) on four adapters. Monitor
     /// captures can name 65,536 adapters, so without a cap made-up traffic grows the table freely.
     public static let maxLiveConnections = 4 * 0xF00
@@ -29,8 +31,13 @@ public final class Dissector {
     /// Connections seen over the air, by the link-layer tracker's index.
     private var llConnections: [Int: Connection] = [:]
 
-    /// - Parameter keys: long-term keys to decrypt encrypted link-layer connections with.
-    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = []) {
+    /// - Parameters:
+    ///   - keys: long-term keys to decrypt encrypted link-layer connections with.
+    ///   - keepEnded: ended connections to keep for `ended` and `allConnections` (at most
+    ///     `maxEndedKept`); a pass that only looks at frames as they come (the audit) keeps none.
+    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [],
+                keepEnded: Int = Dissector.maxEndedKept) {
+        endedKept = min(max(keepEnded, 0), Dissector.maxEndedKept)
         advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs) : nil
         linkLayer = LinkLayerTracker(keys: keys)
     }
@@ -42,11 +49,11 @@ public final class Dissector {
         var d = Decoded(packet: packet)
         lastTime = packet.timestamp
         switch packet.kind {
-        case .hci(.command): command(&d)
-        case .hci(.event): event(&d)
-        case .hci(.aclData): acl(&d)
-        case .hci(.scoData), .hci(.isoData): isochronous(&d)
-        case .linkLayer: linkLayerFrame(&d)
+        case .hci(.command): command(&d, packet)
+        case .hci(.event): event(&d, packet)
+        case .hci(.aclData): acl(&d, packet)
+        case .hci(.scoData), .hci(.isoData): isochronous(&d, packet)
+        case .linkLayer: linkLayerFrame(&d, packet)
         case .monitor, .unsupported, .unknownHCIType: break
         case .truncatedHeader: d.problem("record too short for its link-layer header")
         }
@@ -59,8 +66,11 @@ public final class Dissector {
 
     // MARK: HCI commands
 
-    private func command(_ d: inout Decoded) {
-        var r = ByteReader(d.packet.payload)
+    // The helpers read the frame from the borrowed `p`: reading `d.packet` of the inout `d` copies
+    // the whole packet (retaining and releasing its payload) for each field read.
+
+    private func command(_ d: inout Decoded, _ p: Packet) {
+        var r = ByteReader(p.payload)
         guard let opcode = try? r.u16(), let len = try? r.u8() else {
             d.problem("HCI command header truncated")
             return
@@ -74,8 +84,8 @@ public final class Dissector {
 
     // MARK: HCI events
 
-    private func event(_ d: inout Decoded) {
-        var r = ByteReader(d.packet.payload)
+    private func event(_ d: inout Decoded, _ p: Packet) {
+        var r = ByteReader(p.payload)
         guard let code = try? r.u8(), let len = try? r.u8() else {
             d.problem("HCI event header truncated")
             return
@@ -85,47 +95,47 @@ public final class Dissector {
         if params.count != Int(len) {
             d.problem("parameter length \(len) but \(params.count) bytes follow")
         }
-        let p = d.packet
+        let adapter = p.adapter, number = p.number, time = p.timestamp
         switch code {
         case 0x03: // Connection Complete (BR/EDR)
             guard params.byte(0) == 0, let h = params.le16(1) else { return }
             var rr = ByteReader(params.from(3))
-            let c = open(adapter: p.adapter, handle: h & 0x0FFF, isLE: false, frame: p.number, time: p.timestamp, complete: true)
+            let c = open(adapter: adapter, handle: h & 0x0FFF, isLE: false, frame: number, time: time, complete: true)
             c.peer = try? rr.address()
             c.peerAddressType = 0
             d.connection = c
         case 0x05: // Disconnection Complete
             guard let h = params.le16(1) else { return }
-            d.connection = live[key(p.adapter, h & 0x0FFF)]
+            d.connection = live[key(adapter, h & 0x0FFF)]
             guard params.byte(0) == 0, let c = d.connection else { return }
-            c.endedFrame = p.number
-            c.endedTime = p.timestamp
+            c.endedFrame = number
+            c.endedTime = time
             c.endReason = params.byte(3)
             close(c)
         case 0x08, 0x59: // Encryption Change v1, v2
             guard params.byte(0) == 0, let h = params.le16(1), let on = params.byte(3) else { return }
-            let c = connection(p.adapter, h & 0x0FFF, frame: p.number, time: p.timestamp)
+            let c = connection(adapter, h & 0x0FFF, frame: number, time: time)
             c.encrypted = on != 0
-            if on != 0, c.encryptedFrame == nil { c.encryptedFrame = p.number }
+            if on != 0, c.encryptedFrame == nil { c.encryptedFrame = number }
             d.connection = c
         case 0x30: // Encryption Key Refresh Complete
             guard let h = params.le16(1) else { return }
-            d.connection = live[key(p.adapter, h & 0x0FFF)]
-        case 0x3E: leMeta(&d, params)
+            d.connection = live[key(adapter, h & 0x0FFF)]
+        case 0x3E: leMeta(&d, p, params)
         default: break
         }
     }
 
-    private func leMeta(_ d: inout Decoded, _ params: Bytes) {
+    private func leMeta(_ d: inout Decoded, _ p: Packet, _ params: Bytes) {
         guard let sub = params.byte(0) else { return }
-        let p = d.packet
+        let adapter = p.adapter, number = p.number, time = p.timestamp
         switch sub {
         case 0x01, 0x0A, 0x29: // LE Connection Complete, Enhanced v1/v2
             var r = ByteReader(params.from(1))
             guard let status = try? r.u8(), status == 0, let h = try? r.u16(), let role = try? r.u8(),
                   let type = try? r.u8(), let addr = try? r.address() else { return }
             if sub != 0x01 { _ = try? r.skip(12) } // local and peer resolvable private addresses
-            let c = open(adapter: p.adapter, handle: h & 0x0FFF, isLE: true, frame: p.number, time: p.timestamp, complete: true)
+            let c = open(adapter: adapter, handle: h & 0x0FFF, isLE: true, frame: number, time: time, complete: true)
             c.isCentral = role == 0
             c.peer = addr
             c.peerAddressType = type
@@ -133,50 +143,51 @@ public final class Dissector {
             c.latency = try? r.u16()
             c.supervisionTimeout = try? r.u16()
             d.connection = c
-            advertisers?.noteConnection(to: addr, frame: p.number)
+            advertisers?.noteConnection(to: addr, frame: number)
         case 0x03: // LE Connection Update Complete
             var r = ByteReader(params.from(1))
             guard let status = try? r.u8(), status == 0, let h = try? r.u16(), let i = try? r.u16(),
                   let l = try? r.u16(), let t = try? r.u16() else { return }
-            let c = connection(p.adapter, h & 0x0FFF, frame: p.number, time: p.timestamp)
+            let c = connection(adapter, h & 0x0FFF, frame: number, time: time)
             c.interval = i
             c.latency = l
             c.supervisionTimeout = t
-            if c.updates.count < 1000 { c.updates.append((p.number, i, l, t)) }
+            if c.updates.count < 1000 { c.updates.append((number, i, l, t)) }
             d.connection = c
         case 0x04, 0x05, 0x06, 0x07, 0x0C, 0x14: // per-connection subevents: tie them to the connection
             if let h = params.le16(sub == 0x04 || sub == 0x0C ? 2 : 1) {
-                d.connection = live[key(p.adapter, h & 0x0FFF)]
+                d.connection = live[key(adapter, h & 0x0FFF)]
             }
         default:
             if let adv = advertisers, AdvertisingReports.isReport(subevent: sub) {
                 let parsed = AdvertisingReports.parse(subevent: sub, params.from(1))
-                for r in parsed.reports { adv.add(r, frame: p.number, time: p.timestamp) }
+                for r in parsed.reports { adv.add(r, frame: number, time: time) }
             }
         }
     }
 
     // MARK: ACL data and L2CAP
 
-    private func acl(_ d: inout Decoded) {
-        let p = d.packet
+    private func acl(_ d: inout Decoded, _ p: Packet) {
         guard let h = ACLHeader(p.payload) else {
             d.problem("ACL header truncated")
             return
         }
         let data = p.payload.from(4)
+        let adapter = p.adapter, number = p.number, time = p.timestamp
+        let direction = p.direction, truncated = p.truncated
         d.hci = .acl(h, data)
-        let c = connection(p.adapter, h.handle, frame: p.number, time: p.timestamp)
+        let c = connection(adapter, h.handle, frame: number, time: time)
         d.connection = c
         // The capture kept only part of a packet (snap length, btsnooz): not the sender's fault.
         // It is not reassembled, and neither are the continuations of a PDU it started.
-        let sent = p.direction == .sent
+        let sent = direction == .sent
         let skipping = sent ? c.skippingTruncated.sent : c.skippingTruncated.received
-        if p.truncated || (skipping && !h.isStart) {
+        if truncated || (skipping && !h.isStart) {
             if h.isStart {
                 if sent { c.skippingTruncated.sent = true } else { c.skippingTruncated.received = true }
             }
-            c.lastActivity = p.timestamp
+            c.lastActivity = time
             return
         }
         if h.isStart, skipping {
@@ -185,13 +196,13 @@ public final class Dissector {
         if data.count != Int(h.length) {
             d.problem("ACL length \(h.length) but \(data.count) bytes follow")
         }
-        l2cap(&d, c, data, start: h.isStart, side: p.direction == .sent ? .local : .remote)
+        l2cap(&d, p, c, data, start: h.isStart, side: direction == .sent ? .local : .remote)
     }
 
     /// Feeds one fragment to the connection's reassembly for its direction and decodes what completes.
-    private func l2cap(_ d: inout Decoded, _ c: Connection, _ data: Bytes, start: Bool, side: Side) {
-        let n = d.packet.number
-        c.lastActivity = d.packet.timestamp
+    private func l2cap(_ d: inout Decoded, _ p: Packet, _ c: Connection, _ data: Bytes, start: Bool, side: Side) {
+        let n = p.number
+        c.lastActivity = p.timestamp
         let (result, dropped) = side == .local
             ? c.reassembly.sent.add(data, start: start, frame: n)
             : c.reassembly.received.add(data, start: start, frame: n)
@@ -199,7 +210,7 @@ public final class Dissector {
         switch result {
         case .frame(let f):
             d.l2cap = f
-            upper(&d, f, c, side)
+            upper(&d, p, f, c, side)
         case .pending(let have, let of):
             d.fragment = (have, of)
         case .malformed(let why, _):
@@ -209,8 +220,8 @@ public final class Dissector {
 
     // MARK: Link layer (sniffer captures)
 
-    private func linkLayerFrame(_ d: inout Decoded) {
-        let f = linkLayer.process(d.packet)
+    private func linkLayerFrame(_ d: inout Decoded, _ p: Packet) {
+        let f = linkLayer.process(p)
         for p in f.problems { d.problem(p) }
         d.linkLayer = f
         guard let index = f.connection else { return }
@@ -219,7 +230,7 @@ public final class Dissector {
             c = known
         } else {
             c = Connection(id: nextConnectionID, adapter: 0, handle: UInt16(truncatingIfNeeded: index), isLE: true,
-                           frame: d.packet.number, time: d.packet.timestamp)
+                           frame: p.number, time: p.timestamp)
             c.overTheAir = true
             nextConnectionID += 1
             if let ind = linkLayer.knownConnections.first(where: { $0.index == index })?.connect {
@@ -229,8 +240,8 @@ public final class Dissector {
                 c.interval = ind.interval
                 c.latency = ind.latency
                 c.supervisionTimeout = ind.timeout
-                c.createdFrame = d.packet.number
-                c.createdTime = d.packet.timestamp
+                c.createdFrame = p.number
+                c.createdTime = p.timestamp
             }
             llConnections[index] = c
             connections[c.id] = c
@@ -241,23 +252,23 @@ public final class Dissector {
         d.connection = c
         if f.encryption != .none, !c.encrypted {
             c.encrypted = true
-            c.encryptedFrame = d.packet.number
+            c.encryptedFrame = p.number
         }
         guard let frag = f.l2cap, let dir = f.direction else { return }
-        l2cap(&d, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
+        l2cap(&d, p, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
     }
 
     /// Hands a whole L2CAP frame to the protocol of its channel.
-    private func upper(_ d: inout Decoded, _ f: L2CAPFrame, _ c: Connection, _ side: Side) {
-        let n = d.packet.number
+    private func upper(_ d: inout Decoded, _ p: Packet, _ f: L2CAPFrame, _ c: Connection, _ side: Side) {
+        let n = p.number
         switch f.cid {
         case L2CAPChannel.att:
             c.isLE = true
             let pdu = ATTPDU(f.payload)
             // H4 captures without direction: the client sends requests, commands and confirmations.
-            let from = d.packet.direction != .unknown || d.linkLayer != nil ? side
+            let from = p.direction != .unknown || d.isOverTheAir ? side
                 : [.request, .command, .confirmation].contains(pdu.kind) ? Side.local : .remote
-            d.upper = .att(att(pdu, on: bearer(c), from, &d))
+            d.upper = .att(att(pdu, on: bearer(c), from, &d, p))
         case L2CAPChannel.smp:
             let pdu = SMPPDU(f.payload)
             c.isLE = true
@@ -283,7 +294,7 @@ public final class Dissector {
                 let b = c.eatt[key] ?? gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
                 b.lossy = c.overTheAir
                 c.eatt[key] = b
-                d.upper = .att(att(ATTPDU(sdu[...]), on: b, side, &d), eattCID: f.cid)
+                d.upper = .att(att(ATTPDU(sdu[...]), on: b, side, &d, p), eattCID: f.cid)
                 return
             }
             d.upper = .channel(cid: f.cid, psm: ch.psm, result)
@@ -300,8 +311,8 @@ public final class Dissector {
         return b
     }
 
-    private func att(_ pdu: ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded) -> ATTResult {
-        let r = b.process(pdu, from: side, frame: d.packet.number, time: d.packet.timestamp)
+    private func att(_ pdu: ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded, _ p: Packet) -> ATTResult {
+        let r = b.process(pdu, from: side, frame: p.number, time: p.timestamp)
         if let m = pdu.malformed { d.problem("ATT: " + m) }
         return r
     }
@@ -314,12 +325,12 @@ public final class Dissector {
         }
     }
 
-    private func isochronous(_ d: inout Decoded) {
-        guard let w = d.packet.payload.le16(0) else {
+    private func isochronous(_ d: inout Decoded, _ p: Packet) {
+        guard let w = p.payload.le16(0) else {
             d.problem("header truncated")
             return
         }
-        d.hci = .isochronous(handle: w & 0x0FFF, d.packet.payload.from(d.packet.kind == .hci(.scoData) ? 3 : 4))
+        d.hci = .isochronous(handle: w & 0x0FFF, p.payload.from(p.kind == .hci(.scoData) ? 3 : 4))
     }
 
     // MARK: Connection table
@@ -363,8 +374,8 @@ public final class Dissector {
         live[key(c.adapter, c.handle)] = nil
         ended.append(c)
         // Trim in batches: removing one from the front per connection moved the whole array each time.
-        if ended.count >= Dissector.maxEndedKept + Dissector.maxEndedKept / 8 {
-            let drop = ended.count - Dissector.maxEndedKept
+        if ended.count >= endedKept + endedKept / 8 {
+            let drop = ended.count - endedKept
             for gone in ended[..<drop] { connections[gone.id] = nil }
             ended.removeFirst(drop)
         }
@@ -382,7 +393,13 @@ public struct Decoded {
     public var fragment: (have: Int, of: Int)?
     public var upper: UpperLayer?
     /// The link-layer decode of an over-the-air frame.
-    public var linkLayer: LLFrame?
+    public var linkLayer: LLFrame? {
+        get { linkLayerBox?.frame }
+        set { linkLayerBox = newValue.map(LLFrameBox.init) }
+    }
+    /// Boxed: the link-layer decode is large and HCI captures have none, so their frames do not
+    /// initialise and copy its space.
+    private var linkLayerBox: LLFrameBox?
     /// What broke the specification in this frame (empty: nothing).
     public private(set) var problems: [String] = []
 
@@ -390,6 +407,13 @@ public struct Decoded {
 
     public mutating func problem(_ why: String) { problems.append(why) }
     public var isMalformed: Bool { !problems.isEmpty }
+    /// An over-the-air frame (it has a link-layer decode), tested without unboxing it.
+    public var isOverTheAir: Bool { linkLayerBox != nil }
+}
+
+final class LLFrameBox {
+    let frame: LLFrame
+    init(_ frame: LLFrame) { self.frame = frame }
 }
 
 public enum HCILayer {

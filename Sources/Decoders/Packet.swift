@@ -151,60 +151,61 @@ extension Packet {
     ///   - flags: btsnoop record flags (0 for pcap).
     public static func fromRecord(number: Int, timestamp: Int64, linkType: UInt32, flags: UInt32,
                                   data: Bytes, fileOffset: Int64, fileLength: Int, truncated: Bool) -> Packet {
-        var p = Packet(number: number, timestamp: timestamp, direction: .unknown, adapter: 0,
-                       kind: .truncatedHeader, payload: data[data.endIndex...],
-                       fileOffset: fileOffset, fileLength: fileLength, truncated: truncated)
-        func h4(_ bytes: Bytes) {
-            guard let t = bytes.first else { p.kind = .truncatedHeader; return }
-            if let type = HCIPacketType(rawValue: t) { p.kind = .hci(type) } else { p.kind = .unknownHCIType(t) }
-            p.payload = bytes.dropFirst()
-        }
+        // The fields are worked out first and the packet built once: filling in a `var Packet`
+        // from a nested function copied it.
+        var direction = Direction.unknown
+        var adapter: UInt16 = 0
+        var kind = PacketKind.truncatedHeader
+        var payload = data[data.endIndex...]
         switch linkType {
         case LinkType.h4:
-            h4(data)
+            (kind, payload) = h4(data, or: payload)
             // No direction on the wire: commands go down, events come up; data stays unknown.
-            if case .hci(let t) = p.kind { p.direction = t == .command ? .sent : t == .event ? .received : .unknown }
+            if case .hci(let t) = kind { direction = t == .command ? .sent : t == .event ? .received : .unknown }
         case LinkType.h4WithPHDR:
-            guard data.count >= 4 else { return p }
+            guard data.count >= 4 else { break }
             // 4-byte direction, network byte order: 0 sent, 1 received.
             let dir = UInt32(data.byte(0)!) << 24 | UInt32(data.byte(1)!) << 16 | UInt32(data.byte(2)!) << 8 | UInt32(data.byte(3)!)
-            p.direction = dir == 0 ? .sent : dir == 1 ? .received : .unknown
-            h4(data.from(4))
+            direction = dir == 0 ? .sent : dir == 1 ? .received : .unknown
+            (kind, payload) = h4(data.from(4), or: payload)
         case LinkType.linuxMonitor:
-            guard data.count >= 4 else { return p }
-            let adapter = UInt16(data.byte(0)!) << 8 | UInt16(data.byte(1)!)
+            guard data.count >= 4 else { break }
+            adapter = UInt16(data.byte(0)!) << 8 | UInt16(data.byte(1)!)
             let opcode = UInt16(data.byte(2)!) << 8 | UInt16(data.byte(3)!)
-            monitor(&p, adapter: adapter, opcode: opcode, payload: data.from(4))
+            payload = data.from(4)
+            (kind, direction) = monitor(opcode)
         case LinkType.btsnoopH4:
-            p.direction = flags & 1 == 0 ? .sent : .received
-            h4(data)
+            direction = flags & 1 == 0 ? .sent : .received
+            (kind, payload) = h4(data, or: payload)
         case LinkType.btsnoopH1:
             // Flags: bit 0 direction (1 = received), bit 1 command/event (1) or data (0).
-            p.direction = flags & 1 == 0 ? .sent : .received
-            p.kind = .hci(flags & 2 == 0 ? .aclData : (flags & 1 == 0 ? .command : .event))
-            p.payload = data
+            direction = flags & 1 == 0 ? .sent : .received
+            kind = .hci(flags & 2 == 0 ? .aclData : (flags & 1 == 0 ? .command : .event))
+            payload = data
         case LinkType.btsnoopMonitor:
-            monitor(&p, adapter: UInt16(truncatingIfNeeded: flags >> 16), opcode: UInt16(truncatingIfNeeded: flags), payload: data)
+            adapter = UInt16(truncatingIfNeeded: flags >> 16)
+            payload = data
+            (kind, direction) = monitor(UInt16(truncatingIfNeeded: flags))
         case LinkType.leLL, LinkType.leLLWithPHDR, LinkType.nordicBLE:
-            p.kind = .linkLayer(linkType: linkType)
-            p.payload = data
+            kind = .linkLayer(linkType: linkType)
+            payload = data
         default:
-            p.kind = .unsupported(linkType: linkType)
-            p.payload = data
+            kind = .unsupported(linkType: linkType)
+            payload = data
         }
-        return p
+        return Packet(number: number, timestamp: timestamp, direction: direction, adapter: adapter, kind: kind,
+                      payload: payload, fileOffset: fileOffset, fileLength: fileLength, truncated: truncated)
     }
 
-    private static func monitor(_ p: inout Packet, adapter: UInt16, opcode: UInt16, payload: Bytes) {
-        p.adapter = adapter
-        p.payload = payload
-        if let (type, dir) = MonitorOpcode.hci[opcode] {
-            p.kind = .hci(type)
-            p.direction = dir
-        } else {
-            p.kind = .monitor(opcode: opcode)
-            // Control commands go down to the kernel, the rest comes up from it.
-            p.direction = opcode == MonitorOpcode.ctrlCommand ? .sent : .received
-        }
+    /// The H4 packet indicator and what follows it; `empty` when there is no indicator.
+    private static func h4(_ bytes: Bytes, or empty: Bytes) -> (PacketKind, Bytes) {
+        guard let t = bytes.first else { return (.truncatedHeader, empty) }
+        return (HCIPacketType(rawValue: t).map { .hci($0) } ?? .unknownHCIType(t), bytes.dropFirst())
+    }
+
+    private static func monitor(_ opcode: UInt16) -> (PacketKind, Direction) {
+        if let (type, dir) = MonitorOpcode.hci[opcode] { return (.hci(type), dir) }
+        // Control commands go down to the kernel, the rest comes up from it.
+        return (.monitor(opcode: opcode), opcode == MonitorOpcode.ctrlCommand ? .sent : .received)
     }
 }

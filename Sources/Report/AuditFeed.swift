@@ -13,20 +13,22 @@ public final class AuditFeed {
     public init(dissector: Dissector) { self.dissector = dissector }
 
     public func events(_ d: Decoded, _ emit: (AuditEvent, FrameRef) -> Void) {
-        let p = d.packet
-        let at = FrameRef(number: p.number, time: p.timestamp, fileOffset: p.fileOffset, fileLength: p.fileLength)
+        // Fields, not a copy of the packet (which retains and releases its payload).
+        let number = d.packet.number
+        let at = FrameRef(number: number, time: d.packet.timestamp, fileOffset: d.packet.fileOffset, fileLength: d.packet.fileLength)
         switch d.hci {
-        case .command(let op, let params): command(op, params, adapter: p.adapter, at, emit)
+        case .command(let op, let params): command(op, params, adapter: d.packet.adapter, at, emit)
         case .event(let code, let params): event(code, params, d, at, emit)
         default: break
         }
         // Sniffer captures: a connection starts at its CONNECT_IND.
-        if d.linkLayer != nil, let c = d.connection, c.createdFrame == p.number { emit(.connected(c), at) }
+        if d.isOverTheAir, let c = d.connection, c.createdFrame == number { emit(.connected(c), at) }
         // L2CAP payloads, from HCI ACL data or link-layer data PDUs.
-        if let c = d.connection, let u = d.upper {
-            switch u {
-            case .att(let r, _): emit(.att(c, observation(r, c, d)), at)
-            case .smp:
+        if let c = d.connection {
+            // Matched in place: binding the whole upper layer first copied it.
+            switch d.upper {
+            case .att(let r, _)?: emit(.att(c, observation(r, c, d)), at)
+            case .smp?:
                 let tracker = c.pairing
                 let reported = pairingsReported[c.id, default: 0]
                 // Report a pairing once its method is known (after the Pairing Response).

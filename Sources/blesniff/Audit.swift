@@ -67,6 +67,10 @@ struct Audit: ParsableCommand {
 
         let files = CaptureFiles.expand(paths)
         if let j = jobs, j < 1 { fail("--jobs must be at least 1") }
+        if streamsText {
+            try runStreamingText(files, configuration: configuration, baseline: accepted)
+            return
+        }
         // The HTML page shows the whole capture, not only findings: collect it in the same pass.
         let wantsPage = destinations().contains { $0.0 == .html }
         let (audits, pages) = AuditRun.run(files, configuration: configuration, baseline: accepted, collectPages: wantsPage,
@@ -104,6 +108,39 @@ struct Audit: ParsableCommand {
         if code != 0 { throw ExitCode(code) }
     }
 
+    /// Only the text report, to standard output: the common case, where each capture's part of the
+    /// report is rendered as soon as it is audited and its findings dropped.
+    var streamsText: Bool {
+        let d = destinations()
+        return d.count == 1 && d[0].0 == .text && d[0].1 == nil && writeBaseline == nil
+    }
+
+    /// The text report without keeping every capture's findings to the end: a directory audit holds
+    /// the findings of the captures being audited and the text of those done. Errors still go to
+    /// standard error before the report, as with the other formats.
+    private func runStreamingText(_ files: [CaptureFiles.Entry], configuration: AuditConfiguration,
+                                  baseline: Baseline?) throws {
+        let colour = !noColor && isatty(1) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        let spool = AuditRun.Spool()
+        let sections = AuditRun.each(files.count, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount) { i in
+            AuditRun.TextSection(AuditRun.audit(files[i], configuration: configuration, baseline: baseline),
+                                 colour: colour, spool: spool)
+        }
+        for s in sections {
+            if let e = s.error { FileHandle.standardError.write(Data(("blesniff: " + s.path + ": " + e + "\n").utf8)) }
+        }
+        let out = Output(fd: 1)
+        var total = AuditReport.Counts()
+        for s in sections {
+            for piece in s.text { out.write(spool.text(piece)) }
+            total.add(s.counts)
+        }
+        if sections.count > 1 { out.write(AuditReport.textTotal(total)) }
+        out.flush()
+        let code = AuditExit.code(sections.map { ($0.counts, $0.error) }, failOn: failOn)
+        if code != 0 { throw ExitCode(code) }
+    }
+
     /// Formats paired with outputs in order; a format without an output goes to standard output,
     /// an output without a format takes it from its extension.
     func destinations() -> [(AuditFormat, String?)] {
@@ -125,12 +162,80 @@ struct Audit: ParsableCommand {
 
 /// Audits captures in parallel, one auditor per file; results keep the input order.
 enum AuditRun {
-    final class Results: @unchecked Sendable {
+    final class Results<T>: @unchecked Sendable {
         private let lock = NSLock()
-        private var items: [(CaptureAudit, ReportCollector?)?]
+        private var items: [T?]
         init(_ n: Int) { items = Array(repeating: nil, count: n) }
-        func set(_ i: Int, _ a: (CaptureAudit, ReportCollector?)) { lock.lock(); items[i] = a; lock.unlock() }
-        var all: [(CaptureAudit, ReportCollector?)] { lock.lock(); defer { lock.unlock() }; return items.compactMap { $0 } }
+        func set(_ i: Int, _ a: T) { lock.lock(); items[i] = a; lock.unlock() }
+        var all: [T] { lock.lock(); defer { lock.unlock() }; return items.compactMap { $0 } }
+    }
+
+    /// One capture's part of the text report, with what the run's total and exit status need.
+    struct TextSection: Sendable {
+        var path: String
+        /// The text, in pieces: captures audited at once write theirs to the spool in turns.
+        var text: [Spool.Entry] = []
+        var counts: AuditReport.Counts
+        var error: String?
+
+        init(_ a: CaptureAudit, colour: Bool, spool: Spool) {
+            path = a.path
+            var pieces: [Spool.Entry] = []
+            AuditReport.textSection(a, colour: colour, chunk: 1 << 16) { pieces.append(spool.add($0)) }
+            text = pieces
+            counts = AuditReport.Counts()
+            counts.add(a.findings)
+            error = a.error
+        }
+    }
+
+    /// Report text of the captures audited so far, kept in an unlinked temporary file (in memory
+    /// when none can be made) until the run writes it out in capture order: memory stays flat
+    /// however many captures a directory holds.
+    final class Spool: @unchecked Sendable {
+        enum Entry: Sendable {
+            case file(offset: Int, length: Int)
+            case memory(String)
+        }
+
+        private let lock = NSLock()
+        private let file: UnsafeMutablePointer<FILE>?
+        private var size = 0
+
+        init() { file = tmpfile() }
+
+        deinit { if let f = file { fclose(f) } }
+
+        func add(_ text: String) -> Entry {
+            guard let f = file else { return .memory(text) }
+            var t = text
+            return t.withUTF8 { b -> Entry in
+                lock.lock()
+                defer { lock.unlock() }
+                guard fseek(f, size, SEEK_SET) == 0, fwrite(b.baseAddress, 1, b.count, f) == b.count else {
+                    return .memory(String(decoding: b, as: UTF8.self))
+                }
+                let e = Entry.file(offset: size, length: b.count)
+                size += b.count
+                return e
+            }
+        }
+
+        func text(_ e: Entry) -> String {
+            switch e {
+            case .memory(let s): return s
+            case .file(let offset, let length):
+                guard let f = file, length > 0 else { return "" }
+                lock.lock()
+                defer { lock.unlock() }
+                var bytes = [UInt8](repeating: 0, count: length)
+                let got = bytes.withUnsafeMutableBytes { p -> Int in
+                    guard fseek(f, offset, SEEK_SET) == 0 else { return 0 }
+                    return fread(p.baseAddress, 1, length, f)
+                }
+                return String(decoding: bytes.prefix(got), as: UTF8.self)
+            }
+        }
     }
 
     /// Hands out file indices to the workers in order; each takes the next when it is done.
@@ -151,23 +256,27 @@ enum AuditRun {
     /// each pass also collects what the HTML page shows.
     static func run(_ files: [CaptureFiles.Entry], configuration: AuditConfiguration, baseline: Baseline?,
                     collectPages: Bool = false, jobs: Int) -> ([CaptureAudit], [ReportCollector]) {
-        let results = Results(files.count)
-        let queue = Queue(files.count)
-        let one: @Sendable (Int) -> Void = { i in
-            results.set(i, collectPages
+        let all = each(files.count, jobs: jobs) { i -> (CaptureAudit, ReportCollector?) in
+            collectPages
                 ? page(files[i], configuration: configuration, baseline: baseline)
-                : (audit(files[i], configuration: configuration, baseline: baseline), nil))
+                : (audit(files[i], configuration: configuration, baseline: baseline), nil)
         }
-        let workers = max(1, min(jobs, files.count))
+        return (all.map(\.0), all.compactMap(\.1))
+    }
+
+    /// `body` for 0..<count, `jobs` at a time; the results in index order.
+    static func each<T>(_ count: Int, jobs: Int, _ body: @escaping @Sendable (Int) -> T) -> [T] {
+        let results = Results<T>(count)
+        let queue = Queue(count)
+        let workers = max(1, min(jobs, count))
         if workers == 1 {
-            for i in files.indices { one(i) }
+            for i in 0..<count { results.set(i, body(i)) }
         } else {
             DispatchQueue.concurrentPerform(iterations: workers) { _ in
-                while let i = queue.take() { one(i) }
+                while let i = queue.take() { results.set(i, body(i)) }
             }
         }
-        let all = results.all
-        return (all.map(\.0), all.compactMap(\.1))
+        return results.all
     }
 
     static func audit(_ file: CaptureFiles.Entry, configuration: AuditConfiguration, baseline: Baseline?) -> CaptureAudit {

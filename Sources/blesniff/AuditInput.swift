@@ -23,7 +23,8 @@ func forEachPacket(in path: String, _ body: (Packet) -> Void) throws {
 
 /// Reads a capture and calls `body` with its audit events in frame order.
 func auditEvents(for path: String, _ body: (AuditEvent, FrameRef) -> Void) throws {
-    let dissector = Dissector()
+    // The rules see each frame as it comes and hold what they need: ended connections are not kept.
+    let dissector = Dissector(keepEnded: 0)
     let feed = AuditFeed(dissector: dissector)
     try forEachPacket(in: path) { feed.events(dissector.dissect($0), body) }
     dissector.finish()

@@ -54,6 +54,13 @@ public enum AuditExit {
     public static let findings: Int32 = 1
     public static let inputError: Int32 = 2
 
+    /// From each capture's counts and error, when the findings themselves are no longer kept.
+    public static func code(_ summaries: [(counts: AuditReport.Counts, error: String?)], failOn: FailOn) -> Int32 {
+        if summaries.contains(where: { $0.error != nil }) { return inputError }
+        guard let t = failOn.threshold else { return clean }
+        return summaries.contains { s in s.counts.worst.map { $0 >= t } ?? false } ? findings : clean
+    }
+
     public static func code(_ audits: [CaptureAudit], failOn: FailOn) -> Int32 {
         if audits.contains(where: { $0.error != nil }) { return inputError }
         guard let t = failOn.threshold else { return clean }
@@ -93,9 +100,15 @@ public struct AuditReport {
         return out.text
     }
 
-    struct Counts {
-        var error = 0, warning = 0, note = 0, suppressed = 0
-        init(_ findings: [Finding]) {
+    /// Findings by severity (unsuppressed) and suppressed.
+    public struct Counts: Sendable {
+        public var error = 0, warning = 0, note = 0, suppressed = 0
+
+        public init() {}
+
+        init(_ findings: [Finding]) { add(findings) }
+
+        public mutating func add(_ findings: [Finding]) {
             for f in findings {
                 if f.suppressed { suppressed += 1; continue }
                 switch f.severity {
@@ -105,6 +118,17 @@ public struct AuditReport {
                 }
             }
         }
+
+        public mutating func add(_ other: Counts) {
+            error += other.error
+            warning += other.warning
+            note += other.note
+            suppressed += other.suppressed
+        }
+
+        /// The most severe unsuppressed level present.
+        public var worst: Severity? { error > 0 ? .error : warning > 0 ? .warning : note > 0 ? .note : nil }
+
         var summary: String {
             Say.plural(error, "error") + ", " + Say.plural(warning, "warning") + ", " + Say.plural(note, "note")
                 + (suppressed > 0 ? ", " + String(suppressed) + " suppressed" : "")
@@ -124,38 +148,65 @@ public struct AuditReport {
     // MARK: text
 
     private func text(_ out: TextSink) {
-        func paint(_ s: String, _ code: String) -> String { colour ? "\u{1B}[" + code + "m" + s + "\u{1B}[0m" : s }
-        var all: [Finding] = []
+        var total = Counts()
         for a in audits {
-            all += a.findings
-            out.write(paint(a.path, "1"))
-            if let e = a.error {
-                out.write(": " + paint("cannot audit: " + e, "31") + "\n")
-                continue
-            }
-            out.write(": " + Counts(a.findings).summary + "\n")
-            // Group by subject in order of the subject's first finding.
-            var order: [FindingSubject] = []
-            var groups: [FindingSubject: [Finding]] = [:]
-            for f in a.findings {
-                if groups[f.subject] == nil { order.append(f.subject) }
-                groups[f.subject, default: []].append(f)
-            }
-            for s in order {
-                out.write("  " + s.label + "\n")
-                for f in groups[s] ?? [] {
-                    let sev = f.severity.name.padding(7)
-                    let colourCode = f.severity == .error ? "31" : f.severity == .warning ? "33" : "36"
-                    var line = "    " + (f.suppressed ? paint(sev, "2") : paint(sev, colourCode)) + " " + f.rule + " "
-                        + f.ruleName + ": " + f.message + " [frame" + (f.evidence.count == 1 ? " " : "s ")
-                        + Self.frames(f) + "]"
-                    if f.suppressed { line += paint(" (baseline)", "2") }
-                    out.write(line + "\n")
+            out.write(Self.textSection(a, colour: colour))
+            total.add(a.findings)
+        }
+        if audits.count > 1 { out.write(Self.textTotal(total)) }
+    }
+
+    /// One capture's part of the text report: its path and counts, then its findings grouped by
+    /// subject in order of each subject's first finding. A directory audit writes each capture's as
+    /// soon as it is audited, so the findings need not be kept.
+    public static func textSection(_ a: CaptureAudit, colour: Bool) -> String {
+        var text = ""
+        textSection(a, colour: colour, chunk: .max) { text += $0 }
+        return text
+    }
+
+    /// The same, handed to `write` in pieces of about `chunk` bytes, so a large report is never
+    /// held whole.
+    public static func textSection(_ a: CaptureAudit, colour: Bool, chunk: Int, _ write: (String) -> Void) {
+        func paint(_ s: String, _ code: String) -> String { colour ? "\u{1B}[" + code + "m" + s + "\u{1B}[0m" : s }
+        var out = paint(a.path, "1")
+        if let e = a.error {
+            write(out + ": " + paint("cannot audit: " + e, "31") + "\n")
+            return
+        }
+        var counts = Counts()
+        counts.add(a.findings)
+        out += ": " + counts.summary + "\n"
+        // Indices by subject rather than copies of the findings.
+        var order: [FindingSubject] = []
+        var groups: [FindingSubject: [Int]] = [:]
+        for (i, f) in a.findings.enumerated() {
+            let known = groups.count
+            groups[f.subject, default: []].append(i)
+            if groups.count != known { order.append(f.subject) }
+        }
+        for s in order {
+            out += "  " + s.label + "\n"
+            for i in groups[s] ?? [] {
+                let f = a.findings[i]
+                let sev = f.severity.name.padding(7)
+                let colourCode = f.severity == .error ? "31" : f.severity == .warning ? "33" : "36"
+                out += "    " + (f.suppressed ? paint(sev, "2") : paint(sev, colourCode)) + " " + f.rule + " "
+                    + f.ruleName + ": " + f.message + " [frame" + (f.evidence.count == 1 ? " " : "s ")
+                    + Self.frames(f) + "]"
+                if f.suppressed { out += paint(" (baseline)", "2") }
+                out += "\n"
+                if out.utf8.count >= chunk {
+                    write(out)
+                    out = ""
                 }
             }
         }
-        if audits.count > 1 { out.write("total: " + Counts(all).summary + "\n") }
+        if !out.isEmpty { write(out) }
     }
+
+    /// The last line of a text report over several captures.
+    public static func textTotal(_ counts: Counts) -> String { "total: " + counts.summary + "\n" }
 
     // MARK: json
 

@@ -4,12 +4,18 @@ import Decoders
 /// only bounded per-connection or per-advertiser state.
 public final class Auditor {
     public let capturePath: String?
-    /// The rules and the last frame seen live behind pointers: the per-event path then mutates them
-    /// without the run-time exclusivity checks and array uniqueness checks of stored properties.
-    private let rules: UnsafeMutableBufferPointer<any AuditRule>
+    /// The rules (each behind a `RuleRunner`) and the last frame seen live behind pointers: the
+    /// per-event path then mutates them without the run-time exclusivity checks and array
+    /// uniqueness checks of stored properties.
+    private let rules: UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>
+    /// Owns the runners `rules` points at, unretained (a retain and release per rule and event).
+    private let runners: [RuleRunner]
     private let lastFrame: UnsafeMutablePointer<FrameRef?>
-    /// Each rule's `consumes`, in the same order.
-    private let interests: [UInt16]
+    /// For each kind of event (by bit number), the indices of the rules that consume it, in catalogue
+    /// order: `ruleIndices[kindStart[k]..<kindStart[k + 1]]`. An event visits only its rules rather
+    /// than testing every rule's interests.
+    private let kindStart: [Int]
+    private let ruleIndices: [Int]
     private let sink: FindingSink
     /// `sink.accept`, made once rather than per rule and event.
     private let emit: (Finding) -> Void
@@ -26,15 +32,24 @@ public final class Auditor {
         self.sink = sink
         emit = { [unowned sink] f in sink.accept(f) }
         let settings = configuration.settings(for: capturePath)
-        let enabled: [any AuditRule] = AuditRules.all.compactMap { t in
+        let enabled: [RuleRunner] = AuditRules.all.compactMap { t in
             guard let s = settings[t.info.id], s.enabled else { return nil }
-            return t.init(settings: s)
+            return Self.runner(t, s)
         }
+        runners = enabled
         rules = .allocate(capacity: enabled.count)
-        _ = rules.initialize(from: enabled)
+        _ = rules.initialize(from: enabled.map { Unmanaged.passUnretained($0) })
         lastFrame = .allocate(capacity: 1)
         lastFrame.initialize(to: nil)
-        interests = enabled.map { type(of: $0).consumes.rawValue }
+        var starts: [Int] = []
+        var indices: [Int] = []
+        for bit in 0..<UInt16.bitWidth {
+            starts.append(indices.count)
+            for (i, r) in enabled.enumerated() where r.consumes.rawValue & (1 << bit) != 0 { indices.append(i) }
+        }
+        starts.append(indices.count)
+        kindStart = starts
+        ruleIndices = indices
     }
 
     deinit {
@@ -42,20 +57,58 @@ public final class Auditor {
         lastFrame.deinitialize(count: 1).deallocate()
     }
 
+    private static func runner<R: AuditRule>(_ type: R.Type, _ settings: RuleSettings) -> RuleRunner {
+        Runner(R(settings: settings))
+    }
+
     /// Ids of the rules that run, in catalogue order.
-    public var enabledRules: [String] { rules.map { type(of: $0).info.id } }
+    public var enabledRules: [String] { runners.map { $0.id } }
 
     public func observe(_ event: AuditEvent, at frame: FrameRef) {
         lastFrame.pointee = frame
-        let kind = event.kind.rawValue
-        for i in interests.indices where interests[i] & kind != 0 { rules[i].observe(event, at: frame, emit: emit) }
+        let k = event.kind.rawValue.trailingZeroBitCount
+        for j in kindStart[k]..<kindStart[k &+ 1] {
+            rules[ruleIndices[j]]._withUnsafeGuaranteedRef { $0.observe(event, at: frame, emit: emit) }
+        }
     }
 
     /// Closes what is still open and returns every finding, sorted by first frame.
     public func finish(at frame: FrameRef? = nil) -> [Finding] {
         let end = frame ?? lastFrame.pointee
-        for i in rules.indices { rules[i].finish(at: end, emit: emit) }
-        return sink.findings.sorted(by: Finding.inReportOrder)
+        for r in runners { r.finish(at: end, emit: emit) }
+        sink.findings.sort(by: Finding.inReportOrder)
+        return sink.findings
+    }
+}
+
+/// One rule, its state behind a pointer: an event reaches it through a class method rather than by
+/// projecting an existential's box (a uniqueness check per rule and event).
+private class RuleRunner {
+    var id: String { "" }
+    var consumes: AuditEventKinds { [] }
+    func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {}
+    func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
+}
+
+private final class Runner<R: AuditRule>: RuleRunner {
+    private let rule: UnsafeMutablePointer<R>
+
+    init(_ r: R) {
+        rule = .allocate(capacity: 1)
+        rule.initialize(to: r)
+    }
+
+    deinit { rule.deinitialize(count: 1).deallocate() }
+
+    override var id: String { R.info.id }
+    override var consumes: AuditEventKinds { R.consumes }
+
+    override func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        rule.pointee.observe(event, at: frame, emit: emit)
+    }
+
+    override func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+        rule.pointee.finish(at: frame, emit: emit)
     }
 }
 
@@ -73,6 +126,7 @@ private final class FindingSink {
     func accept(_ f: Finding) {
         var f = f
         if let b = baseline, b.contains(f) { f.suppressed = true }
+        f.compact()
         findings.append(f)
         onFinding?(f)
     }

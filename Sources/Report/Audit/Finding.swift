@@ -103,16 +103,33 @@ public struct Finding: Sendable {
         self.severity = severity
         self.message = message
         self.subject = subject
-        var ev: [FrameRef] = []
-        for f in (evidence + [decisive]).sorted(by: { $0.number < $1.number }) where ev.last?.number != f.number {
-            ev.append(f)
+        // In frame order (stable), one per frame: sorted and thinned in one array.
+        var ev = evidence
+        ev.append(decisive)
+        ev.sort { $0.number < $1.number }
+        var kept = 0
+        for i in ev.indices where kept == 0 || ev[kept - 1].number != ev[i].number {
+            ev[kept] = ev[i]
+            kept += 1
         }
+        ev.removeLast(ev.count - kept)
         self.evidence = ev
         self.decisive = decisive
         fingerprint = Fingerprint.make([rule, subject.fingerprintKey, detail])
     }
 
     public var firstFrame: FrameRef { evidence.first ?? decisive }
+
+    /// Stores the message and evidence at their exact sizes: a capture's findings are kept until its
+    /// report, and a message built by concatenation, or evidence appended to, holds spare capacity.
+    mutating func compact() {
+        var m = message
+        message = m.withUTF8 { src in
+            String(unsafeUninitializedCapacity: src.count) { dst in dst.initialize(fromContentsOf: src) }
+        }
+        let ev = evidence
+        evidence = Array(unsafeUninitializedCapacity: ev.count) { dst, n in n = dst.initialize(fromContentsOf: ev) }
+    }
 
     /// By first frame, then decisive frame, then rule id.
     public static func inReportOrder(_ a: Finding, _ b: Finding) -> Bool {
@@ -133,7 +150,17 @@ public enum Fingerprint {
             first = false
             for b in p.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
         }
-        return Hex.padded(h, width: 16).lowercased()
+        return lowerHex(h)
+    }
+
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// 16 lower-case hex digits, written straight into the string.
+    static func lowerHex(_ h: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 16) { buf in
+            for i in 0..<16 { buf[i] = digits[Int(truncatingIfNeeded: h >> (60 - 4 * UInt64(i))) & 0xF] }
+            return 16
+        }
     }
 }
 

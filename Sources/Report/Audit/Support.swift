@@ -98,6 +98,9 @@ struct BoundedMap<Key: Hashable, Value> {
     var count: Int { storage.count }
     var isEmpty: Bool { storage.isEmpty }
 
+    /// Whether `key` is present, without copying its value out.
+    func contains(_ key: Key) -> Bool { storage.index(forKey: key) != nil }
+
     subscript(key: Key) -> Value? {
         get { storage[key] }
         set {

@@ -27,6 +27,9 @@ struct BLE102ScanNotStopped: AuditRule {
     /// Options read once: a lookup by name per event costs a string hash.
     private let graceSetting: Int64
     private var scans: [UInt16: Scan] = [:]
+    /// Some scan holds a connection not yet judged: only then has `check` anything to do, so the
+    /// events in between do not walk the scans. Recomputed when the scans change (rarely).
+    private var awaiting = false
 
     init(settings: RuleSettings) {
         self.settings = settings
@@ -34,25 +37,32 @@ struct BLE102ScanNotStopped: AuditRule {
     }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        check(now: frame, emit: emit)
+        if awaiting { check(now: frame, emit: emit) }
         switch event {
         case .scanEnable(let adapter, let enabled, _, _):
             if enabled {
                 if scans[adapter] == nil { scans[adapter] = Scan(start: frame) }
             } else {
                 scans[adapter] = nil
+                updateAwaiting()
             }
         case .connected(let c):
             guard c.isCentral == true, var s = scans[c.adapter], s.connection == nil, !s.flagged else { return }
             s.connection = (frame, c)
             scans[c.adapter] = s
+            awaiting = true
         default: break
         }
+    }
+
+    private mutating func updateAwaiting() {
+        awaiting = scans.values.contains { $0.connection != nil && !$0.flagged }
     }
 
     /// Judges pending connections whose grace period has passed while scanning stayed on.
     private mutating func check(now: FrameRef, emit: (Finding) -> Void) {
         let grace = graceSetting
+        var flaggedAny = false
         for (adapter, s) in scans {
             guard let (connected, c) = s.connection, !s.flagged, now.time &- connected.time > grace else { continue }
             emit(finding("scanning still enabled " + Say.seconds(now.time &- connected.time)
@@ -60,7 +70,9 @@ struct BLE102ScanNotStopped: AuditRule {
                             + " (scan started " + Say.seconds(connected.time &- s.start.time) + " before)",
                          subject: .connection(c), evidence: [s.start, connected, now], decisive: now))
             scans[adapter]!.flagged = true
+            flaggedAny = true
         }
+        if flaggedAny { updateAwaiting() }
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {

@@ -36,7 +36,7 @@ struct BLE201FullServiceDiscovery: AuditRule {
         case .att(let c, let a):
             if a.origin == .local, a.kind == .request, a.opcode == ATTOpcode.readByGroupTypeRequest,
                a.attributeType == GATTType.primaryService {
-                if states[c.id] == nil {
+                if !states.contains(c.id) {
                     if a.handle == 0x0001 && (a.endHandle ?? 0xFFFF) == 0xFFFF {
                         states[c.id] = State(connection: c, first: frame, last: frame)
                     }
@@ -49,7 +49,7 @@ struct BLE201FullServiceDiscovery: AuditRule {
                 }
                 return
             }
-            guard states[c.id] != nil else { return }
+            guard states.contains(c.id) else { return }
             states.update(c.id, default: State(connection: c, first: frame, last: frame)) { s in
                 if a.origin == .remote, a.kind == .response, s.awaitingResponse {
                     s.awaitingResponse = false

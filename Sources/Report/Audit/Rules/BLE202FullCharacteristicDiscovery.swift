@@ -63,7 +63,7 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
                 }
                 return
             }
-            guard a.usesAttribute, let h = a.handle, states[c.id] != nil else { return }
+            guard a.usesAttribute, let h = a.handle, states.contains(c.id) else { return }
             states.update(c.id, default: State(connection: c)) { s in
                 for i in s.ranges.indices where !s.ranges[i].used && s.ranges[i].start <= h && h <= s.ranges[i].end {
                     s.ranges[i].used = true

@@ -48,7 +48,7 @@ struct BLE401IdleConnection: AuditRule {
         case .att(let c, let a):
             data(c, frame)
             guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
-                  a.opcode == ATTOpcode.writeRequest || a.opcode == ATTOpcode.writeCommand, states[c.id] != nil else { return }
+                  a.opcode == ATTOpcode.writeRequest || a.opcode == ATTOpcode.writeCommand, states.contains(c.id) else { return }
             pendingUnsubscribes += states.update(c.id, default: State(connection: c, lastData: frame)) { s in
                 if v & 0x3 != 0 {
                     if s.subscribed.count < 256 { s.subscribed.insert(h) }

@@ -73,7 +73,7 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
             } }
         case .att(let c, let a):
             let uuid = isSensitive(a)
-            guard uuid != nil || states[c.id] != nil else { return }
+            guard uuid != nil || states.contains(c.id) else { return }
             states.update(c.id, default: State(connection: c)) { s in
                 guard !s.encrypted else { return }
                 func count(_ u: BluetoothUUID, _ h: UInt16?, _ f: FrameRef, _ kind: String) {
