@@ -14,8 +14,9 @@ final class LibpcapReader {
     let linkType: UInt32
     private let pcapng: Bool
     private let bigEndian: Bool
-    /// Packet bytes are copied here: libpcap reuses its own buffer on the next call.
-    private var buffer: [UInt8]
+    /// Packet bytes are copied here: libpcap reuses its own buffer on the next call. It grows to
+    /// the largest record read (nothing when plain pcap records are read without libpcap).
+    private var buffer: [UInt8] = []
     /// Stream offset where the next record starts (end of the previous one).
     private var offset: Int64
     /// Added to libpcap's stream position to make it a stream offset of `source`: non-zero once
@@ -50,7 +51,6 @@ final class LibpcapReader {
         linkType = dlt
         offset = Int64(ftell(fp))
         // The header's snap length is untrusted: start at 256 KiB and grow for larger packets.
-        buffer = [UInt8](repeating: 0, count: min(max(Int(pcap_snapshot(p)), 65_536), 262_144))
     }
 
     deinit {
