@@ -16,8 +16,10 @@ PEER_FRAMES=${BENCH_PEER_FRAMES:-$FRAMES}
 WORK=bench/work
 mkdir -p "$WORK"
 scripts/setup.sh tshark bluez time python3
-swift build -c release >/dev/null
-BIN=$(swift build -c release --show-bin-path)/blesniff
+# As blesniff is shipped: the Swift runtime linked in, so its calls are direct (and the binary runs
+# where no Swift toolchain is installed).
+swift build -c release --static-swift-stdlib >/dev/null
+BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)/blesniff
 
 SNOOP=$WORK/bench.btsnoop PCAP=$WORK/bench.pcap SAFE=$WORK/bench.btmon.btsnoop
 if [ ! -s "$SAFE" ] || [ "$(cat $WORK/frames 2>/dev/null)" != "$FRAMES" ]; then
@@ -113,6 +115,7 @@ ratio() { [ -n "$2" ] && echo "$2 / $1" | bc -l | xargs printf '%.2f×' || echo 
   echo "\`audit\` takes $(ratio ${RESULT[audit.b]} ${RESULT[audit.a]}) the time of \`read --quiet\`; the directory audit scales $(ratio ${RESULT[dir_all.a]} ${RESULT[dir_all.b]}) on $(nproc) cores."
   echo
   echo "Peak RSS: read $RSS_READ MiB, read -v $RSS_VERBOSE MiB, read --format json $RSS_JSON MiB, audit $RSS_AUDIT MiB, audit of the directory $RSS_DIR MiB."
-  echo "Decoding state is bounded; an audit also keeps every finding for its report: $FINDINGS in this capture"
-  echo "(one per $((FRAMES / (FINDINGS > 0 ? FINDINGS : 1))) frames, as every repetition carries the anti-pattern captures); audit of the $PEER_FRAMES-frame capture: $RSS_SMALL MiB."
+  echo "Decoding state is bounded; an audit keeps a capture's findings until its report section is written:"
+  echo "$FINDINGS in this capture (one per $((FRAMES / (FINDINGS > 0 ? FINDINGS : 1))) frames, as every repetition carries the anti-pattern"
+  echo "captures); audit of the $PEER_FRAMES-frame capture: $RSS_SMALL MiB."
 } | tee bench/results.md
