@@ -95,13 +95,14 @@ extension Field {
 public protocol FieldSink: AnyObject {
     func begin(_ label: String, _ value: FieldValue)
     func end()
+    /// A field without children: `begin` then `end`, in one call.
+    func add(_ label: String, _ value: FieldValue)
     /// Fields a decoder built as a tree.
     func add(_ fields: [Field])
 }
 
 extension FieldSink {
-    /// A field without children.
-    @inlinable public func add(_ label: String, _ value: FieldValue = .none) {
+    public func add(_ label: String, _ value: FieldValue) {
         begin(label, value)
         end()
     }
@@ -135,6 +136,8 @@ public final class FieldTree: FieldSink {
         open.append(stack.count)
         stack.append(Field(label, value))
     }
+
+    public func add(_ label: String, _ value: FieldValue) { stack.append(Field(label, value)) }
 
     public func end() {
         guard let i = open.popLast() else { return }

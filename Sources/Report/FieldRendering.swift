@@ -62,6 +62,13 @@ public enum FieldRendering {
         }
 
         public func begin(_ label: String, _ value: FieldValue) {
+            add(label, value)
+            indent &+= 2
+        }
+
+        public func end() { indent &-= 2 }
+
+        public func add(_ label: String, _ value: FieldValue) {
             out.write(spaces: indent)
             out.write(label)
             if case .none = value {} else {
@@ -69,10 +76,7 @@ public enum FieldRendering {
                 writeText(value, to: out)
             }
             out.write(byte: 10)
-            indent &+= 2
         }
-
-        public func end() { indent &-= 2 }
     }
 
     /// Gathers fields as the decoders send them, in one flat list whose storage serves every frame,
@@ -103,6 +107,10 @@ public enum FieldRendering {
         public func end() {
             guard let i = open.popLast() else { return }
             nodes[i].end = nodes.count
+        }
+
+        public func add(_ label: String, _ value: FieldValue) {
+            nodes.append(Node(label: label, value: value, end: nodes.count &+ 1))
         }
 
         public func add(_ fields: [Field]) {
