@@ -184,24 +184,24 @@ public struct AdvertisingData: Dissectable, Sendable {
         }
     }
 
-    public var fields: [Field] {
-        var out: [Field] = []
+    public var fields: [Field] { FieldTree.build(writeFields) }
+
+    public func writeFields(to out: FieldSink) {
         var pending = problems.makeIterator()
         var next = pending.next()
         for s in structures {
-            out.append(s.field)
+            s.writeField(to: out)
             // A length fault of this structure is shown right after it.
             while let p = next, p.offset == s.offset {
-                out.append(Field.malformed(p.description))
+                out.add("Malformed", .error(p.description))
                 next = pending.next()
             }
         }
         while let p = next {
-            out.append(Field.malformed(p.description))
+            out.add("Malformed", .error(p.description))
             next = pending.next()
         }
-        if paddingLength > 0 { out.append(Field("Padding", .uint(UInt64(paddingLength), hex: 0))) }
-        return out
+        if paddingLength > 0 { out.add("Padding", .uint(UInt64(paddingLength), hex: 0)) }
     }
 }
 
@@ -240,11 +240,14 @@ public struct ADStructure: Sendable {
     }
 
     /// The structure as tshark shows it: name, then Length, Type and the decoded value.
-    public var field: Field {
-        var children = [Field("Length", .uint(UInt64(data.count + 1), hex: 0)),
-                        Field("Type", .named(UInt64(type), hex: 2, name))]
-        children += ADValue.fields(type: type, data)
-        return Field(name, .none, children)
+    public var field: Field { FieldTree.build(writeField)[0] }
+
+    public func writeField(to out: FieldSink) {
+        out.begin(name, .none)
+        out.add("Length", .uint(UInt64(data.count + 1), hex: 0))
+        out.add("Type", .named(UInt64(type), hex: 2, name))
+        out.add(ADValue.fields(type: type, data))
+        out.end()
     }
 }
 

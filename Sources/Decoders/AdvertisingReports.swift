@@ -308,7 +308,7 @@ extension AdvertisingReport {
             let ad = advertisingData
             if !data.isEmpty {
                 out.begin("Advertising Data", .text(ad.summary))
-                out.add(ad.fields)
+                ad.writeFields(to: out)
                 out.end()
             }
         }

@@ -179,7 +179,7 @@ enum ParamDecoder {
     /// Advertising data with its AD structures as children.
     private static func advertisingData(_ label: String, _ data: Bytes, to out: FieldSink) {
         out.begin(label, .bytes(data))
-        out.add(AdvertisingData(data).fields)
+        AdvertisingData(data).writeFields(to: out)
         out.end()
     }
 
