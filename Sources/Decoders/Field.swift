@@ -107,6 +107,14 @@ extension FieldSink {
         end()
     }
 
+    /// One field built with its children.
+    public func add(_ field: Field) {
+        if field.children.isEmpty { return add(field.label, field.value) }
+        begin(field.label, field.value)
+        add(field.children)
+        end()
+    }
+
     /// Sends the tree field by field.
     public func add(_ fields: [Field]) {
         for i in fields.indices {

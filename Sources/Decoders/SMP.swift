@@ -319,23 +319,24 @@ public struct SMPPDU: Dissectable, Sendable {
         return s
     }
 
-    public var fields: [Field] {
-        guard let opcode else { return [Field.malformed(malformed ?? "empty SMP PDU")] }
-        var out = [Field("Opcode", .named(UInt64(opcode), hex: 2, SMPOpcode.name(opcode)))]
+    public var fields: [Field] { FieldTree.build(writeFields) }
+
+    public func writeFields(to out: FieldSink) {
+        guard let opcode else { return out.add("Malformed", .error(malformed ?? "empty SMP PDU")) }
+        out.add("Opcode", .named(UInt64(opcode), hex: 2, SMPOpcode.name(opcode)))
         guard opcode >= 1, Int(opcode) <= SMPPDU.layouts.count else {
-            out.append(Field("Data", .bytes(raw.from(1))))
-            if let malformed { out.append(.malformed(malformed)) }
-            return out
+            out.add("Data", .bytes(raw.from(1)))
+            if let malformed { out.add("Malformed", .error(malformed)) }
+            return
         }
         // Walk the layout over whatever is present, so a short PDU still shows what it has.
         var r = ByteReader(raw.from(1))
         for param in SMPPDU.layouts[Int(opcode) - 1] {
             guard let v = try? r.take(param.width) else { break }
-            out.append(SMPPDU.field(param, v))
+            out.add(SMPPDU.field(param, v))
         }
-        if !r.isAtEnd { out.append(Field("Extra Data", .bytes(r.rest()))) }
-        if let malformed { out.append(.malformed(malformed)) }
-        return out
+        if !r.isAtEnd { out.add("Extra Data", .bytes(r.rest())) }
+        if let malformed { out.add("Malformed", .error(malformed)) }
     }
 
     static func field(_ param: Param, _ v: Bytes) -> Field {
