@@ -7,12 +7,12 @@ public enum HCICommands {
     @inlinable public static func ocf(_ opcode: UInt16) -> UInt16 { opcode & 0x03FF }
 
     /// Whether the specification defines the opcode.
-    public static func isKnown(_ opcode: UInt16) -> Bool { entry(opcode) != nil }
+    public static func isKnown(_ opcode: UInt16) -> Bool { index(opcode) != nil }
 
     /// Specification name: "LE Set Scan Enable". Vendor OGF 0x3F: "Vendor Command (OCF 0x0123)".
     /// Unknown: "Unknown Command (0x....)".
     public static func name(_ opcode: UInt16) -> String {
-        if let e = entry(opcode) { return e.name }
+        if let i = index(opcode) { return table[i].name }
         if ogf(opcode) == 0x3F { return "Vendor Command (OCF " + Hex.prefixed(ocf(opcode), width: 4) + ")" }
         return "Unknown Command (" + Hex.prefixed(opcode, width: 4) + ")"
     }
@@ -23,7 +23,7 @@ public enum HCICommands {
     }
 
     public static func writeParameters(opcode: UInt16, _ params: Bytes, to out: FieldSink) {
-        guard let specs = entry(opcode)?.params else {
+        guard let i = index(opcode), let specs = table[i].params else {
             if !params.isEmpty { out.add("Parameters", .bytes(params)) }
             return
         }
@@ -36,12 +36,12 @@ public enum HCICommands {
     }
 
     public static func writeReturnParameters(opcode: UInt16, _ params: Bytes, to out: FieldSink) {
-        guard let e = entry(opcode) else {
+        guard let i = index(opcode) else {
             if !params.isEmpty { out.add("Return Parameters", .bytes(params)) }
             return
         }
         // Every specified command's return parameters start with Status.
-        guard let specs = e.returns, !specs.isEmpty else {
+        guard let specs = table[i].returns, !specs.isEmpty else {
             var r = ByteReader(params)
             guard let status = try? r.u8() else { return }
             out.add("Status", ParamDecoder.value(UInt64(status), width: 1, .status))
@@ -60,11 +60,12 @@ public enum HCICommands {
     /// All opcodes in the table, in table order.
     public static var allOpcodes: [UInt16] { table.map(\.opcode) }
 
-    static func entry(_ opcode: UInt16) -> CommandInfo? {
+    /// Where the opcode is in `table`. (Reading fields of `table[i]` copies only them, not the entry.)
+    static func index(_ opcode: UInt16) -> Int? {
         let g = Int(ogf(opcode)), f = Int(ocf(opcode))
         guard g < slots.count, f < slots[g].count else { return nil }
         let i = Int(slots[g][f])
-        return i >= 0 ? table[i] : nil
+        return i >= 0 ? i : nil
     }
 
     /// slots[OGF][OCF] = index into `table`, or -1.

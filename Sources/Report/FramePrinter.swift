@@ -29,24 +29,22 @@ public final class FramePrinter {
     }
 
     public func print(_ d: Decoded) {
-        let p = d.packet
-        let t0 = firstTimestamp ?? p.timestamp
+        let t0 = firstTimestamp ?? d.packet.timestamp
         if firstTimestamp == nil { firstTimestamp = t0 }
         switch format {
-        case .text: text(d, relative: p.timestamp &- t0)
-        case .json: json(d, relative: p.timestamp &- t0)
+        case .text: text(d, relative: d.packet.timestamp &- t0)
+        case .json: json(d, relative: d.packet.timestamp &- t0)
         }
     }
 
     private func text(_ d: Decoded, relative: Int64) {
-        let p = d.packet
-        out.write(int: Int64(p.number), width: 6)
+        out.write(int: Int64(d.packet.number), width: 6)
         out.write(byte: 32)
         out.write(seconds: relative, width: 12)
         out.write(byte: 32)
-        out.write(p.direction.arrow)
+        out.write(d.packet.direction.arrow)
         out.write(" hci")
-        out.write(int: Int64(p.adapter))
+        out.write(int: Int64(d.packet.adapter))
         out.write(byte: 32)
         line.clear()
         d.writeSummary(to: &line)
@@ -64,23 +62,22 @@ public final class FramePrinter {
 
     /// One object per frame; field names documented in the README.
     private func json(_ d: Decoded, relative: Int64) {
-        let p = d.packet
         out.write("{\"frame\":")
-        out.write(int: Int64(p.number))
+        out.write(int: Int64(d.packet.number))
         out.write(",\"timestamp_ns\":")
-        out.write(int: p.timestamp)
+        out.write(int: d.packet.timestamp)
         out.write(",\"relative_time\":")
         out.write(seconds: relative)
         out.write(",\"direction\":\"")
-        out.write(p.direction == .sent ? "sent" : p.direction == .received ? "received" : "unknown")
+        out.write(d.packet.direction == .sent ? "sent" : d.packet.direction == .received ? "received" : "unknown")
         out.write("\",\"adapter\":")
-        out.write(int: Int64(p.adapter))
+        out.write(int: Int64(d.packet.adapter))
         out.write(",\"kind\":\"")
-        out.write(Self.kindName(p.kind))
+        out.write(Self.kindName(d.packet.kind))
         out.write("\",\"file_offset\":")
-        out.write(int: p.fileOffset)
+        out.write(int: d.packet.fileOffset)
         out.write(",\"length\":")
-        out.write(int: Int64(p.payload.count))
+        out.write(int: Int64(d.packet.payload.count))
         if let c = d.connection {
             out.write(",\"connection\":")
             out.write(int: Int64(c.id))
