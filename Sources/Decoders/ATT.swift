@@ -564,7 +564,7 @@ extension ATTPDU: Dissectable {
         }
     }
 
-    public var fields: [Field] { FieldTree.build(writeFields) }
+    public var fields: [Field] { FieldList.build(writeFields) }
 
     public func writeFields(to out: FieldSink) {
         out.begin("Opcode", .named(UInt64(opcode.rawValue), hex: 2, opcode.name))

@@ -184,7 +184,7 @@ public struct AdvertisingData: Dissectable, Sendable {
         }
     }
 
-    public var fields: [Field] { FieldTree.build(writeFields) }
+    public var fields: [Field] { FieldList.build(writeFields) }
 
     public func writeFields(to out: FieldSink) {
         var pending = problems.makeIterator()
@@ -240,7 +240,7 @@ public struct ADStructure: Sendable {
     }
 
     /// The structure as tshark shows it: name, then Length, Type and the decoded value.
-    public var field: Field { FieldTree.build(writeField)[0] }
+    public var field: Field { FieldList.build(writeField)[0] }
 
     public func writeField(to out: FieldSink) {
         out.begin(name, .none)

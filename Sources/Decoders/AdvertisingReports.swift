@@ -226,7 +226,7 @@ public enum AdvertisingReports {
     /// Full decode of a report subevent's parameters; nil when the subevent is not a report.
     public static func fields(subevent: UInt8, _ params: Bytes) -> [Field]? {
         guard isReport(subevent: subevent) else { return nil }
-        return FieldTree.build { writeFields(subevent: subevent, params, to: $0) }
+        return FieldList.build { writeFields(subevent: subevent, params, to: $0) }
     }
 
     /// `fields`, sent to `out`; false (nothing sent) when the subevent carries no reports.
@@ -263,7 +263,7 @@ extension AdvertisingReport {
     }
 
     /// The report's fields as the specification names them, with its data decoded.
-    public var fields: [Field] { FieldTree.build(writeFields) }
+    public var fields: [Field] { FieldList.build(writeFields) }
 
     public func writeFields(to out: FieldSink) {
         if let handle = syncHandle {

@@ -90,8 +90,8 @@ extension Field {
 }
 
 /// Receives a decode field by field, in order: `begin` opens a field, its children follow, `end`
-/// closes it. A tree builder (`FieldTree`, for JSON and tests) or a printer that writes each field
-/// as it arrives, with no tree in between, can take the same decode.
+/// closes it. A flat list (`FieldList`: JSON, and `[Field]` trees for everyone else) or a printer
+/// that writes each field as it arrives, with no tree in between, can take the same decode.
 public protocol FieldSink: AnyObject {
     func begin(_ label: String, _ value: FieldValue)
     func end()
@@ -125,51 +125,75 @@ extension FieldSink {
     }
 }
 
-/// Builds the `[Field]` tree of what is sent to it. Fields wait on one stack until their parent
-/// ends, so each children array is made once at its final size; a tree kept for many frames
-/// reuses the stack's storage.
-public final class FieldTree: FieldSink {
-    /// Fields in order: the open ones and the finished ones not yet given to a parent. (A tree is
-    /// used by one thread and never re-entered: no run-time exclusivity checks per field.)
-    @exclusivity(unchecked) private var stack: [Field] = []
-    /// Where each open field is on `stack`, outermost first.
+/// The fields sent to it, in order, each with where its subtree ends: one flat list whose storage
+/// serves frame after frame. Printers read `nodes` directly; `tree` makes the `[Field]` tree.
+public final class FieldList: FieldSink {
+    public struct Node {
+        public let label: String
+        public let value: FieldValue
+        /// Index after the node's last descendant (its next sibling, if any).
+        public fileprivate(set) var end: Int
+    }
+
+    // Used by one thread and never re-entered: no run-time exclusivity checks per field.
+    @exclusivity(unchecked) public private(set) var nodes: [Node] = []
+    /// Where each open field is in `nodes`, outermost first.
     @exclusivity(unchecked) private var open: [Int] = []
 
     public init() {
-        stack.reserveCapacity(32)
+        nodes.reserveCapacity(64)
         open.reserveCapacity(8)
     }
 
     public func begin(_ label: String, _ value: FieldValue) {
-        open.append(stack.count)
-        stack.append(Field(label, value))
+        open.append(nodes.count)
+        nodes.append(Node(label: label, value: value, end: 0))
     }
-
-    public func add(_ label: String, _ value: FieldValue) { stack.append(Field(label, value)) }
 
     public func end() {
         guard let i = open.popLast() else { return }
-        let first = i &+ 1
-        if first < stack.count {
-            stack[i].children = Array(stack[first...])
-            stack.removeSubrange(first...)
-        }
+        nodes[i].end = nodes.count
     }
 
-    /// A finished tree joins as it is.
-    public func add(_ fields: [Field]) { stack.append(contentsOf: fields) }
+    public func add(_ label: String, _ value: FieldValue) {
+        nodes.append(Node(label: label, value: value, end: nodes.count &+ 1))
+    }
 
-    /// The fields completed so far; the tree starts again empty.
-    public func take() -> [Field] {
+    /// Closes what is still open: the list is then complete.
+    public func close() {
+        while !open.isEmpty { end() }
+    }
+
+    /// Empties the list and keeps its storage.
+    public func removeAll() {
+        nodes.removeAll(keepingCapacity: true)
         open.removeAll(keepingCapacity: true)
-        defer { stack.removeAll(keepingCapacity: true) }
-        return Array(stack)
+    }
+
+    /// The fields as a tree, each children array made once at its final size.
+    public var tree: [Field] {
+        close()
+        return nodes.withUnsafeBufferPointer { Self.tree($0, 0, $0.count) }
+    }
+
+    private static func tree(_ n: UnsafeBufferPointer<Node>, _ start: Int, _ end: Int) -> [Field] {
+        var count = 0
+        var i = start
+        while i < end { count &+= 1; i = n[i].end }
+        var out: [Field] = []
+        out.reserveCapacity(count)
+        i = start
+        while i < end {
+            out.append(Field(n[i].label, n[i].value, n[i].end > i &+ 1 ? tree(n, i &+ 1, n[i].end) : []))
+            i = n[i].end
+        }
+        return out
     }
 
     /// The tree `body` sends.
-    public static func build(_ body: (FieldTree) -> Void) -> [Field] {
-        let tree = FieldTree()
-        body(tree)
-        return tree.take()
+    public static func build(_ body: (FieldList) -> Void) -> [Field] {
+        let list = FieldList()
+        body(list)
+        return list.tree
     }
 }

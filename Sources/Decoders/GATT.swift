@@ -594,7 +594,7 @@ extension ATTResult: Dissectable {
         }
     }
 
-    public var fields: [Field] { FieldTree.build(writeFields) }
+    public var fields: [Field] { FieldList.build(writeFields) }
 
     /// The PDU's own fields, then what the bearer adds: request pairing, attributes, decoded values, notes.
     public func writeFields(to out: FieldSink) {

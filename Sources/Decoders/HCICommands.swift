@@ -19,7 +19,7 @@ public enum HCICommands {
 
     /// The command's parameters.
     public static func parameters(opcode: UInt16, _ params: Bytes) -> [Field] {
-        FieldTree.build { writeParameters(opcode: opcode, params, to: $0) }
+        FieldList.build { writeParameters(opcode: opcode, params, to: $0) }
     }
 
     public static func writeParameters(opcode: UInt16, _ params: Bytes, to out: FieldSink) {
@@ -32,7 +32,7 @@ public enum HCICommands {
 
     /// Return parameters of the command, as carried by the Command Complete event.
     public static func returnParameters(opcode: UInt16, _ params: Bytes) -> [Field] {
-        FieldTree.build { writeReturnParameters(opcode: opcode, params, to: $0) }
+        FieldList.build { writeReturnParameters(opcode: opcode, params, to: $0) }
     }
 
     public static func writeReturnParameters(opcode: UInt16, _ params: Bytes, to out: FieldSink) {

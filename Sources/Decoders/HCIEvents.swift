@@ -22,7 +22,7 @@ public enum HCIEvents {
     /// parameters. Command Complete/Status: packets, opcode with its name, status, and the return
     /// parameters of the command.
     public static func parameters(code: UInt8, _ params: Bytes) -> [Field] {
-        FieldTree.build { writeParameters(code: code, params, to: $0) }
+        FieldList.build { writeParameters(code: code, params, to: $0) }
     }
 
     public static func writeParameters(code: UInt8, _ params: Bytes, to out: FieldSink) {
@@ -45,7 +45,7 @@ public enum HCIEvents {
 
     /// Parameters of one LE Meta subevent (without the subevent code).
     public static func leSubeventParameters(_ sub: UInt8, _ params: Bytes) -> [Field] {
-        FieldTree.build { writeLESubeventParameters(sub, params, to: $0) }
+        FieldList.build { writeLESubeventParameters(sub, params, to: $0) }
     }
 
     static func writeLESubeventParameters(_ sub: UInt8, _ params: Bytes, to out: FieldSink) {

@@ -70,7 +70,7 @@ enum ParamDecoder {
     /// Decodes `bytes` against `specs`. Short input: what is there, then a Malformed note.
     /// Extra input: "Unexpected Data" and a Malformed note.
     static func decode(_ specs: [ParamSpec], _ bytes: Bytes) -> [Field] {
-        FieldTree.build { write(specs, bytes, to: $0) }
+        FieldList.build { write(specs, bytes, to: $0) }
     }
 
     /// `decode`, sent field by field to `out`.

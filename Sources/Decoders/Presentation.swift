@@ -238,12 +238,16 @@ extension Decoded {
     /// Every layer's full decode, outermost first, each as (protocol name, its fields).
     public var layers: [(name: String, fields: [Field])] {
         var out: [(name: String, fields: [Field])] = []
-        let tree = FieldTree()
-        writeLayers(to: tree) { name in
-            if !out.isEmpty { out[out.count - 1].fields = tree.take() }
+        let list = FieldList()
+        func finish() {
+            if !out.isEmpty { out[out.count - 1].fields = list.tree }
+            list.removeAll()
+        }
+        writeLayers(to: list) { name in
+            finish()
             out.append((name, []))
         }
-        if !out.isEmpty { out[out.count - 1].fields = tree.take() }
+        finish()
         return out
     }
 }

@@ -319,7 +319,7 @@ public struct SMPPDU: Dissectable, Sendable {
         return s
     }
 
-    public var fields: [Field] { FieldTree.build(writeFields) }
+    public var fields: [Field] { FieldList.build(writeFields) }
 
     public func writeFields(to out: FieldSink) {
         guard let opcode else { return out.add("Malformed", .error(malformed ?? "empty SMP PDU")) }

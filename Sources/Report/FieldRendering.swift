@@ -79,124 +79,76 @@ public enum FieldRendering {
         }
     }
 
-    /// Gathers fields as the decoders send them, in one flat list whose storage serves every frame,
-    /// then writes them as the members of a JSON object. Scalars without children are plain JSON
-    /// values; everything else is an object; siblings that share a key become one array.
-    public final class JSONWriter: FieldSink {
-        struct Node {
-            let label: String
-            let value: FieldValue
-            /// Index after this node's last descendant.
-            var end: Int
-        }
+    /// Writes the fields of a list as the members of a JSON object (without braces). Scalars without
+    /// children are plain JSON values, everything else is an object; siblings that share a key
+    /// become one array, so every object has unique keys.
+    public static func writeJSONMembers(_ list: FieldList, to out: Output) {
+        list.close()
+        list.nodes.withUnsafeBufferPointer { members($0, 0, $0.count, out) }
+    }
 
-        // Single-threaded and never re-entered: no run-time exclusivity checks per field.
-        @exclusivity(unchecked) private var nodes: [Node] = []
-        @exclusivity(unchecked) private var open: [Int] = []
-
-        public init() {
-            nodes.reserveCapacity(64)
-            open.reserveCapacity(8)
-        }
-
-        public func begin(_ label: String, _ value: FieldValue) {
-            open.append(nodes.count)
-            nodes.append(Node(label: label, value: value, end: 0))
-        }
-
-        public func end() {
-            guard let i = open.popLast() else { return }
-            nodes[i].end = nodes.count
-        }
-
-        public func add(_ label: String, _ value: FieldValue) {
-            nodes.append(Node(label: label, value: value, end: nodes.count &+ 1))
-        }
-
-        public func add(_ fields: [Field]) {
-            for i in fields.indices {
-                begin(fields[i].label, fields[i].value)
-                if !fields[i].children.isEmpty { add(fields[i].children) }
-                end()
-            }
-        }
-
-        /// Forgets what was gathered.
-        public func discard() {
-            nodes.removeAll(keepingCapacity: true)
-            open.removeAll(keepingCapacity: true)
-        }
-
-        /// Writes what was gathered and starts again empty.
-        public func writeMembers(to out: Output) {
-            while !open.isEmpty { end() }
-            nodes.withUnsafeBufferPointer { members($0, 0, $0.count, out) }
-            nodes.removeAll(keepingCapacity: true)
-        }
-
-        /// The siblings in `start..<end`, each with its subtree.
-        private func members(_ n: UnsafeBufferPointer<Node>, _ start: Int, _ end: Int, _ out: Output) {
-            var count = 0
-            var i = start
-            while i < end { count &+= 1; i = n[i].end }
-            let distinct = count < 2 || withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) { h in
-                var i = start, k = 0
-                while i < end {
-                    let hash = keyHash(n[i].label)
-                    for j in 0..<k where h[j] == hash { return false }
-                    h[k] = hash
-                    k &+= 1
-                    i = n[i].end
-                }
-                return true
-            }
-            if distinct {
-                i = start
-                while i < end {
-                    if i > start { out.write(byte: UInt8(ascii: ",")) }
-                    writeKey(n[i].label, to: out)
-                    out.write(byte: UInt8(ascii: ":"))
-                    value(n, i, out)
-                    i = n[i].end
-                }
-                return
-            }
-            // Siblings that share a key become one array, in the order their keys first appear.
-            var groups: [(key: String, members: [Int])] = []
-            i = start
+    /// The siblings in `start..<end`, each with its subtree.
+    private static func members(_ n: UnsafeBufferPointer<FieldList.Node>, _ start: Int, _ end: Int, _ out: Output) {
+        var count = 0
+        var i = start
+        while i < end { count &+= 1; i = n[i].end }
+        let distinct = count < 2 || withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) { h in
+            var i = start, k = 0
             while i < end {
-                let k = key(for: n[i].label)
-                if let g = groups.firstIndex(where: { $0.key == k }) { groups[g].members.append(i) } else { groups.append((k, [i])) }
+                let hash = keyHash(n[i].label)
+                for j in 0..<k where h[j] == hash { return false }
+                h[k] = hash
+                k &+= 1
                 i = n[i].end
             }
-            for (gi, g) in groups.enumerated() {
-                if gi > 0 { out.write(byte: UInt8(ascii: ",")) }
-                out.write(jsonString: g.key)
+            return true
+        }
+        if distinct {
+            i = start
+            while i < end {
+                if i > start { out.write(byte: UInt8(ascii: ",")) }
+                writeKey(n[i].label, to: out)
                 out.write(byte: UInt8(ascii: ":"))
-                if g.members.count == 1 {
-                    value(n, g.members[0], out)
-                } else {
-                    out.write(byte: UInt8(ascii: "["))
-                    for (j, m) in g.members.enumerated() {
-                        if j > 0 { out.write(byte: UInt8(ascii: ",")) }
-                        value(n, m, out)
-                    }
-                    out.write(byte: UInt8(ascii: "]"))
+                jsonValue(n, i, out)
+                i = n[i].end
+            }
+            return
+        }
+        // Equal key hashes (a shared key, or a collision): group by key, in order of first appearance.
+        var groups: [(key: String, members: [Int])] = []
+        i = start
+        while i < end {
+            let k = key(for: n[i].label)
+            if let g = groups.firstIndex(where: { $0.key == k }) { groups[g].members.append(i) } else { groups.append((k, [i])) }
+            i = n[i].end
+        }
+        for (gi, g) in groups.enumerated() {
+            if gi > 0 { out.write(byte: UInt8(ascii: ",")) }
+            out.write(jsonString: g.key)
+            out.write(byte: UInt8(ascii: ":"))
+            if g.members.count == 1 {
+                jsonValue(n, g.members[0], out)
+            } else {
+                out.write(byte: UInt8(ascii: "["))
+                for (j, m) in g.members.enumerated() {
+                    if j > 0 { out.write(byte: UInt8(ascii: ",")) }
+                    jsonValue(n, m, out)
                 }
+                out.write(byte: UInt8(ascii: "]"))
             }
         }
+    }
 
-        private func value(_ n: UnsafeBufferPointer<Node>, _ i: Int, _ out: Output) {
-            let hasChildren = n[i].end > i &+ 1
-            if !hasChildren, writeJSONScalar(n[i].value, to: out) { return }
-            out.write(byte: UInt8(ascii: "{"))
-            let wrote = writeJSONMembers(n[i].value, to: out)
-            if hasChildren {
-                if wrote { out.write(byte: UInt8(ascii: ",")) }
-                members(n, i &+ 1, n[i].end, out)
-            }
-            out.write(byte: UInt8(ascii: "}"))
+    private static func jsonValue(_ n: UnsafeBufferPointer<FieldList.Node>, _ i: Int, _ out: Output) {
+        let hasChildren = n[i].end > i &+ 1
+        if !hasChildren, writeJSONScalar(n[i].value, to: out) { return }
+        out.write(byte: UInt8(ascii: "{"))
+        let wrote = writeJSONMembers(n[i].value, to: out)
+        if hasChildren {
+            if wrote { out.write(byte: UInt8(ascii: ",")) }
+            members(n, i &+ 1, n[i].end, out)
         }
+        out.write(byte: UInt8(ascii: "}"))
     }
 
     /// `text(v)` written straight into the output buffer, with no intermediate strings.
@@ -280,9 +232,9 @@ public enum FieldRendering {
     /// Writes the fields as the members of a JSON object (without braces). Siblings that share a
     /// key become one array, so every object has unique keys.
     public static func writeJSONMembers(_ fields: [Field], to out: Output) {
-        let w = JSONWriter()
-        w.add(fields)
-        w.writeMembers(to: out)
+        let list = FieldList()
+        list.add(fields)
+        writeJSONMembers(list, to: out)
     }
 
     /// Calls `emit` with each byte of `Field.key(for: label)`; false when the label is not ASCII

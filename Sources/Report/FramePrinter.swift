@@ -14,8 +14,8 @@ public final class FramePrinter {
     @exclusivity(unchecked) private var line = TextLine(capacity: 512)
     /// `read -v` writes each layer's fields as the decoders send them.
     private lazy var fieldWriter = FieldRendering.TextWriter(out, indent: 6)
-    /// JSON gathers each layer's fields here.
-    private let jsonWriter = FieldRendering.JSONWriter()
+    /// JSON gathers each layer's fields here; the storage serves every frame.
+    private let fields = FieldList()
 
     public init(format: Format, verbose: Bool, output: Output) {
         self.format = format
@@ -92,16 +92,19 @@ public final class FramePrinter {
         var layer: String?
         var first = true
         func writeLayer() {
-            defer { layer = nil }
-            guard let name = layer, name != "Malformed" else { return jsonWriter.discard() }
+            defer {
+                layer = nil
+                fields.removeAll()
+            }
+            guard let name = layer, name != "Malformed" else { return }
             if !first { out.write(byte: UInt8(ascii: ",")) }
             first = false
             FieldRendering.writeKey(name, to: out)
             out.write(":{")
-            jsonWriter.writeMembers(to: out)
+            FieldRendering.writeJSONMembers(fields, to: out)
             out.write(byte: UInt8(ascii: "}"))
         }
-        d.writeLayers(to: jsonWriter) { name in
+        d.writeLayers(to: fields) { name in
             writeLayer()
             layer = name
         }
