@@ -451,9 +451,6 @@ extension ATTPDU {
 
 // MARK: Presentation
 
-/// "0x000e": tshark's lower-case handle notation.
-@inlinable func attHex(_ v: UInt16) -> String { "0x" + Hex.padded(v, width: 4).lowercased() }
-
 /// "Primary Service (0x2800)", or the bare UUID when the SIG tables do not name it.
 func attUUIDName(_ u: BluetoothUUID) -> String { TextLine.make { writeATTUUIDName(u, to: &$0) } }
 
@@ -480,6 +477,7 @@ extension ATTPDU: Dissectable {
     public var summary: String { TextLine.make(writeSummary) }
 
     public func writeSummary(to s: inout TextLine) {
+        // Handles as tshark writes them in its Info column: lower-case hex, "0x000e".
         func handle(_ label: String, _ h: UInt16) { s += label; s.write(lowerHex: UInt64(h), width: 4) }
         func range(_ r: ATTHandleRange) { handle(", Handles: ", r.start); handle("..", r.end) }
         func value(_ label: String, _ v: Bytes) { s += label; writeATTValueHex(v, to: &s) }

@@ -382,6 +382,4 @@ public enum FieldRendering {
         }
         return out + "\""
     }
-
-    public static func writeJSONString(_ s: String, to out: Output) { out.write(jsonString: s) }
 }
