@@ -97,8 +97,6 @@ public protocol FieldSink: AnyObject {
     func end()
     /// A field without children: `begin` then `end`, in one call.
     func add(_ label: String, _ value: FieldValue)
-    /// Fields a decoder built as a tree.
-    func add(_ fields: [Field])
 }
 
 extension FieldSink {
@@ -115,11 +113,12 @@ extension FieldSink {
         end()
     }
 
-    /// Sends the tree field by field.
+    /// Fields a decoder built as a tree, sent field by field.
     public func add(_ fields: [Field]) {
         for i in fields.indices {
+            if fields[i].children.isEmpty { add(fields[i].label, fields[i].value); continue }
             begin(fields[i].label, fields[i].value)
-            if !fields[i].children.isEmpty { add(fields[i].children) }
+            add(fields[i].children)
             end()
         }
     }
