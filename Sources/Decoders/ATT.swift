@@ -676,7 +676,7 @@ extension ATTPDU: Dissectable {
         case .raw(let b):
             if !b.isEmpty { out.add(opcode.isKnown ? "Parameters" : "Data", .bytes(b)) }
         }
-        if let m = malformed { out.add("Malformed", .error(m)) }
+        if let m = malformed { out.malformed(m) }
     }
 }
 

@@ -237,7 +237,7 @@ public struct DeviceSummary: Sendable {
     public var connected: Bool { connectionFrame != nil }
 
     public var fields: [Field] {
-        var addrChildren = FieldList.build { AdvertisingReport.addressType("Address Type", addressType, to: $0) }
+        var addrChildren = [Field("Address Type", AdvertisingReport.addressType(addressType))]
         if let k = randomKind { addrChildren.append(Field("Random Address Kind", .text(k.rawValue))) }
         var out = [Field("Address", .address(address), addrChildren)]
         if let n = completeName { out.append(Field("Complete Local Name", .text(n))) }

@@ -193,12 +193,12 @@ public struct AdvertisingData: Dissectable, Sendable {
             s.writeField(to: out)
             // A length fault of this structure is shown right after it.
             while let p = next, p.offset == s.offset {
-                out.add("Malformed", .error(p.description))
+                out.malformed(p.description)
                 next = pending.next()
             }
         }
         while let p = next {
-            out.add("Malformed", .error(p.description))
+            out.malformed(p.description)
             next = pending.next()
         }
         if paddingLength > 0 { out.add("Padding", .uint(UInt64(paddingLength), hex: 0)) }
@@ -240,8 +240,6 @@ public struct ADStructure: Sendable {
     }
 
     /// The structure as tshark shows it: name, then Length, Type and the decoded value.
-    public var field: Field { FieldList.build(writeField)[0] }
-
     public func writeField(to out: FieldSink) {
         out.begin(name, .none)
         out.add("Length", .uint(UInt64(data.count + 1), hex: 0))

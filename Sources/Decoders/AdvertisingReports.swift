@@ -242,14 +242,14 @@ public enum AdvertisingReports {
             rep.writeFields(to: out)
             out.end()
         }
-        if let m = malformed { out.add("Malformed", .error(m)) }
+        if let m = malformed { out.malformed(m) }
         return true
     }
 }
 
 extension AdvertisingReport {
-    static func addressType(_ label: String, _ t: UInt8, to out: FieldSink) {
-        out.add(label, .named(UInt64(t), hex: 2, AdvertisingReports.addressTypeNames[Int(t)] ?? "Reserved"))
+    static func addressType(_ t: UInt8) -> FieldValue {
+        .named(UInt64(t), hex: 2, AdvertisingReports.addressTypeNames[Int(t)] ?? "Reserved")
     }
 
     static func address(_ label: String, _ a: BDAddr, type: UInt8, to out: FieldSink) {
@@ -286,7 +286,7 @@ extension AdvertisingReport {
             } else {
                 out.add("Event Type", .named(UInt64(eventType), hex: 2, eventTypeName))
             }
-            AdvertisingReport.addressType("Address Type", addressType, to: out)
+            out.add("Address Type", AdvertisingReport.addressType(addressType))
             AdvertisingReport.address("Address", address, type: addressType, to: out)
             if subevent == AdvertisingReports.extended {
                 out.add("Primary PHY", .named(UInt64(primaryPHY), hex: 2, AdvertisingReports.phyNames[Int(primaryPHY)] ?? "Reserved"))
@@ -298,7 +298,7 @@ extension AdvertisingReport {
                     : .quantity(UInt64(periodicInterval), hex: 4, Double(periodicInterval) * 1.25, unit: "ms"))
             }
             if let t = directAddressType, let a = directAddress {
-                AdvertisingReport.addressType("Direct Address Type", t, to: out)
+                out.add("Direct Address Type", AdvertisingReport.addressType(t))
                 AdvertisingReport.address("Direct Address", a, type: t, to: out)
             }
             if subevent != AdvertisingReports.extended { AdvertisingReport.signedOrNA("RSSI", rssi, to: out) }

@@ -142,17 +142,7 @@ public struct BDAddr: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let raw: UInt64
     @inlinable public init(_ raw: UInt64) { self.raw = raw & 0xFFFF_FFFF_FFFF }
 
-    public var description: String {
-        var s = ""
-        s.reserveCapacity(17)
-        for i in stride(from: 5, through: 0, by: -1) {
-            let b = UInt8(truncatingIfNeeded: raw >> (8 * UInt64(i)))
-            s.append(Hex.digits[Int(b >> 4)])
-            s.append(Hex.digits[Int(b & 0xF)])
-            if i > 0 { s.append(":") }
-        }
-        return s
-    }
+    public var description: String { TextLine.make { $0.write(self) } }
 
     /// The kind of a random address, from its two most significant bits (Vol 6 Part B 1.3.2).
     public var randomKind: RandomAddressKind {

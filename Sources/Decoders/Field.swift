@@ -105,6 +105,9 @@ extension FieldSink {
         end()
     }
 
+    /// A marker for input that broke a rule of the specification, as `Field.malformed` makes it.
+    public func malformed(_ why: String) { add("Malformed", .error(why)) }
+
     /// One field built with its children.
     public func add(_ field: Field) {
         if field.children.isEmpty { return add(field.label, field.value) }

@@ -30,7 +30,7 @@ public enum HCIEvents {
         case commandComplete: writeCommandComplete(params, to: out)
         case commandStatus: ParamDecoder.write(commandStatusSpec, params, to: out)
         case leMeta:
-            guard let sub = params.first else { return out.add("Malformed", .error("LE Meta event without Subevent Code")) }
+            guard let sub = params.first else { return out.malformed("LE Meta event without Subevent Code") }
             out.add("Subevent Code", .named(UInt64(sub), hex: 2, leSubeventName(sub)))
             writeLESubeventParameters(sub, params.dropFirst(), to: out)
         default:
@@ -60,9 +60,9 @@ public enum HCIEvents {
 
     static func writeCommandComplete(_ params: Bytes, to out: FieldSink) {
         var r = ByteReader(params)
-        guard let n = try? r.u8() else { return out.add("Malformed", .error("Command Complete without Num HCI Command Packets")) }
+        guard let n = try? r.u8() else { return out.malformed("Command Complete without Num HCI Command Packets") }
         out.add("Num HCI Command Packets", .uint(UInt64(n), hex: 0))
-        guard let op = try? r.u16() else { return out.add("Malformed", .error("Command Complete without Command Opcode")) }
+        guard let op = try? r.u16() else { return out.malformed("Command Complete without Command Opcode") }
         out.add("Command Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)))
         HCICommands.writeReturnParameters(opcode: op, r.rest(), to: out)
     }

@@ -79,13 +79,13 @@ enum ParamDecoder {
         do {
             try run(specs, &r, out)
         } catch {
-            out.add("Malformed", .error(message(error)))
+            out.malformed(message(error))
             return
         }
         if !r.isAtEnd {
             let extra = r.rest()
             out.add("Unexpected Data", .bytes(extra))
-            out.add("Malformed", .error("\(extra.count) octets after the last parameter"))
+            out.malformed("\(extra.count) octets after the last parameter")
         }
     }
 
@@ -137,7 +137,7 @@ enum ParamDecoder {
             let pad = size - Int(n)
             if r.remaining < pad {
                 try r.skip(r.remaining)
-                out.add("Malformed", .error("\(dl) field shorter than \(size) octets"))
+                out.malformed("\(dl) field shorter than \(size) octets")
             } else {
                 try r.skip(pad)
             }

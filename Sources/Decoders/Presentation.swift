@@ -231,7 +231,7 @@ extension Decoded {
         }
         if !problems.isEmpty {
             layer("Malformed")
-            for p in problems { out.add("Malformed", .error(p)) }
+            for p in problems { out.malformed(p) }
         }
     }
 

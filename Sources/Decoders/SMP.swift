@@ -322,11 +322,11 @@ public struct SMPPDU: Dissectable, Sendable {
     public var fields: [Field] { FieldList.build(writeFields) }
 
     public func writeFields(to out: FieldSink) {
-        guard let opcode else { return out.add("Malformed", .error(malformed ?? "empty SMP PDU")) }
+        guard let opcode else { return out.malformed(malformed ?? "empty SMP PDU") }
         out.add("Opcode", .named(UInt64(opcode), hex: 2, SMPOpcode.name(opcode)))
         guard opcode >= 1, Int(opcode) <= SMPPDU.layouts.count else {
             out.add("Data", .bytes(raw.from(1)))
-            if let malformed { out.add("Malformed", .error(malformed)) }
+            if let malformed { out.malformed(malformed) }
             return
         }
         // Walk the layout over whatever is present, so a short PDU still shows what it has.
@@ -336,7 +336,7 @@ public struct SMPPDU: Dissectable, Sendable {
             out.add(SMPPDU.field(param, v))
         }
         if !r.isAtEnd { out.add("Extra Data", .bytes(r.rest())) }
-        if let malformed { out.add("Malformed", .error(malformed)) }
+        if let malformed { out.malformed(malformed) }
     }
 
     static func field(_ param: Param, _ v: Bytes) -> Field {

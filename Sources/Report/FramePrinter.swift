@@ -13,7 +13,7 @@ public final class FramePrinter {
     /// Each frame's summary is written here, then copied to the output: one buffer for the whole capture.
     @exclusivity(unchecked) private var line = TextLine(capacity: 512)
     /// `read -v` writes each layer's fields as the decoders send them.
-    private lazy var fieldWriter = FieldRendering.TextWriter(out, indent: 6)
+    private let fieldWriter: FieldRendering.TextWriter
     /// JSON gathers each layer's fields here; the storage serves every frame.
     private let fields = FieldList()
 
@@ -21,6 +21,7 @@ public final class FramePrinter {
         self.format = format
         self.verbose = verbose
         out = output
+        fieldWriter = FieldRendering.TextWriter(output, indent: 6)
     }
 
     /// Times are printed relative to the capture's first frame, also when the first frames are skipped.
