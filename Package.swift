@@ -1,6 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+let release: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+
 let package = Package(
     name: "blesniff",
     products: [
@@ -19,10 +21,10 @@ let package = Package(
             dependencies: [
                 "Report", "Capture",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
+            ], swiftSettings: release),
         // Pure decoding: bytes in, typed values out. No I/O, standard library only.
-        .target(name: "Decoders", exclude: ["AssignedNumbers.LICENSE"]),
-        .target(name: "Report", dependencies: ["Decoders", .product(name: "Yams", package: "Yams")]),
+        .target(name: "Decoders", exclude: ["AssignedNumbers.LICENSE"], swiftSettings: release),
+        .target(name: "Report", dependencies: ["Decoders", .product(name: "Yams", package: "Yams")], swiftSettings: release),
         .systemLibrary(
             name: "CPcap",
             pkgConfig: "libpcap",
@@ -36,7 +38,7 @@ let package = Package(
             name: "CZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
-        .target(name: "Capture", dependencies: ["CPcap", "CBluetooth", "CZlib"]),
+        .target(name: "Capture", dependencies: ["CPcap", "CBluetooth", "CZlib"], swiftSettings: release),
         .testTarget(name: "DecodersTests", dependencies: ["Decoders"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Decoders"]),
         .testTarget(name: "ReportTests", dependencies: ["Report", "Decoders", "Capture"]),

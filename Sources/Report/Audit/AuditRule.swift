@@ -102,6 +102,10 @@ public protocol AuditRule {
     var settings: RuleSettings { get }
     init(settings: RuleSettings)
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void)
+    /// An ATT PDU: `.att` events come here rather than to `observe`, the observation borrowed where
+    /// binding it out of the event would copy it once per rule. The default hands it to `observe`.
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void)
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void)
 }
 
@@ -145,6 +149,11 @@ extension AuditEvent {
 
 extension AuditRule {
     public static var consumes: AuditEventKinds { .all }
+
+    public mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                                    emit: (Finding) -> Void) {
+        observe(.att(c, a), at: frame, emit: emit)
+    }
 
     /// A finding of this rule at its configured severity (or `severity` for a lesser variant).
     func finding(_ message: String, subject: FindingSubject, evidence: [FrameRef], decisive: FrameRef,

@@ -67,8 +67,21 @@ public final class Auditor {
     public func observe(_ event: AuditEvent, at frame: FrameRef) {
         lastFrame.pointee = frame
         let k = event.kind.rawValue.trailingZeroBitCount
+        if k == Self.attKind, case .att(let c, let a) = event {
+            observeATT(a, on: c, at: frame)
+            return
+        }
         for j in kindStart[k]..<kindStart[k &+ 1] {
             rules[ruleIndices[j]]._withUnsafeGuaranteedRef { $0.observe(event, at: frame, emit: emit) }
+        }
+    }
+
+    private static let attKind = AuditEventKinds.att.rawValue.trailingZeroBitCount
+
+    /// The ATT PDU, taken out of its event once and lent to each rule.
+    private func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
+        for j in kindStart[Self.attKind]..<kindStart[Self.attKind &+ 1] {
+            rules[ruleIndices[j]]._withUnsafeGuaranteedRef { $0.observeATT(a, on: c, at: frame, emit: emit) }
         }
     }
 
@@ -87,6 +100,7 @@ private class RuleRunner {
     var id: String { "" }
     var consumes: AuditEventKinds { [] }
     func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {}
+    func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef, emit: (Finding) -> Void) {}
     func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
 }
 
@@ -105,6 +119,11 @@ private final class Runner<R: AuditRule>: RuleRunner {
 
     override func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         rule.pointee.observe(event, at: frame, emit: emit)
+    }
+
+    override func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void) {
+        rule.pointee.observeATT(a, on: c, at: frame, emit: emit)
     }
 
     override func finish(at frame: FrameRef?, emit: (Finding) -> Void) {

@@ -85,6 +85,24 @@ extension AuditEvent {
     }
 }
 
+/// UUIDs a rule looks up on every ATT PDU: those with a 16-bit alias in a bitmap (a bit test rather
+/// than hashing 128 bits), the rest in a set.
+struct UUIDSet {
+    private var short = [UInt64](repeating: 0, count: 1 << 10)
+    private var long: Set<BluetoothUUID> = []
+
+    init<S: Sequence>(_ uuids: S) where S.Element == BluetoothUUID {
+        for u in uuids {
+            if let v = u.uuid16 { short[Int(v >> 6)] |= 1 << (v & 63) } else { long.insert(u) }
+        }
+    }
+
+    func contains(_ u: BluetoothUUID) -> Bool {
+        if let v = u.uuid16 { return short[Int(v >> 6)] & (1 << (v & 63)) != 0 }
+        return !long.isEmpty && long.contains(u)
+    }
+}
+
 /// A map with a fixed capacity: when full, the oldest inserted key goes. Keeps per-advertiser or
 /// per-handle state flat whatever the capture's size.
 struct BoundedMap<Key: Hashable, Value> {
@@ -92,6 +110,10 @@ struct BoundedMap<Key: Hashable, Value> {
     private var order: [Key] = []
     private var head = 0
     let capacity: Int
+    /// The key found last and where: consecutive events mostly concern one connection or handle,
+    /// and a hit skips hashing the key. Forgotten on every insertion or removal, which can move entries.
+    private var lastKey: Key?
+    private var lastIndex: Dictionary<Key, Value>.Index?
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
 
@@ -99,33 +121,52 @@ struct BoundedMap<Key: Hashable, Value> {
     var isEmpty: Bool { storage.isEmpty }
 
     /// Whether `key` is present, without copying its value out.
-    func contains(_ key: Key) -> Bool { storage.index(forKey: key) != nil }
+    func contains(_ key: Key) -> Bool {
+        if lastIndex != nil, lastKey == key { return true }
+        return storage.index(forKey: key) != nil
+    }
 
     subscript(key: Key) -> Value? {
         get { storage[key] }
         set {
+            forget()
             guard let v = newValue else { storage[key] = nil; return }
             if storage.updateValue(v, forKey: key) == nil { remember(key) }
         }
     }
 
-    /// Mutates the value in place, inserting `make()` first when absent. One hash lookup for a key
-    /// already present, and no copy of its value.
+    /// Mutates the value in place, inserting `make()` first when absent. No hash for the key found
+    /// last, one lookup for another key already present, and no copy of its value.
     mutating func update<R>(_ key: Key, default make: @autoclosure () -> Value, _ body: (inout Value) -> R) -> R {
-        if let i = storage.index(forKey: key) { return body(&storage.values[i]) }
+        if let i = lastIndex, lastKey == key { return body(&storage.values[i]) }
+        if let i = storage.index(forKey: key) {
+            lastKey = key
+            lastIndex = i
+            return body(&storage.values[i])
+        }
         var v = make()
         let r = body(&v)
+        forget()
         storage[key] = v
         remember(key)
         return r
     }
 
-    mutating func removeValue(forKey key: Key) -> Value? { storage.removeValue(forKey: key) }
+    mutating func removeValue(forKey key: Key) -> Value? {
+        forget()
+        return storage.removeValue(forKey: key)
+    }
 
     mutating func removeAll() {
+        forget()
         storage.removeAll()
         order.removeAll()
         head = 0
+    }
+
+    private mutating func forget() {
+        lastKey = nil
+        lastIndex = nil
     }
 
     /// Ring of insertion order: a new key takes the oldest slot and evicts the key in it (a no-op when

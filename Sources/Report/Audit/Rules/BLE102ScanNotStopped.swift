@@ -55,6 +55,11 @@ struct BLE102ScanNotStopped: AuditRule {
         }
     }
 
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void) {
+        if awaiting { check(now: frame, emit: emit) }
+    }
+
     private mutating func updateAwaiting() {
         awaiting = scans.values.contains { $0.connection != nil && !$0.flagged }
     }

@@ -33,34 +33,37 @@ struct BLE201FullServiceDiscovery: AuditRule {
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
-        case .att(let c, let a):
-            if a.origin == .local, a.kind == .request, a.opcode == ATTOpcode.readByGroupTypeRequest,
-               a.attributeType == GATTType.primaryService {
-                if !states.contains(c.id) {
-                    if a.handle == 0x0001 && (a.endHandle ?? 0xFFFF) == 0xFFFF {
-                        states[c.id] = State(connection: c, first: frame, last: frame)
-                    }
-                } else {
-                    states.update(c.id, default: State(connection: c, first: frame, last: frame)) {
-                        $0.requests += 1
-                        $0.last = frame
-                        $0.awaitingResponse = true
-                    }
-                }
-                return
-            }
-            guard states.contains(c.id) else { return }
-            states.update(c.id, default: State(connection: c, first: frame, last: frame)) { s in
-                if a.origin == .remote, a.kind == .response, s.awaitingResponse {
-                    s.awaitingResponse = false
-                    // Attribute Not Found ends the walk: the client went to the end of the database.
-                    if a.opcode == ATTOpcode.errorResponse { s.reachedEnd = true }
-                }
-                if a.usesAttribute, let svc = a.service, s.used.count < 256 { s.used.insert(svc) }
-            }
         case .disconnected(let c, _):
             if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
         default: break
+        }
+    }
+
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void) {
+        if a.origin == .local, a.kind == .request, a.opcode == ATTOpcode.readByGroupTypeRequest,
+           a.attributeType == GATTType.primaryService {
+            if !states.contains(c.id) {
+                if a.handle == 0x0001 && (a.endHandle ?? 0xFFFF) == 0xFFFF {
+                    states[c.id] = State(connection: c, first: frame, last: frame)
+                }
+            } else {
+                states.update(c.id, default: State(connection: c, first: frame, last: frame)) {
+                    $0.requests += 1
+                    $0.last = frame
+                    $0.awaitingResponse = true
+                }
+            }
+            return
+        }
+        guard states.contains(c.id) else { return }
+        states.update(c.id, default: State(connection: c, first: frame, last: frame)) { s in
+            if a.origin == .remote, a.kind == .response, s.awaitingResponse {
+                s.awaitingResponse = false
+                // Attribute Not Found ends the walk: the client went to the end of the database.
+                if a.opcode == ATTOpcode.errorResponse { s.reachedEnd = true }
+            }
+            if a.usesAttribute, let svc = a.service, s.used.count < 256 { s.used.insert(svc) }
         }
     }
 

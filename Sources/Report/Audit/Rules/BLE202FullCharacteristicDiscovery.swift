@@ -37,41 +37,44 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
-        case .att(let c, let a):
-            let isCharDiscovery = a.opcode == ATTOpcode.readByTypeRequest && a.attributeType == GATTType.characteristic
-            let isDescDiscovery = a.opcode == ATTOpcode.findInformationRequest
-            if a.origin == .local, a.kind == .request, isCharDiscovery || isDescDiscovery, let start = a.handle {
-                let end = a.endHandle ?? 0xFFFF
-                if start == 0x0001 && end == 0xFFFF {
-                    let done = states.update(c.id, default: State(connection: c)) { $0.flaggedWhole.insert(a.opcode).inserted }
-                    if done {
-                        emit(finding((isCharDiscovery ? "characteristic discovery (Read By Type 0x2803)"
-                                                      : "descriptor discovery (Find Information)")
-                                        + " over the whole database 0x0001-0xFFFF",
-                                      subject: .connection(c), evidence: [frame], decisive: frame,
-                                      detail: isCharDiscovery ? "whole characteristics" : "whole descriptors"))
-                    }
-                    return
-                }
-                guard isCharDiscovery else { return }
-                states.update(c.id, default: State(connection: c)) { s in
-                    // A continuation keeps the end handle and starts inside the range already recorded.
-                    if s.ranges.contains(where: { $0.end == end && $0.start <= start }) { return }
-                    if s.ranges.count < 64 {
-                        s.ranges.append(Range(start: start, end: end, frame: frame, service: a.service))
-                    }
-                }
-                return
-            }
-            guard a.usesAttribute, let h = a.handle, states.contains(c.id) else { return }
-            states.update(c.id, default: State(connection: c)) { s in
-                for i in s.ranges.indices where !s.ranges[i].used && s.ranges[i].start <= h && h <= s.ranges[i].end {
-                    s.ranges[i].used = true
-                }
-            }
         case .disconnected(let c, _):
             if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
         default: break
+        }
+    }
+
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void) {
+        let isCharDiscovery = a.opcode == ATTOpcode.readByTypeRequest && a.attributeType == GATTType.characteristic
+        let isDescDiscovery = a.opcode == ATTOpcode.findInformationRequest
+        if a.origin == .local, a.kind == .request, isCharDiscovery || isDescDiscovery, let start = a.handle {
+            let end = a.endHandle ?? 0xFFFF
+            if start == 0x0001 && end == 0xFFFF {
+                let done = states.update(c.id, default: State(connection: c)) { $0.flaggedWhole.insert(a.opcode).inserted }
+                if done {
+                    emit(finding((isCharDiscovery ? "characteristic discovery (Read By Type 0x2803)"
+                                                  : "descriptor discovery (Find Information)")
+                                    + " over the whole database 0x0001-0xFFFF",
+                                  subject: .connection(c), evidence: [frame], decisive: frame,
+                                  detail: isCharDiscovery ? "whole characteristics" : "whole descriptors"))
+                }
+                return
+            }
+            guard isCharDiscovery else { return }
+            states.update(c.id, default: State(connection: c)) { s in
+                // A continuation keeps the end handle and starts inside the range already recorded.
+                if s.ranges.contains(where: { $0.end == end && $0.start <= start }) { return }
+                if s.ranges.count < 64 {
+                    s.ranges.append(Range(start: start, end: end, frame: frame, service: a.service))
+                }
+            }
+            return
+        }
+        guard a.usesAttribute, let h = a.handle, states.contains(c.id) else { return }
+        states.update(c.id, default: State(connection: c)) { s in
+            for i in s.ranges.indices where !s.ranges[i].used && s.ranges[i].start <= h && h <= s.ranges[i].end {
+                s.ranges[i].used = true
+            }
         }
     }
 

@@ -29,28 +29,31 @@ struct BLE203RediscoveryOnReconnect: AuditRule {
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
-        case .att(let c, let a):
-            if a.origin == .remote, a.kind == .indication, a.characteristic == GATTType.serviceChanged {
-                peers.update(c.peerKey, default: Peer(connectionID: c.id, frame: frame)) { $0.serviceChanged = true }
-                return
-            }
-            guard a.origin == .local, a.kind == .request, a.handle == 0x0001, discovered[c.id] == nil else { return }
-            let full = (a.opcode == ATTOpcode.readByGroupTypeRequest && a.attributeType == GATTType.primaryService)
-                || (a.opcode == ATTOpcode.readByTypeRequest && a.attributeType == GATTType.characteristic
-                    && (a.endHandle ?? 0xFFFF) == 0xFFFF)
-            guard full, c.peer != nil else { return }
-            discovered[c.id] = true
-            if let p = peers[c.peerKey], p.connectionID != c.id, !p.serviceChanged {
-                emit(finding("full discovery repeated on connection #" + String(c.id) + " to " + c.peerKey.description
-                                + "; the same discovery ran on connection #" + String(p.connectionID)
-                                + " and no Service Changed indication came in between",
-                             subject: .connection(c), evidence: [p.frame, frame], decisive: frame, detail: "rediscovery"))
-            }
-            peers[c.peerKey] = Peer(connectionID: c.id, frame: frame)
         case .disconnected(let c, _):
             _ = discovered.removeValue(forKey: c.id)
         default: break
         }
+    }
+
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void) {
+        if a.origin == .remote, a.kind == .indication, a.characteristic == GATTType.serviceChanged {
+            peers.update(c.peerKey, default: Peer(connectionID: c.id, frame: frame)) { $0.serviceChanged = true }
+            return
+        }
+        guard a.origin == .local, a.kind == .request, a.handle == 0x0001, discovered[c.id] == nil else { return }
+        let full = (a.opcode == ATTOpcode.readByGroupTypeRequest && a.attributeType == GATTType.primaryService)
+            || (a.opcode == ATTOpcode.readByTypeRequest && a.attributeType == GATTType.characteristic
+                && (a.endHandle ?? 0xFFFF) == 0xFFFF)
+        guard full, c.peer != nil else { return }
+        discovered[c.id] = true
+        if let p = peers[c.peerKey], p.connectionID != c.id, !p.serviceChanged {
+            emit(finding("full discovery repeated on connection #" + String(c.id) + " to " + c.peerKey.description
+                            + "; the same discovery ran on connection #" + String(p.connectionID)
+                            + " and no Service Changed indication came in between",
+                         subject: .connection(c), evidence: [p.frame, frame], decisive: frame, detail: "rediscovery"))
+        }
+        peers[c.peerKey] = Peer(connectionID: c.id, frame: frame)
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}

@@ -51,33 +51,36 @@ struct BLE301PollingRead: AuditRule {
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
-        case .att(let c, let a):
-            guard a.origin == .local || a.kind == .response else { return }
-            let need = max(1, readsSetting), window = windowSetting
-            states.update(c.id, default: State(connection: c)) { s in
-                guard s.tracker.classify(a) == true, let h = a.handle else { return }
-                s.handles.update(h, default: Handle(first: frame, last: frame)) { r in
-                    r.reads += 1
-                    r.last = frame
-                    if a.characteristic != nil { r.characteristic = a.characteristic }
-                    if a.properties != nil { r.properties = a.properties }
-                    guard r.window == nil else { return }
-                    r.times.append(frame.time)
-                    r.frames.append(frame)
-                    if r.times.count > need {
-                        r.times.removeFirst()
-                        r.frames.removeFirst()
-                    }
-                    if r.times.count == need, let t0 = r.times.first, frame.time &- t0 <= window {
-                        r.window = (r.frames[0], frame)
-                        r.times = []
-                        r.frames = []
-                    }
-                }
-            }
         case .disconnected(let c, _):
             if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
         default: break
+        }
+    }
+
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void) {
+        guard a.origin == .local || a.kind == .response else { return }
+        let need = max(1, readsSetting), window = windowSetting
+        states.update(c.id, default: State(connection: c)) { s in
+            guard s.tracker.classify(a) == true, let h = a.handle else { return }
+            s.handles.update(h, default: Handle(first: frame, last: frame)) { r in
+                r.reads += 1
+                r.last = frame
+                if a.characteristic != nil { r.characteristic = a.characteristic }
+                if a.properties != nil { r.properties = a.properties }
+                guard r.window == nil else { return }
+                r.times.append(frame.time)
+                r.frames.append(frame)
+                if r.times.count > need {
+                    r.times.removeFirst()
+                    r.frames.removeFirst()
+                }
+                if r.times.count == need, let t0 = r.times.first, frame.time &- t0 <= window {
+                    r.window = (r.frames[0], frame)
+                    r.times = []
+                    r.frames = []
+                }
+            }
         }
     }
 
@@ -88,7 +91,8 @@ struct BLE301PollingRead: AuditRule {
 
     private func report(_ s: State, emit: (Finding) -> Void) {
         let need = max(1, readsSetting)
-        for (h, r) in s.handles.storage.sorted(by: { $0.key < $1.key }) {
+        // Most connections poll nothing: only the handles that did are sorted.
+        for (h, r) in s.handles.storage.filter({ $0.value.window != nil }).sorted(by: { $0.key < $1.key }) {
             guard let (first, decisive) = r.window else { continue }
             let canNotify = r.properties.map { $0 & 0x30 != 0 }
             var msg = Say.attribute(h, r.characteristic) + " read " + String(r.reads) + " times in "

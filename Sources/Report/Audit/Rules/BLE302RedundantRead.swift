@@ -14,7 +14,7 @@ struct BLE302RedundantRead: AuditRule {
         options: [RuleOption("reads", .count, 3, "reads of one static value in one connection")])
 
     /// Device Name, Appearance, and the Device Information Service characteristics.
-    static let staticValues: Set<BluetoothUUID> = Set(
+    static let staticValues = UUIDSet(
         ([0x2A00, 0x2A01, 0x2A23, 0x2A24, 0x2A25, 0x2A26, 0x2A27, 0x2A28, 0x2A29, 0x2A2A, 0x2A50] as [UInt16])
             .map { BluetoothUUID(uuid16: $0) })
 
@@ -44,21 +44,24 @@ struct BLE302RedundantRead: AuditRule {
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
-        case .att(let c, let a):
-            guard a.origin == .local || a.kind == .response else { return }
-            states.update(c.id, default: State(connection: c)) { s in
-                guard s.tracker.classify(a) == true, let h = a.handle, let u = a.characteristic,
-                      Self.staticValues.contains(u) else { return }
-                if s.handles[h] == nil {
-                    guard s.handles.count < 64 else { return }
-                    s.handles[h] = Handle(uuid: u, first: frame, last: frame)
-                }
-                s.handles[h]!.reads += 1
-                s.handles[h]!.last = frame
-            }
         case .disconnected(let c, _):
             if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
         default: break
+        }
+    }
+
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void) {
+        guard a.origin == .local || a.kind == .response else { return }
+        states.update(c.id, default: State(connection: c)) { s in
+            guard s.tracker.classify(a) == true, let h = a.handle, let u = a.characteristic,
+                  Self.staticValues.contains(u) else { return }
+            if s.handles[h] == nil {
+                guard s.handles.count < 64 else { return }
+                s.handles[h] = Handle(uuid: u, first: frame, last: frame)
+            }
+            s.handles[h]!.reads += 1
+            s.handles[h]!.last = frame
         }
     }
 

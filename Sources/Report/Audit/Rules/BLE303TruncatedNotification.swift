@@ -33,29 +33,32 @@ struct BLE303TruncatedNotification: AuditRule {
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
-        case .att(let c, let a):
-            guard let h = a.handle else { return }
-            if a.origin == .remote, a.opcode == ATTOpcode.notification || a.opcode == ATTOpcode.indication {
-                let full = a.valueLength > 0 && a.valueLength == a.mtu - 3
-                states.update(c.id, default: State(connection: c)) { s in
-                    if full {
-                        s.handles.update(h, default: Handle()) { $0.pending = frame; $0.length = a.valueLength }
-                    } else if s.handles[h] != nil {
-                        s.handles.update(h, default: Handle()) { $0.pending = nil }
-                    }
-                }
-            } else if a.origin == .local, a.kind == .request, a.isValueRead, states[c.id]?.handles[h]?.pending != nil {
-                states.update(c.id, default: State(connection: c)) { s in
-                    s.handles.update(h, default: Handle()) { r in
-                        if r.first == nil, let p = r.pending { r.first = (p, frame) }
-                        r.count += 1
-                        r.pending = nil
-                    }
-                }
-            }
         case .disconnected(let c, _):
             if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
         default: break
+        }
+    }
+
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void) {
+        guard let h = a.handle else { return }
+        if a.origin == .remote, a.opcode == ATTOpcode.notification || a.opcode == ATTOpcode.indication {
+            let full = a.valueLength > 0 && a.valueLength == a.mtu - 3
+            states.update(c.id, default: State(connection: c)) { s in
+                if full {
+                    s.handles.update(h, default: Handle()) { $0.pending = frame; $0.length = a.valueLength }
+                } else if s.handles[h] != nil {
+                    s.handles.update(h, default: Handle()) { $0.pending = nil }
+                }
+            }
+        } else if a.origin == .local, a.kind == .request, a.isValueRead, states[c.id]?.handles[h]?.pending != nil {
+            states.update(c.id, default: State(connection: c)) { s in
+                s.handles.update(h, default: Handle()) { r in
+                    if r.first == nil, let p = r.pending { r.first = (p, frame) }
+                    r.count += 1
+                    r.pending = nil
+                }
+            }
         }
     }
 
@@ -65,7 +68,7 @@ struct BLE303TruncatedNotification: AuditRule {
     }
 
     private func report(_ s: State, emit: (Finding) -> Void) {
-        for (h, r) in s.handles.storage.sorted(by: { $0.key < $1.key }) {
+        for (h, r) in s.handles.storage.filter({ $0.value.first != nil }).sorted(by: { $0.key < $1.key }) {
             guard let (n, read) = r.first, r.count > 0 else { continue }
             emit(finding(Say.plural(r.count, "notification") + " of handle " + Say.handle(h) + " filled ATT_MTU-3 ("
                             + String(r.length) + " bytes) and " + (r.count == 1 ? "was" : "were")

@@ -29,21 +29,24 @@ struct BLE304SmallMTULongValues: AuditRule {
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
-        case .att(let c, let a):
-            if a.opcode == ATTOpcode.exchangeMTURequest || a.opcode == ATTOpcode.exchangeMTUResponse {
-                states.update(c.id, default: State(connection: c)) { $0.exchanged = true }
-            } else if a.origin == .local, a.kind == .request, a.mtu <= 23,
-                      a.opcode == ATTOpcode.readBlobRequest || a.opcode == ATTOpcode.prepareWriteRequest {
-                states.update(c.id, default: State(connection: c)) { s in
-                    guard !s.exchanged else { return }
-                    s.count += 1
-                    if s.first == nil { s.first = frame }
-                    s.last = frame
-                }
-            }
         case .disconnected(let c, _):
             if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
         default: break
+        }
+    }
+
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void) {
+        if a.opcode == ATTOpcode.exchangeMTURequest || a.opcode == ATTOpcode.exchangeMTUResponse {
+            states.update(c.id, default: State(connection: c)) { $0.exchanged = true }
+        } else if a.origin == .local, a.kind == .request, a.mtu <= 23,
+                  a.opcode == ATTOpcode.readBlobRequest || a.opcode == ATTOpcode.prepareWriteRequest {
+            states.update(c.id, default: State(connection: c)) { s in
+                guard !s.exchanged else { return }
+                s.count += 1
+                if s.first == nil { s.first = frame }
+                s.last = frame
+            }
         }
     }
 

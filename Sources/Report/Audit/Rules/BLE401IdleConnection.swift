@@ -45,21 +45,6 @@ struct BLE401IdleConnection: AuditRule {
         case .connected(let c):
             guard c.isCentral != false else { return }
             states[c.id] = State(connection: c, lastData: frame)
-        case .att(let c, let a):
-            data(c, frame)
-            guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
-                  a.opcode == ATTOpcode.writeRequest || a.opcode == ATTOpcode.writeCommand, states.contains(c.id) else { return }
-            pendingUnsubscribes += states.update(c.id, default: State(connection: c, lastData: frame)) { s in
-                if v & 0x3 != 0 {
-                    if s.subscribed.count < 256 { s.subscribed.insert(h) }
-                    defer { s.unsubscribed = nil; s.unsubscribeFlagged = false }
-                    return s.unsubscribed != nil && !s.unsubscribeFlagged ? -1 : 0
-                } else if s.subscribed.remove(h) != nil, s.subscribed.isEmpty, s.unsubscribed == nil {
-                    s.unsubscribed = frame
-                    return 1
-                }
-                return 0
-            }
         case .pairing(let c, _):
             data(c, frame)
         case .disconnectCommand(let adapter, let handle, _):
@@ -70,6 +55,25 @@ struct BLE401IdleConnection: AuditRule {
         case .disconnected(let c, _):
             if let s = states.removeValue(forKey: c.id) { close(s, at: frame, emit: emit) }
         default: break
+        }
+    }
+
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void) {
+        if pendingUnsubscribes > 0 { checkUnsubscribed(now: frame, emit: emit) }
+        data(c, frame)
+        guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
+              a.opcode == ATTOpcode.writeRequest || a.opcode == ATTOpcode.writeCommand, states.contains(c.id) else { return }
+        pendingUnsubscribes += states.update(c.id, default: State(connection: c, lastData: frame)) { s in
+            if v & 0x3 != 0 {
+                if s.subscribed.count < 256 { s.subscribed.insert(h) }
+                defer { s.unsubscribed = nil; s.unsubscribeFlagged = false }
+                return s.unsubscribed != nil && !s.unsubscribeFlagged ? -1 : 0
+            } else if s.subscribed.remove(h) != nil, s.subscribed.isEmpty, s.unsubscribed == nil {
+                s.unsubscribed = frame
+                return 1
+            }
+            return 0
         }
     }
 

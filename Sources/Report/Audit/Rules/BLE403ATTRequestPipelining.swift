@@ -43,33 +43,37 @@ struct BLE403ATTRequestPipelining: AuditRule {
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         if frame.time > nextDeadline { checkTimeouts(now: frame, emit: emit) }
         switch event {
-        case .att(let c, let a):
-            let timeout = timeoutSetting
-            let asked = states.update(c.id, default: State(connection: c)) { s -> Bool in
-                switch a.kind {
-                case .request:
-                    // A sniffer misses packets: a request with one outstanding there is more
-                    // likely a response it did not capture than pipelining.
-                    let pipelining = !c.overTheAir
-                    if a.origin == .local {
-                        Self.request(&s.local, a.opcode, frame, pipelining: pipelining)
-                    } else {
-                        Self.request(&s.remote, a.opcode, frame, pipelining: pipelining)
-                    }
-                    return true
-                case .response:
-                    if a.origin == .remote { s.local.outstanding = nil } else { s.remote.outstanding = nil }
-                default: break
-                }
-                return false
-            }
-            if asked { nextDeadline = min(nextDeadline, frame.time &+ timeout) }
         case .disconnected(let c, _):
             guard var s = states.removeValue(forKey: c.id) else { return }
             timeout(&s, now: frame, emit: emit)
             report(s, emit: emit)
         default: break
         }
+    }
+
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void) {
+        if frame.time > nextDeadline { checkTimeouts(now: frame, emit: emit) }
+        let timeout = timeoutSetting
+        let asked = states.update(c.id, default: State(connection: c)) { s -> Bool in
+            switch a.kind {
+            case .request:
+                // A sniffer misses packets: a request with one outstanding there is more
+                // likely a response it did not capture than pipelining.
+                let pipelining = !c.overTheAir
+                if a.origin == .local {
+                    Self.request(&s.local, a.opcode, frame, pipelining: pipelining)
+                } else {
+                    Self.request(&s.remote, a.opcode, frame, pipelining: pipelining)
+                }
+                return true
+            case .response:
+                if a.origin == .remote { s.local.outstanding = nil } else { s.remote.outstanding = nil }
+            default: break
+            }
+            return false
+        }
+        if asked { nextDeadline = min(nextDeadline, frame.time &+ timeout) }
     }
 
     /// A request on one side: one still outstanding there means the two are pipelined.
@@ -102,29 +106,31 @@ struct BLE403ATTRequestPipelining: AuditRule {
     }
 
     private func timeout(_ s: inout State, now: FrameRef, emit: (Finding) -> Void) {
+        timeout(&s.local, by: "this host", on: s.connection, now: now, emit: emit)
+        timeout(&s.remote, by: "the peer", on: s.connection, now: now, emit: emit)
+    }
+
+    private func timeout(_ side: inout Side, by who: String, on c: Connection, now: FrameRef, emit: (Finding) -> Void) {
         let limit = timeoutSetting
-        for side in [\State.local, \State.remote] {
-            guard let (op, f) = s[keyPath: side].outstanding, !s[keyPath: side].timedOut, now.time &- f.time > limit
-            else { continue }
-            s[keyPath: side].timedOut = true
-            s[keyPath: side].outstanding = nil
-            let who = side == \State.local ? "this host" : "the peer"
-            emit(finding(ATTOpcode.name(op) + " (" + Hex.prefixed(op, width: 2) + ") sent by " + who
-                            + " got no response in " + Say.seconds(limit) + " (transaction timeout)",
-                         subject: .connection(s.connection), evidence: [f, now], decisive: f,
-                         detail: "timeout " + who))
-        }
+        guard let (op, f) = side.outstanding, !side.timedOut, now.time &- f.time > limit else { return }
+        side.timedOut = true
+        side.outstanding = nil
+        emit(finding(ATTOpcode.name(op) + " (" + Hex.prefixed(op, width: 2) + ") sent by " + who
+                        + " got no response in " + Say.seconds(limit) + " (transaction timeout)",
+                     subject: .connection(c), evidence: [f, now], decisive: f, detail: "timeout " + who))
     }
 
     private func report(_ s: State, emit: (Finding) -> Void) {
-        for side in [\State.local, \State.remote] {
-            guard let (pending, second, op1, op2) = s[keyPath: side].first else { continue }
-            let who = side == \State.local ? "this host" : "the peer"
-            emit(finding(Say.plural(s[keyPath: side].pipelined, "ATT request") + " sent by " + who
-                            + " before the response to the previous one (first: " + ATTOpcode.name(op2)
-                            + " while " + ATTOpcode.name(op1) + " was outstanding)",
-                         subject: .connection(s.connection), evidence: [pending, second], decisive: second,
-                         detail: "pipelining " + who))
-        }
+        report(s.local, by: "this host", on: s.connection, emit: emit)
+        report(s.remote, by: "the peer", on: s.connection, emit: emit)
+    }
+
+    private func report(_ side: Side, by who: String, on c: Connection, emit: (Finding) -> Void) {
+        guard let (pending, second, op1, op2) = side.first else { return }
+        emit(finding(Say.plural(side.pipelined, "ATT request") + " sent by " + who
+                        + " before the response to the previous one (first: " + ATTOpcode.name(op2)
+                        + " while " + ATTOpcode.name(op1) + " was outstanding)",
+                     subject: .connection(c), evidence: [pending, second], decisive: second,
+                     detail: "pipelining " + who))
     }
 }

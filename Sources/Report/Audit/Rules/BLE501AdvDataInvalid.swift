@@ -29,17 +29,21 @@ struct BLE501AdvDataInvalid: AuditRule {
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         guard case .advertisingData(let adapter, let advertiser, let data, let scanResponse, let legacy, let byHost) = event,
               byHost || includeReceivedSetting else { return }
+        // Well-formed data, the usual case, needs no lookup of what was reported already.
+        let tooLong = legacy && data.count > 31
+        let faultAt = ADWalk.walk(data, { _, _ in })
+        guard tooLong || faultAt != nil else { return }
         let key = AdvertiserKey(adapter: adapter, address: byHost ? nil : advertiser, host: byHost)
         let what = scanResponse ? "scan-response data" : "advertising data"
         let bit: UInt8 = scanResponse ? 2 : 1
         let flagged = seen[key] ?? 0
-        if legacy, data.count > 31, flagged & bit == 0 {
+        if tooLong, flagged & bit == 0 {
             seen[key] = flagged | bit
             emit(finding("legacy " + what + " of " + String(data.count) + " bytes (limit 31)",
                          subject: key.subject, evidence: [frame], decisive: frame, detail: "too long " + what))
         }
         let flagged2 = seen[key] ?? 0
-        if flagged2 & (bit << 2) == 0, let at = ADWalk.walk(data, { _, _ in }) {
+        if flagged2 & (bit << 2) == 0, let at = faultAt {
             seen[key] = flagged2 | (bit << 2)
             let length = Int(data.byte(at) ?? 0)
             emit(finding("AD structure at offset " + String(at) + " (length " + String(length) + ") runs past the end of the "

@@ -30,6 +30,12 @@ struct BLE502AdvServicesOverflow: AuditRule {
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         guard case .advertisingData(let adapter, let advertiser, let data, _, _, let byHost) = event,
               byHost || includeReceivedSetting else { return }
+        // Most data has neither: a first walk spares the lookup of what was reported already.
+        var any = false
+        ADWalk.walk(data) { type, value in
+            if type == 0x02 || type == 0x04 || type == 0x06 || ADWalk.isAppleOverflowArea(type, value) { any = true }
+        }
+        guard any else { return }
         let key = AdvertiserKey(adapter: adapter, address: byHost ? nil : advertiser, host: byHost)
         var flagged = seen[key] ?? 0
         let before = flagged

@@ -40,12 +40,12 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
 
     static let consumes: AuditEventKinds = [.encryptionChanged, .att, .disconnected]
     let settings: RuleSettings
-    private let sensitive: Set<BluetoothUUID>
+    private let sensitive: UUIDSet
     private var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) {
         self.settings = settings
-        sensitive = Set(Self.defaults.map { BluetoothUUID(uuid16: $0) } + settings.sensitiveCharacteristics)
+        sensitive = UUIDSet(Self.defaults.map { BluetoothUUID(uuid16: $0) } + settings.sensitiveCharacteristics)
     }
 
     private func isSensitive(_ a: ATTObservation) -> BluetoothUUID? {
@@ -71,36 +71,39 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
                 s.encrypted = true
                 if s.encryptedAt == nil { s.encryptedAt = frame }
             } }
-        case .att(let c, let a):
-            let uuid = isSensitive(a)
-            guard uuid != nil || states.contains(c.id) else { return }
-            states.update(c.id, default: State(connection: c)) { s in
-                guard !s.encrypted else { return }
-                func count(_ u: BluetoothUUID, _ h: UInt16?, _ f: FrameRef, _ kind: String) {
-                    if s.accesses[u] == nil {
-                        guard s.accesses.count < 64 else { return }
-                        s.accesses[u] = Access(first: f, last: f, handle: h)
-                    }
-                    s.accesses[u]!.count += 1
-                    s.accesses[u]!.kinds.insert(kind)
-                    s.accesses[u]!.last = f
-                }
-                switch a.kind {
-                case .request:
-                    if let u = uuid { s.pending[a.origin] = (u, a.handle, frame, Self.kind(a.opcode)) } else { s.pending[a.origin] = nil }
-                case .response:
-                    let asker: Origin = a.origin == .remote ? .local : .remote
-                    if let (u, h, f, k) = s.pending.removeValue(forKey: asker), a.opcode != ATTOpcode.errorResponse {
-                        count(u, h, f, k)
-                    }
-                case .command, .notification, .indication:
-                    if let u = uuid { count(u, a.handle, frame, Self.kind(a.opcode)) }
-                case .confirmation: break
-                }
-            }
         case .disconnected(let c, _):
             if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
         default: break
+        }
+    }
+
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: (Finding) -> Void) {
+        let uuid = isSensitive(a)
+        guard uuid != nil || states.contains(c.id) else { return }
+        states.update(c.id, default: State(connection: c)) { s in
+            guard !s.encrypted else { return }
+            func count(_ u: BluetoothUUID, _ h: UInt16?, _ f: FrameRef, _ kind: String) {
+                if s.accesses[u] == nil {
+                    guard s.accesses.count < 64 else { return }
+                    s.accesses[u] = Access(first: f, last: f, handle: h)
+                }
+                s.accesses[u]!.count += 1
+                s.accesses[u]!.kinds.insert(kind)
+                s.accesses[u]!.last = f
+            }
+            switch a.kind {
+            case .request:
+                if let u = uuid { s.pending[a.origin] = (u, a.handle, frame, Self.kind(a.opcode)) } else { s.pending[a.origin] = nil }
+            case .response:
+                let asker: Origin = a.origin == .remote ? .local : .remote
+                if let (u, h, f, k) = s.pending.removeValue(forKey: asker), a.opcode != ATTOpcode.errorResponse {
+                    count(u, h, f, k)
+                }
+            case .command, .notification, .indication:
+                if let u = uuid { count(u, a.handle, frame, Self.kind(a.opcode)) }
+            case .confirmation: break
+            }
         }
     }
 
