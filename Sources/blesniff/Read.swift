@@ -35,7 +35,8 @@ struct Read: ParsableCommand {
         let out = Output()
         var printed = 0, malformed = 0, total = 0
         let limit = count ?? Int.max
-        let skip = self.skip
+        // Options read once: a property wrapper's getter per frame costs more than decoding it.
+        let skip = self.skip, quiet = self.quiet
         struct Done: Error {}
         var ok = true
         do {

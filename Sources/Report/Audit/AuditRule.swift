@@ -96,9 +96,12 @@ public struct RuleSettings: Sendable {
 /// called once at the end of the capture for what was still open.
 public protocol AuditRule {
     static var info: RuleInfo { get }
-    /// The kinds of event `observe` acts on; the auditor does not call it for others. Rules that
-    /// check time on every event keep the default, all.
+    /// The kinds of event `observe` acts on; the auditor does not call it for others.
     static var consumes: AuditEventKinds { get }
+    /// True for rules that decide when time has passed (a grace period, a timeout): `tick` is then
+    /// called before every event, of whatever kind, with its frame as the time now.
+    static var checksTime: Bool { get }
+    mutating func tick(at frame: FrameRef, emit: (Finding) -> Void)
     var settings: RuleSettings { get }
     init(settings: RuleSettings)
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void)
@@ -149,6 +152,8 @@ extension AuditEvent {
 
 extension AuditRule {
     public static var consumes: AuditEventKinds { .all }
+    public static var checksTime: Bool { false }
+    public mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {}
 
     public mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                                     emit: (Finding) -> Void) {

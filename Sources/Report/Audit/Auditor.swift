@@ -16,6 +16,8 @@ public final class Auditor {
     /// than testing every rule's interests.
     private let kindStart: [Int]
     private let ruleIndices: [Int]
+    /// The rules that check time, ticked before every event.
+    private let tickers: [Int]
     private let sink: FindingSink
     /// `sink.accept`, made once rather than per rule and event.
     private let emit: (Finding) -> Void
@@ -50,6 +52,7 @@ public final class Auditor {
         starts.append(indices.count)
         kindStart = starts
         ruleIndices = indices
+        tickers = enabled.indices.filter { enabled[$0].checksTime }
     }
 
     deinit {
@@ -66,6 +69,7 @@ public final class Auditor {
 
     public func observe(_ event: AuditEvent, at frame: FrameRef) {
         lastFrame.pointee = frame
+        for i in tickers { rules[i]._withUnsafeGuaranteedRef { $0.tick(at: frame, emit: emit) } }
         let k = event.kind.rawValue.trailingZeroBitCount
         if k == Self.attKind, case .att(let c, let a) = event {
             observeATT(a, on: c, at: frame)
@@ -99,6 +103,8 @@ public final class Auditor {
 private class RuleRunner {
     var id: String { "" }
     var consumes: AuditEventKinds { [] }
+    var checksTime: Bool { false }
+    func tick(at frame: FrameRef, emit: (Finding) -> Void) {}
     func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {}
     func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef, emit: (Finding) -> Void) {}
     func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
@@ -116,6 +122,11 @@ private final class Runner<R: AuditRule>: RuleRunner {
 
     override var id: String { R.info.id }
     override var consumes: AuditEventKinds { R.consumes }
+    override var checksTime: Bool { R.checksTime }
+
+    override func tick(at frame: FrameRef, emit: (Finding) -> Void) {
+        rule.pointee.tick(at: frame, emit: emit)
+    }
 
     override func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         rule.pointee.observe(event, at: frame, emit: emit)

@@ -36,8 +36,14 @@ struct BLE102ScanNotStopped: AuditRule {
         graceSetting = settings.duration("grace")
     }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+    static let consumes: AuditEventKinds = [.scanEnable, .connected]
+    static let checksTime = true
+
+    mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {
         if awaiting { check(now: frame, emit: emit) }
+    }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
         case .scanEnable(let adapter, let enabled, _, _):
             if enabled {
@@ -53,11 +59,6 @@ struct BLE102ScanNotStopped: AuditRule {
             awaiting = true
         default: break
         }
-    }
-
-    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void) {
-        if awaiting { check(now: frame, emit: emit) }
     }
 
     private mutating func updateAwaiting() {

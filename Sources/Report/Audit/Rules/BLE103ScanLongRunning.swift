@@ -41,7 +41,8 @@ struct BLE103ScanLongRunning: AuditRule {
         case .createConnection(let adapter, _, _):
             scans[adapter]?.attempted = true
         case .advertisingReport(let adapter, _, _, _, _):
-            scans[adapter]?.last = frame
+            guard let i = scans.index(forKey: adapter) else { return }
+            scans.values[i].last = frame
         default: break
         }
     }

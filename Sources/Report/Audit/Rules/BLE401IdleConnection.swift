@@ -39,8 +39,14 @@ struct BLE401IdleConnection: AuditRule {
         afterUnsubscribeSetting = settings.duration("after-unsubscribe")
     }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+    static let consumes: AuditEventKinds = [.connected, .att, .pairing, .disconnectCommand, .disconnected]
+    static let checksTime = true
+
+    mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {
         if pendingUnsubscribes > 0 { checkUnsubscribed(now: frame, emit: emit) }
+    }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
         case .connected(let c):
             guard c.isCentral != false else { return }
@@ -60,7 +66,6 @@ struct BLE401IdleConnection: AuditRule {
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
-        if pendingUnsubscribes > 0 { checkUnsubscribed(now: frame, emit: emit) }
         data(c, frame)
         guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
               a.opcode == ATTOpcode.writeRequest || a.opcode == ATTOpcode.writeCommand, states.contains(c.id) else { return }

@@ -40,8 +40,14 @@ struct BLE403ATTRequestPipelining: AuditRule {
         timeoutSetting = settings.duration("timeout")
     }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+    static let consumes: AuditEventKinds = [.att, .disconnected]
+    static let checksTime = true
+
+    mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {
         if frame.time > nextDeadline { checkTimeouts(now: frame, emit: emit) }
+    }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
         case .disconnected(let c, _):
             guard var s = states.removeValue(forKey: c.id) else { return }
@@ -53,7 +59,6 @@ struct BLE403ATTRequestPipelining: AuditRule {
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
-        if frame.time > nextDeadline { checkTimeouts(now: frame, emit: emit) }
         let timeout = timeoutSetting
         let asked = states.update(c.id, default: State(connection: c)) { s -> Bool in
             switch a.kind {
