@@ -166,17 +166,25 @@ public struct AuditReport {
     }
 
     /// The same, handed to `write` in pieces of about `chunk` bytes, so a large report is never
-    /// held whole.
+    /// held whole. Written as bytes: a report can hold thousands of findings.
     public static func textSection(_ a: CaptureAudit, colour: Bool, chunk: Int, _ write: (String) -> Void) {
-        func paint(_ s: String, _ code: String) -> String { colour ? "\u{1B}[" + code + "m" + s + "\u{1B}[0m" : s }
-        var out = paint(a.path, "1")
+        var out = TextLine(capacity: min(chunk, 1 << 16) + 1024)
+        func paint(_ s: String, _ code: String) {
+            guard colour else { return out.write(s) }
+            out.write("\u{1B}[" + code + "m")
+            out.write(s)
+            out.write("\u{1B}[0m")
+        }
+        paint(a.path, "1")
         if let e = a.error {
-            write(out + ": " + paint("cannot audit: " + e, "31") + "\n")
-            return
+            out.write(": ")
+            paint("cannot audit: " + e, "31")
+            out.write(byte: 0x0A)
+            return write(out.string)
         }
         var counts = Counts()
         counts.add(a.findings)
-        out += ": " + counts.summary + "\n"
+        out.write(": " + counts.summary + "\n")
         // Indices by subject rather than copies of the findings.
         var order: [FindingSubject] = []
         var groups: [FindingSubject: [Int]] = [:]
@@ -186,23 +194,33 @@ public struct AuditReport {
             if groups.count != known { order.append(f.subject) }
         }
         for s in order {
-            out += "  " + s.label + "\n"
+            out.write("  " + s.label + "\n")
             for i in groups[s] ?? [] {
                 let f = a.findings[i]
+                out.write("    ")
                 let sev = f.severity.name.padding(7)
-                let colourCode = f.severity == .error ? "31" : f.severity == .warning ? "33" : "36"
-                out += "    " + (f.suppressed ? paint(sev, "2") : paint(sev, colourCode)) + " " + f.rule + " "
-                    + f.ruleName + ": " + f.message + " [frame" + (f.evidence.count == 1 ? " " : "s ")
-                    + Self.frames(f) + "]"
-                if f.suppressed { out += paint(" (baseline)", "2") }
-                out += "\n"
-                if out.utf8.count >= chunk {
-                    write(out)
-                    out = ""
+                paint(sev, f.suppressed ? "2" : f.severity == .error ? "31" : f.severity == .warning ? "33" : "36")
+                out.write(byte: 0x20)
+                out.write(f.rule)
+                out.write(byte: 0x20)
+                out.write(f.ruleName)
+                out.write(": ")
+                out.write(f.message)
+                out.write(f.evidence.count == 1 ? " [frame " : " [frames ")
+                for (j, e) in f.evidence.enumerated() {
+                    if j > 0 { out.write(", ") }
+                    out.write(e.number)
+                }
+                out.write(byte: 0x5D)
+                if f.suppressed { paint(" (baseline)", "2") }
+                out.write(byte: 0x0A)
+                if out.bytes.count >= chunk {
+                    write(out.string)
+                    out.clear()
                 }
             }
         }
-        if !out.isEmpty { write(out) }
+        if !out.isEmpty { write(out.string) }
     }
 
     /// The last line of a text report over several captures.
