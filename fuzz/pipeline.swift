@@ -32,7 +32,7 @@ public func fuzzPipeline(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             let d = dissector.dissect(p)
             text.print(d)
             json.print(d)
-            feed.events(d) { event, at in auditor.observe(event, at: at) }
+            feed.events(d, into: auditor)
         }
     } catch {
         consume(error.description)

@@ -30,7 +30,17 @@ public struct TextLine: Sendable {
     /// Decimal, as `String(v)` spells it.
     public mutating func write<T: BinaryInteger>(_ v: T) {
         if v < 0 { bytes.append(UInt8(ascii: "-")) }
-        var m = UInt64(truncatingIfNeeded: v.magnitude)
+        write(decimal: UInt64(truncatingIfNeeded: v.magnitude))
+    }
+
+    /// The same for `Int`, not generic: other modules' calls are then not left unspecialised.
+    public mutating func write(_ v: Int) {
+        if v < 0 { bytes.append(UInt8(ascii: "-")) }
+        write(decimal: UInt64(truncatingIfNeeded: v.magnitude))
+    }
+
+    private mutating func write(decimal m: UInt64) {
+        var m = m
         let start = bytes.count
         repeat {
             bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10))

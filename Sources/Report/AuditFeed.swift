@@ -1,5 +1,19 @@
 import Decoders
 
+/// Where the feed's events go: the auditor, the HTML report's collector.
+public protocol AuditEventSink: AnyObject {
+    func observe(_ event: AuditEvent, at frame: FrameRef)
+    /// An ATT PDU, lent rather than wrapped in an `.att` event (which would copy it). The default
+    /// wraps it.
+    func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef)
+}
+
+extension AuditEventSink {
+    public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
+        observe(.att(c, a), at: frame)
+    }
+}
+
 /// Turns decoded frames into the facts the auditor's rules consume (`AuditEvent`). Keeps only
 /// what it needs to do that: the legacy/extended kind of each advertising set, and which
 /// pairings it already reported.
@@ -12,29 +26,34 @@ public final class AuditFeed {
 
     public init(dissector: Dissector) { self.dissector = dissector }
 
-    public func events(_ d: Decoded, _ emit: (AuditEvent, FrameRef) -> Void) {
+    /// Hands the frame's events to the auditor: specialised, so each event is a direct call.
+    public func events(_ d: Decoded, into auditor: Auditor) { feed(d, auditor) }
+
+    public func events(_ d: Decoded, into sink: some AuditEventSink) { feed(d, sink) }
+
+    private func feed<S: AuditEventSink>(_ d: Decoded, _ sink: S) {
         // Fields, not a copy of the packet (which retains and releases its payload).
         let number = d.packet.number
         let at = FrameRef(number: number, time: d.packet.timestamp, fileOffset: d.packet.fileOffset, fileLength: d.packet.fileLength)
         switch d.hci {
-        case .command(let op, let params): command(op, params, adapter: d.packet.adapter, at, emit)
-        case .event(let code, let params): event(code, params, d, at, emit)
+        case .command(let op, let params): command(op, params, adapter: d.packet.adapter, at, sink)
+        case .event(let code, let params): event(code, params, d, at, sink)
         default: break
         }
         // Sniffer captures: a connection starts at its CONNECT_IND.
-        if d.isOverTheAir, let c = d.connection, c.createdFrame == number { emit(.connected(c), at) }
+        if d.isOverTheAir, let c = d.connection, c.createdFrame == number { sink.observe(.connected(c), at: at) }
         // L2CAP payloads, from HCI ACL data or link-layer data PDUs.
         if let c = d.connection {
             // Matched in place: binding the whole upper layer first copied it.
             switch d.upper {
-            case .att(let r, _)?: emit(.att(c, observation(r, c, d)), at)
+            case .att(let r, _)?: sink.observeATT(observation(r, c, d), on: c, at: at)
             case .smp?:
                 let tracker = c.pairing
                 let reported = pairingsReported[c.id, default: 0]
                 // Report a pairing once its method is known (after the Pairing Response).
                 if let last = tracker.outcomes.last, tracker.started > reported, last.responseFrame != nil {
                     pairingsReported[c.id] = tracker.started
-                    emit(.pairing(c, Self.pairing(last)), at)
+                    sink.observe(.pairing(c, Self.pairing(last)), at: at)
                 }
             default: break
             }
@@ -43,49 +62,49 @@ public final class AuditFeed {
 
     // MARK: Commands
 
-    private func command(_ op: UInt16, _ b: Bytes, adapter: UInt16, _ at: FrameRef, _ emit: (AuditEvent, FrameRef) -> Void) {
+    private func command<S: AuditEventSink>(_ op: UInt16, _ b: Bytes, adapter: UInt16, _ at: FrameRef, _ sink: S) {
         switch op {
         case 0x200C: // LE Set Scan Enable: enable, filter duplicates
             guard let en = b.byte(0), let fd = b.byte(1) else { return }
-            emit(.scanEnable(adapter: adapter, enabled: en != 0, filterDuplicates: fd, extended: false), at)
+            sink.observe(.scanEnable(adapter: adapter, enabled: en != 0, filterDuplicates: fd, extended: false), at: at)
         case 0x2042: // LE Set Extended Scan Enable: enable, filter duplicates, duration, period
             guard let en = b.byte(0), let fd = b.byte(1) else { return }
-            emit(.scanEnable(adapter: adapter, enabled: en != 0, filterDuplicates: fd, extended: true), at)
+            sink.observe(.scanEnable(adapter: adapter, enabled: en != 0, filterDuplicates: fd, extended: true), at: at)
         case 0x200D: // LE Create Connection: interval, window, filter policy, peer type, peer address
             guard let policy = b.byte(4), let type = b.byte(5) else { return }
             var r = ByteReader(b.from(6))
-            emit(.createConnection(adapter: adapter, peer: policy == 0 ? try? r.address() : nil, peerType: type), at)
+            sink.observe(.createConnection(adapter: adapter, peer: policy == 0 ? try? r.address() : nil, peerType: type), at: at)
         case 0x2043, 0x2085: // LE Extended Create Connection v1 / v2 (v2 starts with handle and subevent)
             let o = op == 0x2085 ? 2 : 0
             guard let policy = b.byte(o), let type = b.byte(o + 2) else { return }
             var r = ByteReader(b.from(o + 3))
-            emit(.createConnection(adapter: adapter, peer: policy == 0 ? try? r.address() : nil, peerType: type), at)
+            sink.observe(.createConnection(adapter: adapter, peer: policy == 0 ? try? r.address() : nil, peerType: type), at: at)
         case 0x0406: // Disconnect: handle, reason
             guard let h = b.le16(0) else { return }
-            emit(.disconnectCommand(adapter: adapter, handle: h & 0x0FFF,
-                                    peer: dissector.liveConnection(adapter: adapter, handle: h)?.peer), at)
+            sink.observe(.disconnectCommand(adapter: adapter, handle: h & 0x0FFF,
+                                         peer: dissector.liveConnection(adapter: adapter, handle: h)?.peer), at: at)
         case 0x2008, 0x2009: // LE Set Advertising / Scan Response Data: significant length, 31 octets
             guard let len = b.byte(0) else { return }
-            emit(.advertisingData(adapter: adapter, advertiser: nil, data: b.from(1).prefix(Int(len)),
-                                  scanResponse: op == 0x2009, legacy: true, sentByHost: true), at)
+            sink.observe(.advertisingData(adapter: adapter, advertiser: nil, data: b.from(1).prefix(Int(len)),
+                                       scanResponse: op == 0x2009, legacy: true, sentByHost: true), at: at)
         case 0x2037, 0x2038: // LE Set Extended Advertising / Scan Response Data
             guard let handle = b.byte(0), let len = b.byte(3) else { return }
-            emit(.advertisingData(adapter: adapter, advertiser: nil, data: b.from(4).prefix(Int(len)),
-                                  scanResponse: op == 0x2038, legacy: legacySets.contains(setKey(adapter, handle)),
-                                  sentByHost: true), at)
+            sink.observe(.advertisingData(adapter: adapter, advertiser: nil, data: b.from(4).prefix(Int(len)),
+                                       scanResponse: op == 0x2038, legacy: legacySets.contains(setKey(adapter, handle)),
+                                       sentByHost: true), at: at)
         case 0x200A: // LE Set Advertising Enable
             guard let en = b.byte(0) else { return }
-            emit(.advertisingEnable(adapter: adapter, enabled: en != 0), at)
+            sink.observe(.advertisingEnable(adapter: adapter, enabled: en != 0), at: at)
         case 0x2039: // LE Set Extended Advertising Enable: enable, number of sets, ...
             guard let en = b.byte(0) else { return }
-            emit(.advertisingEnable(adapter: adapter, enabled: en != 0), at)
+            sink.observe(.advertisingEnable(adapter: adapter, enabled: en != 0), at: at)
         case 0x2006: // LE Set Advertising Parameters: interval min, interval max (0.625 ms)
             guard let max = b.le16(2) else { return }
-            emit(.advertisingParameters(adapter: adapter, intervalMax: UInt32(max)), at)
+            sink.observe(.advertisingParameters(adapter: adapter, intervalMax: UInt32(max)), at: at)
         case 0x2036, 0x207F: // LE Set Extended Advertising Parameters v1/v2: handle, properties, min (3), max (3)
             guard let handle = b.byte(0), let props = b.le16(1), let m0 = b.byte(6), let m1 = b.byte(7), let m2 = b.byte(8) else { return }
             if props & 0x10 != 0 { legacySets.insert(setKey(adapter, handle)) } else { legacySets.remove(setKey(adapter, handle)) }
-            emit(.advertisingParameters(adapter: adapter, intervalMax: UInt32(m0) | UInt32(m1) << 8 | UInt32(m2) << 16), at)
+            sink.observe(.advertisingParameters(adapter: adapter, intervalMax: UInt32(m0) | UInt32(m1) << 8 | UInt32(m2) << 16), at: at)
         default: break
         }
     }
@@ -94,26 +113,26 @@ public final class AuditFeed {
 
     // MARK: Events
 
-    private func event(_ code: UInt8, _ b: Bytes, _ d: Decoded, _ at: FrameRef, _ emit: (AuditEvent, FrameRef) -> Void) {
+    private func event<S: AuditEventSink>(_ code: UInt8, _ b: Bytes, _ d: Decoded, _ at: FrameRef, _ sink: S) {
         switch code {
         case 0x03: // Connection Complete (BR/EDR)
-            if let c = d.connection, c.createdFrame == d.packet.number { emit(.connected(c), at) }
+            if let c = d.connection, c.createdFrame == d.packet.number { sink.observe(.connected(c), at: at) }
         case 0x3E:
             guard let sub = b.byte(0) else { return }
-            if let c = d.connection, c.createdFrame == d.packet.number { emit(.connected(c), at) }
+            if let c = d.connection, c.createdFrame == d.packet.number { sink.observe(.connected(c), at: at) }
             guard AdvertisingReports.isReport(subevent: sub) else { return }
             for r in AdvertisingReports.parse(subevent: sub, b.from(1)).reports where r.syncHandle == nil {
-                emit(.advertisingReport(adapter: d.packet.adapter, address: r.address, addressType: r.addressType,
-                                        rssi: r.rssiValue, scanResponse: r.isScanResponse), at)
-                emit(.advertisingData(adapter: d.packet.adapter, advertiser: r.address, data: r.data,
-                                      scanResponse: r.isScanResponse, legacy: r.isLegacy, sentByHost: false), at)
+                sink.observe(.advertisingReport(adapter: d.packet.adapter, address: r.address, addressType: r.addressType,
+                                             rssi: r.rssiValue, scanResponse: r.isScanResponse), at: at)
+                sink.observe(.advertisingData(adapter: d.packet.adapter, advertiser: r.address, data: r.data,
+                                           scanResponse: r.isScanResponse, legacy: r.isLegacy, sentByHost: false), at: at)
             }
         case 0x05:
             guard b.byte(0) == 0, let c = d.connection, let reason = b.byte(3) else { return }
-            emit(.disconnected(c, reason: reason), at)
+            sink.observe(.disconnected(c, reason: reason), at: at)
         case 0x08, 0x59:
             guard b.byte(0) == 0, let c = d.connection, let on = b.byte(3) else { return }
-            emit(.encryptionChanged(c, on: on != 0), at)
+            sink.observe(.encryptionChanged(c, on: on != 0), at: at)
         default: break
         }
     }

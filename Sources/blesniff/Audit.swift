@@ -285,7 +285,7 @@ enum AuditRun {
             return CaptureAudit(path: file.path, error: problem, rules: auditor.enabledRules)
         }
         do {
-            try auditEvents(for: file.path) { event, frame in auditor.observe(event, at: frame) }
+            try auditCapture(file.path, into: auditor)
             return CaptureAudit(path: file.path, findings: auditor.finish(), rules: auditor.enabledRules)
         } catch {
             return CaptureAudit(path: file.path, findings: auditor.finish(), error: String(describing: error),

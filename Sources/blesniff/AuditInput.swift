@@ -21,11 +21,11 @@ func forEachPacket(in path: String, _ body: (Packet) -> Void) throws {
     if let t = reader.truncation { stderr("blesniff: warning: \(t)") }
 }
 
-/// Reads a capture and calls `body` with its audit events in frame order.
-func auditEvents(for path: String, _ body: (AuditEvent, FrameRef) -> Void) throws {
+/// Reads a capture and hands its audit events to `auditor` in frame order.
+func auditCapture(_ path: String, into auditor: Auditor) throws {
     // The rules see each frame as it comes and hold what they need: ended connections are not kept.
     let dissector = Dissector(keepEnded: 0)
     let feed = AuditFeed(dissector: dissector)
-    try forEachPacket(in: path) { feed.events(dissector.dissect($0), body) }
+    try forEachPacket(in: path) { feed.events(dissector.dissect($0), into: auditor) }
     dissector.finish()
 }

@@ -397,7 +397,7 @@ final class LiveAudit: LiveAuditHook {
     }
 
     func observe(_ d: Decoded) {
-        feed.events(d) { e, at in auditor.observe(e, at: at) }
+        feed.events(d, into: auditor)
         last = FrameRef(number: d.packet.number, time: d.packet.timestamp, fileOffset: d.packet.fileOffset,
                         fileLength: d.packet.fileLength)
     }

@@ -13,7 +13,7 @@ final class AuditCaptureTests: XCTestCase {
         let auditor = Auditor(capturePath: name)
         var last: FrameRef?
         try Fixtures.decode(Fixtures.captures + "/" + name, dissector: dissector) { d in
-            feed.events(d) { e, at in auditor.observe(e, at: at) }
+            feed.events(d, into: auditor)
             last = FrameRef(number: d.packet.number, time: d.packet.timestamp)
         }
         return auditor.finish(at: last)
@@ -74,7 +74,7 @@ extension AuditCaptureTests {
         let feed = AuditFeed(dissector: dissector)
         let auditor = Auditor(capturePath: "mouse")
         try Fixtures.decode(Fixtures.shared + "/tesible__mouse.pcapng", dissector: dissector) { d in
-            feed.events(d) { e, at in auditor.observe(e, at: at) }
+            feed.events(d, into: auditor)
         }
         let rules = Set(auditor.finish().map(\.rule))
         XCTAssertTrue(rules.isSuperset(of: ["BLE201", "BLE602"]), "\(rules)")

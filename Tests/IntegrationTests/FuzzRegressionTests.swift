@@ -186,7 +186,7 @@ enum Replay {
                 let d = dissector.dissect(p)
                 text.print(d)
                 json.print(d)
-                feed.events(d) { event, at in auditor.observe(event, at: at) }
+                feed.events(d, into: auditor)
             }
         } catch {}
         _ = auditor.finish()

@@ -194,12 +194,13 @@ public struct AuditReport {
             if groups.count != known { order.append(f.subject) }
         }
         for s in order {
-            out.write("  " + s.label + "\n")
+            out.write("  ")
+            s.write(label: &out)
+            out.write(byte: 0x0A)
             for i in groups[s] ?? [] {
                 let f = a.findings[i]
                 out.write("    ")
-                let sev = f.severity.name.padding(7)
-                paint(sev, f.suppressed ? "2" : f.severity == .error ? "31" : f.severity == .warning ? "33" : "36")
+                paint(Self.paddedSeverity[f.severity.rawValue], f.suppressed ? "2" : f.severity == .error ? "31" : f.severity == .warning ? "33" : "36")
                 out.write(byte: 0x20)
                 out.write(f.rule)
                 out.write(byte: 0x20)
@@ -222,6 +223,9 @@ public struct AuditReport {
         }
         if !out.isEmpty { write(out.string) }
     }
+
+    /// Severity names padded to one width, by raw value.
+    private static let paddedSeverity = ["", "note   ", "warning", "error  "]
 
     /// The last line of a text report over several captures.
     public static func textTotal(_ counts: Counts) -> String { "total: " + counts.summary + "\n" }
@@ -474,10 +478,6 @@ public struct AuditReport {
         }
         return o
     }
-}
-
-extension String {
-    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
 }
 
 /// Collects a report's text; reports are small next to the captures they describe.

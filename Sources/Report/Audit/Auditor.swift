@@ -2,7 +2,7 @@ import Decoders
 
 /// Runs every enabled rule over one capture's events in one pass. Memory stays flat: each rule keeps
 /// only bounded per-connection or per-advertiser state.
-public final class Auditor {
+public final class Auditor: AuditEventSink {
     public let capturePath: String?
     /// The rules (each behind a `RuleRunner`) and the last frame seen live behind pointers: the
     /// per-event path then mutates them without the run-time exclusivity checks and array
@@ -68,22 +68,28 @@ public final class Auditor {
     public var enabledRules: [String] { runners.map { $0.id } }
 
     public func observe(_ event: AuditEvent, at frame: FrameRef) {
-        lastFrame.pointee = frame
-        for i in tickers { rules[i]._withUnsafeGuaranteedRef { $0.tick(at: frame, emit: emit) } }
         let k = event.kind.rawValue.trailingZeroBitCount
         if k == Self.attKind, case .att(let c, let a) = event {
             observeATT(a, on: c, at: frame)
             return
         }
+        advance(to: frame)
         for j in kindStart[k]..<kindStart[k &+ 1] {
             rules[ruleIndices[j]]._withUnsafeGuaranteedRef { $0.observe(event, at: frame, emit: emit) }
         }
     }
 
+    /// The time is now `frame`'s: the rules that check time are ticked.
+    private func advance(to frame: FrameRef) {
+        lastFrame.pointee = frame
+        for i in tickers { rules[i]._withUnsafeGuaranteedRef { $0.tick(at: frame, emit: emit) } }
+    }
+
     private static let attKind = AuditEventKinds.att.rawValue.trailingZeroBitCount
 
-    /// The ATT PDU, taken out of its event once and lent to each rule.
-    private func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
+    /// An ATT PDU, lent to each rule.
+    public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
+        advance(to: frame)
         for j in kindStart[Self.attKind]..<kindStart[Self.attKind &+ 1] {
             rules[ruleIndices[j]]._withUnsafeGuaranteedRef { $0.observeATT(a, on: c, at: frame, emit: emit) }
         }
@@ -93,7 +99,7 @@ public final class Auditor {
     public func finish(at frame: FrameRef? = nil) -> [Finding] {
         let end = frame ?? lastFrame.pointee
         for r in runners { r.finish(at: end, emit: emit) }
-        sink.findings.sort(by: Finding.inReportOrder)
+        sink.findings = Finding.inReportOrder(sink.findings)
         return sink.findings
     }
 }
@@ -154,11 +160,12 @@ private final class FindingSink {
     }
 
     func accept(_ f: Finding) {
-        var f = f
-        if let b = baseline, b.contains(f) { f.suppressed = true }
-        f.compact()
+        // Marked and compacted in place: a copy of the finding costs a retain per string.
         findings.append(f)
-        onFinding?(f)
+        let i = findings.count - 1
+        if let b = baseline, b.contains(findings[i]) { findings[i].suppressed = true }
+        findings[i].compact()
+        onFinding?(findings[i])
     }
 }
 

@@ -53,16 +53,27 @@ public struct FindingSubject: Sendable, Hashable {
     }
 
     /// "connection #2 (handle 0x0040, 00:1B:DC:07:32:A1)", "advertiser 5A:...", "this host (adapter 0)".
-    public var label: String {
+    public var label: String { TextLine.make { write(label: &$0) } }
+
+    func write(label out: inout TextLine) {
         switch kind {
         case .connection:
-            var s = "connection #" + String(connectionID ?? 0) + " (handle " + Hex.prefixed(handle ?? 0, width: 4)
-            if let a = address { s += ", " + a.description }
-            return s + ")"
+            out.write("connection #")
+            out.write(connectionID ?? 0)
+            out.write(" (handle ")
+            out.write(hex: handle ?? 0, width: 4)
+            if let a = address {
+                out.write(", ")
+                out.write(a)
+            }
+            out.write(byte: UInt8(ascii: ")"))
         case .advertiser:
-            return "advertiser " + (address?.description ?? "?")
+            out.write("advertiser ")
+            if let a = address { out.write(a) } else { out.write(byte: UInt8(ascii: "?")) }
         case .host:
-            return "this host (adapter " + String(adapter) + ")"
+            out.write("this host (adapter ")
+            out.write(Int(adapter))
+            out.write(byte: UInt8(ascii: ")"))
         }
     }
 
@@ -91,8 +102,11 @@ public struct Finding: Sendable {
     public var evidence: [FrameRef]
     /// The frame that decided it (the report's location).
     public var decisive: FrameRef
-    /// Stable across runs and captures: rule, subject and attribute, never frame numbers.
-    public var fingerprint: String
+    /// What, besides rule and subject, tells this finding from the rule's others (the attribute).
+    public var detail: String
+    /// Stable across runs and captures: rule, subject and attribute, never frame numbers. Computed
+    /// when asked for (JSON, SARIF, baselines): the text report does not show it.
+    public var fingerprint: String { Fingerprint.make([rule, subject.fingerprintKey, detail]) }
     /// True when a baseline accepted it: reported, but not failed.
     public var suppressed: Bool = false
 
@@ -115,7 +129,7 @@ public struct Finding: Sendable {
         ev.removeLast(ev.count - kept)
         self.evidence = ev
         self.decisive = decisive
-        fingerprint = Fingerprint.make([rule, subject.fingerprintKey, detail])
+        self.detail = detail
     }
 
     public var firstFrame: FrameRef { evidence.first ?? decisive }
@@ -137,6 +151,19 @@ public struct Finding: Sendable {
         if a1 != b1 { return a1 < b1 }
         if a.decisive.number != b.decisive.number { return a.decisive.number < b.decisive.number }
         return a.rule < b.rule
+    }
+
+    /// `findings` in report order (stable). The frame numbers are sorted as small keys and each
+    /// finding moved once: sorting the findings themselves moves them at every step.
+    static func inReportOrder(_ findings: [Finding]) -> [Finding] {
+        var keys = findings.indices.map { i in (findings[i].firstFrame.number, findings[i].decisive.number, i) }
+        keys.sort { a, b in
+            if a.0 != b.0 { return a.0 < b.0 }
+            if a.1 != b.1 { return a.1 < b.1 }
+            let ra = findings[a.2].rule, rb = findings[b.2].rule
+            return ra != rb ? ra < rb : a.2 < b.2
+        }
+        return keys.map { findings[$0.2] }
     }
 }
 

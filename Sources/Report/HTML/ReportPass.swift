@@ -2,7 +2,7 @@ import Decoders
 
 /// One streaming pass over a capture for the HTML report: each frame is decoded once, and the
 /// decode feeds both the collector and the auditor (through the same events `audit` uses).
-public final class ReportPass {
+public final class ReportPass: AuditEventSink {
     public let dissector: Dissector
     public let collector: ReportCollector
     private let feed: AuditFeed
@@ -20,10 +20,13 @@ public final class ReportPass {
     public func add(_ packet: Packet) {
         let d = dissector.dissect(packet)
         collector.add(d)
-        feed.events(d) { event, frame in
-            auditor.observe(event, at: frame)
-            collector.observe(event, at: frame)
-        }
+        feed.events(d, into: self)
+    }
+
+    /// Each event goes to both the auditor and the collector.
+    public func observe(_ event: AuditEvent, at frame: FrameRef) {
+        auditor.observe(event, at: frame)
+        collector.observe(event, at: frame)
     }
 
     /// Ends the pass; `error` says why the capture could not be read to its end.
