@@ -39,14 +39,20 @@ public struct TextLine: Sendable {
         write(decimal: UInt64(truncatingIfNeeded: v.magnitude))
     }
 
+    /// Digits into a scratch tuple on the stack, then appended in order: reversing them in place
+    /// would go through a slice of the whole buffer.
     private mutating func write(decimal m: UInt64) {
         var m = m
-        let start = bytes.count
-        repeat {
-            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10))
-            m /= 10
-        } while m > 0
-        bytes[start...].reverse()
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { t in
+            var n = t.count
+            repeat {
+                n &-= 1
+                t[n] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10)
+                m /= 10
+            } while m > 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: t[n...]))
+        }
     }
 
     /// "0x" and upper-case hex digits, zero-padded to `width`: `Hex.prefixed(v, width:)`.

@@ -15,14 +15,11 @@ extension AuditEventSink {
 }
 
 /// Turns decoded frames into the facts the auditor's rules consume (`AuditEvent`). Keeps only
-/// what it needs to do that: the legacy/extended kind of each advertising set, and which
-/// pairings it already reported.
+/// what it needs to do that: the legacy/extended kind of each advertising set.
 public final class AuditFeed {
     private let dissector: Dissector
     /// Advertising sets configured with legacy PDUs (LE Set Extended Advertising Parameters bit 4).
     private var legacySets: Set<UInt32> = []
-    /// Pairing outcomes already reported, per connection id.
-    private var pairingsReported: [Int: Int] = [:]
 
     public init(dissector: Dissector) { self.dissector = dissector }
 
@@ -48,11 +45,8 @@ public final class AuditFeed {
             switch d.upper {
             case .att(let r, _)?: sink.observeATT(observation(r, c, d), on: c, at: at)
             case .smp?:
-                let tracker = c.pairing
-                let reported = pairingsReported[c.id, default: 0]
-                // Report a pairing once its method is known (after the Pairing Response).
-                if let last = tracker.outcomes.last, tracker.started > reported, last.responseFrame != nil {
-                    pairingsReported[c.id] = tracker.started
+                // A pairing is reported once its method is known: in the frame of its Pairing Response.
+                if let last = c.pairing.outcomes.last, last.responseFrame == number {
                     sink.observe(.pairing(c, Self.pairing(last)), at: at)
                 }
             default: break

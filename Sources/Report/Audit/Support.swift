@@ -183,8 +183,94 @@ struct BoundedMap<Key: Hashable, Value> {
     }
 }
 
-/// Per-connection state, keyed by the capture's connection number. Bounded like every table here.
-typealias ConnectionTable<State> = BoundedMap<Int, State>
+/// Per-connection state, by the capture's connection number (`Connection.id`, given in order of
+/// appearance). Connection n lives in slot n % capacity: numbers only grow, so a new connection
+/// takes the slot of the one `capacity` connections older, and the table stays bounded with no
+/// hashing and no eviction order to keep. Slots are added as numbers reach them: a small capture
+/// keeps a small table.
+struct ConnectionTable<State> {
+    /// The connection number in each slot (`empty` for none), apart from the states: testing a slot
+    /// then reads an integer rather than copying a state.
+    private var slotIDs: [Int] = []
+    private var states: [State?] = []
+    /// The occupied slots, in no order, and each one's place in that list: sweeps over every
+    /// connection visit only these.
+    private var occupied: [Int] = []
+    private var place: [Int] = []
+    let capacity: Int
+    private static var empty: Int { .min }
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    private func slot(_ id: Int) -> Int { Int(UInt(bitPattern: id) % UInt(capacity)) }
+
+    func contains(_ id: Int) -> Bool {
+        let i = slot(id)
+        return i < slotIDs.count && slotIDs[i] == id
+    }
+
+    subscript(id: Int) -> State? {
+        get { contains(id) ? states[slot(id)] : nil }
+        set {
+            if let v = newValue { put(v, id) } else { _ = removeValue(forKey: id) }
+        }
+    }
+
+    /// Mutates the state in place, made with `make()` first when absent.
+    mutating func update<R>(_ id: Int, default make: @autoclosure () -> State, _ body: (inout State) -> R) -> R {
+        if !contains(id) { put(make(), id) }
+        return body(&states[slot(id)]!)
+    }
+
+    mutating func removeValue(forKey id: Int) -> State? {
+        guard contains(id) else { return nil }
+        let i = slot(id)
+        slotIDs[i] = Self.empty
+        let p = place[i], last = occupied.removeLast()
+        if last != i {
+            occupied[p] = last
+            place[last] = p
+        }
+        return states[i].take()
+    }
+
+    mutating func removeAll() {
+        slotIDs.removeAll()
+        states.removeAll()
+        occupied.removeAll()
+        place.removeAll()
+    }
+
+    /// The connections held, in number order.
+    var ids: [Int] { occupied.map { slotIDs[$0] }.sorted() }
+
+    /// Their states, in connection number order.
+    var values: [State] { ids.map { states[slot($0)]! } }
+
+    /// The newest connection whose state passes `test`.
+    func newest(where test: (State) -> Bool) -> Int? {
+        var found: Int?
+        for i in occupied where slotIDs[i] > found ?? .min && test(states[i]!) { found = slotIDs[i] }
+        return found
+    }
+
+    /// Puts `state` in `id`'s slot, over the older connection there, if any.
+    private mutating func put(_ state: State, _ id: Int) {
+        let i = slot(id)
+        if i >= slotIDs.count {
+            let n = i + 1 - slotIDs.count
+            slotIDs.append(contentsOf: repeatElement(Self.empty, count: n))
+            states.append(contentsOf: repeatElement(nil, count: n))
+            place.append(contentsOf: repeatElement(0, count: n))
+        }
+        if slotIDs[i] == Self.empty {
+            place[i] = occupied.count
+            occupied.append(i)
+        }
+        slotIDs[i] = id
+        states[i] = state
+    }
+}
 
 /// Tells a new read of an attribute from the continuation of a long read: a Read Blob of the handle
 /// read last, whose previous response filled the PDU (ATT_MTU-1 bytes), continues that read.

@@ -68,7 +68,7 @@ struct BLE201FullServiceDiscovery: AuditRule {
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in states.storage.values.sorted(by: { $0.first.number < $1.first.number }) { report(s, emit: emit) }
+        for s in states.values.sorted(by: { $0.first.number < $1.first.number }) { report(s, emit: emit) }
         states.removeAll()
     }
 

@@ -63,7 +63,7 @@ struct BLE303TruncatedNotification: AuditRule {
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in states.storage.values.sorted(by: { $0.connection.id < $1.connection.id }) { report(s, emit: emit) }
+        for s in states.values { report(s, emit: emit) }
         states.removeAll()
     }
 

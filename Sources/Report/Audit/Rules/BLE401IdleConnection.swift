@@ -31,7 +31,9 @@ struct BLE401IdleConnection: AuditRule {
     private let idleSetting: Int64
     private let afterUnsubscribeSetting: Int64
     private var states = ConnectionTable<State>(capacity: 4096)
-    private var pendingUnsubscribes = 0
+    /// When the earliest unsubscription still waiting for its disconnect overstays (`.max` when
+    /// none waits): until then a tick has nothing to check.
+    private var nextDeadline = Int64.max
 
     init(settings: RuleSettings) {
         self.settings = settings
@@ -43,7 +45,7 @@ struct BLE401IdleConnection: AuditRule {
     static let checksTime = true
 
     mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {
-        if pendingUnsubscribes > 0 { checkUnsubscribed(now: frame, emit: emit) }
+        if frame.time > nextDeadline { checkUnsubscribed(now: frame, emit: emit) }
     }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
@@ -54,8 +56,7 @@ struct BLE401IdleConnection: AuditRule {
         case .pairing(let c, _):
             data(c, frame)
         case .disconnectCommand(let adapter, let handle, _):
-            guard let id = states.storage.first(where: { $0.value.connection.adapter == adapter
-                                                          && $0.value.connection.handle == handle })?.key,
+            guard let id = states.newest(where: { $0.connection.adapter == adapter && $0.connection.handle == handle }),
                   let s = states.removeValue(forKey: id) else { return }
             close(s, at: frame, emit: emit)
         case .disconnected(let c, _):
@@ -69,22 +70,23 @@ struct BLE401IdleConnection: AuditRule {
         data(c, frame)
         guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
               a.opcode == ATTOpcode.writeRequest || a.opcode == ATTOpcode.writeCommand, states.contains(c.id) else { return }
-        pendingUnsubscribes += states.update(c.id, default: State(connection: c, lastData: frame)) { s in
+        let waits = states.update(c.id, default: State(connection: c, lastData: frame)) { s -> Bool in
             if v & 0x3 != 0 {
                 if s.subscribed.count < 256 { s.subscribed.insert(h) }
-                defer { s.unsubscribed = nil; s.unsubscribeFlagged = false }
-                return s.unsubscribed != nil && !s.unsubscribeFlagged ? -1 : 0
+                s.unsubscribed = nil
+                s.unsubscribeFlagged = false
             } else if s.subscribed.remove(h) != nil, s.subscribed.isEmpty, s.unsubscribed == nil {
                 s.unsubscribed = frame
-                return 1
+                return true
             }
-            return 0
+            return false
         }
+        if waits { nextDeadline = min(nextDeadline, frame.time &+ afterUnsubscribeSetting) }
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        if let f = frame, pendingUnsubscribes > 0 { checkUnsubscribed(now: f, emit: emit) }
-        for s in states.storage.values.sorted(by: { $0.connection.id < $1.connection.id }) {
+        if let f = frame, f.time > nextDeadline { checkUnsubscribed(now: f, emit: emit) }
+        for s in states.values {
             var s = s
             if let f = frame { gapEnds(&s, at: f) }
             reportGap(s, stillOpen: true, emit: emit)
@@ -115,10 +117,7 @@ struct BLE401IdleConnection: AuditRule {
 
     private mutating func close(_ s: State, at frame: FrameRef, emit: (Finding) -> Void) {
         var s = s
-        if s.unsubscribed != nil && !s.unsubscribeFlagged {
-            pendingUnsubscribes -= 1
-            judgeUnsubscribed(&s, now: frame, emit: emit)
-        }
+        if s.unsubscribed != nil && !s.unsubscribeFlagged { judgeUnsubscribed(&s, now: frame, emit: emit) }
         gapEnds(&s, at: frame)
         reportGap(s, stillOpen: false, emit: emit)
     }
@@ -131,10 +130,13 @@ struct BLE401IdleConnection: AuditRule {
     }
 
     private mutating func checkUnsubscribed(now: FrameRef, emit: (Finding) -> Void) {
-        for (id, var s) in states.storage where s.unsubscribed != nil && !s.unsubscribeFlagged {
+        nextDeadline = .max
+        for id in states.ids {
+            guard var s = states[id], let u = s.unsubscribed, !s.unsubscribeFlagged else { continue }
             if judgeUnsubscribed(&s, now: now, emit: emit) {
-                pendingUnsubscribes -= 1
                 states[id] = s
+            } else {
+                nextDeadline = min(nextDeadline, u.time &+ afterUnsubscribeSetting)
             }
         }
     }

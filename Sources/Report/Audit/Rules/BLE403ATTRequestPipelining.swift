@@ -91,7 +91,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for var s in states.storage.values.sorted(by: { $0.connection.id < $1.connection.id }) {
+        for var s in states.values {
             if let f = frame { timeout(&s, now: f, emit: emit) }
             report(s, emit: emit)
         }
@@ -101,7 +101,8 @@ struct BLE403ATTRequestPipelining: AuditRule {
     private mutating func checkTimeouts(now: FrameRef, emit: (Finding) -> Void) {
         nextDeadline = .max
         let limit = timeoutSetting
-        for (id, var s) in states.storage where s.local.outstanding != nil || s.remote.outstanding != nil {
+        for id in states.ids {
+            guard var s = states[id], s.local.outstanding != nil || s.remote.outstanding != nil else { continue }
             timeout(&s, now: now, emit: emit)
             states[id] = s
             for o in [s.local.outstanding, s.remote.outstanding] {
