@@ -27,6 +27,9 @@ public struct TextLine: Sendable {
 
     public mutating func write(byte: UInt8) { bytes.append(byte) }
 
+    /// Another line's bytes.
+    public mutating func write(bytes b: [UInt8]) { bytes.append(contentsOf: b) }
+
     /// Decimal, as `String(v)` spells it.
     public mutating func write<T: BinaryInteger>(_ v: T) {
         if v < 0 { bytes.append(UInt8(ascii: "-")) }

@@ -161,10 +161,10 @@ extension AuditRule {
     }
 
     /// A finding of this rule at its configured severity (or `severity` for a lesser variant).
-    func finding(_ message: String, subject: FindingSubject, evidence: [FrameRef], decisive: FrameRef,
+    func finding(_ message: Message, subject: FindingSubject, evidence: [FrameRef], decisive: FrameRef,
                  detail: String = "", severity: Severity? = nil) -> Finding {
         Finding(rule: Self.info.id, ruleName: Self.info.name, severity: severity ?? settings.severity,
-                message: message, subject: subject, evidence: evidence, decisive: decisive, detail: detail)
+                message: message.string, subject: subject, evidence: evidence, decisive: decisive, detail: detail)
     }
 }
 

@@ -191,31 +191,10 @@ public enum Fingerprint {
     }
 }
 
-/// Helpers for messages.
+/// Words for report text outside finding messages (`Message` writes those).
 enum Say {
-    /// Seconds with one decimal: "4.1 s".
-    static func seconds(_ ns: Int64) -> String {
-        let tenths = (ns.magnitude + 50_000_000) / 100_000_000
-        return String(tenths / 10) + "." + String(tenths % 10) + " s"
-    }
-
-    /// Milliseconds, whole: "120 ms".
-    static func millis(_ ns: Int64) -> String { String((ns.magnitude + 500_000) / 1_000_000) + " ms" }
-
     static func plural(_ n: Int, _ one: String, _ many: String? = nil) -> String {
         String(n) + " " + (n == 1 ? one : (many ?? one + "s"))
-    }
-
-    static func handle(_ h: UInt16) -> String { Hex.prefixed(h, width: 4) }
-
-    /// "handle 0x002A (Battery Level 0x2A19)".
-    static func attribute(_ h: UInt16?, _ uuid: BluetoothUUID?) -> String {
-        var s = h.map { "handle " + handle($0) } ?? "handle ?"
-        if let u = uuid {
-            let name = AssignedNumbers.name(u)
-            s += " (" + (name.map { $0 + " " } ?? "") + u.description + ")"
-        }
-        return s
     }
 
     /// A duration option as written in configuration: "10s", "500ms".

@@ -202,8 +202,10 @@ struct ConnectionTable<State> {
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
 
+    @inline(__always)
     private func slot(_ id: Int) -> Int { Int(UInt(bitPattern: id) % UInt(capacity)) }
 
+    @inline(__always)
     func contains(_ id: Int) -> Bool {
         let i = slot(id)
         return i < slotIDs.count && slotIDs[i] == id
@@ -217,6 +219,7 @@ struct ConnectionTable<State> {
     }
 
     /// Mutates the state in place, made with `make()` first when absent.
+    @inline(__always)
     mutating func update<R>(_ id: Int, default make: @autoclosure () -> State, _ body: (inout State) -> R) -> R {
         if !contains(id) { put(make(), id) }
         return body(&states[slot(id)]!)

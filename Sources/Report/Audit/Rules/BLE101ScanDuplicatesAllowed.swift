@@ -71,13 +71,15 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
         guard s.reports > 0 else { return }
         let devices = s.perAdvertiser.count + s.devicesOverflow
         let command = s.extended ? "LE Set Extended Scan Enable" : "LE Set Scan Enable"
-        var msg = Say.plural(s.reports, "advertising report") + " from " + Say.plural(devices, "device") + " in "
-            + Say.seconds(end.time &- s.start.time)
-        msg += s.mode == 2 ? " with duplicate filtering reset each scan period" : " with duplicate filtering off"
-        msg += " (" + command + ", filter_duplicates=" + String(s.mode) + ")"
+        let filtering = s.mode == 2 ? "reset each scan period" : "off"
+        var msg: Message = """
+            \(plural: s.reports, "advertising report") from \(plural: devices, "device") in \
+            \(seconds: end.time &- s.start.time) with duplicate filtering \(filtering) \
+            (\(command), filter_duplicates=\(Int(s.mode)))
+            """
         if let top = s.perAdvertiser.storage.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }),
            top.value > 1 {
-            msg += "; up to " + String(top.value) + " from " + top.key.description
+            msg += "; up to \(top.value) from \(top.key)"
         }
         var evidence = [s.start]
         if let r = s.lastReport { evidence.append(r) }

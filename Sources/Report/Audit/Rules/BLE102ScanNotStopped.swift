@@ -71,9 +71,10 @@ struct BLE102ScanNotStopped: AuditRule {
         var flaggedAny = false
         for (adapter, s) in scans {
             guard let (connected, c) = s.connection, !s.flagged, now.time &- connected.time > grace else { continue }
-            emit(finding("scanning still enabled " + Say.seconds(now.time &- connected.time)
-                            + " after this host connected to " + (c.peer?.description ?? "the peer")
-                            + " (scan started " + Say.seconds(connected.time &- s.start.time) + " before)",
+            emit(finding("""
+                scanning still enabled \(seconds: now.time &- connected.time) after this host connected to \
+                \(c.peer?.description ?? "the peer") (scan started \(seconds: connected.time &- s.start.time) before)
+                """,
                          subject: .connection(c), evidence: [s.start, connected, now], decisive: now))
             scans[adapter]!.flagged = true
             flaggedAny = true
@@ -86,9 +87,10 @@ struct BLE102ScanNotStopped: AuditRule {
         for (_, s) in scans.sorted(by: { $0.key < $1.key }) {
             guard let (connected, c) = s.connection, !s.flagged else { continue }
             let end = frame ?? connected
-            emit(finding("scanning never disabled before the capture ended, although this host connected to "
-                            + (c.peer?.description ?? "the peer") + " (" + Say.seconds(end.time &- connected.time)
-                            + " before the end)",
+            emit(finding("""
+                scanning never disabled before the capture ended, although this host connected to \
+                \(c.peer?.description ?? "the peer") (\(seconds: end.time &- connected.time) before the end)
+                """,
                          subject: .connection(c), evidence: [s.start, connected], decisive: connected))
         }
         scans.removeAll()

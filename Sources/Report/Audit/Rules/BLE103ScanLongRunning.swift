@@ -57,8 +57,10 @@ struct BLE103ScanLongRunning: AuditRule {
     private func judge(_ s: Scan, adapter: UInt16, end: FrameRef, stopped: Bool, emit: (Finding) -> Void) {
         let length = end.time &- s.start.time
         guard !s.attempted, length > durationSetting else { return }
-        emit(finding("scan enabled for " + Say.seconds(length) + " with no connection attempt"
-                        + (stopped ? "" : " (still on at the end of the capture)"),
+        emit(finding("""
+            scan enabled for \(seconds: length) with no connection attempt\
+            \(stopped ? "" : " (still on at the end of the capture)")
+            """,
                      subject: .host(adapter: adapter), evidence: [s.start, end], decisive: end))
     }
 }

@@ -73,14 +73,17 @@ struct BLE201FullServiceDiscovery: AuditRule {
     }
 
     private func report(_ s: State, emit: (Finding) -> Void) {
-        var msg = "Discover All Primary Services (Read By Group Type 0x2800 from 0x0001) in "
-            + Say.plural(s.requests, "request") + (s.reachedEnd ? " to the end of the database" : "")
-            + "; " + Say.plural(s.used.count, "service") + " used afterwards"
-        if !s.used.isEmpty {
-            msg += " (" + s.used.sorted().prefix(4).map { u in
-                (AssignedNumbers.serviceName(u).map { $0 + " " } ?? "") + u.description
-            }.joined(separator: ", ") + (s.used.count > 4 ? ", ..." : "") + ")"
+        var msg: Message = """
+            Discover All Primary Services (Read By Group Type 0x2800 from 0x0001) in \
+            \(plural: s.requests, "request")\(s.reachedEnd ? " to the end of the database" : ""); \
+            \(plural: s.used.count, "service") used afterwards
+            """
+        for (i, u) in s.used.sorted().prefix(4).enumerated() {
+            msg += i == 0 ? " (" : ", "
+            if let name = AssignedNumbers.serviceName(u) { msg += "\(name) " }
+            msg += "\(u)"
         }
+        if !s.used.isEmpty { msg += s.used.count > 4 ? ", ...)" : ")" }
         emit(finding(msg, subject: .connection(s.connection), evidence: [s.first, s.last], decisive: s.first,
                      detail: "all primary services"))
     }

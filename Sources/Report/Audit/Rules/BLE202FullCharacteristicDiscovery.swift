@@ -52,9 +52,9 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
             if start == 0x0001 && end == 0xFFFF {
                 let done = states.update(c.id, default: State(connection: c)) { $0.flaggedWhole.insert(a.opcode).inserted }
                 if done {
-                    emit(finding((isCharDiscovery ? "characteristic discovery (Read By Type 0x2803)"
-                                                  : "descriptor discovery (Find Information)")
-                                    + " over the whole database 0x0001-0xFFFF",
+                    let what = isCharDiscovery ? "characteristic discovery (Read By Type 0x2803)"
+                        : "descriptor discovery (Find Information)"
+                    emit(finding("\(what) over the whole database 0x0001-0xFFFF",
                                   subject: .connection(c), evidence: [frame], decisive: frame,
                                   detail: isCharDiscovery ? "whole characteristics" : "whole descriptors"))
                 }
@@ -86,13 +86,13 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
     private func report(_ s: State, emit: (Finding) -> Void) {
         let unused = s.ranges.filter { !$0.used }
         guard let first = unused.first, let last = unused.last else { return }
-        let list = unused.prefix(4).map { r in
-            var t = Say.handle(r.start) + "-" + Say.handle(r.end)
-            if let u = r.service { t += " (" + (AssignedNumbers.serviceName(u).map { $0 + " " } ?? "") + u.description + ")" }
-            return t
-        }.joined(separator: ", ") + (unused.count > 4 ? ", ..." : "")
-        emit(finding("characteristic discovery over " + Say.plural(unused.count, "service range")
-                        + " whose characteristics were never used: " + list,
+        var msg: Message = "characteristic discovery over \(plural: unused.count, "service range") whose characteristics were never used: "
+        for (i, r) in unused.prefix(4).enumerated() {
+            msg += "\(i == 0 ? "" : ", ")\(handle: r.start)-\(handle: r.end)"
+            if let u = r.service { msg += " (\(AssignedNumbers.serviceName(u).map { $0 + " " } ?? "")\(u))" }
+        }
+        if unused.count > 4 { msg += ", ..." }
+        emit(finding(msg,
                      subject: .connection(s.connection), evidence: [first.frame, last.frame], decisive: first.frame,
                      detail: "unused ranges"))
     }

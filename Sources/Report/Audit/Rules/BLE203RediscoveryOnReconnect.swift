@@ -48,9 +48,10 @@ struct BLE203RediscoveryOnReconnect: AuditRule {
         guard full, c.peer != nil else { return }
         discovered[c.id] = true
         if let p = peers[c.peerKey], p.connectionID != c.id, !p.serviceChanged {
-            emit(finding("full discovery repeated on connection #" + String(c.id) + " to " + c.peerKey.description
-                            + "; the same discovery ran on connection #" + String(p.connectionID)
-                            + " and no Service Changed indication came in between",
+            emit(finding("""
+                full discovery repeated on connection #\(c.id) to \(c.peerKey.description); the same discovery ran \
+                on connection #\(p.connectionID) and no Service Changed indication came in between
+                """,
                          subject: .connection(c), evidence: [p.frame, frame], decisive: frame, detail: "rediscovery"))
         }
         peers[c.peerKey] = Peer(connectionID: c.id, frame: frame)

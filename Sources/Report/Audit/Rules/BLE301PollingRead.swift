@@ -95,16 +95,17 @@ struct BLE301PollingRead: AuditRule {
         for (h, r) in s.handles.storage.filter({ $0.value.window != nil }).sorted(by: { $0.key < $1.key }) {
             guard let (first, decisive) = r.window else { continue }
             let canNotify = r.properties.map { $0 & 0x30 != 0 }
-            var msg = Say.attribute(h, r.characteristic) + " read " + String(r.reads) + " times in "
-                + Say.seconds(r.last.time &- r.first.time) + " (" + String(need) + " within "
-                + Say.seconds(decisive.time &- first.time) + ")"
+            var msg: Message = """
+                \(attribute: h, r.characteristic) read \(r.reads) times in \(seconds: r.last.time &- r.first.time) \
+                (\(need) within \(seconds: decisive.time &- first.time))
+                """
             switch canNotify {
             case true?: msg += " although it can notify or indicate: subscribe instead"
             case false?: msg += "; the characteristic cannot notify"
             case nil: msg += "; its properties are unknown"
             }
             emit(finding(msg, subject: .connection(s.connection), evidence: [first, decisive, r.last], decisive: decisive,
-                         detail: r.characteristic?.uuidString ?? Say.handle(h),
+                         detail: r.characteristic?.uuidString ?? Hex.prefixed(h, width: 4),
                          severity: canNotify == true ? nil : .note))
         }
     }

@@ -72,8 +72,7 @@ struct BLE302RedundantRead: AuditRule {
 
     private func report(_ s: State, emit: (Finding) -> Void) {
         for (h, r) in s.handles.sorted(by: { $0.key < $1.key }) where r.reads >= max(2, readsSetting) {
-            emit(finding(Say.attribute(h, r.uuid) + " read " + String(r.reads)
-                            + " times in one connection; the value does not change",
+            emit(finding("\(attribute: h, r.uuid) read \(r.reads) times in one connection; the value does not change",
                          subject: .connection(s.connection), evidence: [r.first, r.last], decisive: r.last,
                          detail: r.uuid.uuidString))
         }

@@ -70,11 +70,12 @@ struct BLE303TruncatedNotification: AuditRule {
     private func report(_ s: State, emit: (Finding) -> Void) {
         for (h, r) in s.handles.storage.filter({ $0.value.first != nil }).sorted(by: { $0.key < $1.key }) {
             guard let (n, read) = r.first, r.count > 0 else { continue }
-            emit(finding(Say.plural(r.count, "notification") + " of handle " + Say.handle(h) + " filled ATT_MTU-3 ("
-                            + String(r.length) + " bytes) and " + (r.count == 1 ? "was" : "were")
-                            + " followed by a read of the same handle",
+            emit(finding("""
+                \(plural: r.count, "notification") of handle \(handle: h) filled ATT_MTU-3 (\(r.length) bytes) and \
+                \(r.count == 1 ? "was" : "were") followed by a read of the same handle
+                """,
                          subject: .connection(s.connection), evidence: [n, read], decisive: read,
-                         detail: Say.handle(h)))
+                         detail: Hex.prefixed(h, width: 4)))
         }
     }
 }

@@ -57,7 +57,7 @@ struct BLE304SmallMTULongValues: AuditRule {
 
     private func report(_ s: State, emit: (Finding) -> Void) {
         guard let first = s.first, let last = s.last else { return }
-        emit(finding(Say.plural(s.count, "Read Blob / Prepare Write request") + " at ATT_MTU 23 with no MTU exchange tried",
+        emit(finding("\(plural: s.count, "Read Blob / Prepare Write request") at ATT_MTU 23 with no MTU exchange tried",
                      subject: .connection(s.connection), evidence: [first, last], decisive: first, detail: "mtu 23"))
     }
 }

@@ -124,8 +124,10 @@ struct BLE401IdleConnection: AuditRule {
 
     private func reportGap(_ s: State, stillOpen: Bool, emit: (Finding) -> Void) {
         guard let (from, to) = s.gap else { return }
-        emit(finding("no ATT or L2CAP data for " + Say.seconds(to.time &- from.time)
-                        + " with no notifications active" + (stillOpen ? " (still connected at the end of the capture)" : ""),
+        emit(finding("""
+            no ATT or L2CAP data for \(seconds: to.time &- from.time) with no notifications active\
+            \(stillOpen ? " (still connected at the end of the capture)" : "")
+            """,
                      subject: .connection(s.connection), evidence: [from, to], decisive: to, detail: "idle"))
     }
 
@@ -145,9 +147,10 @@ struct BLE401IdleConnection: AuditRule {
     private func judgeUnsubscribed(_ s: inout State, now: FrameRef, emit: (Finding) -> Void) -> Bool {
         guard let u = s.unsubscribed, now.time &- u.time > afterUnsubscribeSetting else { return false }
         s.unsubscribeFlagged = true
-        emit(finding("all notifications switched off (CCCD written 0x0000) and no disconnect within "
-                        + Say.seconds(afterUnsubscribeSetting) + " (still connected "
-                        + Say.seconds(now.time &- u.time) + " later)",
+        emit(finding("""
+            all notifications switched off (CCCD written 0x0000) and no disconnect within \
+            \(seconds: afterUnsubscribeSetting) (still connected \(seconds: now.time &- u.time) later)
+            """,
                      subject: .connection(s.connection), evidence: [u, now], decisive: now, detail: "unsubscribed"))
         return true
     }

@@ -43,9 +43,10 @@ struct BLE402ReconnectBeforeDisconnected: AuditRule {
                 pending[k]!.flagged = true
                 let subject = p.connection.map(FindingSubject.connection)
                     ?? FindingSubject(kind: .connection, adapter: adapter, handle: UInt16(truncatingIfNeeded: k), address: peer)
-                emit(finding("LE Create Connection to " + peer.description + " " + Say.millis(frame.time &- p.frame.time)
-                                + " after HCI Disconnect of handle " + Say.handle(UInt16(truncatingIfNeeded: k))
-                                + ", before its Disconnection Complete",
+                emit(finding("""
+                    LE Create Connection to \(peer) \(millis: frame.time &- p.frame.time) after HCI Disconnect of \
+                    handle \(handle: UInt16(truncatingIfNeeded: k)), before its Disconnection Complete
+                    """,
                              subject: subject, evidence: [p.frame, frame], decisive: frame, detail: "reconnect"))
             }
         default: break

@@ -121,8 +121,10 @@ struct BLE403ATTRequestPipelining: AuditRule {
         guard let (op, f) = side.outstanding, !side.timedOut, now.time &- f.time > limit else { return }
         side.timedOut = true
         side.outstanding = nil
-        emit(finding(ATTOpcode.name(op) + " (" + Hex.prefixed(op, width: 2) + ") sent by " + who
-                        + " got no response in " + Say.seconds(limit) + " (transaction timeout)",
+        emit(finding("""
+            \(ATTOpcode.name(op)) (\(hex: op)) sent by \(who) got no response in \(seconds: limit) \
+            (transaction timeout)
+            """,
                      subject: .connection(c), evidence: [f, now], decisive: f, detail: "timeout " + who))
     }
 
@@ -133,9 +135,10 @@ struct BLE403ATTRequestPipelining: AuditRule {
 
     private func report(_ side: Side, by who: String, on c: Connection, emit: (Finding) -> Void) {
         guard let (pending, second, op1, op2) = side.first else { return }
-        emit(finding(Say.plural(side.pipelined, "ATT request") + " sent by " + who
-                        + " before the response to the previous one (first: " + ATTOpcode.name(op2)
-                        + " while " + ATTOpcode.name(op1) + " was outstanding)",
+        emit(finding("""
+            \(plural: side.pipelined, "ATT request") sent by \(who) before the response to the previous one \
+            (first: \(ATTOpcode.name(op2)) while \(ATTOpcode.name(op1)) was outstanding)
+            """,
                      subject: .connection(c), evidence: [pending, second], decisive: second,
                      detail: "pipelining " + who))
     }

@@ -39,29 +39,32 @@ struct BLE502AdvServicesOverflow: AuditRule {
         let key = AdvertiserKey(adapter: adapter, address: byHost ? nil : advertiser, host: byHost)
         var flagged = seen[key] ?? 0
         let before = flagged
-        var found: [(String, String)] = []
+        var found: [(Message, String)] = []
         ADWalk.walk(data) { type, value in
             switch type {
             case 0x02, 0x04, 0x06:
                 guard flagged & 1 == 0 else { return }
                 flagged |= 1
                 let width = type == 0x02 ? 2 : type == 0x04 ? 4 : 16
-                var uuids: [String] = []
-                var i = value.startIndex
-                while i + width <= value.endIndex, uuids.count < 8 {
-                    if let u = BluetoothUUID(littleEndian: value[i..<(i + width)]) { uuids.append(u.description) }
+                var msg: Message = "incomplete list of \(width * 8)-bit service UUIDs (AD \(hex: type))"
+                var i = value.startIndex, listed = 0
+                while i + width <= value.endIndex, listed < 8 {
+                    if let u = BluetoothUUID(littleEndian: value[i..<(i + width)]) {
+                        msg += "\(listed == 0 ? ": " : ", ")\(u)"
+                        listed += 1
+                    }
                     i += width
                 }
-                found.append(("incomplete list of " + String(width * 8) + "-bit service UUIDs (AD "
-                              + Hex.prefixed(type, width: 2) + ")" + (uuids.isEmpty ? "" : ": " + uuids.joined(separator: ", ")),
-                              "incomplete list"))
+                found.append((msg, "incomplete list"))
             case 0xFF where ADWalk.isAppleOverflowArea(type, value):
                 guard flagged & 2 == 0 else { return }
                 flagged |= 2
                 var bits = 0
                 for b in value.dropFirst(3).prefix(16) { bits += b.nonzeroBitCount }
-                found.append(("Apple overflow area in manufacturer data (company 0x004C, type 0x01) with "
-                              + Say.plural(bits, "service UUID bit") + " set", "overflow area"))
+                found.append(("""
+                    Apple overflow area in manufacturer data (company 0x004C, type 0x01) with \
+                    \(plural: bits, "service UUID bit") set
+                    """, "overflow area"))
             default: break
             }
         }

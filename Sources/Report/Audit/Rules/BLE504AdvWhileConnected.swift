@@ -62,8 +62,10 @@ struct BLE504AdvWhileConnected: AuditRule {
         adapters[adapter]!.since = nil
         let on = frame.time &- since.time
         guard on > durationSetting, let c = a.connections.values.min(by: { $0.id < $1.id }) else { return }
-        emit(finding("advertising re-enabled while connected as peripheral to " + (c.peer?.description ?? "a central")
-                        + " and kept on for " + Say.seconds(on),
+        emit(finding("""
+            advertising re-enabled while connected as peripheral to \(c.peer?.description ?? "a central") \
+            and kept on for \(seconds: on)
+            """,
                      subject: .connection(c), evidence: [since, frame], decisive: since, detail: "advertising while connected"))
     }
 }

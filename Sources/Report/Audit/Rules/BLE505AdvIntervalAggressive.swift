@@ -74,8 +74,10 @@ struct BLE505AdvIntervalAggressive: AuditRule {
         adapters[adapter]!.since = nil
         let on = frame.time &- since.time
         guard on > durationSetting else { return }
-        emit(finding("advertising interval max " + FieldRendering.decimal(Double(v) * 0.625) + " ms ("
-                        + Hex.prefixed(v, width: 4) + ") kept on for " + Say.seconds(on),
+        emit(finding("""
+            advertising interval max \(FieldRendering.decimal(Double(v) * 0.625)) ms (\(Hex.prefixed(v, width: 4))) \
+            kept on for \(seconds: on)
+            """,
                      subject: .host(adapter: adapter), evidence: [since, frame], decisive: since, detail: "interval"))
     }
 }

@@ -22,19 +22,46 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
     ]
     static let userDataService = BluetoothUUID(uuid16: 0x181C)
 
+    /// How an attribute was accessed, as bits in the alphabetical order of their names (the report
+    /// lists them sorted).
+    struct Kinds: OptionSet {
+        let rawValue: UInt8
+        static let indication = Kinds(rawValue: 1)
+        static let notification = Kinds(rawValue: 2)
+        static let read = Kinds(rawValue: 4)
+        static let write = Kinds(rawValue: 8)
+        static let names = ["indication", "notification", "read", "write"]
+
+        var names: String {
+            (0..<4).filter { rawValue & (1 << $0) != 0 }.map { Self.names[$0] }.joined(separator: "/")
+        }
+    }
+
     struct Access {
+        var uuid: BluetoothUUID
         var count = 0
-        var kinds: Set<String> = []
+        var kinds: Kinds = []
         var first: FrameRef
         var last: FrameRef
         var handle: UInt16?
     }
 
+    /// A request for a sensitive attribute, counted when its response comes (not an error).
+    struct Pending {
+        var uuid: BluetoothUUID
+        var handle: UInt16?
+        var frame: FrameRef
+        var kind: Kinds
+    }
+
     struct State {
         var connection: Connection
         var encrypted = false
-        var pending: [Origin: (BluetoothUUID, UInt16?, FrameRef, String)] = [:]
-        var accesses: [BluetoothUUID: Access] = [:]
+        /// By the side that asked: each side has at most one request outstanding.
+        var pendingLocal: Pending?
+        var pendingRemote: Pending?
+        /// Few per connection (at most 64): a list searched in order rather than a hashed table.
+        var accesses: [Access] = []
         var encryptedAt: FrameRef?
     }
 
@@ -55,12 +82,12 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
         return nil
     }
 
-    private static func kind(_ op: UInt8) -> String {
+    private static func kind(_ op: UInt8) -> Kinds {
         switch op {
-        case 0x08, 0x0A, 0x0C, 0x0E, 0x20: return "read"
-        case 0x1B, 0x23: return "notification"
-        case 0x1D: return "indication"
-        default: return "write"
+        case 0x08, 0x0A, 0x0C, 0x0E, 0x20: return .read
+        case 0x1B, 0x23: return .notification
+        case 0x1D: return .indication
+        default: return .write
         }
     }
 
@@ -83,28 +110,33 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
         guard uuid != nil || states.contains(c.id) else { return }
         states.update(c.id, default: State(connection: c)) { s in
             guard !s.encrypted else { return }
-            func count(_ u: BluetoothUUID, _ h: UInt16?, _ f: FrameRef, _ kind: String) {
-                if s.accesses[u] == nil {
-                    guard s.accesses.count < 64 else { return }
-                    s.accesses[u] = Access(first: f, last: f, handle: h)
-                }
-                s.accesses[u]!.count += 1
-                s.accesses[u]!.kinds.insert(kind)
-                s.accesses[u]!.last = f
-            }
             switch a.kind {
             case .request:
-                if let u = uuid { s.pending[a.origin] = (u, a.handle, frame, Self.kind(a.opcode)) } else { s.pending[a.origin] = nil }
+                let p = uuid.map { Pending(uuid: $0, handle: a.handle, frame: frame, kind: Self.kind(a.opcode)) }
+                if a.origin == .local { s.pendingLocal = p } else { s.pendingRemote = p }
             case .response:
-                let asker: Origin = a.origin == .remote ? .local : .remote
-                if let (u, h, f, k) = s.pending.removeValue(forKey: asker), a.opcode != ATTOpcode.errorResponse {
-                    count(u, h, f, k)
-                }
+                // The response answers the other side's request.
+                let p = a.origin == .remote ? s.pendingLocal.take() : s.pendingRemote.take()
+                if let p, a.opcode != ATTOpcode.errorResponse { Self.count(&s, p.uuid, p.handle, p.frame, p.kind) }
             case .command, .notification, .indication:
-                if let u = uuid { count(u, a.handle, frame, Self.kind(a.opcode)) }
+                if let u = uuid { Self.count(&s, u, a.handle, frame, Self.kind(a.opcode)) }
             case .confirmation: break
             }
         }
+    }
+
+    private static func count(_ s: inout State, _ u: BluetoothUUID, _ h: UInt16?, _ f: FrameRef, _ kind: Kinds) {
+        let i: Int
+        if let known = s.accesses.firstIndex(where: { $0.uuid == u }) {
+            i = known
+        } else {
+            guard s.accesses.count < 64 else { return }
+            s.accesses.append(Access(uuid: u, first: f, last: f, handle: h))
+            i = s.accesses.count - 1
+        }
+        s.accesses[i].count += 1
+        s.accesses[i].kinds.insert(kind)
+        s.accesses[i].last = f
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
@@ -113,11 +145,11 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
     }
 
     private func report(_ s: State, emit: (Finding) -> Void) {
-        for (u, x) in s.accesses.sorted(by: { $0.value.first.number < $1.value.first.number }) {
+        for x in s.accesses.sorted(by: { $0.first.number < $1.first.number }) {
+            let u = x.uuid
             let name = AssignedNumbers.characteristicName(u).map { $0 + " " } ?? ""
-            emit(finding(name + "(" + u.description + ") " + x.kinds.sorted().joined(separator: "/") + " "
-                            + String(x.count) + (x.count == 1 ? " time" : " times")
-                            + (s.encryptedAt == nil ? " on a link that was never encrypted" : " before the link was encrypted"),
+            let link = s.encryptedAt == nil ? "on a link that was never encrypted" : "before the link was encrypted"
+            emit(finding("\(name)(\(u)) \(x.kinds.names) \(plural: x.count, "time") \(link)",
                          subject: .connection(s.connection), evidence: [x.first, x.last], decisive: x.first,
                          detail: u.uuidString))
         }

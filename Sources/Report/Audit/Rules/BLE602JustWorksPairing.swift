@@ -21,12 +21,12 @@ struct BLE602JustWorksPairing: AuditRule {
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         guard case .pairing(let c, let p) = event, !p.failed else { return }
         if p.method == .justWorks {
-            emit(finding("Just Works pairing with " + (c.peer?.description ?? "the peer") + " ("
-                            + (p.secureConnections ? "LE Secure Connections" : "LE legacy") + "): no MITM protection",
+            let kind = p.secureConnections ? "LE Secure Connections" : "LE legacy"
+            emit(finding("Just Works pairing with \(c.peer?.description ?? "the peer") (\(kind)): no MITM protection",
                          subject: .connection(c), evidence: [frame], decisive: frame, detail: "just works"))
         }
         if !p.secureConnections && p.bothSupportSecureConnections {
-            emit(finding("LE legacy pairing (" + p.method.rawValue + ") although both sides support Secure Connections",
+            emit(finding("LE legacy pairing (\(p.method.rawValue)) although both sides support Secure Connections",
                          subject: .connection(c), evidence: [frame], decisive: frame, detail: "legacy"))
         }
     }
