@@ -4,20 +4,19 @@ import Decoders
 /// only bounded per-connection or per-advertiser state.
 public final class Auditor: AuditEventSink {
     public let capturePath: String?
-    /// The rules (each behind a `RuleRunner`) and the last frame seen live behind pointers: the
-    /// per-event path then mutates them without the run-time exclusivity checks and array
-    /// uniqueness checks of stored properties.
-    private let rules: UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>
-    /// Owns the runners `rules` points at, unretained (a retain and release per rule and event).
+    /// For each kind of event (by bit number), the rules that consume it, in catalogue order: an
+    /// event visits only its rules rather than testing every rule's interests. The rules (each
+    /// behind a `RuleRunner`) and the last frame seen live behind pointers, the rules unretained:
+    /// the per-event path then goes without retains, run-time exclusivity checks and array
+    /// uniqueness checks.
+    private let byKind: [UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>]
+    /// The same for ATT PDUs, the most frequent event.
+    private let attRules: UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>
+    /// The rules that check time, ticked before every event.
+    private let tickers: UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>
+    /// Owns the runners the buffers point at.
     private let runners: [RuleRunner]
     private let lastFrame: UnsafeMutablePointer<FrameRef?>
-    /// For each kind of event (by bit number), the indices of the rules that consume it, in catalogue
-    /// order: `ruleIndices[kindStart[k]..<kindStart[k + 1]]`. An event visits only its rules rather
-    /// than testing every rule's interests.
-    private let kindStart: [Int]
-    private let ruleIndices: [Int]
-    /// The rules that check time, ticked before every event.
-    private let tickers: [Int]
     private let sink: FindingSink
     /// `sink.accept`, made once rather than per rule and event.
     private let emit: (Finding) -> Void
@@ -39,24 +38,21 @@ public final class Auditor: AuditEventSink {
             return Self.runner(t, s)
         }
         runners = enabled
-        rules = .allocate(capacity: enabled.count)
-        _ = rules.initialize(from: enabled.map { Unmanaged.passUnretained($0) })
+        func buffer(_ picked: [RuleRunner]) -> UnsafeMutableBufferPointer<Unmanaged<RuleRunner>> {
+            let b = UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>.allocate(capacity: picked.count)
+            _ = b.initialize(from: picked.map { Unmanaged.passUnretained($0) })
+            return b
+        }
+        byKind = (0..<UInt16.bitWidth).map { bit in buffer(enabled.filter { $0.consumes.rawValue & (1 << bit) != 0 }) }
+        attRules = byKind[Self.attKind]
+        tickers = buffer(enabled.filter { $0.checksTime })
         lastFrame = .allocate(capacity: 1)
         lastFrame.initialize(to: nil)
-        var starts: [Int] = []
-        var indices: [Int] = []
-        for bit in 0..<UInt16.bitWidth {
-            starts.append(indices.count)
-            for (i, r) in enabled.enumerated() where r.consumes.rawValue & (1 << bit) != 0 { indices.append(i) }
-        }
-        starts.append(indices.count)
-        kindStart = starts
-        ruleIndices = indices
-        tickers = enabled.indices.filter { enabled[$0].checksTime }
     }
 
     deinit {
-        rules.deinitialize().deallocate()
+        for b in byKind { b.deinitialize().deallocate() }
+        tickers.deinitialize().deallocate()
         lastFrame.deinitialize(count: 1).deallocate()
     }
 
@@ -74,15 +70,13 @@ public final class Auditor: AuditEventSink {
             return
         }
         advance(to: frame)
-        for j in kindStart[k]..<kindStart[k &+ 1] {
-            rules[ruleIndices[j]]._withUnsafeGuaranteedRef { $0.observe(event, at: frame, emit: emit) }
-        }
+        for r in byKind[k] { r._withUnsafeGuaranteedRef { $0.observe(event, at: frame, emit: emit) } }
     }
 
     /// The time is now `frame`'s: the rules that check time are ticked.
     private func advance(to frame: FrameRef) {
         lastFrame.pointee = frame
-        for i in tickers { rules[i]._withUnsafeGuaranteedRef { $0.tick(at: frame, emit: emit) } }
+        for r in tickers { r._withUnsafeGuaranteedRef { $0.tick(at: frame, emit: emit) } }
     }
 
     private static let attKind = AuditEventKinds.att.rawValue.trailingZeroBitCount
@@ -90,9 +84,7 @@ public final class Auditor: AuditEventSink {
     /// An ATT PDU, lent to each rule.
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
         advance(to: frame)
-        for j in kindStart[Self.attKind]..<kindStart[Self.attKind &+ 1] {
-            rules[ruleIndices[j]]._withUnsafeGuaranteedRef { $0.observeATT(a, on: c, at: frame, emit: emit) }
-        }
+        for r in attRules { r._withUnsafeGuaranteedRef { $0.observeATT(a, on: c, at: frame, emit: emit) } }
     }
 
     /// Closes what is still open and returns every finding, sorted by first frame.
@@ -160,11 +152,10 @@ private final class FindingSink {
     }
 
     func accept(_ f: Finding) {
-        // Marked and compacted in place: a copy of the finding costs a retain per string.
+        // Marked in place: a copy of the finding costs a retain per string.
         findings.append(f)
         let i = findings.count - 1
         if let b = baseline, b.contains(findings[i]) { findings[i].suppressed = true }
-        findings[i].compact()
         onFinding?(findings[i])
     }
 }

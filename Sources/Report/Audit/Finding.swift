@@ -117,9 +117,16 @@ public struct Finding: Sendable {
         self.severity = severity
         self.message = message
         self.subject = subject
-        // In frame order (stable), one per frame: sorted and thinned in one array.
+        // In frame order (stable), one per frame: sorted and thinned in one array, made at its
+        // final size (a capture's findings are kept until its report).
         var ev = evidence
-        ev.append(decisive)
+        if !ev.contains(where: { $0.number == decisive.number }) {
+            ev = Array(unsafeUninitializedCapacity: evidence.count + 1) { buf, n in
+                n = buf.initialize(fromContentsOf: evidence)
+                buf[n] = decisive
+                n += 1
+            }
+        }
         ev.sort { $0.number < $1.number }
         var kept = 0
         for i in ev.indices where kept == 0 || ev[kept - 1].number != ev[i].number {
@@ -133,17 +140,6 @@ public struct Finding: Sendable {
     }
 
     public var firstFrame: FrameRef { evidence.first ?? decisive }
-
-    /// Stores the message and evidence at their exact sizes: a capture's findings are kept until its
-    /// report, and a message built by concatenation, or evidence appended to, holds spare capacity.
-    mutating func compact() {
-        var m = message
-        message = m.withUTF8 { src in
-            String(unsafeUninitializedCapacity: src.count) { dst in dst.initialize(fromContentsOf: src) }
-        }
-        let ev = evidence
-        evidence = Array(unsafeUninitializedCapacity: ev.count) { dst, n in n = dst.initialize(fromContentsOf: ev) }
-    }
 
     /// By first frame, then decisive frame, then rule id.
     public static func inReportOrder(_ a: Finding, _ b: Finding) -> Bool {
