@@ -141,16 +141,9 @@ public struct Finding: Sendable {
 
     public var firstFrame: FrameRef { evidence.first ?? decisive }
 
-    /// By first frame, then decisive frame, then rule id.
-    public static func inReportOrder(_ a: Finding, _ b: Finding) -> Bool {
-        let a1 = a.firstFrame.number, b1 = b.firstFrame.number
-        if a1 != b1 { return a1 < b1 }
-        if a.decisive.number != b.decisive.number { return a.decisive.number < b.decisive.number }
-        return a.rule < b.rule
-    }
-
-    /// `findings` in report order (stable). The frame numbers are sorted as small keys and each
-    /// finding moved once: sorting the findings themselves moves them at every step.
+    /// `findings` in report order: by first frame, then decisive frame, then rule id (stable). The
+    /// frame numbers are sorted as small keys and each finding moved once: sorting the findings
+    /// themselves moves them at every step.
     static func inReportOrder(_ findings: [Finding]) -> [Finding] {
         var keys = findings.indices.map { i in (findings[i].firstFrame.number, findings[i].decisive.number, i) }
         keys.sort { a, b in
