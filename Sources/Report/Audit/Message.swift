@@ -64,6 +64,15 @@ struct Message: ExpressibleByStringInterpolation {
         /// "0x1D", as opcodes are written.
         mutating func appendInterpolation(hex v: UInt8) { text.write(hex: v, width: 2) }
 
+        /// A service with its SIG name when it has one: "Heart Rate 0x180D", "0x180D".
+        mutating func appendInterpolation(service u: BluetoothUUID) {
+            if let name = AssignedNumbers.serviceName(u) {
+                text.write(name)
+                text.write(byte: 0x20)
+            }
+            text.write(u)
+        }
+
         /// "handle 0x002A (Battery Level 0x2A19)".
         mutating func appendInterpolation(attribute h: UInt16?, _ uuid: BluetoothUUID?) {
             text.write("handle ")

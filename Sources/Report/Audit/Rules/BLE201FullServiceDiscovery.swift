@@ -79,9 +79,7 @@ struct BLE201FullServiceDiscovery: AuditRule {
             \(plural: s.used.count, "service") used afterwards
             """
         for (i, u) in s.used.sorted().prefix(4).enumerated() {
-            msg += i == 0 ? " (" : ", "
-            if let name = AssignedNumbers.serviceName(u) { msg += "\(name) " }
-            msg += "\(u)"
+            msg += "\(i == 0 ? " (" : ", ")\(service: u)"
         }
         if !s.used.isEmpty { msg += s.used.count > 4 ? ", ...)" : ")" }
         emit(finding(msg, subject: .connection(s.connection), evidence: [s.first, s.last], decisive: s.first,

@@ -86,10 +86,13 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
     private func report(_ s: State, emit: (Finding) -> Void) {
         let unused = s.ranges.filter { !$0.used }
         guard let first = unused.first, let last = unused.last else { return }
-        var msg: Message = "characteristic discovery over \(plural: unused.count, "service range") whose characteristics were never used: "
+        var msg: Message = """
+            characteristic discovery over \(plural: unused.count, "service range") whose characteristics were \
+            never used:
+            """
         for (i, r) in unused.prefix(4).enumerated() {
-            msg += "\(i == 0 ? "" : ", ")\(handle: r.start)-\(handle: r.end)"
-            if let u = r.service { msg += " (\(AssignedNumbers.serviceName(u).map { $0 + " " } ?? "")\(u))" }
+            msg += "\(i == 0 ? " " : ", ")\(handle: r.start)-\(handle: r.end)"
+            if let u = r.service { msg += " (\(service: u))" }
         }
         if unused.count > 4 { msg += ", ..." }
         emit(finding(msg,
