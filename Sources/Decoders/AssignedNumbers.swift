@@ -18,25 +18,51 @@ public enum AssignedNumbers {
         serviceName(uuid) ?? characteristicName(uuid) ?? descriptorName(uuid)
     }
 
-    static func parse(_ text: String) -> [String: String] {
-        var d: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            guard let tab = line.firstIndex(of: "\t") else { continue }
-            d[String(line[..<tab])] = String(line[line.index(after: tab)...])
+    /// Calls `row` with each "key<TAB>name" line: the key's hex digits (dashes skipped) as a
+    /// 128-bit value and their count, and the name. Read over UTF-8 bytes: splitting the text into
+    /// Characters would run grapheme breaking over every table on first use.
+    static func rows(_ text: String, _ row: (_ high: UInt64, _ low: UInt64, _ digits: Int, _ name: String) -> Void) {
+        var text = text
+        text.withUTF8 { b in
+            var i = 0
+            while i < b.count {
+                var high: UInt64 = 0, low: UInt64 = 0, digits = 0
+                while i < b.count, b[i] != 0x09, b[i] != 0x0A {
+                    let c = b[i] | 0x20  // lower case
+                    let v: UInt8? = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : nil
+                    if let v {
+                        high = high << 4 | low >> 60
+                        low = low << 4 | UInt64(v)
+                        digits += 1
+                    }
+                    i += 1
+                }
+                guard i < b.count, b[i] == 0x09 else { i += 1; continue }
+                var end = i + 1
+                while end < b.count, b[end] != 0x0A { end += 1 }
+                row(high, low, digits, String(decoding: UnsafeBufferPointer(rebasing: b[(i + 1)..<end]), as: UTF8.self))
+                i = end + 1
+            }
         }
-        return d
     }
 
     /// UUID keys ("180D" or the 36-character form, as written in the table).
     static func parseUUID(_ text: String) -> [BluetoothUUID: String] {
         var d: [BluetoothUUID: String] = [:]
-        for (k, v) in parse(text) { if let u = BluetoothUUID(k) { d[u] = v } }
+        rows(text) { high, low, digits, name in
+            switch digits {
+            case 4: d[BluetoothUUID(uuid16: UInt16(low))] = name
+            case 8: d[BluetoothUUID(uuid32: UInt32(low))] = name
+            case 32: d[BluetoothUUID(high: high, low: low)] = name
+            default: break
+            }
+        }
         return d
     }
 
     static func parseHex(_ text: String) -> [UInt32: String] {
         var d: [UInt32: String] = [:]
-        for (k, v) in parse(text) { if let n = UInt32(k, radix: 16) { d[n] = v } }
+        rows(text) { _, low, digits, name in if digits <= 8 { d[UInt32(low)] = name } }
         return d
     }
 
