@@ -101,6 +101,9 @@ public protocol AuditRule {
     /// True for rules that decide when time has passed (a grace period, a timeout): `tick` is then
     /// called before every event, of whatever kind, with its frame as the time now.
     static var checksTime: Bool { get }
+    /// For rules that check time: ticks before frames no later than this have nothing to do, so the
+    /// auditor skips them (`.max`: nothing pending). Read after each call into the rule.
+    var nextTick: Int64 { mutating get }
     mutating func tick(at frame: FrameRef, emit: (Finding) -> Void)
     var settings: RuleSettings { get }
     init(settings: RuleSettings)
@@ -153,6 +156,7 @@ extension AuditEvent {
 extension AuditRule {
     public static var consumes: AuditEventKinds { .all }
     public static var checksTime: Bool { false }
+    public var nextTick: Int64 { Self.checksTime ? .min : .max }
     public mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {}
 
     public mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,

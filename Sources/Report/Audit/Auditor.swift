@@ -73,10 +73,12 @@ public final class Auditor: AuditEventSink {
         for r in byKind[k] { r._withUnsafeGuaranteedRef { $0.observe(event, at: frame, emit: emit) } }
     }
 
-    /// The time is now `frame`'s: the rules that check time are ticked.
+    /// The time is now `frame`'s: the rules that check time and have something due are ticked.
     private func advance(to frame: FrameRef) {
         lastFrame.pointee = frame
-        for r in tickers { r._withUnsafeGuaranteedRef { $0.tick(at: frame, emit: emit) } }
+        for r in tickers {
+            r._withUnsafeGuaranteedRef { if frame.time > $0.nextTick { $0.tick(at: frame, emit: emit) } }
+        }
     }
 
     private static let attKind = AuditEventKinds.att.rawValue.trailingZeroBitCount
@@ -99,6 +101,10 @@ public final class Auditor: AuditEventSink {
 /// One rule, its state behind a pointer: an event reaches it through a class method rather than by
 /// projecting an existential's box (a uniqueness check per rule and event).
 private class RuleRunner {
+    /// The rule's `nextTick`, kept here so that testing it costs no call, and whether it checks time
+    /// (a generic `R.checksTime` is a call).
+    final var nextTick: Int64 = .max
+    final var ticks = false
     var id: String { "" }
     var consumes: AuditEventKinds { [] }
     var checksTime: Bool { false }
@@ -114,6 +120,9 @@ private final class Runner<R: AuditRule>: RuleRunner {
     init(_ r: R) {
         rule = .allocate(capacity: 1)
         rule.initialize(to: r)
+        super.init()
+        ticks = R.checksTime
+        nextTick = rule.pointee.nextTick
     }
 
     deinit { rule.deinitialize(count: 1).deallocate() }
@@ -124,15 +133,18 @@ private final class Runner<R: AuditRule>: RuleRunner {
 
     override func tick(at frame: FrameRef, emit: (Finding) -> Void) {
         rule.pointee.tick(at: frame, emit: emit)
+        if ticks { nextTick = rule.pointee.nextTick }
     }
 
     override func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         rule.pointee.observe(event, at: frame, emit: emit)
+        if ticks { nextTick = rule.pointee.nextTick }
     }
 
     override func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
         rule.pointee.observeATT(a, on: c, at: frame, emit: emit)
+        if ticks { nextTick = rule.pointee.nextTick }
     }
 
     override func finish(at frame: FrameRef?, emit: (Finding) -> Void) {

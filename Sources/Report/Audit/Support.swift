@@ -183,6 +183,64 @@ struct BoundedMap<Key: Hashable, Value> {
     }
 }
 
+/// Per-adapter state. A capture has one adapter or a few, so a short list searched in order costs
+/// less than hashing the adapter on every event. Iterates in adapter order.
+struct AdapterTable<Value> {
+    private(set) var keys: [UInt16] = []
+    private(set) var values: [Value] = []
+
+    @inline(__always)
+    private func find(_ adapter: UInt16) -> Int? {
+        for i in keys.indices where keys[i] == adapter { return i }
+        return nil
+    }
+
+    var isEmpty: Bool { keys.isEmpty }
+
+    /// (adapter, value) pairs in adapter order.
+    var entries: Zip2Sequence<[UInt16], [Value]> { zip(keys, values) }
+
+    subscript(adapter: UInt16) -> Value? {
+        get { find(adapter).map { values[$0] } }
+        set {
+            if let v = newValue {
+                if let i = find(adapter) { values[i] = v; return }
+                let at = keys.firstIndex { $0 > adapter } ?? keys.count
+                keys.insert(adapter, at: at)
+                values.insert(v, at: at)
+            } else {
+                removeValue(forKey: adapter)
+            }
+        }
+    }
+
+    /// Mutates the adapter's value in place; nil when it has none.
+    @inline(__always) @discardableResult
+    mutating func update<R>(_ adapter: UInt16, _ body: (inout Value) -> R) -> R? {
+        guard let i = find(adapter) else { return nil }
+        return body(&values[i])
+    }
+
+    /// Mutates the adapter's value in place, made with `make()` first when absent.
+    @inline(__always) @discardableResult
+    mutating func update<R>(_ adapter: UInt16, default make: @autoclosure () -> Value, _ body: (inout Value) -> R) -> R {
+        if find(adapter) == nil { self[adapter] = make() }
+        return body(&values[find(adapter)!])
+    }
+
+    @discardableResult
+    mutating func removeValue(forKey adapter: UInt16) -> Value? {
+        guard let i = find(adapter) else { return nil }
+        keys.remove(at: i)
+        return values.remove(at: i)
+    }
+
+    mutating func removeAll() {
+        keys.removeAll()
+        values.removeAll()
+    }
+}
+
 /// Per-connection state, by the capture's connection number (`Connection.id`, given in order of
 /// appearance). Connection n lives in slot n % capacity: numbers only grow, so a new connection
 /// takes the slot of the one `capacity` connections older, and the table stays bounded with no

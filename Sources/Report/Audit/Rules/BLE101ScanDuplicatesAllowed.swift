@@ -28,7 +28,7 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
 
     static let consumes: AuditEventKinds = [.scanEnable, .advertisingReport]
     let settings: RuleSettings
-    private var scans: [UInt16: Scan] = [:]
+    private var scans = AdapterTable<Scan>()
 
     init(settings: RuleSettings) { self.settings = settings }
 
@@ -43,9 +43,8 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
                 report(s, adapter: adapter, end: frame, emit: emit)
             }
         case .advertisingReport(let adapter, let address, _, _, _):
-            // One lookup, the scan mutated in place.
-            guard let i = scans.index(forKey: adapter) else { return }
-            Self.count(&scans.values[i], address, frame)
+            // The scan mutated in place.
+            scans.update(adapter) { Self.count(&$0, address, frame) }
         default: break
         }
     }
@@ -59,7 +58,7 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for (adapter, s) in scans.sorted(by: { $0.key < $1.key }) {
+        for (adapter, s) in scans.entries {
             report(s, adapter: adapter, end: frame ?? s.lastReport ?? s.start, emit: emit)
         }
         scans.removeAll()

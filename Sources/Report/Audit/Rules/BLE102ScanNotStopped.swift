@@ -26,7 +26,7 @@ struct BLE102ScanNotStopped: AuditRule {
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let graceSetting: Int64
-    private var scans: [UInt16: Scan] = [:]
+    private var scans = AdapterTable<Scan>()
     /// Some scan holds a connection not yet judged: only then has `check` anything to do, so the
     /// events in between do not walk the scans. Recomputed when the scans change (rarely).
     private var awaiting = false
@@ -38,6 +38,8 @@ struct BLE102ScanNotStopped: AuditRule {
 
     static let consumes: AuditEventKinds = [.scanEnable, .connected]
     static let checksTime = true
+
+    var nextTick: Int64 { awaiting ? .min : .max }
 
     mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {
         if awaiting { check(now: frame, emit: emit) }
@@ -69,14 +71,14 @@ struct BLE102ScanNotStopped: AuditRule {
     private mutating func check(now: FrameRef, emit: (Finding) -> Void) {
         let grace = graceSetting
         var flaggedAny = false
-        for (adapter, s) in scans {
+        for (adapter, s) in scans.entries {
             guard let (connected, c) = s.connection, !s.flagged, now.time &- connected.time > grace else { continue }
             emit(finding("""
                 scanning still enabled \(seconds: now.time &- connected.time) after this host connected to \
                 \(c.peer?.description ?? "the peer") (scan started \(seconds: connected.time &- s.start.time) before)
                 """,
                          subject: .connection(c), evidence: [s.start, connected, now], decisive: now))
-            scans[adapter]!.flagged = true
+            scans.update(adapter) { $0.flagged = true }
             flaggedAny = true
         }
         if flaggedAny { updateAwaiting() }
@@ -84,7 +86,7 @@ struct BLE102ScanNotStopped: AuditRule {
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
         if let f = frame { check(now: f, emit: emit) }
-        for (_, s) in scans.sorted(by: { $0.key < $1.key }) {
+        for s in scans.values {
             guard let (connected, c) = s.connection, !s.flagged else { continue }
             let end = frame ?? connected
             emit(finding("""

@@ -23,7 +23,7 @@ struct BLE103ScanLongRunning: AuditRule {
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let durationSetting: Int64
-    private var scans: [UInt16: Scan] = [:]
+    private var scans = AdapterTable<Scan>()
 
     init(settings: RuleSettings) {
         self.settings = settings
@@ -39,16 +39,15 @@ struct BLE103ScanLongRunning: AuditRule {
                 judge(s, adapter: adapter, end: frame, stopped: true, emit: emit)
             }
         case .createConnection(let adapter, _, _):
-            scans[adapter]?.attempted = true
+            scans.update(adapter) { $0.attempted = true }
         case .advertisingReport(let adapter, _, _, _, _):
-            guard let i = scans.index(forKey: adapter) else { return }
-            scans.values[i].last = frame
+            scans.update(adapter) { $0.last = frame }
         default: break
         }
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for (adapter, s) in scans.sorted(by: { $0.key < $1.key }) {
+        for (adapter, s) in scans.entries {
             judge(s, adapter: adapter, end: frame ?? s.last, stopped: false, emit: emit)
         }
         scans.removeAll()

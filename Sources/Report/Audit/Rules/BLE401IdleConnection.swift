@@ -44,6 +44,8 @@ struct BLE401IdleConnection: AuditRule {
     static let consumes: AuditEventKinds = [.connected, .att, .pairing, .disconnectCommand, .disconnected]
     static let checksTime = true
 
+    var nextTick: Int64 { nextDeadline }
+
     mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {
         if frame.time > nextDeadline { checkUnsubscribed(now: frame, emit: emit) }
     }

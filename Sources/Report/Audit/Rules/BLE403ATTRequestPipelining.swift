@@ -43,6 +43,8 @@ struct BLE403ATTRequestPipelining: AuditRule {
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let checksTime = true
 
+    var nextTick: Int64 { nextDeadline }
+
     mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {
         if frame.time > nextDeadline { checkTimeouts(now: frame, emit: emit) }
     }

@@ -24,7 +24,7 @@ struct BLE504AdvWhileConnected: AuditRule {
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let durationSetting: Int64
-    private var adapters: [UInt16: Adapter] = [:]
+    private var adapters = AdapterTable<Adapter>()
 
     init(settings: RuleSettings) {
         self.settings = settings
@@ -36,15 +36,15 @@ struct BLE504AdvWhileConnected: AuditRule {
         case .connected(let c) where c.isCentral == false:
             // The controller stops advertising when a connection is made from it.
             end(c.adapter, at: frame, emit: emit)
-            if adapters[c.adapter, default: Adapter()].connections.count < 64 {
-                adapters[c.adapter, default: Adapter()].connections[c.id] = c
+            adapters.update(c.adapter, default: Adapter()) { a in
+                if a.connections.count < 64 { a.connections[c.id] = c }
             }
         case .disconnected(let c, _):
-            guard adapters[c.adapter]?.connections.removeValue(forKey: c.id) != nil else { return }
+            guard adapters.update(c.adapter, { $0.connections.removeValue(forKey: c.id) != nil }) == true else { return }
             if adapters[c.adapter]?.connections.isEmpty == true { end(c.adapter, at: frame, emit: emit) }
         case .advertisingEnable(let adapter, let enabled):
             if enabled {
-                if let a = adapters[adapter], !a.connections.isEmpty, a.since == nil { adapters[adapter]!.since = frame }
+                adapters.update(adapter) { a in if !a.connections.isEmpty, a.since == nil { a.since = frame } }
             } else {
                 end(adapter, at: frame, emit: emit)
             }
@@ -54,12 +54,12 @@ struct BLE504AdvWhileConnected: AuditRule {
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
         guard let f = frame else { return }
-        for adapter in adapters.keys.sorted() { end(adapter, at: f, emit: emit) }
+        for adapter in adapters.keys { end(adapter, at: f, emit: emit) }
     }
 
     private mutating func end(_ adapter: UInt16, at frame: FrameRef, emit: (Finding) -> Void) {
         guard let a = adapters[adapter], let since = a.since else { return }
-        adapters[adapter]!.since = nil
+        adapters.update(adapter) { $0.since = nil }
         let on = frame.time &- since.time
         guard on > durationSetting, let c = a.connections.values.min(by: { $0.id < $1.id }) else { return }
         emit(finding("""

@@ -26,7 +26,7 @@ struct BLE505AdvIntervalAggressive: AuditRule {
     /// Options read once: a lookup by name per event costs a string hash.
     private let intervalSetting: Int64
     private let durationSetting: Int64
-    private var adapters: [UInt16: Adapter] = [:]
+    private var adapters = AdapterTable<Adapter>()
 
     init(settings: RuleSettings) {
         self.settings = settings
@@ -42,14 +42,14 @@ struct BLE505AdvIntervalAggressive: AuditRule {
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
         case .advertisingParameters(let adapter, let intervalMax):
-            var a = adapters[adapter, default: Adapter()]
+            var a = adapters[adapter] ?? Adapter()
             if a.since != nil && !aggressive(intervalMax) { end(adapter, at: frame, emit: emit); a.since = nil }
             a.intervalMax = intervalMax
             if a.enabled && a.since == nil && aggressive(intervalMax) { a.since = frame }
             adapters[adapter] = a
         case .advertisingEnable(let adapter, let enabled):
             if enabled {
-                adapters[adapter, default: Adapter()].enabled = true
+                adapters.update(adapter, default: Adapter()) { $0.enabled = true }
                 if adapters[adapter]!.since == nil && aggressive(adapters[adapter]!.intervalMax) {
                     adapters[adapter]!.since = frame
                 }
@@ -66,7 +66,7 @@ struct BLE505AdvIntervalAggressive: AuditRule {
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
         guard let f = frame else { return }
-        for adapter in adapters.keys.sorted() { end(adapter, at: f, emit: emit) }
+        for adapter in adapters.keys { end(adapter, at: f, emit: emit) }
     }
 
     private mutating func end(_ adapter: UInt16, at frame: FrameRef, emit: (Finding) -> Void) {
