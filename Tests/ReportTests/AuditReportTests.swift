@@ -233,4 +233,40 @@ final class AuditReportTests: XCTestCase {
         XCTAssertEqual(m[9_999], 9_999)
         XCTAssertNil(m[0])
     }
+
+    func testConnectionTableGrowsWithLiveConnectionsAndStaysBounded() {
+        XCTAssertEqual(ConnectionTable<Int>(capacity: 100).capacity, 128, "rounded up to a power of two")
+        var t = ConnectionTable<Int>(capacity: 16_384)
+        // Live connections far apart: the table doubles rather than letting one take another's slot.
+        for id in [3, 19, 35, 1_000, 77] { t[id] = id * 10 }
+        XCTAssertEqual(t.ids, [3, 19, 35, 77, 1_000])
+        XCTAssertEqual(t.values, [30, 190, 350, 770, 10_000])
+        XCTAssertEqual(t.update(19, default: 0) { $0 += 1; return $0 }, 191)
+        XCTAssertEqual(t.removeValue(forKey: 35), 350)
+        XCTAssertNil(t[35])
+        XCTAssertEqual(t.newest { $0 > 100 }, 1_000)
+        // Thousands opened and closed in turn evict nothing within the capacity.
+        for id in 2_000..<12_000 {
+            t[id] = id
+            if id >= 2_010 { XCTAssertEqual(t.removeValue(forKey: id - 10), id - 10) }
+        }
+        XCTAssertEqual(t.ids, [3, 19, 77, 1_000] + Array(11_990..<12_000))
+        // More live connections than the capacity: the oldest give way, the table stays bounded.
+        var u = ConnectionTable<Int>(capacity: 64)
+        for id in 0..<1_000 { u[id] = id }
+        XCTAssertEqual(u.ids, Array(936..<1_000))
+    }
+
+    func testAdapterTable() {
+        var t = AdapterTable<String>()
+        t[3] = "c"
+        t[1] = "a"
+        t.update(2, default: "") { $0 += "b" }
+        XCTAssertEqual(t.keys, [1, 2, 3])
+        XCTAssertEqual(t.update(3) { $0 += "!"; return $0.count }, 2)
+        XCTAssertNil(t.update(9) { _ in 0 })
+        XCTAssertEqual(t.removeValue(forKey: 1), "a")
+        t[2] = nil
+        XCTAssertEqual(Array(t.entries.map { "\($0)\($1)" }), ["3c!"])
+    }
 }

@@ -242,10 +242,11 @@ struct AdapterTable<Value> {
 }
 
 /// Per-connection state, by the capture's connection number (`Connection.id`, given in order of
-/// appearance). Connection n lives in slot n % capacity: numbers only grow, so a new connection
-/// takes the slot of the one `capacity` connections older, and the table stays bounded with no
-/// hashing and no eviction order to keep. Slots are added as numbers reach them: a small capture
-/// keeps a small table.
+/// appearance). Connection n lives in slot n mod the number of slots, a power of two: no hashing.
+/// The slots double (from 16) when a new connection would take the slot of a live one, so the
+/// table follows the connections open at once, not the capture's length; at `capacity` slots a
+/// new connection takes the slot of the one `capacity` connections older, and the table stays
+/// bounded.
 struct ConnectionTable<State> {
     /// The connection number in each slot (`empty` for none), apart from the states: testing a slot
     /// then reads an integer rather than copying a state.
@@ -255,13 +256,16 @@ struct ConnectionTable<State> {
     /// connection visit only these.
     private var occupied: [Int] = []
     private var place: [Int] = []
+    /// Slot count - 1 (a mask rather than a division).
+    private var mask = 0
+    /// The most slots, a power of two.
     let capacity: Int
     private static var empty: Int { .min }
 
-    init(capacity: Int) { self.capacity = max(1, capacity) }
+    init(capacity: Int) { self.capacity = 1 << (Int.bitWidth - (max(1, capacity) - 1).leadingZeroBitCount) }
 
     @inline(__always)
-    private func slot(_ id: Int) -> Int { Int(UInt(bitPattern: id) % UInt(capacity)) }
+    private func slot(_ id: Int) -> Int { id & mask }
 
     @inline(__always)
     func contains(_ id: Int) -> Bool {
@@ -295,12 +299,7 @@ struct ConnectionTable<State> {
         return states[i].take()
     }
 
-    mutating func removeAll() {
-        slotIDs.removeAll()
-        states.removeAll()
-        occupied.removeAll()
-        place.removeAll()
-    }
+    mutating func removeAll() { self = Self(capacity: capacity) }
 
     /// The connections held, in number order.
     var ids: [Int] { occupied.map { slotIDs[$0] }.sorted() }
@@ -315,21 +314,39 @@ struct ConnectionTable<State> {
         return found
     }
 
-    /// Puts `state` in `id`'s slot, over the older connection there, if any.
+    /// Puts `state` in `id`'s slot: over the live connection there only once the table is at its
+    /// capacity, after doubling it until then.
     private mutating func put(_ state: State, _ id: Int) {
-        let i = slot(id)
-        if i >= slotIDs.count {
-            let n = i + 1 - slotIDs.count
-            slotIDs.append(contentsOf: repeatElement(Self.empty, count: n))
-            states.append(contentsOf: repeatElement(nil, count: n))
-            place.append(contentsOf: repeatElement(0, count: n))
+        while slotIDs.isEmpty || (slotIDs[slot(id)] != Self.empty && slotIDs[slot(id)] != id && slotIDs.count < capacity) {
+            grow()
         }
+        let i = slot(id)
         if slotIDs[i] == Self.empty {
             place[i] = occupied.count
             occupied.append(i)
         }
         slotIDs[i] = id
         states[i] = state
+    }
+
+    /// Doubles the slots and moves each connection to its slot in the new size: two numbers apart
+    /// mod n are apart mod 2n, so none collide.
+    private mutating func grow() {
+        let n = slotIDs.isEmpty ? min(16, capacity) : slotIDs.count * 2
+        var ids = [Int](repeating: Self.empty, count: n)
+        var moved = [State?](repeating: nil, count: n)
+        var places = [Int](repeating: 0, count: n)
+        for (k, old) in occupied.enumerated() {
+            let j = slotIDs[old] & (n - 1)
+            ids[j] = slotIDs[old]
+            moved[j] = states[old].take()
+            places[j] = k
+            occupied[k] = j
+        }
+        slotIDs = ids
+        states = moved
+        place = places
+        mask = n - 1
     }
 }
 
