@@ -19,8 +19,9 @@ struct BLE301PollingRead: AuditRule {
                   RuleOption("window", .duration, 10_000_000_000, "time the reads fall within")])
 
     struct Handle {
-        var times: [Int64] = []
-        var frames: [FrameRef] = []
+        var handle: UInt16
+        /// The last reads, up to the threshold, until a window is found.
+        var recent: [FrameRef] = []
         var reads = 0
         var first: FrameRef
         var last: FrameRef
@@ -33,7 +34,10 @@ struct BLE301PollingRead: AuditRule {
     struct State {
         var connection: Connection
         var tracker = ReadTracker()
-        var handles = BoundedMap<UInt16, Handle>(capacity: 1024)
+        /// The handles read, in order of their first read: a connection reads a few, so they are
+        /// searched in order (the oldest goes past 1,024).
+        var handles: [Handle] = []
+        var polled = false
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
@@ -63,25 +67,31 @@ struct BLE301PollingRead: AuditRule {
         let need = max(1, readsSetting), window = windowSetting
         states.update(c.id, default: State(connection: c)) { s in
             guard s.tracker.classify(a) == true, let h = a.handle else { return }
-            s.handles.update(h, default: Handle(first: frame, last: frame)) { r in
-                r.reads += 1
-                r.last = frame
-                if a.characteristic != nil { r.characteristic = a.characteristic }
-                if a.properties != nil { r.properties = a.properties }
-                guard r.window == nil else { return }
-                r.times.append(frame.time)
-                r.frames.append(frame)
-                if r.times.count > need {
-                    r.times.removeFirst()
-                    r.frames.removeFirst()
-                }
-                if r.times.count == need, let t0 = r.times.first, frame.time &- t0 <= window {
-                    r.window = (r.frames[0], frame)
-                    r.times = []
-                    r.frames = []
-                }
+            let i: Int
+            if let found = s.handles.firstIndex(where: { $0.handle == h }) {
+                i = found
+            } else {
+                if s.handles.count == 1024 { s.handles.removeFirst() }
+                s.handles.append(Handle(handle: h, first: frame, last: frame))
+                i = s.handles.count - 1
             }
+            if Self.read(&s.handles[i], a, frame, need: need, window: window) { s.polled = true }
         }
+    }
+
+    /// Counts one read of a handle; true when it completes the first window of `need` reads.
+    private static func read(_ r: inout Handle, _ a: ATTObservation, _ frame: FrameRef, need: Int, window: Int64) -> Bool {
+        r.reads += 1
+        r.last = frame
+        if a.characteristic != nil { r.characteristic = a.characteristic }
+        if a.properties != nil { r.properties = a.properties }
+        guard r.window == nil else { return false }
+        r.recent.append(frame)
+        if r.recent.count > need { r.recent.removeFirst() }
+        guard r.recent.count == need, frame.time &- r.recent[0].time <= window else { return false }
+        r.window = (r.recent[0], frame)
+        r.recent = []
+        return true
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
@@ -91,9 +101,11 @@ struct BLE301PollingRead: AuditRule {
 
     private func report(_ s: State, emit: (Finding) -> Void) {
         let need = max(1, readsSetting)
-        // Most connections poll nothing: only the handles that did are sorted.
-        for (h, r) in s.handles.storage.filter({ $0.value.window != nil }).sorted(by: { $0.key < $1.key }) {
+        // Most connections poll nothing.
+        guard s.polled else { return }
+        for r in s.handles.filter({ $0.window != nil }).sorted(by: { $0.handle < $1.handle }) {
             guard let (first, decisive) = r.window else { continue }
+            let h = r.handle
             let canNotify = r.properties.map { $0 & 0x30 != 0 }
             var msg: Message = """
                 \(attribute: h, r.characteristic) read \(r.reads) times in \(seconds: r.last.time &- r.first.time) \
