@@ -98,6 +98,8 @@ public protocol AuditRule {
     static var info: RuleInfo { get }
     /// The kinds of event `observe` acts on; the auditor does not call it for others.
     static var consumes: AuditEventKinds { get }
+    /// The ATT PDUs `observeATT` acts on, by opcode; the auditor does not call it for others.
+    static var attOpcodes: ATTOpcodeSet { get }
     /// True for rules that decide when time has passed (a grace period, a timeout): `tick` is then
     /// called before every event, of whatever kind, with its frame as the time now.
     static var checksTime: Bool { get }
@@ -113,6 +115,30 @@ public protocol AuditRule {
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void)
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void)
+}
+
+/// A set of ATT opcodes (all 256 values, so the command and signature flags count).
+public struct ATTOpcodeSet: Sendable {
+    private var words: [UInt64] = [0, 0, 0, 0]
+
+    public init(_ opcodes: [UInt8]) {
+        for op in opcodes { words[Int(op >> 6)] |= 1 << (op & 63) }
+    }
+
+    /// The opcodes whose PDUs play one of these roles (Core Vol 3 Part F 3.3).
+    public init(kinds: Set<ATTKind>) {
+        self.init((0...255).filter { kinds.contains(Decoders.ATTOpcode(UInt8($0)).kind) }.map { UInt8($0) })
+    }
+
+    public static let all = ATTOpcodeSet(Array(0...255))
+
+    public func contains(_ op: UInt8) -> Bool { words[Int(op >> 6)] & (1 << (op & 63)) != 0 }
+
+    public func union(_ other: ATTOpcodeSet) -> ATTOpcodeSet {
+        var u = self
+        for i in 0..<4 { u.words[i] |= other.words[i] }
+        return u
+    }
 }
 
 /// Kinds of `AuditEvent` as bits, so the auditor picks the rules for an event with a mask test.
@@ -155,6 +181,7 @@ extension AuditEvent {
 
 extension AuditRule {
     public static var consumes: AuditEventKinds { .all }
+    public static var attOpcodes: ATTOpcodeSet { .all }
     public static var checksTime: Bool { false }
     public var nextTick: Int64 { Self.checksTime ? .min : .max }
     public mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {}

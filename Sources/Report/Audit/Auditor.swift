@@ -10,8 +10,9 @@ public final class Auditor: AuditEventSink {
     /// the per-event path then goes without retains, run-time exclusivity checks and array
     /// uniqueness checks.
     private let byKind: [UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>]
-    /// The same for ATT PDUs, the most frequent event.
-    private let attRules: UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>
+    /// The same for ATT PDUs, the most frequent event, by opcode: a PDU visits only the rules that
+    /// act on its opcode.
+    private let attRules: UnsafeMutablePointer<UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>>
     /// The rules that check time, ticked before every event.
     private let tickers: UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>
     /// Owns the runners the buffers point at.
@@ -44,7 +45,9 @@ public final class Auditor: AuditEventSink {
             return b
         }
         byKind = (0..<UInt16.bitWidth).map { bit in buffer(enabled.filter { $0.consumes.rawValue & (1 << bit) != 0 }) }
-        attRules = byKind[Self.attKind]
+        let att = enabled.filter { $0.consumes.contains(.att) }
+        attRules = .allocate(capacity: 256)
+        attRules.initialize(from: (0...255).map { op in buffer(att.filter { $0.attOpcodes.contains(UInt8(op)) }) }, count: 256)
         tickers = buffer(enabled.filter { $0.checksTime })
         lastFrame = .allocate(capacity: 1)
         lastFrame.initialize(to: nil)
@@ -52,6 +55,8 @@ public final class Auditor: AuditEventSink {
 
     deinit {
         for b in byKind { b.deinitialize().deallocate() }
+        for op in 0..<256 { attRules[op].deinitialize().deallocate() }
+        attRules.deinitialize(count: 256).deallocate()
         tickers.deinitialize().deallocate()
         lastFrame.deinitialize(count: 1).deallocate()
     }
@@ -86,7 +91,7 @@ public final class Auditor: AuditEventSink {
     /// An ATT PDU, lent to each rule.
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
         advance(to: frame)
-        for r in attRules { r._withUnsafeGuaranteedRef { $0.observeATT(a, on: c, at: frame, emit: emit) } }
+        for r in attRules[Int(a.opcode)] { r._withUnsafeGuaranteedRef { $0.observeATT(a, on: c, at: frame, emit: emit) } }
     }
 
     /// Closes what is still open and returns every finding, sorted by first frame.
@@ -107,6 +112,7 @@ private class RuleRunner {
     final var ticks = false
     var id: String { "" }
     var consumes: AuditEventKinds { [] }
+    var attOpcodes: ATTOpcodeSet { .all }
     var checksTime: Bool { false }
     func tick(at frame: FrameRef, emit: (Finding) -> Void) {}
     func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {}
@@ -129,6 +135,7 @@ private final class Runner<R: AuditRule>: RuleRunner {
 
     override var id: String { R.info.id }
     override var consumes: AuditEventKinds { R.consumes }
+    override var attOpcodes: ATTOpcodeSet { R.attOpcodes }
     override var checksTime: Bool { R.checksTime }
 
     override func tick(at frame: FrameRef, emit: (Finding) -> Void) {

@@ -54,6 +54,16 @@ enum GATTType {
     }
 }
 
+extension ATTOpcodeSet {
+    static let requests = ATTOpcodeSet(kinds: [.request])
+    static let responses = ATTOpcodeSet(kinds: [.response])
+    /// Client reads of a value (`isValueRead`): Read, Read Blob, Read By Type.
+    static let valueReads = ATTOpcodeSet([ATTOpcode.readRequest, ATTOpcode.readBlobRequest, ATTOpcode.readByTypeRequest])
+    /// PDUs that may touch an attribute value (`usesAttribute`): reads, writes, notifications.
+    static let valueUses = ATTOpcodeSet([0x0A, 0x0C, 0x0E, 0x12, 0x16, 0x1B, 0x1D, 0x20, 0x23, 0x52, 0xD2,
+                                         ATTOpcode.readByTypeRequest])
+}
+
 extension ATTObservation {
     /// A read of one attribute's value by the client.
     var isValueRead: Bool {
@@ -66,11 +76,8 @@ extension ATTObservation {
 
     /// The PDU touches an attribute value (read, write, notification): use of the characteristic.
     var usesAttribute: Bool {
-        switch opcode {
-        case 0x0A, 0x0C, 0x0E, 0x12, 0x16, 0x1B, 0x1D, 0x20, 0x23, 0x52, 0xD2: return handle != nil
-        case ATTOpcode.readByTypeRequest: return !GATTType.isDeclaration(attributeType)
-        default: return false
-        }
+        guard ATTOpcodeSet.valueUses.contains(opcode) else { return false }
+        return opcode == ATTOpcode.readByTypeRequest ? !GATTType.isDeclaration(attributeType) : handle != nil
     }
 }
 

@@ -26,6 +26,7 @@ struct BLE201FullServiceDiscovery: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
+    static let attOpcodes = ATTOpcodeSet([ATTOpcode.readByGroupTypeRequest]).union(.responses).union(.valueUses)
     let settings: RuleSettings
     private var states = ConnectionTable<State>(capacity: 4096)
 

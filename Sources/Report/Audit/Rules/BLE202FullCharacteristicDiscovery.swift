@@ -30,6 +30,7 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
+    static let attOpcodes = ATTOpcodeSet([ATTOpcode.readByTypeRequest, ATTOpcode.findInformationRequest]).union(.valueUses)
     let settings: RuleSettings
     private var states = ConnectionTable<State>(capacity: 4096)
 

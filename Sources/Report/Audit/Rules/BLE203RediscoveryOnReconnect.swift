@@ -21,6 +21,7 @@ struct BLE203RediscoveryOnReconnect: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
+    static let attOpcodes = ATTOpcodeSet([ATTOpcode.indication, ATTOpcode.readByGroupTypeRequest, ATTOpcode.readByTypeRequest])
     let settings: RuleSettings
     private var peers = BoundedMap<PeerKey, Peer>(capacity: 10_000)
     private var discovered = ConnectionTable<Bool>(capacity: 4096)

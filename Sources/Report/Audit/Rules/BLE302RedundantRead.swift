@@ -32,6 +32,8 @@ struct BLE302RedundantRead: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
+    /// Value reads, and the responses that tell a long read's continuation (`ReadTracker`).
+    static let attOpcodes = ATTOpcodeSet.valueReads.union(.responses)
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let readsSetting: Int

@@ -26,6 +26,7 @@ struct BLE303TruncatedNotification: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
+    static let attOpcodes = ATTOpcodeSet([ATTOpcode.notification, ATTOpcode.indication]).union(.valueReads)
     let settings: RuleSettings
     private var states = ConnectionTable<State>(capacity: 4096)
 

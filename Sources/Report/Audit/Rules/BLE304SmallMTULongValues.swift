@@ -22,6 +22,8 @@ struct BLE304SmallMTULongValues: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
+    static let attOpcodes = ATTOpcodeSet([ATTOpcode.exchangeMTURequest, ATTOpcode.exchangeMTUResponse,
+                                          ATTOpcode.readBlobRequest, ATTOpcode.prepareWriteRequest])
     let settings: RuleSettings
     private var states = ConnectionTable<State>(capacity: 4096)
 

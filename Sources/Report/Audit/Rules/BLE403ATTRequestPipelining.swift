@@ -41,6 +41,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
+    static let attOpcodes = ATTOpcodeSet.requests.union(.responses)
     static let checksTime = true
 
     var nextTick: Int64 { nextDeadline }
