@@ -117,30 +117,40 @@ public enum AdvertisingReports {
     /// Reports of an LE Meta subevent (parameters after the subevent code). Reports before a
     /// fault are returned along with a description of the fault.
     public static func parse(subevent: UInt8, _ params: Bytes) -> (reports: [AdvertisingReport], malformed: String?) {
-        var r = ByteReader(params)
         var reports: [AdvertisingReport] = []
+        let malformed = forEach(subevent: subevent, params) { reports.append($0) }
+        return (reports, malformed)
+    }
+
+    /// `parse` without collecting: `body` gets each report in turn. Returns the description of a
+    /// fault after the reports before it.
+    @discardableResult
+    public static func forEach(subevent: UInt8, _ params: Bytes, _ body: (AdvertisingReport) -> Void) -> String? {
+        var r = ByteReader(params)
+        var count = 0
         do throws(DecodeError) {
             switch subevent {
             case legacy, directed, extended:
                 let n = Int(try r.u8())
-                reports.reserveCapacity(n)
                 for _ in 0..<n {
                     switch subevent {
-                    case legacy: reports.append(try legacyReport(&r))
-                    case directed: reports.append(try directedReport(&r))
-                    default: reports.append(try extendedReport(&r))
+                    case legacy: body(try legacyReport(&r))
+                    case directed: body(try directedReport(&r))
+                    default: body(try extendedReport(&r))
                     }
+                    count += 1
                 }
             case periodic, periodicV2:
-                reports.append(try periodicReport(&r, v2: subevent == periodicV2))
+                body(try periodicReport(&r, v2: subevent == periodicV2))
+                count += 1
             default:
-                return ([], nil)
+                return nil
             }
         } catch {
-            return (reports, describe(error, reports: reports.count))
+            return describe(error, reports: count)
         }
-        if r.remaining > 0 { return (reports, "\(r.remaining) bytes after the last report") }
-        return (reports, nil)
+        if r.remaining > 0 { return "\(r.remaining) bytes after the last report" }
+        return nil
     }
 
     static func describe(_ e: DecodeError, reports: Int) -> String {

@@ -115,10 +115,12 @@ public final class AuditFeed {
             guard let sub = b.byte(0) else { return }
             if let c = d.connection, c.createdFrame == d.packet.number { sink.observe(.connected(c), at: at) }
             guard AdvertisingReports.isReport(subevent: sub) else { return }
-            for r in AdvertisingReports.parse(subevent: sub, b.from(1)).reports where r.syncHandle == nil {
-                sink.observe(.advertisingReport(adapter: d.packet.adapter, address: r.address, addressType: r.addressType,
+            let adapter = d.packet.adapter
+            AdvertisingReports.forEach(subevent: sub, b.from(1)) { r in
+                guard r.syncHandle == nil else { return }
+                sink.observe(.advertisingReport(adapter: adapter, address: r.address, addressType: r.addressType,
                                              rssi: r.rssiValue, scanResponse: r.isScanResponse), at: at)
-                sink.observe(.advertisingData(adapter: d.packet.adapter, advertiser: r.address, data: r.data,
+                sink.observe(.advertisingData(adapter: adapter, advertiser: r.address, data: r.data,
                                            scanResponse: r.isScanResponse, legacy: r.isLegacy, sentByHost: false), at: at)
             }
         case 0x05:
