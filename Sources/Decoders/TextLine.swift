@@ -23,7 +23,12 @@ public struct TextLine: Sendable {
         return line.string
     }
 
-    public mutating func write(_ s: String) { bytes.append(contentsOf: s.utf8) }
+    public mutating func write(_ s: String) {
+        // Through a buffer of the string's UTF-8 (a copy only for a small or bridged string): a
+        // memcpy rather than the generic append of a UTF8View.
+        var s = s
+        s.withUTF8 { bytes.append(contentsOf: $0) }
+    }
 
     public mutating func write(byte: UInt8) { bytes.append(byte) }
 
