@@ -75,11 +75,14 @@ public struct ATTObservation: Sendable {
     public var cccdValue: UInt16?
     /// For a response: the frame of the request it answers. For a request: nil.
     public var answers: FrameRef?
+    /// For a client's read of a value (Read, Read Blob, Read By Type of a value): true for a new read,
+    /// false for a Read Blob continuing a long read (`ReadTracker`); nil for other PDUs.
+    public var newRead: Bool?
 
     public init(origin: Origin, opcode: UInt8, kind: Kind, handle: UInt16? = nil, endHandle: UInt16? = nil,
                 attributeType: BluetoothUUID? = nil, valueLength: Int = 0, mtu: Int = 23,
                 characteristic: BluetoothUUID? = nil, service: BluetoothUUID? = nil, properties: UInt8? = nil,
-                isCCCD: Bool = false, cccdValue: UInt16? = nil, answers: FrameRef? = nil) {
+                isCCCD: Bool = false, cccdValue: UInt16? = nil, answers: FrameRef? = nil, newRead: Bool? = nil) {
         self.origin = origin
         self.opcode = opcode
         self.kind = kind
@@ -94,6 +97,7 @@ public struct ATTObservation: Sendable {
         self.isCCCD = isCCCD
         self.cccdValue = cccdValue
         self.answers = answers
+        self.newRead = newRead
     }
 }
 

@@ -15,11 +15,14 @@ extension AuditEventSink {
 }
 
 /// Turns decoded frames into the facts the auditor's rules consume (`AuditEvent`). Keeps only
-/// what it needs to do that: the legacy/extended kind of each advertising set.
+/// what it needs to do that: the legacy/extended kind of each advertising set, and each connection's
+/// reads.
 public final class AuditFeed {
     private let dissector: Dissector
     /// Advertising sets configured with legacy PDUs (LE Set Extended Advertising Parameters bit 4).
     private var legacySets: Set<UInt32> = []
+    /// Each connection's reads told apart from long-read continuations (`ATTObservation.newRead`).
+    private var reads = ConnectionTable<ReadTracker>(capacity: 4096)
 
     public init(dissector: Dissector) { self.dissector = dissector }
 
@@ -125,6 +128,7 @@ public final class AuditFeed {
             }
         case 0x05:
             guard b.byte(0) == 0, let c = d.connection, let reason = b.byte(3) else { return }
+            _ = reads.removeValue(forKey: c.id)
             sink.observe(.disconnected(c, reason: reason), at: at)
         case 0x08, 0x59:
             guard b.byte(0) == 0, let c = d.connection, let on = b.byte(3) else { return }
@@ -151,13 +155,17 @@ public final class AuditFeed {
         var cccd: UInt16?
         if isCCCD, kind == .request || kind == .command, let v = pdu.value { cccd = v.le16(0) ?? v.byte(0).map(UInt16.init) }
         let answers = r.request.map { FrameRef(number: $0.frame, time: d.packet.timestamp &- $0.rtt) }
-        return ATTObservation(
+        var o = ATTObservation(
             origin: r.side == .local ? .local : .remote, opcode: pdu.opcode.rawValue, kind: kind,
             handle: pdu.range?.start ?? pdu.handle, endHandle: pdu.range?.end, attributeType: pdu.attributeType,
             valueLength: pdu.value?.count ?? 0, mtu: c.att?.mtu ?? 23,
             characteristic: a?.characteristic ?? (a?.role == .characteristicValue ? a?.uuid : nil),
             service: a?.service, properties: a?.properties?.rawValue, isCCCD: isCCCD, cccdValue: cccd,
             answers: answers)
+        if o.origin == .local || o.kind == .response, ATTOpcodeSet.readTracked.contains(o.opcode) {
+            o.newRead = reads.update(c.id, default: ReadTracker()) { $0.classify(o) }
+        }
+        return o
     }
 
     static func pairing(_ o: PairingOutcome) -> PairingObservation {

@@ -7,10 +7,18 @@ import XCTest
 struct EventStream {
     private(set) var items: [(AuditEvent, FrameRef)] = []
     private var nextID = 1
+    /// Reads told from continuations as the audit feed does.
+    private var reads = ConnectionTable<ReadTracker>(capacity: 64)
 
     /// Adds an event at `t` seconds; returns its frame number.
     @discardableResult
     mutating func add(_ t: Double, _ e: AuditEvent) -> Int {
+        var e = e
+        if case .att(let c, var a) = e, a.origin == .local || a.kind == .response,
+           ATTOpcodeSet.readTracked.contains(a.opcode) {
+            a.newRead = reads.update(c.id, default: ReadTracker()) { $0.classify(a) }
+            e = .att(c, a)
+        }
         let n = items.count + 1
         items.append((e, FrameRef(number: n, time: Int64((t * 1e9).rounded()), fileOffset: Int64(24 + n * 100), fileLength: 40)))
         return n

@@ -119,10 +119,13 @@ public protocol AuditRule {
 
 /// A set of ATT opcodes (all 256 values, so the command and signature flags count).
 public struct ATTOpcodeSet: Sendable {
-    private var words: [UInt64] = [0, 0, 0, 0]
+    /// Opcodes 0-127 and 128-255, a bit each.
+    private var low: UInt128 = 0, high: UInt128 = 0
 
     public init(_ opcodes: [UInt8]) {
-        for op in opcodes { words[Int(op >> 6)] |= 1 << (op & 63) }
+        for op in opcodes {
+            if op < 128 { low |= 1 << op } else { high |= 1 << (op - 128) }
+        }
     }
 
     /// The opcodes whose PDUs play one of these roles (Core Vol 3 Part F 3.3).
@@ -132,11 +135,14 @@ public struct ATTOpcodeSet: Sendable {
 
     public static let all = ATTOpcodeSet(Array(0...255))
 
-    public func contains(_ op: UInt8) -> Bool { words[Int(op >> 6)] & (1 << (op & 63)) != 0 }
+    public func contains(_ op: UInt8) -> Bool {
+        (op < 128 ? low >> op : high >> (op - 128)) & 1 != 0
+    }
 
     public func union(_ other: ATTOpcodeSet) -> ATTOpcodeSet {
         var u = self
-        for i in 0..<4 { u.words[i] |= other.words[i] }
+        u.low |= other.low
+        u.high |= other.high
         return u
     }
 }

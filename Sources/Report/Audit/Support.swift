@@ -60,6 +60,8 @@ extension ATTOpcodeSet {
     /// Client reads of a value (`isValueRead`): Read, Read Blob, Read By Type.
     static let valueReads = ATTOpcodeSet([ATTOpcode.readRequest, ATTOpcode.readBlobRequest, ATTOpcode.readByTypeRequest])
     /// PDUs that may touch an attribute value (`usesAttribute`): reads, writes, notifications.
+    /// What a `ReadTracker` looks at: value reads, and the responses that may end one.
+    static let readTracked = valueReads.union(responses)
     static let valueUses = ATTOpcodeSet([0x0A, 0x0C, 0x0E, 0x12, 0x16, 0x1B, 0x1D, 0x20, 0x23, 0x52, 0xD2,
                                          ATTOpcode.readByTypeRequest])
 }
@@ -358,7 +360,8 @@ struct ConnectionTable<State> {
 }
 
 /// Tells a new read of an attribute from the continuation of a long read: a Read Blob of the handle
-/// read last, whose previous response filled the PDU (ATT_MTU-1 bytes), continues that read.
+/// read last, whose previous response filled the PDU (ATT_MTU-1 bytes), continues that read. Fed
+/// the client's PDUs and the responses of one connection (`readTracked` opcodes).
 struct ReadTracker {
     private var lastHandle: UInt16?
     private var lastFull = false

@@ -33,7 +33,6 @@ struct BLE301PollingRead: AuditRule {
 
     struct State {
         var connection: Connection
-        var tracker = ReadTracker()
         /// The handles read, in order of their first read: a connection reads a few, so they are
         /// searched in order (the oldest goes past 1,024).
         var handles: [Handle] = []
@@ -41,8 +40,7 @@ struct BLE301PollingRead: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    /// Value reads, and the responses that tell a long read's continuation (`ReadTracker`).
-    static let attOpcodes = ATTOpcodeSet.valueReads.union(.responses)
+    static let attOpcodes = ATTOpcodeSet.valueReads
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let readsSetting: Int
@@ -65,10 +63,9 @@ struct BLE301PollingRead: AuditRule {
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
-        guard a.origin == .local || a.kind == .response else { return }
+        guard a.newRead == true, let h = a.handle else { return }
         let need = max(1, readsSetting), window = windowSetting
         states.update(c.id, default: State(connection: c)) { s in
-            guard s.tracker.classify(a) == true, let h = a.handle else { return }
             let i: Int
             if let found = s.handles.firstIndex(where: { $0.handle == h }) {
                 i = found

@@ -27,13 +27,11 @@ struct BLE302RedundantRead: AuditRule {
 
     struct State {
         var connection: Connection
-        var tracker = ReadTracker()
         var handles: [UInt16: Handle] = [:]
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    /// Value reads, and the responses that tell a long read's continuation (`ReadTracker`).
-    static let attOpcodes = ATTOpcodeSet.valueReads.union(.responses)
+    static let attOpcodes = ATTOpcodeSet.valueReads
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let readsSetting: Int
@@ -54,10 +52,8 @@ struct BLE302RedundantRead: AuditRule {
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
-        guard a.origin == .local || a.kind == .response else { return }
+        guard a.newRead == true, let h = a.handle, let u = a.characteristic, Self.staticValues.contains(u) else { return }
         states.update(c.id, default: State(connection: c)) { s in
-            guard s.tracker.classify(a) == true, let h = a.handle, let u = a.characteristic,
-                  Self.staticValues.contains(u) else { return }
             if s.handles[h] == nil {
                 guard s.handles.count < 64 else { return }
                 s.handles[h] = Handle(uuid: u, first: frame, last: frame)
