@@ -22,25 +22,30 @@ struct BLE402ReconnectBeforeDisconnected: AuditRule {
 
     static let consumes: AuditEventKinds = [.connected, .disconnectCommand, .disconnected, .createConnection]
     let settings: RuleSettings
-    /// Open connections and pending disconnects by adapter << 16 | handle.
-    private var open = BoundedMap<UInt32, Connection>(capacity: 4096)
-    private var pending = BoundedMap<UInt32, Pending>(capacity: 4096)
+    /// Open connections and pending disconnects, by adapter << 16 | handle: a few at a time, so they
+    /// are lists searched in order (the oldest goes past 4,096).
+    private var open: [(key: UInt32, value: Connection)] = []
+    private var pending: [(key: UInt32, value: Pending)] = []
 
     init(settings: RuleSettings) { self.settings = settings }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
         case .connected(let c):
-            open[key(c.adapter, c.handle)] = c
+            Self.put(&open, key(c.adapter, c.handle), c)
         case .disconnectCommand(let adapter, let handle, let peer):
-            let c = open[key(adapter, handle)]
-            pending[key(adapter, handle)] = Pending(peer: peer ?? c?.peer, frame: frame, connection: c)
+            let k = key(adapter, handle)
+            let c = open.first { $0.key == k }?.value
+            Self.put(&pending, k, Pending(peer: peer ?? c?.peer, frame: frame, connection: c))
         case .disconnected(let c, _):
-            _ = open.removeValue(forKey: key(c.adapter, c.handle))
-            _ = pending.removeValue(forKey: key(c.adapter, c.handle))
+            let k = key(c.adapter, c.handle)
+            open.removeAll { $0.key == k }
+            pending.removeAll { $0.key == k }
         case .createConnection(let adapter, let peer?, _):
-            for (k, p) in pending.storage where !p.flagged && p.peer == peer && UInt16(k >> 16) == adapter {
-                pending[k]!.flagged = true
+            for i in pending.indices where !pending[i].value.flagged && pending[i].value.peer == peer
+                && UInt16(pending[i].key >> 16) == adapter {
+                pending[i].value.flagged = true
+                let (k, p) = pending[i]
                 let subject = p.connection.map(FindingSubject.connection)
                     ?? FindingSubject(kind: .connection, adapter: adapter, handle: UInt16(truncatingIfNeeded: k), address: peer)
                 emit(finding("""
@@ -56,4 +61,11 @@ struct BLE402ReconnectBeforeDisconnected: AuditRule {
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
 
     private func key(_ adapter: UInt16, _ handle: UInt16) -> UInt32 { UInt32(adapter) << 16 | UInt32(handle) }
+
+    /// Sets `key`'s value in a list: in place when present, else at the end.
+    private static func put<V>(_ list: inout [(key: UInt32, value: V)], _ key: UInt32, _ v: V) {
+        if let i = list.firstIndex(where: { $0.key == key }) { return list[i].value = v }
+        if list.count == 4096 { list.removeFirst() }
+        list.append((key, v))
+    }
 }
