@@ -135,6 +135,7 @@ public struct ATTOpcodeSet: Sendable {
 
     public static let all = ATTOpcodeSet(Array(0...255))
 
+    @inline(__always)
     public func contains(_ op: UInt8) -> Bool {
         (op < 128 ? low >> op : high >> (op - 128)) & 1 != 0
     }
@@ -207,28 +208,30 @@ extension AuditRule {
 
 /// The registry: adding a rule is one file and one line here.
 public enum AuditRules {
-    public static var all: [any AuditRule.Type] { [
-        BLE101ScanDuplicatesAllowed.self,
-        BLE102ScanNotStopped.self,
-        BLE103ScanLongRunning.self,
-        BLE201FullServiceDiscovery.self,
-        BLE202FullCharacteristicDiscovery.self,
-        BLE203RediscoveryOnReconnect.self,
-        BLE301PollingRead.self,
-        BLE302RedundantRead.self,
-        BLE303TruncatedNotification.self,
-        BLE304SmallMTULongValues.self,
-        BLE401IdleConnection.self,
-        BLE402ReconnectBeforeDisconnected.self,
-        BLE403ATTRequestPipelining.self,
-        BLE501AdvDataInvalid.self,
-        BLE502AdvServicesOverflow.self,
-        BLE503LocalNameTruncated.self,
-        BLE504AdvWhileConnected.self,
-        BLE505AdvIntervalAggressive.self,
-        BLE601SensitiveDataUnencrypted.self,
-        BLE602JustWorksPairing.self,
+    static var entries: [RuleEntry] { [
+        RuleEntry(BLE101ScanDuplicatesAllowed.self),
+        RuleEntry(BLE102ScanNotStopped.self),
+        RuleEntry(BLE103ScanLongRunning.self),
+        RuleEntry(BLE201FullServiceDiscovery.self),
+        RuleEntry(BLE202FullCharacteristicDiscovery.self),
+        RuleEntry(BLE203RediscoveryOnReconnect.self),
+        RuleEntry(BLE301PollingRead.self),
+        RuleEntry(BLE302RedundantRead.self),
+        RuleEntry(BLE303TruncatedNotification.self),
+        RuleEntry(BLE304SmallMTULongValues.self),
+        RuleEntry(BLE401IdleConnection.self),
+        RuleEntry(BLE402ReconnectBeforeDisconnected.self),
+        RuleEntry(BLE403ATTRequestPipelining.self),
+        RuleEntry(BLE501AdvDataInvalid.self),
+        RuleEntry(BLE502AdvServicesOverflow.self),
+        RuleEntry(BLE503LocalNameTruncated.self),
+        RuleEntry(BLE504AdvWhileConnected.self),
+        RuleEntry(BLE505AdvIntervalAggressive.self),
+        RuleEntry(BLE601SensitiveDataUnencrypted.self),
+        RuleEntry(BLE602JustWorksPairing.self),
     ] }
+
+    public static var all: [any AuditRule.Type] { entries.map { $0.type } }
 
     public static var infos: [RuleInfo] { all.map { $0.info } }
 
@@ -236,5 +239,16 @@ public enum AuditRules {
     public static func type(named key: String) -> (any AuditRule.Type)? {
         let k = key.lowercased()
         return all.first { $0.info.id.lowercased() == k || $0.info.name == k }
+    }
+}
+
+/// A rule type and how to run it, made where the type is known so its runner is specialised.
+struct RuleEntry {
+    let type: any AuditRule.Type
+    let makeRunner: (RuleSettings) -> RuleRunner
+
+    init<R: AuditRule>(_ type: R.Type) {
+        self.type = type
+        makeRunner = { RuleRunner(R(settings: $0)) }
     }
 }

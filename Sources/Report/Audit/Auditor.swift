@@ -34,9 +34,9 @@ public final class Auditor: AuditEventSink {
         self.sink = sink
         emit = { [unowned sink] f in sink.accept(f) }
         let settings = configuration.settings(for: capturePath)
-        let enabled: [RuleRunner] = AuditRules.all.compactMap { t in
-            guard let s = settings[t.info.id], s.enabled else { return nil }
-            return Self.runner(t, s)
+        let enabled: [RuleRunner] = AuditRules.entries.compactMap { e in
+            guard let s = settings[e.type.info.id], s.enabled else { return nil }
+            return e.makeRunner(s)
         }
         runners = enabled
         func buffer(_ picked: [RuleRunner]) -> UnsafeMutableBufferPointer<Unmanaged<RuleRunner>> {
@@ -61,10 +61,6 @@ public final class Auditor: AuditEventSink {
         lastFrame.deinitialize(count: 1).deallocate()
     }
 
-    private static func runner<R: AuditRule>(_ type: R.Type, _ settings: RuleSettings) -> RuleRunner {
-        Runner(R(settings: settings))
-    }
-
     /// Ids of the rules that run, in catalogue order.
     public var enabledRules: [String] { runners.map { $0.id } }
 
@@ -75,14 +71,14 @@ public final class Auditor: AuditEventSink {
             return
         }
         advance(to: frame)
-        for r in byKind[k] { r._withUnsafeGuaranteedRef { $0.observe(event, at: frame, emit: emit) } }
+        for r in byKind[k] { r._withUnsafeGuaranteedRef { $0.observe(event, frame, emit) } }
     }
 
     /// The time is now `frame`'s: the rules that check time and have something due are ticked.
     private func advance(to frame: FrameRef) {
         lastFrame.pointee = frame
         for r in tickers {
-            r._withUnsafeGuaranteedRef { if frame.time > $0.nextTick { $0.tick(at: frame, emit: emit) } }
+            r._withUnsafeGuaranteedRef { if frame.time > $0.nextTick { $0.tick(frame, emit) } }
         }
     }
 
@@ -91,72 +87,65 @@ public final class Auditor: AuditEventSink {
     /// An ATT PDU, lent to each rule.
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
         advance(to: frame)
-        for r in attRules[Int(a.opcode)] { r._withUnsafeGuaranteedRef { $0.observeATT(a, on: c, at: frame, emit: emit) } }
+        for r in attRules[Int(a.opcode)] { r._withUnsafeGuaranteedRef { $0.observeATT(a, c, frame, emit) } }
     }
 
     /// Closes what is still open and returns every finding, sorted by first frame.
     public func finish(at frame: FrameRef? = nil) -> [Finding] {
         let end = frame ?? lastFrame.pointee
-        for r in runners { r.finish(at: end, emit: emit) }
+        for r in runners { r.finish(end, emit) }
         sink.findings = Finding.inReportOrder(sink.findings)
         return sink.findings
     }
 }
 
-/// One rule, its state behind a pointer: an event reaches it through a class method rather than by
-/// projecting an existential's box (a uniqueness check per rule and event).
-private class RuleRunner {
-    /// The rule's `nextTick`, kept here so that testing it costs no call, and whether it checks time
-    /// (a generic `R.checksTime` is a call).
-    final var nextTick: Int64 = .max
-    final var ticks = false
-    var id: String { "" }
-    var consumes: AuditEventKinds { [] }
-    var attOpcodes: ATTOpcodeSet { .all }
-    var checksTime: Bool { false }
-    func tick(at frame: FrameRef, emit: (Finding) -> Void) {}
-    func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {}
-    func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef, emit: (Finding) -> Void) {}
-    func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
-}
+/// One rule, its state behind a pointer, reached through closures made where the rule's type is
+/// known (`AuditRules.entries`): an event runs the rule's own specialised code, where the methods
+/// of a generic class would run unspecialised, through the protocol's witnesses.
+final class RuleRunner {
+    let id: String
+    let consumes: AuditEventKinds
+    let attOpcodes: ATTOpcodeSet
+    let checksTime: Bool
+    /// The rule's `nextTick`, kept up to date after each call into it: testing it costs no call.
+    var nextTick: Int64 { tickCell.pointee }
+    private let tickCell: UnsafeMutablePointer<Int64>
+    let tick: (FrameRef, (Finding) -> Void) -> Void
+    let observe: (AuditEvent, FrameRef, (Finding) -> Void) -> Void
+    let observeATT: (ATTObservation, Connection, FrameRef, (Finding) -> Void) -> Void
+    let finish: (FrameRef?, (Finding) -> Void) -> Void
+    private let release: () -> Void
 
-private final class Runner<R: AuditRule>: RuleRunner {
-    private let rule: UnsafeMutablePointer<R>
-
-    init(_ r: R) {
-        rule = .allocate(capacity: 1)
-        rule.initialize(to: r)
-        super.init()
-        ticks = R.checksTime
-        nextTick = rule.pointee.nextTick
+    init<R: AuditRule>(_ rule: R) {
+        let p = UnsafeMutablePointer<R>.allocate(capacity: 1)
+        p.initialize(to: rule)
+        let cell = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
+        cell.initialize(to: p.pointee.nextTick)
+        id = R.info.id
+        consumes = R.consumes
+        attOpcodes = R.attOpcodes
+        checksTime = R.checksTime
+        tickCell = cell
+        tick = { f, emit in
+            p.pointee.tick(at: f, emit: emit)
+            if R.checksTime { cell.pointee = p.pointee.nextTick }
+        }
+        observe = { event, f, emit in
+            p.pointee.observe(event, at: f, emit: emit)
+            if R.checksTime { cell.pointee = p.pointee.nextTick }
+        }
+        observeATT = { a, c, f, emit in
+            p.pointee.observeATT(a, on: c, at: f, emit: emit)
+            if R.checksTime { cell.pointee = p.pointee.nextTick }
+        }
+        finish = { f, emit in p.pointee.finish(at: f, emit: emit) }
+        release = {
+            p.deinitialize(count: 1).deallocate()
+            cell.deallocate()
+        }
     }
 
-    deinit { rule.deinitialize(count: 1).deallocate() }
-
-    override var id: String { R.info.id }
-    override var consumes: AuditEventKinds { R.consumes }
-    override var attOpcodes: ATTOpcodeSet { R.attOpcodes }
-    override var checksTime: Bool { R.checksTime }
-
-    override func tick(at frame: FrameRef, emit: (Finding) -> Void) {
-        rule.pointee.tick(at: frame, emit: emit)
-        if ticks { nextTick = rule.pointee.nextTick }
-    }
-
-    override func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        rule.pointee.observe(event, at: frame, emit: emit)
-        if ticks { nextTick = rule.pointee.nextTick }
-    }
-
-    override func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void) {
-        rule.pointee.observeATT(a, on: c, at: frame, emit: emit)
-        if ticks { nextTick = rule.pointee.nextTick }
-    }
-
-    override func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        rule.pointee.finish(at: frame, emit: emit)
-    }
+    deinit { release() }
 }
 
 /// Where the rules' findings go: marked when the baseline accepts them, kept, and passed on.
