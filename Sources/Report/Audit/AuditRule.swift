@@ -245,10 +245,10 @@ public enum AuditRules {
 /// A rule type and how to run it, made where the type is known so its runner is specialised.
 struct RuleEntry {
     let type: any AuditRule.Type
-    let makeRunner: (RuleSettings) -> RuleRunner
+    let makeRunner: (RuleSettings, _ earliestTick: UnsafeMutablePointer<Int64>) -> RuleRunner
 
     init<R: AuditRule>(_ type: R.Type) {
         self.type = type
-        makeRunner = { RuleRunner(R(settings: $0)) }
+        makeRunner = { RuleRunner(R(settings: $0), earliest: $1) }
     }
 }

@@ -18,6 +18,9 @@ public final class Auditor: AuditEventSink {
     /// Owns the runners the buffers point at.
     private let runners: [RuleRunner]
     private let lastFrame: UnsafeMutablePointer<FrameRef?>
+    /// No time-checking rule has anything due until after this time (at most the earliest of their
+    /// `nextTick`s): until then an event ticks none of them.
+    private let earliestTick: UnsafeMutablePointer<Int64>
     private let sink: FindingSink
     /// `sink.accept`, made once rather than per rule and event.
     private let emit: (Finding) -> Void
@@ -34,9 +37,12 @@ public final class Auditor: AuditEventSink {
         self.sink = sink
         emit = { [unowned sink] f in sink.accept(f) }
         let settings = configuration.settings(for: capturePath)
+        let earliest = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
+        earliest.initialize(to: .max)
+        earliestTick = earliest
         let enabled: [RuleRunner] = AuditRules.entries.compactMap { e in
             guard let s = settings[e.type.info.id], s.enabled else { return nil }
-            return e.makeRunner(s)
+            return e.makeRunner(s, earliest)
         }
         runners = enabled
         func buffer(_ picked: [RuleRunner]) -> UnsafeMutableBufferPointer<Unmanaged<RuleRunner>> {
@@ -49,6 +55,7 @@ public final class Auditor: AuditEventSink {
         attRules = .allocate(capacity: 256)
         attRules.initialize(from: (0...255).map { op in buffer(att.filter { $0.attOpcodes.contains(UInt8(op)) }) }, count: 256)
         tickers = buffer(enabled.filter { $0.checksTime })
+        earliest.pointee = enabled.map(\.nextTick).min() ?? .max
         lastFrame = .allocate(capacity: 1)
         lastFrame.initialize(to: nil)
     }
@@ -58,6 +65,7 @@ public final class Auditor: AuditEventSink {
         for op in 0..<256 { attRules[op].deinitialize().deallocate() }
         attRules.deinitialize(count: 256).deallocate()
         tickers.deinitialize().deallocate()
+        earliestTick.deallocate()
         lastFrame.deinitialize(count: 1).deallocate()
     }
 
@@ -77,9 +85,15 @@ public final class Auditor: AuditEventSink {
     /// The time is now `frame`'s: the rules that check time and have something due are ticked.
     private func advance(to frame: FrameRef) {
         lastFrame.pointee = frame
+        guard frame.time > earliestTick.pointee else { return }
+        var next = Int64.max
         for r in tickers {
-            r._withUnsafeGuaranteedRef { if frame.time > $0.nextTick { $0.tick(frame, emit) } }
+            r._withUnsafeGuaranteedRef {
+                if frame.time > $0.nextTick { $0.tick(frame, emit) }
+                next = min(next, $0.nextTick)
+            }
         }
+        earliestTick.pointee = next
     }
 
     private static let attKind = AuditEventKinds.att.rawValue.trailingZeroBitCount
@@ -116,7 +130,8 @@ final class RuleRunner {
     let finish: (FrameRef?, (Finding) -> Void) -> Void
     private let release: () -> Void
 
-    init<R: AuditRule>(_ rule: R) {
+    /// `earliest` is the auditor's bound on every rule's `nextTick`, lowered when this rule's is.
+    init<R: AuditRule>(_ rule: R, earliest: UnsafeMutablePointer<Int64>) {
         let p = UnsafeMutablePointer<R>.allocate(capacity: 1)
         p.initialize(to: rule)
         let cell = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
@@ -126,17 +141,23 @@ final class RuleRunner {
         attOpcodes = R.attOpcodes
         checksTime = R.checksTime
         tickCell = cell
+        @inline(__always) func update() {
+            guard R.checksTime else { return }
+            let t = p.pointee.nextTick
+            cell.pointee = t
+            if t < earliest.pointee { earliest.pointee = t }
+        }
         tick = { f, emit in
             p.pointee.tick(at: f, emit: emit)
-            if R.checksTime { cell.pointee = p.pointee.nextTick }
+            update()
         }
         observe = { event, f, emit in
             p.pointee.observe(event, at: f, emit: emit)
-            if R.checksTime { cell.pointee = p.pointee.nextTick }
+            update()
         }
         observeATT = { a, c, f, emit in
             p.pointee.observeATT(a, on: c, at: f, emit: emit)
-            if R.checksTime { cell.pointee = p.pointee.nextTick }
+            update()
         }
         finish = { f, emit in p.pointee.finish(at: f, emit: emit) }
         release = {
