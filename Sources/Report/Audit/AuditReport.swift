@@ -198,23 +198,7 @@ public struct AuditReport {
             s.write(label: &out)
             out.write(byte: 0x0A)
             for i in groups[s] ?? [] {
-                let f = a.findings[i]
-                out.write("    ")
-                paint(Self.paddedSeverity[f.severity.rawValue], f.suppressed ? "2" : f.severity == .error ? "31" : f.severity == .warning ? "33" : "36")
-                out.write(byte: 0x20)
-                out.write(f.rule)
-                out.write(byte: 0x20)
-                out.write(f.ruleName)
-                out.write(": ")
-                out.write(f.message)
-                out.write(f.evidence.count == 1 ? " [frame " : " [frames ")
-                for (j, e) in f.evidence.enumerated() {
-                    if j > 0 { out.write(", ") }
-                    out.write(e.number)
-                }
-                out.write(byte: 0x5D)
-                if f.suppressed { paint(" (baseline)", "2") }
-                out.write(byte: 0x0A)
+                writeLine(a.findings[i], colour: colour, to: &out)
                 if out.bytes.count >= chunk {
                     write(out.string)
                     out.clear()
@@ -222,6 +206,32 @@ public struct AuditReport {
             }
         }
         if !out.isEmpty { write(out.string) }
+    }
+
+    /// One finding's line, written from the finding in place (a copy costs a retain per string).
+    private static func writeLine(_ f: borrowing Finding, colour: Bool, to out: inout TextLine) {
+        func paint(_ s: String, _ code: String) {
+            guard colour else { return out.write(s) }
+            out.write("\u{1B}[" + code + "m")
+            out.write(s)
+            out.write("\u{1B}[0m")
+        }
+        out.write("    ")
+        paint(paddedSeverity[f.severity.rawValue], f.suppressed ? "2" : f.severity == .error ? "31" : f.severity == .warning ? "33" : "36")
+        out.write(byte: 0x20)
+        out.write(f.rule)
+        out.write(byte: 0x20)
+        out.write(f.ruleName)
+        out.write(": ")
+        out.write(f.message)
+        out.write(f.evidence.count == 1 ? " [frame " : " [frames ")
+        for j in f.evidence.indices {
+            if j > 0 { out.write(", ") }
+            out.write(f.evidence[j].number)
+        }
+        out.write(byte: 0x5D)
+        if f.suppressed { paint(" (baseline)", "2") }
+        out.write(byte: 0x0A)
     }
 
     /// Severity names padded to one width, by raw value.

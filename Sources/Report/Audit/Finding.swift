@@ -52,6 +52,14 @@ public struct FindingSubject: Sendable, Hashable {
         FindingSubject(kind: .host, adapter: adapter)
     }
 
+    /// Two words of what tells subjects apart (equal subjects hash alike; the address type goes with
+    /// the address): one combine rather than one per optional field.
+    public func hash(into hasher: inout Hasher) {
+        let kindBits: UInt64 = kind == .connection ? 1 : kind == .advertiser ? 2 : 3
+        hasher.combine(UInt64(UInt(bitPattern: connectionID ?? -1)) ^ kindBits << 62 ^ UInt64(adapter) << 44)
+        hasher.combine((address?.raw ?? 1 << 63) ^ UInt64(handle ?? 0xFFFF) << 48)
+    }
+
     /// "connection #2 (handle 0x0040, 00:1B:DC:07:32:A1)", "advertiser 5A:...", "this host (adapter 0)".
     public var label: String { TextLine.make { write(label: &$0) } }
 
