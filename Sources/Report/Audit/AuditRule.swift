@@ -101,7 +101,7 @@ public protocol AuditRule {
     /// The ATT PDUs `observeATT` acts on, by opcode; the auditor does not call it for others.
     static var attOpcodes: ATTOpcodeSet { get }
     /// True for rules that decide when time has passed (a grace period, a timeout): `tick` is then
-    /// called before every event, of whatever kind, with its frame as the time now.
+    /// called before any event, of whatever kind, later than `nextTick`, with its frame as the time now.
     static var checksTime: Bool { get }
     /// For rules that check time: ticks before frames no later than this have nothing to do, so the
     /// auditor skips them (`.max`: nothing pending). Read after each call into the rule.

@@ -13,7 +13,7 @@ public final class Auditor: AuditEventSink {
     /// The same for ATT PDUs, the most frequent event, by opcode: a PDU visits only the rules that
     /// act on its opcode.
     private let attRules: UnsafeMutablePointer<UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>>
-    /// The rules that check time, ticked before every event.
+    /// The rules that check time, ticked before an event when theirs is due.
     private let tickers: UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>
     /// Owns the runners the buffers point at.
     private let runners: [RuleRunner]
