@@ -162,7 +162,7 @@ public final class AuditFeed {
             characteristic: a?.characteristic ?? (a?.role == .characteristicValue ? a?.uuid : nil),
             service: a?.service, properties: a?.properties?.rawValue, isCCCD: isCCCD, cccdValue: cccd,
             answers: answers)
-        if o.origin == .local || o.kind == .response, ATTOpcodeSet.readTracked.contains(o.opcode) {
+        if ReadTracker.looksAt(o) {
             o.newRead = reads.update(c.id, default: ReadTracker()) { $0.classify(o) }
         }
         return o

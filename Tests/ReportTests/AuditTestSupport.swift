@@ -14,8 +14,7 @@ struct EventStream {
     @discardableResult
     mutating func add(_ t: Double, _ e: AuditEvent) -> Int {
         var e = e
-        if case .att(let c, var a) = e, a.origin == .local || a.kind == .response,
-           ATTOpcodeSet.readTracked.contains(a.opcode) {
+        if case .att(let c, var a) = e, ReadTracker.looksAt(a) {
             a.newRead = reads.update(c.id, default: ReadTracker()) { $0.classify(a) }
             e = .att(c, a)
         }

@@ -169,12 +169,7 @@ public struct AuditReport {
     /// held whole. Written as bytes: a report can hold thousands of findings.
     public static func textSection(_ a: CaptureAudit, colour: Bool, chunk: Int, _ write: (String) -> Void) {
         var out = TextLine(capacity: min(chunk, 1 << 16) + 1024)
-        func paint(_ s: String, _ code: String) {
-            guard colour else { return out.write(s) }
-            out.write("\u{1B}[" + code + "m")
-            out.write(s)
-            out.write("\u{1B}[0m")
-        }
+        func paint(_ s: String, _ code: String) { Self.paint(s, code, colour: colour, to: &out) }
         paint(a.path, "1")
         if let e = a.error {
             out.write(": ")
@@ -210,12 +205,7 @@ public struct AuditReport {
 
     /// One finding's line, written from the finding in place (a copy costs a retain per string).
     private static func writeLine(_ f: borrowing Finding, colour: Bool, to out: inout TextLine) {
-        func paint(_ s: String, _ code: String) {
-            guard colour else { return out.write(s) }
-            out.write("\u{1B}[" + code + "m")
-            out.write(s)
-            out.write("\u{1B}[0m")
-        }
+        func paint(_ s: String, _ code: String) { Self.paint(s, code, colour: colour, to: &out) }
         out.write("    ")
         paint(paddedSeverity[f.severity.rawValue], f.suppressed ? "2" : f.severity == .error ? "31" : f.severity == .warning ? "33" : "36")
         out.write(byte: 0x20)
@@ -232,6 +222,14 @@ public struct AuditReport {
         out.write(byte: 0x5D)
         if f.suppressed { paint(" (baseline)", "2") }
         out.write(byte: 0x0A)
+    }
+
+    /// `s` in the colour of the SGR `code` when `colour` is on.
+    private static func paint(_ s: String, _ code: String, colour: Bool, to out: inout TextLine) {
+        guard colour else { return out.write(s) }
+        out.write("\u{1B}[" + code + "m")
+        out.write(s)
+        out.write("\u{1B}[0m")
     }
 
     /// Severity names padded to one width, by raw value.

@@ -59,9 +59,9 @@ extension ATTOpcodeSet {
     static let responses = ATTOpcodeSet(kinds: [.response])
     /// Client reads of a value (`isValueRead`): Read, Read Blob, Read By Type.
     static let valueReads = ATTOpcodeSet([ATTOpcode.readRequest, ATTOpcode.readBlobRequest, ATTOpcode.readByTypeRequest])
-    /// PDUs that may touch an attribute value (`usesAttribute`): reads, writes, notifications.
     /// What a `ReadTracker` looks at: value reads, and the responses that may end one.
     static let readTracked = valueReads.union(responses)
+    /// PDUs that may touch an attribute value (`usesAttribute`): reads, writes, notifications.
     static let valueUses = ATTOpcodeSet([0x0A, 0x0C, 0x0E, 0x12, 0x16, 0x1B, 0x1D, 0x20, 0x23, 0x52, 0xD2,
                                          ATTOpcode.readByTypeRequest])
 }
@@ -360,12 +360,18 @@ struct ConnectionTable<State> {
 }
 
 /// Tells a new read of an attribute from the continuation of a long read: a Read Blob of the handle
-/// read last, whose previous response filled the PDU (ATT_MTU-1 bytes), continues that read. Fed
-/// the client's PDUs and the responses of one connection (`readTracked` opcodes).
+/// read last, whose previous response filled the PDU (ATT_MTU-1 bytes), continues that read. One
+/// per connection, fed the PDUs it `looksAt`.
 struct ReadTracker {
     private var lastHandle: UInt16?
     private var lastFull = false
     private var awaiting = false
+
+    /// The client's reads and the server's responses: the PDUs that may start or end a read.
+    @inline(__always)
+    static func looksAt(_ a: ATTObservation) -> Bool {
+        (a.origin == .local || a.kind == .response) && ATTOpcodeSet.readTracked.contains(a.opcode)
+    }
 
     /// For a client read request: true for a new read, false for a continuation; nil for other PDUs.
     mutating func classify(_ a: ATTObservation) -> Bool? {
