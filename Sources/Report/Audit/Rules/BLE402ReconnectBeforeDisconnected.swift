@@ -64,7 +64,10 @@ struct BLE402ReconnectBeforeDisconnected: AuditRule {
 
     /// Sets `key`'s value in a list: in place when present, else at the end.
     private static func put<V>(_ list: inout [(key: UInt32, value: V)], _ key: UInt32, _ v: V) {
-        if let i = list.firstIndex(where: { $0.key == key }) { return list[i].value = v }
+        if let i = list.firstIndex(where: { $0.key == key }) {
+            list[i].value = v
+            return
+        }
         if list.count == 4096 { list.removeFirst() }
         list.append((key, v))
     }
