@@ -142,22 +142,35 @@ public final class Output {
 
     /// Appends `v` in upper-case hex, zero-padded to `width` digits, after "0x" when `prefix`.
     public func write(hex v: UInt64, width: Int, prefix: Bool = true) {
-        if prefix { append(UInt8(ascii: "0")); append(UInt8(ascii: "x")) }
         let n = max(v == 0 ? 1 : (67 - v.leadingZeroBitCount) / 4, width)
-        var shift = 4 * (n - 1)
-        while shift >= 0 {
-            let d = UInt8(truncatingIfNeeded: v >> UInt64(shift)) & 0xF
-            append(d < 10 ? 0x30 &+ d : 0x37 &+ d)
-            shift -= 4
+        // Room made once, the digits stored without a test each.
+        withRoom(n + (prefix ? 2 : 0)) { p in
+            var i = 0
+            if prefix {
+                p[0] = UInt8(ascii: "0")
+                p[1] = UInt8(ascii: "x")
+                i = 2
+            }
+            var shift = 4 * (n - 1)
+            while shift >= 0 {
+                let d = UInt8(truncatingIfNeeded: v >> UInt64(shift)) & 0xF
+                p[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
+                i &+= 1
+                shift -= 4
+            }
         }
     }
 
     /// Appends the bytes as lower-case hex with no separator.
     public func write(lowerHex bytes: ArraySlice<UInt8>) {
-        for b in bytes {
-            let hi = b >> 4, lo = b & 0xF
-            append(hi < 10 ? 0x30 &+ hi : 0x57 &+ hi)
-            append(lo < 10 ? 0x30 &+ lo : 0x57 &+ lo)
+        withRoom(2 * bytes.count) { p in
+            var i = 0
+            for b in bytes {
+                let hi = b >> 4, lo = b & 0xF
+                p[i] = hi < 10 ? 0x30 &+ hi : 0x57 &+ hi
+                p[i &+ 1] = lo < 10 ? 0x30 &+ lo : 0x57 &+ lo
+                i &+= 2
+            }
         }
         if count >= chunk { flush() }
     }
@@ -165,15 +178,33 @@ public final class Output {
     /// Appends the 48-bit device address `raw` as `BDAddr.description` spells it ("00:1b:dc:07:32:a1"),
     /// without building the string.
     public func write(address raw: UInt64) {
-        var shift: UInt64 = 40
-        while true {
-            let b = UInt8(truncatingIfNeeded: raw >> shift)
-            let hi = b >> 4, lo = b & 0xF
-            append(hi < 10 ? 0x30 &+ hi : 0x57 &+ hi)
-            append(lo < 10 ? 0x30 &+ lo : 0x57 &+ lo)
-            if shift == 0 { break }
-            append(UInt8(ascii: ":"))
-            shift -= 8
+        withRoom(17) { p in
+            var shift: UInt64 = 40, i = 0
+            while true {
+                let b = UInt8(truncatingIfNeeded: raw >> shift)
+                let hi = b >> 4, lo = b & 0xF
+                p[i] = hi < 10 ? 0x30 &+ hi : 0x57 &+ hi
+                p[i &+ 1] = lo < 10 ? 0x30 &+ lo : 0x57 &+ lo
+                if shift == 0 { break }
+                p[i &+ 2] = UInt8(ascii: ":")
+                i &+= 3
+                shift -= 8
+            }
+        }
+    }
+
+    /// Lets `body` store exactly `n` bytes from the pointer it gets; when they can never fit the
+    /// buffer, they are stored in a temporary one and written out from there.
+    @inline(__always) private func withRoom(_ n: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Void) {
+        guard n > 0 else { return }
+        if reserve(n) {
+            body(storage + count)
+            count &+= n
+        } else {
+            let tmp = UnsafeMutablePointer<UInt8>.allocate(capacity: n)
+            defer { tmp.deallocate() }
+            body(tmp)
+            writeAll(UnsafeRawBufferPointer(start: tmp, count: n))
         }
     }
 
