@@ -187,25 +187,31 @@ public enum Hex {
         let n = max(significantDigits(v), width)
         let total = n + (prefix ? 2 : 0)
         return String(unsafeUninitializedCapacity: total) { buf in
-            var i = 0
-            if prefix {
-                buf[0] = UInt8(ascii: "0")
-                buf[1] = UInt8(ascii: "x")
-                i = 2
-            }
-            var shift = 4 * (n - 1)
-            while shift >= 0 {
-                let d = UInt8(truncatingIfNeeded: v >> UInt64(shift)) & 0xF
-                buf[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
-                i += 1
-                shift -= 4
-            }
+            store(v, digits: n, prefix: prefix, at: buf.baseAddress!)
             return total
         }
     }
 
+    /// Stores "0x" when `prefix`, then `n` upper-case hex digits of `v` (zero-padded), from `p`:
+    /// `n + 2` bytes, or `n`.
+    @inlinable public static func store(_ v: UInt64, digits n: Int, prefix: Bool, at p: UnsafeMutablePointer<UInt8>) {
+        var i = 0
+        if prefix {
+            p[0] = UInt8(ascii: "0")
+            p[1] = UInt8(ascii: "x")
+            i = 2
+        }
+        var shift = 4 * (n - 1)
+        while shift >= 0 {
+            let d = UInt8(truncatingIfNeeded: v >> UInt64(shift)) & 0xF
+            p[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
+            i &+= 1
+            shift -= 4
+        }
+    }
+
     /// Hex digits needed for `v` (1 for zero).
-    @inline(__always) static func significantDigits(_ v: UInt64) -> Int {
+    @inlinable public static func significantDigits(_ v: UInt64) -> Int {
         v == 0 ? 1 : (67 - v.leadingZeroBitCount) / 4
     }
 

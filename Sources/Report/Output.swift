@@ -142,23 +142,9 @@ public final class Output {
 
     /// Appends `v` in upper-case hex, zero-padded to `width` digits, after "0x" when `prefix`.
     public func write(hex v: UInt64, width: Int, prefix: Bool = true) {
-        let n = max(v == 0 ? 1 : (67 - v.leadingZeroBitCount) / 4, width)
+        let n = max(Hex.significantDigits(v), width)
         // Room made once, the digits stored without a test each.
-        withRoom(n + (prefix ? 2 : 0)) { p in
-            var i = 0
-            if prefix {
-                p[0] = UInt8(ascii: "0")
-                p[1] = UInt8(ascii: "x")
-                i = 2
-            }
-            var shift = 4 * (n - 1)
-            while shift >= 0 {
-                let d = UInt8(truncatingIfNeeded: v >> UInt64(shift)) & 0xF
-                p[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
-                i &+= 1
-                shift -= 4
-            }
-        }
+        withRoom(n + (prefix ? 2 : 0)) { Hex.store(v, digits: n, prefix: prefix, at: $0) }
     }
 
     /// Appends the bytes as lower-case hex with no separator.
