@@ -89,31 +89,52 @@ public enum FieldRendering {
 
     /// The siblings in `start..<end`, each with its subtree.
     private static func members(_ n: UnsafeBufferPointer<FieldList.Node>, _ start: Int, _ end: Int, _ out: Output) {
-        var count = 0
+        var count = 0, bytes = 0
         var i = start
-        while i < end { count &+= 1; i = n[i].end }
-        let distinct = count < 2 || withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) { h in
-            var i = start, k = 0
-            while i < end {
-                let hash = keyHash(n[i].label)
-                for j in 0..<k where h[j] == hash { return false }
-                h[k] = hash
-                k &+= 1
-                i = n[i].end
+        while i < end { count &+= 1; bytes &+= n[i].label.utf8.count; i = n[i].end }
+        // Each sibling's key is made once into one buffer (an ASCII label's key is no longer than the
+        // label): hashed to see that the keys are distinct, then copied out.
+        let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(bytes, 1)) { arena in
+            withUnsafeTemporaryAllocation(of: (offset: Int, length: Int, hash: UInt64).self, capacity: count) { keys in
+                var used = 0, k = 0
+                i = start
+                while i < end {
+                    let base = arena.baseAddress! + used
+                    var length = 0
+                    if forEachKeyByte(n[i].label, { base[length] = $0; length &+= 1 }) {
+                        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+                        for j in 0..<length { h = (h ^ UInt64(base[j])) &* 0x100_0000_01B3 }
+                        keys[k] = (used, length, h)
+                        used &+= length
+                    } else {
+                        keys[k] = (-1, 0, keyHash(n[i].label))
+                    }
+                    for j in 0..<k where keys[j].hash == keys[k].hash { return false }
+                    k &+= 1
+                    i = n[i].end
+                }
+                i = start
+                k = 0
+                while i < end {
+                    if i > start { out.write(byte: UInt8(ascii: ",")) }
+                    let key = keys[k]
+                    if key.offset < 0 || out.withSpace(key.length &+ 2, { p in
+                        p[0] = UInt8(ascii: "\"")
+                        (p + 1).update(from: arena.baseAddress! + key.offset, count: key.length)
+                        p[key.length &+ 1] = UInt8(ascii: "\"")
+                        return key.length &+ 2
+                    }) == 0 {
+                        writeKey(n[i].label, to: out)
+                    }
+                    out.write(byte: UInt8(ascii: ":"))
+                    jsonValue(n, i, out)
+                    k &+= 1
+                    i = n[i].end
+                }
+                return true
             }
-            return true
         }
-        if distinct {
-            i = start
-            while i < end {
-                if i > start { out.write(byte: UInt8(ascii: ",")) }
-                writeKey(n[i].label, to: out)
-                out.write(byte: UInt8(ascii: ":"))
-                jsonValue(n, i, out)
-                i = n[i].end
-            }
-            return
-        }
+        guard !written else { return }
         // Equal key hashes (a shared key, or a collision): group by key, in order of first appearance.
         var groups: [(key: String, members: [Int])] = []
         i = start
