@@ -210,6 +210,9 @@ public enum Hex {
         }
     }
 
+    /// The lower-case hex digit of a nibble (0-15), as an ASCII byte.
+    @inlinable public static func lowerDigit(_ d: UInt8) -> UInt8 { d < 10 ? 0x30 &+ d : 0x57 &+ d }
+
     /// Hex digits needed for `v` (1 for zero).
     @inlinable public static func significantDigits(_ v: UInt64) -> Int {
         v == 0 ? 1 : (67 - v.leadingZeroBitCount) / 4

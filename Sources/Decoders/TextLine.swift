@@ -80,9 +80,8 @@ public struct TextLine: Sendable {
     /// The bytes in lower-case hex with no separator: `Hex.string(b)`.
     public mutating func write(hexBytes b: Bytes) {
         for x in b {
-            let hi = x >> 4, lo = x & 0xF
-            bytes.append(hi < 10 ? 0x30 &+ hi : 0x57 &+ hi)
-            bytes.append(lo < 10 ? 0x30 &+ lo : 0x57 &+ lo)
+            bytes.append(Hex.lowerDigit(x >> 4))
+            bytes.append(Hex.lowerDigit(x & 0xF))
         }
     }
 
@@ -91,9 +90,8 @@ public struct TextLine: Sendable {
         var shift: UInt64 = 40
         while true {
             let b = UInt8(truncatingIfNeeded: a.raw >> shift)
-            let hi = b >> 4, lo = b & 0xF
-            bytes.append(hi < 10 ? 0x30 &+ hi : 0x57 &+ hi)
-            bytes.append(lo < 10 ? 0x30 &+ lo : 0x57 &+ lo)
+            bytes.append(Hex.lowerDigit(b >> 4))
+            bytes.append(Hex.lowerDigit(b & 0xF))
             if shift == 0 { break }
             bytes.append(UInt8(ascii: ":"))
             shift -= 8

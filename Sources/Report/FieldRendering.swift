@@ -102,8 +102,8 @@ public enum FieldRendering {
                     let base = arena.baseAddress! + used
                     var length = 0
                     if forEachKeyByte(n[i].label, { base[length] = $0; length &+= 1 }) {
-                        var h: UInt64 = 0xCBF2_9CE4_8422_2325
-                        for j in 0..<length { h = (h ^ UInt64(base[j])) &* 0x100_0000_01B3 }
+                        var h = fnvBasis
+                        for j in 0..<length { h = fnv(h, base[j]) }
                         keys[k] = (used, length, h)
                         used &+= length
                     } else {
@@ -287,13 +287,17 @@ public enum FieldRendering {
 
     /// FNV-1a of the label's JSON key.
     static func keyHash(_ label: String) -> UInt64 {
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325
-        let ascii = forEachKeyByte(label) { h = (h ^ UInt64($0)) &* 0x100_0000_01B3 }
+        var h = fnvBasis
+        let ascii = forEachKeyByte(label) { h = fnv(h, $0) }
         guard !ascii else { return h }
-        h = 0xCBF2_9CE4_8422_2325
-        for c in Field.key(for: label).utf8 { h = (h ^ UInt64(c)) &* 0x100_0000_01B3 }
+        h = fnvBasis
+        for c in Field.key(for: label).utf8 { h = fnv(h, c) }
         return h
     }
+
+    private static let fnvBasis: UInt64 = 0xCBF2_9CE4_8422_2325
+    /// One byte of FNV-1a.
+    @inline(__always) private static func fnv(_ h: UInt64, _ b: UInt8) -> UInt64 { (h ^ UInt64(b)) &* 0x100_0000_01B3 }
 
     /// The label's JSON key, quoted.
     public static func writeKey(_ label: String, to out: Output) {

@@ -152,9 +152,8 @@ public final class Output {
         withRoom(2 * bytes.count) { p in
             var i = 0
             for b in bytes {
-                let hi = b >> 4, lo = b & 0xF
-                p[i] = hi < 10 ? 0x30 &+ hi : 0x57 &+ hi
-                p[i &+ 1] = lo < 10 ? 0x30 &+ lo : 0x57 &+ lo
+                p[i] = Hex.lowerDigit(b >> 4)
+                p[i &+ 1] = Hex.lowerDigit(b & 0xF)
                 i &+= 2
             }
         }
@@ -168,9 +167,8 @@ public final class Output {
             var shift: UInt64 = 40, i = 0
             while true {
                 let b = UInt8(truncatingIfNeeded: raw >> shift)
-                let hi = b >> 4, lo = b & 0xF
-                p[i] = hi < 10 ? 0x30 &+ hi : 0x57 &+ hi
-                p[i &+ 1] = lo < 10 ? 0x30 &+ lo : 0x57 &+ lo
+                p[i] = Hex.lowerDigit(b >> 4)
+                p[i &+ 1] = Hex.lowerDigit(b & 0xF)
                 if shift == 0 { break }
                 p[i &+ 2] = UInt8(ascii: ":")
                 i &+= 3
@@ -179,19 +177,14 @@ public final class Output {
         }
     }
 
-    /// Lets `body` store exactly `n` bytes from the pointer it gets; when they can never fit the
-    /// buffer, they are stored in a temporary one and written out from there.
+    /// `withSpace` for exactly `n` bytes, which are stored apart and written out directly when they
+    /// can never fit the buffer.
     @inline(__always) private func withRoom(_ n: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Void) {
-        guard n > 0 else { return }
-        if reserve(n) {
-            body(storage + count)
-            count &+= n
-        } else {
-            let tmp = UnsafeMutablePointer<UInt8>.allocate(capacity: n)
-            defer { tmp.deallocate() }
-            body(tmp)
-            writeAll(UnsafeRawBufferPointer(start: tmp, count: n))
-        }
+        guard n > 0, withSpace(n, { body($0); return n }) == 0 else { return }
+        let tmp = UnsafeMutablePointer<UInt8>.allocate(capacity: n)
+        defer { tmp.deallocate() }
+        body(tmp)
+        writeAll(UnsafeRawBufferPointer(start: tmp, count: n))
     }
 
     /// Appends `n` spaces.
