@@ -46,6 +46,11 @@ public enum AuditEvent: Sendable {
     case advertisingEnable(adapter: UInt16, enabled: Bool)
     /// Advertising interval maximum the host configured, in units of 0.625 ms.
     case advertisingParameters(adapter: UInt16, intervalMax: UInt32)
+    /// L2CAP traffic other than ATT on a connection (SMP, signalling, SDP, RFCOMM, ...): the link is
+    /// in use. Sent once per frame carrying it.
+    case linkData(Connection)
+    /// Something in the capture tells which host stack made it (`PlatformGuess`).
+    case platform(PlatformGuess)
 }
 
 /// An ATT PDU as the auditor sees it.
@@ -78,6 +83,9 @@ public struct ATTObservation: Sendable {
     /// For a client's read of a value (Read, Read Blob, Read By Type of a value): true for a new read,
     /// false for a Read Blob continuing a long read (`ReadTracker`); nil for other PDUs.
     public var newRead: Bool?
+    /// For a discovery response: the UUIDs of the services (Read By Group Type Response) or of the
+    /// characteristics (Read By Type Response to 0x2803) it lists; nil for other PDUs.
+    public var found: [BluetoothUUID]?
 
     public init(origin: Origin, opcode: UInt8, kind: Kind, handle: UInt16? = nil, endHandle: UInt16? = nil,
                 attributeType: BluetoothUUID? = nil, valueLength: Int = 0, mtu: Int = 23,

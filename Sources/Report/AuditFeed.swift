@@ -23,8 +23,25 @@ public final class AuditFeed {
     private var legacySets: Set<UInt32> = []
     /// Each connection's reads told apart from long-read continuations (`ATTObservation.newRead`).
     private var reads = ConnectionTable<ReadTracker>(capacity: 4096)
+    /// Which host stack made the capture, from its commands and monitor records.
+    private var platform = PlatformDetector()
+    /// Scan disables held back for `restartGap`: a stack that stops and restarts a scan around its
+    /// own work (Android does, around connections and resolving-list updates) has not stopped the
+    /// app's scan.
+    private var restarts = ScanRestarts()
+    private let restartGap: Int64
 
-    public init(dissector: Dissector) { self.dissector = dissector }
+    /// - Parameter scanRestartGap: a scan disabled and enabled again with the same parameters
+    ///   within this many nanoseconds is one scan going on.
+    public init(dissector: Dissector, scanRestartGap: Int64 = AuditConfiguration.defaultScanRestartGap) {
+        self.dissector = dissector
+        restartGap = scanRestartGap
+    }
+
+    /// Hands on what is still held back (a scan disable at the end of the capture).
+    public func finish(into sink: some AuditEventSink) {
+        restarts.flush(before: .max, sink)
+    }
 
     /// Hands the frame's events to the auditor: specialised, so each event is a direct call.
     public func events(_ d: Decoded, into auditor: Auditor) { feed(d, auditor) }
@@ -35,9 +52,16 @@ public final class AuditFeed {
         // Fields, not a copy of the packet (which retains and releases its payload).
         let number = d.packet.number
         let at = FrameRef(number: number, time: d.packet.timestamp, fileOffset: d.packet.fileOffset, fileLength: d.packet.fileLength)
+        if restarts.holding { restarts.flush(before: at.time &- restartGap, sink) }
         switch d.hci {
-        case .command(let op, let params): command(op, params, adapter: d.packet.adapter, at, sink)
+        case .command(let op, let params):
+            if op >= 0xFC00, let g = platform.command(op, frame: number) { sink.observe(.platform(g), at: at) }
+            command(op, params, adapter: d.packet.adapter, at, sink)
         case .event(let code, let params): event(code, params, d, at, sink)
+        case .none:
+            if case .monitor(let op) = d.packet.kind, let g = platform.monitor(op, frame: number) {
+                sink.observe(.platform(g), at: at)
+            }
         default: break
         }
         // Sniffer captures: a connection starts at its CONNECT_IND.
@@ -48,11 +72,14 @@ public final class AuditFeed {
             switch d.upper {
             case .att(let r, _)?: sink.observeATT(observation(r, c, d), on: c, at: at)
             case .smp?:
+                sink.observe(.linkData(c), at: at)
                 // A pairing is reported once its method is known: in the frame of its Pairing Response.
                 if let last = c.pairing.outcomes.last, last.responseFrame == number {
                     sink.observe(.pairing(c, Self.pairing(last)), at: at)
                 }
-            default: break
+            default:
+                // Any other L2CAP traffic, or a fragment of it, is the link in use.
+                if d.l2cap != nil || d.fragment != nil { sink.observe(.linkData(c), at: at) }
             }
         }
     }
@@ -61,12 +88,12 @@ public final class AuditFeed {
 
     private func command<S: AuditEventSink>(_ op: UInt16, _ b: Bytes, adapter: UInt16, _ at: FrameRef, _ sink: S) {
         switch op {
-        case 0x200C: // LE Set Scan Enable: enable, filter duplicates
+        case 0x200C, 0x2042: // LE Set (Extended) Scan Enable: enable, filter duplicates[, duration, period]
             guard let en = b.byte(0), let fd = b.byte(1) else { return }
-            sink.observe(.scanEnable(adapter: adapter, enabled: en != 0, filterDuplicates: fd, extended: false), at: at)
-        case 0x2042: // LE Set Extended Scan Enable: enable, filter duplicates, duration, period
-            guard let en = b.byte(0), let fd = b.byte(1) else { return }
-            sink.observe(.scanEnable(adapter: adapter, enabled: en != 0, filterDuplicates: fd, extended: true), at: at)
+            restarts.scanEnable(.scanEnable(adapter: adapter, enabled: en != 0, filterDuplicates: fd, extended: op == 0x2042),
+                                adapter: adapter, enabled: en != 0, at: at, within: restartGap, sink)
+        case 0x200B, 0x2041: // LE Set (Extended) Scan Parameters: a restart with new ones is a new scan
+            restarts.parameters(adapter: adapter, Self.digest(b))
         case 0x200D: // LE Create Connection: interval, window, filter policy, peer type, peer address
             guard let policy = b.byte(4), let type = b.byte(5) else { return }
             var r = ByteReader(b.from(6))
@@ -107,6 +134,13 @@ public final class AuditFeed {
     }
 
     private func setKey(_ adapter: UInt16, _ handle: UInt8) -> UInt32 { UInt32(adapter) << 8 | UInt32(handle) }
+
+    /// FNV-1a of a command's parameters: tells whether scan parameters changed.
+    private static func digest(_ b: Bytes) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for x in b { h = (h ^ UInt64(x)) &* 0x0000_0100_0000_01B3 }
+        return h
+    }
 
     // MARK: Events
 
@@ -162,6 +196,15 @@ public final class AuditFeed {
             characteristic: a?.characteristic ?? (a?.role == .characteristicValue ? a?.uuid : nil),
             service: a?.service, properties: a?.properties?.rawValue, isCCCD: isCCCD, cccdValue: cccd,
             answers: answers)
+        if pdu.opcode == .readByGroupTypeResponse || pdu.opcode == .readByTypeResponse {
+            o.found = r.entries.compactMap { e in
+                switch e.attribute.role {
+                case .service: return e.attribute.uuid
+                case .characteristicDeclaration: return e.attribute.characteristic
+                default: return nil
+                }
+            }
+        }
         if ReadTracker.looksAt(o) {
             o.newRead = reads.update(c.id, default: ReadTracker()) { $0.classify(o) }
         }
@@ -179,5 +222,68 @@ public final class AuditFeed {
         }
         return PairingObservation(method: method, secureConnections: o.secureConnections,
                                   bothSupportSecureConnections: o.bothSupportSC, failed: o.failure != nil)
+    }
+}
+
+/// Holds each adapter's scan disable back until it is clear the scan stopped: an enable with the
+/// same duplicate filter and scan parameters within the gap continues the same scan (both commands
+/// are then dropped); anything else, or the gap passing, hands the disable on at its own frame.
+struct ScanRestarts {
+    struct Held {
+        var adapter: UInt16
+        var event: AuditEvent
+        var at: FrameRef
+        var parameters: UInt64
+    }
+
+    /// Per adapter: the scan parameters last set, the duplicate filter of the scan last enabled,
+    /// and the disable held back.
+    private var parameters = AdapterTable<UInt64>()
+    private var filters = AdapterTable<UInt8>()
+    private var held: [Held] = []
+    private(set) var holding = false
+
+    mutating func parameters(adapter: UInt16, _ digest: UInt64) { parameters[adapter] = digest }
+
+    mutating func scanEnable<S: AuditEventSink>(_ event: AuditEvent, adapter: UInt16, enabled: Bool, at: FrameRef,
+                                               within gap: Int64, _ sink: S) {
+        guard case .scanEnable(_, _, let filter, _) = event else { return }
+        let params = parameters[adapter] ?? 0
+        if !enabled {
+            // A second disable while one is held: the first stands.
+            if !held.contains(where: { $0.adapter == adapter }) {
+                held.append(Held(adapter: adapter, event: event, at: at, parameters: params))
+                holding = true
+            }
+            return
+        }
+        if let i = held.firstIndex(where: { $0.adapter == adapter }) {
+            let h = held[i]
+            if at.time &- h.at.time <= gap, h.parameters == params, filters[adapter] == filter {
+                held.remove(at: i)
+                holding = !held.isEmpty
+                return
+            }
+            flush(adapter: adapter, sink)
+        }
+        filters[adapter] = filter
+        sink.observe(event, at: at)
+    }
+
+    /// Hands on the disables held since before `time`.
+    mutating func flush<S: AuditEventSink>(before time: Int64, _ sink: S) {
+        while let i = held.firstIndex(where: { $0.at.time < time }) {
+            let h = held.remove(at: i)
+            sink.observe(h.event, at: h.at)
+        }
+        holding = !held.isEmpty
+    }
+
+    private mutating func flush<S: AuditEventSink>(adapter: UInt16, _ sink: S) {
+        while let i = held.firstIndex(where: { $0.adapter == adapter }) {
+            let h = held.remove(at: i)
+            sink.observe(h.event, at: h.at)
+        }
+        holding = !held.isEmpty
     }
 }

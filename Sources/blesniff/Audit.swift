@@ -284,13 +284,13 @@ enum AuditRun {
         if let problem = file.problem {
             return CaptureAudit(path: file.path, error: problem, rules: auditor.enabledRules)
         }
-        do {
-            try auditCapture(file.path, into: auditor)
-            return CaptureAudit(path: file.path, findings: auditor.finish(), rules: auditor.enabledRules)
-        } catch {
-            return CaptureAudit(path: file.path, findings: auditor.finish(), error: String(describing: error),
-                                rules: auditor.enabledRules)
+        var last: FrameRef?
+        var failure: String?
+        do { last = try auditCapture(file.path, into: auditor, scanRestartGap: configuration.scanRestartGap) } catch {
+            failure = String(describing: error)
         }
+        return CaptureAudit(path: file.path, outcome: auditor.finishAudit(at: last), error: failure,
+                            rules: auditor.enabledRules)
     }
 
     static func page(_ file: CaptureFiles.Entry, configuration: AuditConfiguration,
@@ -299,9 +299,9 @@ enum AuditRun {
         if let problem = file.problem { return (CaptureAudit(path: file.path, error: problem, rules: rules), nil) }
         let pass = ReportPass(path: file.path, configuration: configuration, baseline: baseline)
         var failure: String?
-        do { try forEachPacket(in: file.path) { pass.add($0) } } catch { failure = String(describing: error) }
+        do { try forEachPacket(in: file.path, platform: pass.assume) { pass.add($0) } } catch { failure = String(describing: error) }
         let collector = pass.finish(error: failure)
-        return (CaptureAudit(path: file.path, findings: collector.findings, error: failure, rules: rules), collector)
+        return (CaptureAudit(path: file.path, outcome: collector.outcome, error: failure, rules: rules), collector)
     }
 }
 

@@ -10,22 +10,49 @@ struct AuditInputError: Error, CustomStringConvertible {
 /// Calls `body` with every frame of a capture. Throws when the capture cannot be read (the audit
 /// then exits with status 2); a capture cut off mid-record is read up to the cut, with a warning
 /// on standard error.
-func forEachPacket(in path: String, _ body: (Packet) -> Void) throws {
+/// `platform` is told what the capture's format says of the host stack that made it.
+func forEachPacket(in path: String, platform: (PlatformGuess) -> Void = { _ in }, _ body: (Packet) -> Void) throws {
     let reader: CaptureReader
     do { reader = try CaptureReader(path: path) } catch { throw AuditInputError(description: error.description) }
     do {
-        while let r = try reader.next() { body(CaptureInput.packet(r)) }
+        var first = true
+        while let r = try reader.next() {
+            if first, let g = containerPlatform(reader.format, r.linkType) { platform(g) }
+            first = false
+            body(CaptureInput.packet(r))
+        }
     } catch {
         throw AuditInputError(description: error.description)
     }
     if let t = reader.truncation { stderr("blesniff: warning: \(t)") }
 }
 
-/// Reads a capture and hands its audit events to `auditor` in frame order.
-func auditCapture(_ path: String, into auditor: Auditor) throws {
+/// What a capture's format says of its platform: PacketLogger is Apple's, a bug report Android's,
+/// the Linux monitor channel the kernel's.
+func containerPlatform(_ format: CaptureFormat, _ linkType: UInt32) -> PlatformGuess? {
+    switch format {
+    case .packetLogger: return .container(packetLogger: true)
+    case .btsnooz, .bugReportZip: return .container(androidBugReport: true)
+    default:
+        return linkType == LinkType.linuxMonitor || linkType == LinkType.btsnoopMonitor ? .container(linuxMonitor: true) : nil
+    }
+}
+
+/// Reads a capture and hands its audit events to `auditor` in frame order; returns the capture's
+/// last frame (rules measure what is still open up to it).
+@discardableResult
+func auditCapture(_ path: String, into auditor: Auditor, scanRestartGap: Int64) throws -> FrameRef? {
     // The rules see each frame as it comes and hold what they need: ended connections are not kept.
     let dissector = Dissector(keepEnded: 0)
-    let feed = AuditFeed(dissector: dissector)
-    try forEachPacket(in: path) { feed.events(dissector.dissect($0), into: auditor) }
-    dissector.finish()
+    let feed = AuditFeed(dissector: dissector, scanRestartGap: scanRestartGap)
+    var last: FrameRef?
+    defer {
+        feed.finish(into: auditor)
+        dissector.finish()
+    }
+    try forEachPacket(in: path, platform: auditor.assume) { p in
+        feed.events(dissector.dissect(p), into: auditor)
+        last = FrameRef(number: p.number, time: p.timestamp, fileOffset: p.fileOffset, fileLength: p.fileLength)
+    }
+    return last
 }

@@ -386,8 +386,9 @@ final class LiveAudit: LiveAuditHook {
     private var last: FrameRef?
 
     init(dissector: Dissector, configuration: AuditConfiguration, failOn: FailOn, name: String) {
-        feed = AuditFeed(dissector: dissector)
+        feed = AuditFeed(dissector: dissector, scanRestartGap: configuration.scanRestartGap)
         auditor = Auditor(configuration: configuration, capturePath: name)
+        auditor.assume(.container(linuxMonitor: true)!)
         self.failOn = failOn
         self.name = name
         auditor.onFinding = { f in
@@ -403,7 +404,8 @@ final class LiveAudit: LiveAuditHook {
     }
 
     func finish() -> Int {
-        let audits = [CaptureAudit(path: name, findings: auditor.finish(at: last))]
+        feed.finish(into: auditor)
+        let audits = [CaptureAudit(path: name, outcome: auditor.finishAudit(at: last))]
         var report = AuditReport(audits: audits)
         report.failOn = failOn
         report.colour = false

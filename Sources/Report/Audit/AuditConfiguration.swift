@@ -66,6 +66,16 @@ public struct AuditConfiguration: Sendable {
     public var overrides: [PathOverride] = []
     /// Directory of the configuration file: path globs also match capture paths relative to it.
     public var baseDirectory: String?
+    /// The host stack the captures come from, when told (`platform:`): else told from each capture.
+    public var platform: Platform?
+    /// The devices under test besides those this host connected to (`devices:`).
+    public var devices: [DeviceMatcher] = []
+    /// Advertiser rules judge every advertiser in range, not only the devices under test.
+    public var allAdvertisers = false
+    /// A scan disabled and enabled again with the same parameters within this time is one scan
+    /// (`scan-restart-gap:`), in nanoseconds.
+    public var scanRestartGap = defaultScanRestartGap
+    public static let defaultScanRestartGap: Int64 = 100_000_000
 
     public init() {}
 
@@ -167,9 +177,28 @@ public struct AuditConfiguration: Sendable {
                 for (i, item) in seq.enumerated() {
                     config.overrides.append(try p.override(item, path: key + "[" + String(i) + "]"))
                 }
+            case "platform":
+                guard let s = v.string, let pl = Platform(rawValue: s.lowercased()) else {
+                    throw p.error(v, key, "expected one of " + Platform.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                config.platform = pl == .unknown ? nil : pl
+            case "devices":
+                let items: [Node] = v.sequence.map { Array($0) } ?? [v]
+                for (i, item) in items.enumerated() {
+                    config.devices.append(try p.device(item, path: key + "[" + String(i) + "]"))
+                }
+            case "all-advertisers":
+                guard let b = p.bool(v) else { throw p.error(v, key, "expected true or false") }
+                config.allAdvertisers = b
+            case "scan-restart-gap":
+                guard let s = v.string, let ns = ConfigParser.duration(s) else {
+                    throw p.error(v, key, "expected a duration such as 100ms")
+                }
+                config.scanRestartGap = ns
             default:
                 guard AuditRules.type(named: key) != nil else {
-                    throw p.error(k, key, "unknown key (expected rules, sensitive-characteristics, overrides or a rule id)")
+                    throw p.error(k, key, "unknown key (expected rules, sensitive-characteristics, overrides, platform, "
+                                  + "devices, all-advertisers, scan-restart-gap or a rule id)")
                 }
                 let (id, o) = try p.rule(k, v, path: "")
                 config.rules[id, default: RuleOverride()].apply(o)
@@ -284,6 +313,32 @@ private struct ConfigParser {
         return out
     }
 
+    /// `AA:BB:CC:DD:EE:FF`, `{address: ...}`, `{name: "HR-*"}` or `{service: 180D}`; a bare string that
+    /// is no address is a name pattern.
+    func device(_ v: Node, path: String) throws(ConfigurationError) -> DeviceMatcher {
+        if let s = v.string {
+            return DeviceMatcher(parsing: s) ?? .name(s)
+        }
+        guard let m = v.mapping, m.count == 1, let (k, x) = m.first else {
+            throw error(v, path, "expected an address, or one of {address: ...}, {name: ...}, {service: ...}")
+        }
+        let key = k.string ?? ""
+        let s = x.string ?? ""
+        switch key {
+        case "address":
+            guard let a = DeviceMatcher.address(s) else { throw error(x, path + ".address", "expected an address such as 00:1B:DC:07:32:A1") }
+            return .address(a)
+        case "name":
+            guard !s.isEmpty else { throw error(x, path + ".name", "expected a name or a pattern such as HR-*") }
+            return .name(s)
+        case "service":
+            guard let u = BluetoothUUID(s) else { throw error(x, path + ".service", "expected a 16-, 32- or 128-bit UUID") }
+            return .service(u)
+        default:
+            throw error(k, path + "." + key, "unknown key (expected address, name or service)")
+        }
+    }
+
     func override(_ v: Node, path: String) throws(ConfigurationError) -> PathOverride {
         guard let m = v.mapping else { throw error(v, path, "expected a mapping with paths and rules") }
         var patterns: [String] = []
@@ -322,6 +377,31 @@ extension String {
         while let c = s.first, c.isWhitespace { s.removeFirst() }
         while let c = s.last, c.isWhitespace { s.removeLast() }
         return String(s)
+    }
+}
+
+/// A device under test as configuration names it: its address, a pattern of its advertised name,
+/// or a service UUID it advertises.
+public enum DeviceMatcher: Sendable, Equatable {
+    case address(BDAddr)
+    case name(String)
+    case service(BluetoothUUID)
+
+    /// An address (`AA:BB:CC:DD:EE:FF`) or nil.
+    public init?(parsing s: String) {
+        guard let a = Self.address(s) else { return nil }
+        self = .address(a)
+    }
+
+    static func address(_ s: String) -> BDAddr? {
+        let parts = s.split(separator: ":")
+        guard parts.count == 6 else { return nil }
+        var raw: UInt64 = 0
+        for p in parts {
+            guard p.count == 2, let b = UInt8(p, radix: 16) else { return nil }
+            raw = raw << 8 | UInt64(b)
+        }
+        return BDAddr(raw)
     }
 }
 

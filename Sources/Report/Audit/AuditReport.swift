@@ -8,6 +8,12 @@ public struct CaptureAudit: Sendable {
     public var error: String?
     /// Ids of the rules that ran on it.
     public var rules: [String]
+    /// The platform the findings were judged for, and why.
+    public var platform: PlatformGuess
+    /// What the platform's stack did regardless of the app: shown apart, never failed.
+    public var platformBehaviour: [Finding]
+    /// Findings about advertisers that are not devices under test.
+    public var nearby: [Finding]
 
     public init(path: String, findings: [Finding] = [], error: String? = nil,
                 rules: [String] = AuditRules.all.map { $0.info.id }) {
@@ -15,6 +21,17 @@ public struct CaptureAudit: Sendable {
         self.findings = findings
         self.error = error
         self.rules = rules
+        platform = .unknown
+        platformBehaviour = []
+        nearby = []
+    }
+
+    public init(path: String, outcome: AuditOutcome, error: String? = nil,
+                rules: [String] = AuditRules.all.map { $0.info.id }) {
+        self.init(path: path, findings: outcome.findings, error: error, rules: rules)
+        platform = outcome.platform
+        platformBehaviour = outcome.platformBehaviour
+        nearby = outcome.nearby
     }
 }
 
@@ -180,31 +197,156 @@ public struct AuditReport {
         var counts = Counts()
         counts.add(a.findings)
         out.write(": " + counts.summary + "\n")
-        // Indices by subject rather than copies of the findings.
-        var order: [FindingSubject] = []
-        var groups: [FindingSubject: [Int]] = [:]
+        out.write("  platform: ")
+        writePlatform(a.platform, to: &out)
+        out.write(byte: 0x0A)
+        // Indices by device (rule findings about one peer over several connections go together),
+        // in order of each device's first finding.
+        var order: [String] = []
+        var groups: [String: [Int]] = [:]
         for (i, f) in a.findings.enumerated() {
-            let known = groups.count
-            groups[f.subject, default: []].append(i)
-            if groups.count != known { order.append(f.subject) }
+            let key = f.subject.fingerprintKey
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(i)
         }
-        for s in order {
+        for key in order {
+            let members = groups[key] ?? []
             out.write("  ")
-            s.write(label: &out)
+            writeGroupLabel(members.map { a.findings[$0] }, to: &out)
             out.write(byte: 0x0A)
-            for i in groups[s] ?? [] {
-                writeLine(a.findings[i], colour: colour, to: &out)
+            for i in members {
+                writeLine(a.findings[i], colour: colour, platform: a.platform.platform, to: &out)
                 if out.bytes.count >= chunk {
                     write(out.string)
                     out.clear()
                 }
             }
         }
+        if !a.platformBehaviour.isEmpty {
+            out.write("  ")
+            paint("platform behaviour", "2")
+            out.write(" (what " + a.platform.platform.title + " does whatever the app asks; not counted):\n")
+            for f in a.platformBehaviour {
+                out.write("    ")
+                out.write(f.rule)
+                out.write(byte: 0x20)
+                out.write(f.ruleName)
+                out.write(": ")
+                out.write(f.message)
+                writeCount(f, to: &out)
+                writeFrames(f, to: &out)
+                out.write(byte: 0x0A)
+                if let why = f.advice {
+                    out.write("      ")
+                    out.write(why)
+                    out.write(byte: 0x0A)
+                }
+            }
+        }
+        if !a.nearby.isEmpty {
+            var byAdvertiser: [String] = []
+            var rules: [String: [String]] = [:]
+            for f in a.nearby {
+                let label = f.subject.label
+                if rules[label] == nil { byAdvertiser.append(label) }
+                if !(rules[label]?.contains(f.rule) ?? false) { rules[label, default: []].append(f.rule) }
+            }
+            out.write("  ")
+            paint("nearby devices", "2")
+            out.write(" (not under test: never connected to nor named by --device; --all-advertisers audits them):\n")
+            for label in byAdvertiser.prefix(20) {
+                out.write("    ")
+                out.write(label)
+                out.write(": ")
+                out.write((rules[label] ?? []).joined(separator: ", "))
+                out.write(byte: 0x0A)
+            }
+            if byAdvertiser.count > 20 { out.write("    ... and " + String(byAdvertiser.count - 20) + " more\n") }
+        }
         if !out.isEmpty { write(out.string) }
     }
 
-    /// One finding's line, written from the finding in place (a copy costs a retain per string).
-    private static func writeLine(_ f: borrowing Finding, colour: Bool, to out: inout TextLine) {
+    /// "Android (Android vendor command ... at frame 12)", "unknown (every rule applies)".
+    static func writePlatform(_ g: PlatformGuess, to out: inout TextLine) {
+        if g.platform == .unknown {
+            out.write("unknown (no evidence of a phone or computer stack: every rule applies; --platform sets it)")
+            return
+        }
+        out.write(g.platform.rawValue)
+        out.write(" (")
+        out.write(g.evidence)
+        if let f = g.frame {
+            out.write(", frame ")
+            out.write(f)
+        }
+        out.write(byte: 0x29)
+    }
+
+    /// A device's heading: "peer 83:40:09:7b:f0:68 (connections #1, #2)", "this host (adapter 0)".
+    private static func writeGroupLabel(_ findings: [Finding], to out: inout TextLine) {
+        guard let first = findings.first else { return }
+        let s = first.subject
+        guard s.kind == .connection, let address = s.identity ?? s.address else { return s.write(label: &out) }
+        var ids: [Int] = []
+        for f in findings {
+            for o in f.occurrences { if let c = o.subject.connectionID, !ids.contains(c) { ids.append(c) } }
+        }
+        ids.sort()
+        out.write("peer ")
+        out.write(address)
+        if s.identity != nil, let a = s.address, a != address {
+            out.write(" (identity of ")
+            out.write(a)
+            out.write(byte: 0x29)
+        }
+        out.write(ids.count == 1 ? " (connection " : " (connections ")
+        writeConnections(ids, to: &out)
+        out.write(byte: 0x29)
+    }
+
+    /// "#1, #2, #5", shortened to the first and last few when long.
+    private static func writeConnections(_ ids: [Int], to out: inout TextLine) {
+        let shown = ids.count > 8 ? Array(ids.prefix(5)) + [-1] + Array(ids.suffix(2)) : ids
+        for (k, id) in shown.enumerated() {
+            if k > 0 { out.write(", ") }
+            if id < 0 { out.write("...") } else { out.write(byte: UInt8(ascii: "#")); out.write(id) }
+        }
+    }
+
+    /// " (x12: connections #1, ..., #16)" when the capture shows a finding more than once.
+    private static func writeCount(_ f: borrowing Finding, to out: inout TextLine) {
+        guard f.count > 1 else { return }
+        out.write(" (x")
+        out.write(f.count)
+        var ids: [Int] = []
+        for o in f.occurrences { if let c = o.subject.connectionID, !ids.contains(c) { ids.append(c) } }
+        if ids.count > 1 {
+            out.write(": connections ")
+            writeConnections(ids, to: &out)
+        }
+        out.write(byte: 0x29)
+    }
+
+    /// " [frames 233, 239]", with the last occurrence's after "last:" when there are several.
+    private static func writeFrames(_ f: borrowing Finding, to out: inout TextLine) {
+        out.write(f.evidence.count == 1 ? " [frame " : " [frames ")
+        for j in f.evidence.indices {
+            if j > 0 { out.write(", ") }
+            out.write(f.evidence[j].number)
+        }
+        if let last = f.later.last {
+            out.write(last.evidence.count == 1 ? "; last: frame " : "; last: frames ")
+            for j in last.evidence.indices {
+                if j > 0 { out.write(", ") }
+                out.write(last.evidence[j].number)
+            }
+        }
+        out.write(byte: 0x5D)
+    }
+
+    /// One finding's line, written from the finding in place (a copy costs a retain per string),
+    /// and under it what to change on the platform.
+    private static func writeLine(_ f: borrowing Finding, colour: Bool, platform: Platform, to out: inout TextLine) {
         func paint(_ s: String, _ code: String) { Self.paint(s, code, colour: colour, to: &out) }
         out.write("    ")
         paint(paddedSeverity[f.severity.rawValue], f.suppressed ? "2" : f.severity == .error ? "31" : f.severity == .warning ? "33" : "36")
@@ -214,14 +356,15 @@ public struct AuditReport {
         out.write(f.ruleName)
         out.write(": ")
         out.write(f.message)
-        out.write(f.evidence.count == 1 ? " [frame " : " [frames ")
-        for j in f.evidence.indices {
-            if j > 0 { out.write(", ") }
-            out.write(f.evidence[j].number)
-        }
-        out.write(byte: 0x5D)
+        writeCount(f, to: &out)
+        writeFrames(f, to: &out)
         if f.suppressed { paint(" (baseline)", "2") }
         out.write(byte: 0x0A)
+        if let advice = f.advice {
+            out.write("            fix on " + platform.title + ": ")
+            out.write(advice)
+            out.write(byte: 0x0A)
+        }
     }
 
     /// `s` in the colour of the SGR `code` when `colour` is on.

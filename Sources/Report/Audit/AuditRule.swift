@@ -46,9 +46,12 @@ public struct RuleInfo: Sendable {
     /// What is deliberately not flagged.
     public var notAFinding: String
     public var options: [RuleOption]
+    /// Per platform, whether the app chooses what the rule judges (and the call to change) or the
+    /// stack does it regardless. Applies to what this host did, never to the peer's behaviour.
+    public var platforms: PlatformTable
 
     public init(id: String, name: String, severity: Severity, summary: String, help: String, guidance: String,
-                notAFinding: String = "", options: [RuleOption] = []) {
+                notAFinding: String = "", options: [RuleOption] = [], platforms: PlatformTable = PlatformTable()) {
         self.id = id
         self.name = name
         self.severity = severity
@@ -57,6 +60,7 @@ public struct RuleInfo: Sendable {
         self.guidance = guidance
         self.notAFinding = notAFinding
         self.options = options
+        self.platforms = platforms
     }
 
     public func option(_ name: String) -> RuleOption? { options.first { $0.name == name } }
@@ -164,6 +168,8 @@ public struct AuditEventKinds: OptionSet, Sendable {
     public static let advertisingData = Self(rawValue: 1 << 9)
     public static let advertisingEnable = Self(rawValue: 1 << 10)
     public static let advertisingParameters = Self(rawValue: 1 << 11)
+    public static let linkData = Self(rawValue: 1 << 12)
+    public static let platform = Self(rawValue: 1 << 13)
     public static let all = Self(rawValue: 0xFFFF)
 }
 
@@ -182,6 +188,8 @@ extension AuditEvent {
         case .advertisingData: return .advertisingData
         case .advertisingEnable: return .advertisingEnable
         case .advertisingParameters: return .advertisingParameters
+        case .linkData: return .linkData
+        case .platform: return .platform
         }
     }
 }
@@ -199,10 +207,12 @@ extension AuditRule {
     }
 
     /// A finding of this rule at its configured severity (or `severity` for a lesser variant).
+    /// `actor` says whose behaviour it is: this host's (judged against the platform) or the peer's.
     func finding(_ message: Message, subject: FindingSubject, evidence: [FrameRef], decisive: FrameRef,
-                 detail: String = "", severity: Severity? = nil) -> Finding {
+                 detail: String = "", severity: Severity? = nil, actor: Finding.Actor = .host) -> Finding {
         Finding(rule: Self.info.id, ruleName: Self.info.name, severity: severity ?? settings.severity,
-                message: message.string, subject: subject, evidence: evidence, decisive: decisive, detail: detail)
+                message: message.string, subject: subject, evidence: evidence, decisive: decisive, detail: detail,
+                actor: actor)
     }
 }
 

@@ -24,6 +24,9 @@ public final class Auditor: AuditEventSink {
     private let sink: FindingSink
     /// `sink.accept`, made once rather than per rule and event.
     private let emit: (Finding) -> Void
+    /// The events the auditor itself reads (devices under test, identities, the platform), as bits.
+    private let ownKinds: UInt16
+    private let scope: AuditScope
     /// Called with each finding as soon as a rule decided it (live capture prints these).
     public var onFinding: ((Finding) -> Void)? {
         get { sink.onFinding }
@@ -33,7 +36,12 @@ public final class Auditor: AuditEventSink {
     public init(configuration: AuditConfiguration = AuditConfiguration(), capturePath: String? = nil,
                 baseline: Baseline? = nil, onFinding: ((Finding) -> Void)? = nil) {
         self.capturePath = capturePath
-        let sink = FindingSink(baseline: baseline, onFinding: onFinding)
+        let scope = AuditScope(configuration: configuration)
+        self.scope = scope
+        var own: AuditEventKinds = [.connected, .pairing, .platform]
+        if scope.matchesAdvertisingData { own.insert(.advertisingData) }
+        ownKinds = own.rawValue
+        let sink = FindingSink(baseline: baseline, scope: scope, onFinding: onFinding)
         self.sink = sink
         emit = { [unowned sink] f in sink.accept(f) }
         let settings = configuration.settings(for: capturePath)
@@ -72,8 +80,16 @@ public final class Auditor: AuditEventSink {
     /// Ids of the rules that run, in catalogue order.
     public var enabledRules: [String] { runners.map { $0.id } }
 
+    /// What the capture file's format says of its platform (PacketLogger, bug report, monitor).
+    public func assume(_ guess: PlatformGuess) { scope.offer(guess) }
+
+    /// The platform the findings are judged for, as known so far.
+    public var platform: PlatformGuess { scope.platform }
+
     public func observe(_ event: AuditEvent, at frame: FrameRef) {
-        let k = event.kind.rawValue.trailingZeroBitCount
+        let bit = event.kind.rawValue
+        if bit & ownKinds != 0 { scope.observe(event) }
+        let k = bit.trailingZeroBitCount
         if k == Self.attKind, case .att(let c, let a) = event {
             observeATT(a, on: c, at: frame)
             return
@@ -104,12 +120,15 @@ public final class Auditor: AuditEventSink {
         for r in attRules[Int(a.opcode)] { r._withUnsafeGuaranteedRef { $0.observeATT(a, c, frame, emit) } }
     }
 
-    /// Closes what is still open and returns every finding, sorted by first frame.
-    public func finish(at frame: FrameRef? = nil) -> [Finding] {
+    /// Closes what is still open and returns the findings, one per rule and subject, sorted by first
+    /// frame. `frame` is the capture's last frame (rules measure what is still open up to it).
+    public func finish(at frame: FrameRef? = nil) -> [Finding] { finishAudit(at: frame).findings }
+
+    /// The same, with what was set aside: the platform's own behaviour and bystanders' findings.
+    public func finishAudit(at frame: FrameRef? = nil) -> AuditOutcome {
         let end = frame ?? lastFrame.pointee
         for r in runners { r.finish(end, emit) }
-        sink.findings = Finding.inReportOrder(sink.findings)
-        return sink.findings
+        return sink.outcome()
     }
 }
 
@@ -169,23 +188,196 @@ final class RuleRunner {
     deinit { release() }
 }
 
-/// Where the rules' findings go: marked when the baseline accepts them, kept, and passed on.
+/// Where the rules' findings go: one per rule and subject (later ones become occurrences of the
+/// first), marked when the baseline accepts them, and passed on as they come.
 private final class FindingSink {
-    var findings: [Finding] = []
+    private var findings: [Finding] = []
+    /// Index in `findings` by fingerprint.
+    private var index: [String: Int] = [:]
     let baseline: Baseline?
+    let scope: AuditScope
     var onFinding: ((Finding) -> Void)?
 
-    init(baseline: Baseline?, onFinding: ((Finding) -> Void)?) {
+    init(baseline: Baseline?, scope: AuditScope, onFinding: ((Finding) -> Void)?) {
         self.baseline = baseline
+        self.scope = scope
         self.onFinding = onFinding
     }
 
     func accept(_ f: Finding) {
-        // Marked in place: a copy of the finding costs a retain per string.
+        var f = f
+        scope.resolve(&f.subject)
+        if let on = onFinding, scope.place(f) == .finding { on(f) }
+        let key = f.fingerprint
+        if let i = index[key] {
+            findings[i].absorb(f)
+            return
+        }
+        index[key] = findings.count
         findings.append(f)
-        let i = findings.count - 1
-        if let b = baseline, b.contains(findings[i]) { findings[i].suppressed = true }
-        onFinding?(findings[i])
+    }
+
+    /// The findings by where they belong, each group in report order. Identities learnt after a
+    /// finding was made merge what they join.
+    func outcome() -> AuditOutcome {
+        var merged: [Finding] = []
+        var at: [String: Int] = [:]
+        for var f in findings {
+            scope.resolve(&f.subject)
+            let key = f.fingerprint
+            if let i = at[key] { merged[i].absorb(f) } else { at[key] = merged.count; merged.append(f) }
+        }
+        var out = AuditOutcome(platform: scope.platform)
+        for var f in merged {
+            if let b = baseline, b.contains(f) { f.suppressed = true }
+            switch scope.place(f) {
+            case .finding:
+                if scope.platform.platform != .unknown, f.actor == .host,
+                   let c = AuditScope.tables[f.rule]?[scope.platform.platform], c.who == .app { f.advice = c.text }
+                out.findings.append(f)
+            case .platform(let why):
+                f.advice = why
+                out.platformBehaviour.append(f)
+            case .nearby:
+                out.nearby.append(f)
+            }
+        }
+        out.findings = Finding.inReportOrder(out.findings)
+        out.platformBehaviour = Finding.inReportOrder(out.platformBehaviour)
+        out.nearby = Finding.inReportOrder(out.nearby)
+        return out
+    }
+}
+
+/// One capture's audit: the findings, and what was set aside.
+public struct AuditOutcome: Sendable {
+    public var findings: [Finding] = []
+    /// What the platform's stack did whatever the app asked: reported apart, never failed.
+    public var platformBehaviour: [Finding] = []
+    /// Findings about advertisers that are not devices under test (bystanders in radio range).
+    public var nearby: [Finding] = []
+    public var platform: PlatformGuess
+
+    public init(platform: PlatformGuess = .unknown) { self.platform = platform }
+}
+
+/// What the audit is about: the platform the capture came from, and the devices under test (those
+/// this host connected to, and those configuration names). Fed by the events the auditor reads
+/// itself.
+final class AuditScope {
+    enum Place: Equatable { case finding, platform(String), nearby }
+
+    /// Each rule's platform table, by id.
+    static let tables: [String: PlatformTable] = {
+        var m: [String: PlatformTable] = [:]
+        for i in AuditRules.infos { m[i.id] = i.platforms }
+        return m
+    }()
+
+    private(set) var platform: PlatformGuess = .unknown
+    private var detector = PlatformDetector()
+    private let matchers: [DeviceMatcher]
+    private let allAdvertisers: Bool
+    /// Peers this host connected to, and advertisers configuration picked: devices under test.
+    private var underTest = BoundedMap<BDAddr, Bool>(capacity: 4096)
+    /// Peer address (possibly resolvable private) to the identity address pairing distributed.
+    private var identities = BoundedMap<BDAddr, BDAddr>(capacity: 4096)
+
+    init(configuration: AuditConfiguration) {
+        matchers = configuration.devices
+        allAdvertisers = configuration.allAdvertisers
+        for case .address(let a) in configuration.devices { underTest[a] = true }
+        if let p = configuration.platform { offer(.configured(p, by: "configuration or --platform")) }
+    }
+
+    /// Names or services to match in advertising data.
+    var matchesAdvertisingData: Bool {
+        matchers.contains { if case .address = $0 { return false } else { return true } }
+    }
+
+    func offer(_ g: PlatformGuess) {
+        if detector.offer(g) { platform = detector.best ?? .unknown }
+    }
+
+    func observe(_ event: AuditEvent) {
+        switch event {
+        case .platform(let g): offer(g)
+        case .connected(let c):
+            if let p = c.peer { underTest[p] = true }
+        case .pairing(let c, _):
+            guard let p = c.peer, let o = c.pairing.outcomes.last else { return }
+            // The peer's identity: the responder's when this host initiated, else the initiator's.
+            let id = c.isCentral == false ? o.initiatorIdentityAddress : o.responderIdentityAddress
+            if let id, id != p {
+                identities[p] = id
+                underTest[id] = true
+            }
+        case .advertisingData(_, let address?, let data, _, _, false):
+            guard !underTest.contains(address), picked(data) else { return }
+            underTest[address] = true
+        default: break
+        }
+    }
+
+    /// Advertising data with a name or service UUID configuration names.
+    private func picked(_ data: Bytes) -> Bool {
+        var hit = false
+        ADWalk.walk(data) { type, value in
+            guard !hit else { return }
+            switch type {
+            case ADType.shortenedLocalName, ADType.completeLocalName:
+                let name = String(decoding: value, as: UTF8.self)
+                hit = matchers.contains { if case .name(let p) = $0 { return Glob.match(p, name) } else { return false } }
+            default:
+                guard let w = Self.serviceListWidth(type) ?? Self.serviceDataWidth(type) else { return }
+                var r = ByteReader(value)
+                while r.remaining >= w, let u = try? r.uuid(width: w) {
+                    if matchers.contains(.service(u)) { hit = true }
+                    if Self.serviceDataWidth(type) != nil { break }
+                }
+            }
+        }
+        return hit
+    }
+
+    /// Service UUID lists, incomplete and complete (AD 0x02-0x07).
+    private static func serviceListWidth(_ type: UInt8) -> Int? {
+        switch type {
+        case 0x02, 0x03: return 2
+        case 0x04, 0x05: return 4
+        case 0x06, 0x07: return 16
+        default: return nil
+        }
+    }
+
+    /// Service Data AD types (0x16, 0x20, 0x21) start with their service's UUID.
+    private static func serviceDataWidth(_ type: UInt8) -> Int? {
+        switch type {
+        case 0x16: return 2
+        case 0x20: return 4
+        case 0x21: return 16
+        default: return nil
+        }
+    }
+
+    /// Puts the identity address on a connection subject whose peer pairing identified.
+    func resolve(_ s: inout FindingSubject) {
+        guard s.kind == .connection, s.identity == nil, let a = s.address, let id = identities[a] else { return }
+        s.identity = id
+    }
+
+    /// Where a finding belongs: a bystander's goes to nearby devices, what the platform's stack does
+    /// regardless to platform behaviour, the rest is a finding.
+    func place(_ f: Finding) -> Place {
+        if f.subject.kind == .advertiser, f.actor == .peer, !allAdvertisers,
+           !(f.subject.address.map { underTest.contains($0) } ?? false) {
+            return .nearby
+        }
+        if f.actor == .host, platform.platform != .unknown,
+           let c = Self.tables[f.rule]?[platform.platform], c.who == .stack {
+            return .platform(c.text)
+        }
+        return .finding
     }
 }
 

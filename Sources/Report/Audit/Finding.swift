@@ -37,6 +37,9 @@ public struct FindingSubject: Sendable, Hashable {
     /// The peer's or advertiser's address, when known.
     public var address: BDAddr?
     public var addressType: UInt8?
+    /// The peer's identity address, when pairing distributed one (its `address` may be a
+    /// resolvable private address that changes): findings about one device group by it.
+    public var identity: BDAddr?
 
     public static func connection(_ c: Connection) -> FindingSubject {
         FindingSubject(kind: .connection, adapter: c.adapter, connectionID: c.id, handle: c.handle,
@@ -90,7 +93,7 @@ public struct FindingSubject: Sendable, Hashable {
     var fingerprintKey: String {
         switch kind {
         case .connection:
-            if let a = address { return "peer " + a.description }
+            if let a = identity ?? address { return "peer " + a.description }
             return "connection " + String(connectionID ?? 0)
         case .advertiser: return "advertiser " + (address?.description ?? "?")
         case .host: return "host " + String(adapter)
@@ -98,8 +101,25 @@ public struct FindingSubject: Sendable, Hashable {
     }
 }
 
-/// One breach of a rule, with the evidence that proves it.
+/// One time a rule found its breach on a subject: a finding lists them all (the first is the
+/// finding's own message, subject and evidence).
+public struct Occurrence: Sendable {
+    /// Later occurrences a finding keeps (the last always among them): memory stays flat however
+    /// often a capture repeats one habit.
+    static let kept = 50
+
+    public var message: String
+    public var subject: FindingSubject
+    public var evidence: [FrameRef]
+    public var decisive: FrameRef
+}
+
+/// One breach of a rule on one subject (a peer device, the host adapter, an advertiser), with the
+/// evidence that proves it and, when the capture shows it again, each later occurrence.
 public struct Finding: Sendable {
+    /// Whose behaviour it is: this host's (what the app, or the stack under it, sent) or the peer's.
+    /// Only the host's is judged against the platform.
+    public enum Actor: Sendable { case host, peer }
     public var rule: String
     public var ruleName: String
     public var severity: Severity
@@ -117,9 +137,25 @@ public struct Finding: Sendable {
     public var fingerprint: String { Fingerprint.make([rule, subject.fingerprintKey, detail]) }
     /// True when a baseline accepted it: reported, but not failed.
     public var suppressed: Bool = false
+    public var actor: Actor
+    /// What to change on the platform the capture came from, when the rule's table names it.
+    public var advice: String?
+    /// How many times the capture shows it (this finding is the first).
+    public internal(set) var count = 1
+    /// The occurrences after the first, in frame order: the first `Occurrence.kept` and always the last.
+    public internal(set) var later: [Occurrence] = []
+
+    /// The first occurrence, then the later ones kept.
+    public var occurrences: [Occurrence] {
+        [Occurrence(message: message, subject: subject, evidence: evidence, decisive: decisive)] + later
+    }
+
+    /// The last occurrence's frame that decided it.
+    public var lastDecisive: FrameRef { later.last?.decisive ?? decisive }
 
     public init(rule: String, ruleName: String, severity: Severity, message: String, subject: FindingSubject,
-                evidence: [FrameRef], decisive: FrameRef, detail: String = "") {
+                evidence: [FrameRef], decisive: FrameRef, detail: String = "", actor: Actor = .host) {
+        self.actor = actor
         self.rule = rule
         self.ruleName = ruleName
         self.severity = severity
@@ -148,6 +184,15 @@ public struct Finding: Sendable {
     }
 
     public var firstFrame: FrameRef { evidence.first ?? decisive }
+
+    /// Takes `o`, a later finding of the same rule on the same subject, as one more occurrence.
+    mutating func absorb(_ o: Finding) {
+        count += o.count
+        if o.severity > severity { severity = o.severity }
+        for occurrence in o.occurrences {
+            if later.count < Occurrence.kept { later.append(occurrence) } else { later[later.count - 1] = occurrence }
+        }
+    }
 
     /// `findings` in report order: by first frame, then decisive frame, then rule id (stable). The
     /// frame numbers are sorted as small keys and each finding moved once: sorting the findings

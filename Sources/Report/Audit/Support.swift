@@ -87,7 +87,8 @@ extension AuditEvent {
     /// The connection the event belongs to, when it belongs to one.
     var connection: Connection? {
         switch self {
-        case .connected(let c), .disconnected(let c, _), .encryptionChanged(let c, _), .att(let c, _), .pairing(let c, _):
+        case .connected(let c), .disconnected(let c, _), .encryptionChanged(let c, _), .att(let c, _), .pairing(let c, _),
+             .linkData(let c):
             return c
         default: return nil
         }

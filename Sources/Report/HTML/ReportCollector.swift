@@ -58,6 +58,8 @@ public final class ReportCollector {
 
     // Set by `finish`.
     public private(set) var findings: [Finding] = []
+    /// The audit as a whole: findings, platform behaviour, bystanders, the platform assumed.
+    public private(set) var outcome = AuditOutcome()
     public private(set) var error: String?
     var summaries: [BDAddr: DeviceSummary] = [:]
     var localDatabase: GATTDatabase?
@@ -76,7 +78,11 @@ public final class ReportCollector {
         hasFrames = false
         let times = audit.findings.flatMap { $0.evidence.map(\.time) + [$0.decisive.time] }
         if let lo = times.min(), let hi = times.max() { start(lo); lastTime = hi }
-        finish(dissector: nil, findings: audit.findings, error: audit.error)
+        var o = AuditOutcome(platform: audit.platform)
+        o.findings = audit.findings
+        o.platformBehaviour = audit.platformBehaviour
+        o.nearby = audit.nearby
+        finish(dissector: nil, outcome: o, error: audit.error)
     }
 
     private func start(_ t: Int64) {
@@ -156,7 +162,7 @@ public final class ReportCollector {
             if let t = connections[c.id], on, t.encryptedAt == nil { t.encryptedAt = (f.number, f.time) }
         case .att(let c, let o):
             connections[c.id]?.att(o, at: f)
-        case .createConnection, .disconnectCommand, .pairing, .advertisingParameters:
+        case .createConnection, .disconnectCommand, .pairing, .advertisingParameters, .linkData, .platform:
             break
         }
     }
@@ -189,10 +195,11 @@ public final class ReportCollector {
 
     /// Ends the capture: closes open periods and takes what the dissector rebuilt (device
     /// summaries, GATT databases) and the audit's findings.
-    public func finish(dissector: Dissector?, findings: [Finding], error: String? = nil) {
+    public func finish(dissector: Dissector?, outcome: AuditOutcome, error: String? = nil) {
         guard !finished else { return }
         finished = true
-        self.findings = findings
+        self.outcome = outcome
+        self.findings = outcome.findings
         self.error = error
         for (_, s) in scanOpen { scanBins?.cover(from: s, to: lastTime) }
         for (_, s) in advertisingOpen { advertisingBins?.cover(from: s, to: lastTime) }

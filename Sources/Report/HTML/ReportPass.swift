@@ -7,17 +7,23 @@ public final class ReportPass: AuditEventSink {
     public let collector: ReportCollector
     private let feed: AuditFeed
     private let auditor: Auditor
+    private var last: FrameRef?
 
     /// - Parameter keys: long-term keys to decrypt link-layer connections in sniffer captures.
     public init(path: String, configuration: AuditConfiguration = AuditConfiguration(), baseline: Baseline? = nil,
                 keys: [LTK] = [], limits: ReportLimits = ReportLimits()) {
         dissector = Dissector(trackAdvertisers: true, keys: keys)
-        feed = AuditFeed(dissector: dissector)
+        feed = AuditFeed(dissector: dissector, scanRestartGap: configuration.scanRestartGap)
         auditor = Auditor(configuration: configuration, capturePath: path, baseline: baseline)
         collector = ReportCollector(path: path, limits: limits)
     }
 
+    /// What the capture's format says of its platform.
+    public func assume(_ guess: PlatformGuess) { auditor.assume(guess) }
+
     public func add(_ packet: Packet) {
+        last = FrameRef(number: packet.number, time: packet.timestamp, fileOffset: packet.fileOffset,
+                        fileLength: packet.fileLength)
         let d = dissector.dissect(packet)
         collector.add(d)
         feed.events(d, into: self)
@@ -32,8 +38,9 @@ public final class ReportPass: AuditEventSink {
     /// Ends the pass; `error` says why the capture could not be read to its end.
     @discardableResult
     public func finish(error: String? = nil) -> ReportCollector {
+        feed.finish(into: self)
         dissector.finish()
-        collector.finish(dissector: dissector, findings: auditor.finish(), error: error)
+        collector.finish(dissector: dissector, outcome: auditor.finishAudit(at: last), error: error)
         return collector
     }
 }

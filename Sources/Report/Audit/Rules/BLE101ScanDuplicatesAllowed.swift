@@ -10,10 +10,23 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
             Scan with duplicate filtering on unless the app really needs every advertising packet (for \
             example to track RSSI continuously). With filtering off the controller forwards each packet of \
             each nearby device to the host, which costs power on both sides and floods the app with \
-            reports it throws away. Filtering that is reset each scan period (value 2) is reported as a note.
+            reports it throws away. Judged from what arrived: a scan is reported when one advertiser was \
+            reported at least `reports` times in it (a scan response is not a duplicate of its \
+            advertisement). Filtering that is reset each scan period (value 2) is reported as a note.
             """,
         guidance: "Core Bluetooth Programming Guide: use the allow-duplicates scan option only when necessary",
-        notAFinding: "filter_duplicates=1; filter_duplicates=2 (reset each period) is only a note; a scan that brought in no report")
+        notAFinding: """
+            filter_duplicates=1; filter_duplicates=2 (reset each period) is only a note; a scan in which no \
+            advertiser was reported `reports` times (a note with `without-duplicates: true`); Android, whose \
+            stack enables every scan with filter_duplicates=0
+            """,
+        options: [RuleOption("reports", .count, 3, "reports of one advertiser in one scan that show duplicates arrived"),
+                  RuleOption("without-duplicates", .bool, 0, "also note scans with filtering off in which no advertiser repeated")],
+        platforms: PlatformTable(
+            apple: .app("scan with CBCentralManagerScanOptionAllowDuplicatesKey false (the default) unless every packet is needed"),
+            android: .stack("Android's stack enables every LE scan with filter_duplicates=0 and filters above HCI, whatever ScanSettings the app sets"),
+            linuxBluez: .app("leave DuplicateData off in org.bluez.Adapter1.SetDiscoveryFilter"),
+            embedded: .app("send LE Set (Extended) Scan Enable with filter_duplicates=1")))
 
     /// One scan with filtering off or periodic, and what it brought in.
     struct Scan {
@@ -28,9 +41,16 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
 
     static let consumes: AuditEventKinds = [.scanEnable, .advertisingReport]
     let settings: RuleSettings
+    /// Options read once: a lookup by name per event costs a string hash.
+    private let reportsSetting: Int
+    private let withoutDuplicates: Bool
     private var scans = AdapterTable<Scan>()
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {
+        self.settings = settings
+        reportsSetting = max(2, settings.count("reports"))
+        withoutDuplicates = settings.flag("without-duplicates")
+    }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
@@ -42,7 +62,9 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
             } else if let s = scans.removeValue(forKey: adapter) {
                 report(s, adapter: adapter, end: frame, emit: emit)
             }
-        case .advertisingReport(let adapter, let address, _, _, _):
+        case .advertisingReport(let adapter, let address, _, _, let scanResponse):
+            // A scan response answers this host's scan request: not a duplicate of the advertisement.
+            guard !scanResponse else { return }
             // The scan mutated in place.
             scans.update(adapter) { Self.count(&$0, address, frame) }
         default: break
@@ -68,6 +90,10 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
         // Stacks restart scans often (Android every few seconds); one that brought in nothing cost
         // nothing the capture can show.
         guard s.reports > 0 else { return }
+        let top = s.perAdvertiser.storage.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })
+        // Duplicates arrived only when some advertiser was reported again and again.
+        let repeated = (top?.value ?? 0) >= reportsSetting
+        guard repeated || withoutDuplicates else { return }
         let devices = s.perAdvertiser.count + s.devicesOverflow
         let command = s.extended ? "LE Set Extended Scan Enable" : "LE Set Scan Enable"
         let filtering = s.mode == 2 ? "reset each scan period" : "off"
@@ -76,13 +102,14 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
             \(seconds: end.time &- s.start.time) with duplicate filtering \(filtering) \
             (\(command), filter_duplicates=\(Int(s.mode)))
             """
-        if let top = s.perAdvertiser.storage.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }),
-           top.value > 1 {
+        if let top, top.value > 1 {
             msg += "; up to \(top.value) from \(top.key)"
+        } else {
+            msg += "; no advertiser was reported twice"
         }
         var evidence = [s.start]
         if let r = s.lastReport { evidence.append(r) }
         emit(finding(msg, subject: .host(adapter: adapter), evidence: evidence, decisive: s.start,
-                     detail: "filter " + String(s.mode), severity: s.mode == 2 ? .note : nil))
+                     detail: "filter " + String(s.mode), severity: s.mode == 2 || !repeated ? .note : nil))
     }
 }

@@ -11,7 +11,12 @@ struct BLE103ScanLongRunning: AuditRule {
             scanning device.
             """,
         guidance: "Core Bluetooth Programming Guide: scan only when you need to",
-        options: [RuleOption("duration", .duration, 60_000_000_000, "longest scan without a connection attempt")])
+        options: [RuleOption("duration", .duration, 60_000_000_000, "longest scan without a connection attempt")],
+        platforms: PlatformTable(
+            apple: .app("stop the scan (stopScan()) when the app has its results or gives up"),
+            android: .app("stop the scan (BluetoothLeScanner.stopScan) when the app has its results or gives up"),
+            linuxBluez: .app("call org.bluez.Adapter1.StopDiscovery when the app has its results or gives up"),
+            embedded: .app("disable the scan (LE Set Scan Enable enable=0) when the results are in, or use a scan duration")))
 
     struct Scan {
         var start: FrameRef

@@ -13,7 +13,12 @@ struct BLE201FullServiceDiscovery: AuditRule {
             its most power-hungry time; discovery by UUID (Find By Type Value) needs one per service.
             """,
         guidance: "Core Bluetooth Programming Guide: discover only the services that you need",
-        notAFinding: "Find By Type Value Request (0x06) for 0x2800 with a service UUID (discovery by UUID)")
+        notAFinding: "Find By Type Value Request (0x06) for 0x2800 with a service UUID (discovery by UUID); every discovered service used afterwards",
+        platforms: PlatformTable(
+            apple: .app("pass the service UUIDs the app uses to discoverServices(_:) instead of nil"),
+            android: .stack("BluetoothGatt.discoverServices() takes no filter: Android discovers the whole database for every app"),
+            linuxBluez: .stack("bluetoothd discovers the whole database on connect, for every client"),
+            embedded: .app("discover by service UUID (Find By Type Value Request for 0x2800)")))
 
     struct State {
         var connection: Connection
@@ -23,6 +28,8 @@ struct BLE201FullServiceDiscovery: AuditRule {
         var reachedEnd = false
         var awaitingResponse = true
         var used: Set<BluetoothUUID> = []
+        /// The services the walk found.
+        var discovered: Set<BluetoothUUID> = []
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
@@ -63,6 +70,7 @@ struct BLE201FullServiceDiscovery: AuditRule {
                 s.awaitingResponse = false
                 // Attribute Not Found ends the walk: the client went to the end of the database.
                 if a.opcode == ATTOpcode.errorResponse { s.reachedEnd = true }
+                if a.opcode == 0x11, let found = a.found, s.discovered.count < 256 { s.discovered.formUnion(found) }
             }
             if a.usesAttribute, let svc = a.service, s.used.count < 256 { s.used.insert(svc) }
         }
@@ -74,10 +82,13 @@ struct BLE201FullServiceDiscovery: AuditRule {
     }
 
     private func report(_ s: State, emit: (Finding) -> Void) {
+        // Discovery by UUID would have found the same services: nothing to save.
+        if !s.discovered.isEmpty, s.discovered.isSubset(of: s.used) { return }
         var msg: Message = """
             Discover All Primary Services (Read By Group Type 0x2800 from 0x0001) in \
             \(plural: s.requests, "request")\(s.reachedEnd ? " to the end of the database" : ""); \
-            \(plural: s.used.count, "service") used afterwards
+            \(s.discovered.isEmpty ? "" : "\(s.used.intersection(s.discovered).count) of \(s.discovered.count) ")\
+            \(plural: s.discovered.isEmpty ? s.used.count : s.discovered.count, "service") used afterwards
             """
         for (i, u) in s.used.sorted().prefix(4).enumerated() {
             msg += "\(i == 0 ? " (" : ", ")\(service: u)"

@@ -13,7 +13,12 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
             written or subscribed to afterwards, costs round trips for nothing.
             """,
         guidance: "Core Bluetooth Programming Guide: discover only the characteristics that you need",
-        notAFinding: "characteristic discovery limited to services that are then used")
+        notAFinding: "characteristic discovery limited to services that are then used",
+        platforms: PlatformTable(
+            apple: .app("pass the characteristic UUIDs the app uses to discoverCharacteristics(_:for:), and discover descriptors only where needed"),
+            android: .stack("BluetoothGatt.discoverServices() discovers every characteristic and descriptor of every service, for every app"),
+            linuxBluez: .stack("bluetoothd discovers every characteristic and descriptor on connect, for every client"),
+            embedded: .app("discover characteristics only in the services the app uses (Read By Type 0x2803 over their ranges)")))
 
     struct Range {
         var start: UInt16

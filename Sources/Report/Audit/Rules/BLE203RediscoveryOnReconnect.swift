@@ -1,27 +1,45 @@
 import Decoders
 
-/// A client that has bonded with, or simply met, a peripheral can keep what it discovered: walking
-/// the whole database again on every reconnection costs the same round trips each time.
+/// A client may keep the handles it discovered on a server across connections whenever they cannot
+/// have changed (Core Vol 3 Part G 2.5.2): walking the whole database again on every reconnection
+/// then costs the same round trips each time for nothing.
 struct BLE203RediscoveryOnReconnect: AuditRule {
     static let info = RuleInfo(
         id: "BLE203", name: "rediscovery-on-reconnect", severity: .note,
-        summary: "The same full discovery repeated on a later connection to the same peer",
+        summary: "The same full discovery repeated on a later connection although the cached handles were valid",
         help: """
-            Keep the attribute handles discovered on a peripheral and reuse them when reconnecting; \
-            rediscover only when the peripheral says its database changed (Service Changed indication). \
-            Repeating the full discovery on each connection delays the first useful read or write.
+            Keep the attribute handles discovered on a peripheral and reuse them when reconnecting while \
+            they are valid (Core Vol 3 Part G 2.5.2): always when the server has no Service Changed \
+            characteristic (its handles never change), across connections of a bonded client, and, when \
+            the server exposes a Database Hash (0x2B2A), as long as the hash read on connecting is the one \
+            cached. Rediscover only when the server indicates Service Changed or the hash differs.
             """,
-        guidance: "Core Bluetooth Programming Guide: explore a peripheral's data wisely",
-        notAFinding: "the peer sent a Service Changed indication in between")
+        guidance: "Core Bluetooth Programming Guide: explore a peripheral's data wisely; Core Vol 3 Part G 2.5.2",
+        notAFinding: """
+            the peer sent a Service Changed indication in between; a client without a bond to a server that \
+            has Service Changed and no Database Hash (rediscovery is then required)
+            """,
+        platforms: PlatformTable(
+            apple: .stack("Core Bluetooth keeps or drops its attribute cache itself; the app calls discoverServices on each connection either way"),
+            android: .stack("Android's stack decides whether discoverServices() uses its attribute cache (bonded devices only)"),
+            linuxBluez: .stack("bluetoothd keeps or drops its attribute cache itself (its Cache setting)"),
+            embedded: .app("store the handles (and the Database Hash) per device and skip discovery while they are valid")))
 
     struct Peer {
         var connectionID: Int
         var frame: FrameRef
         var serviceChanged = false
+        /// What discovery showed of the server: a Service Changed characteristic, a Database Hash.
+        var hasServiceChanged = false
+        var hasDatabaseHash = false
+        /// Characteristic discovery was seen: only then does a missing Service Changed say anything.
+        var knowsCharacteristics = false
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([ATTOpcode.indication, ATTOpcode.readByGroupTypeRequest, ATTOpcode.readByTypeRequest])
+    static let attOpcodes = ATTOpcodeSet([ATTOpcode.indication, ATTOpcode.readByGroupTypeRequest, ATTOpcode.readByTypeRequest,
+                                          0x09])
+    static let databaseHash = BluetoothUUID(uuid16: 0x2B2A)
     let settings: RuleSettings
     private var peers = BoundedMap<PeerKey, Peer>(capacity: 10_000)
     private var discovered = ConnectionTable<Bool>(capacity: 4096)
@@ -42,20 +60,45 @@ struct BLE203RediscoveryOnReconnect: AuditRule {
             peers.update(c.peerKey, default: Peer(connectionID: c.id, frame: frame)) { $0.serviceChanged = true }
             return
         }
+        // Characteristic discovery responses: what the server has.
+        if a.origin == .remote, a.opcode == 0x09, let found = a.found, c.peer != nil {
+            guard !found.isEmpty else { return }
+            let sc = found.contains(GATTType.serviceChanged), hash = found.contains(Self.databaseHash)
+            peers.update(c.peerKey, default: Peer(connectionID: c.id, frame: frame)) {
+                $0.knowsCharacteristics = true
+                $0.hasServiceChanged = $0.hasServiceChanged || sc
+                $0.hasDatabaseHash = $0.hasDatabaseHash || hash
+            }
+            return
+        }
         guard a.origin == .local, a.kind == .request, a.handle == 0x0001, discovered[c.id] == nil else { return }
         let full = (a.opcode == ATTOpcode.readByGroupTypeRequest && a.attributeType == GATTType.primaryService)
             || (a.opcode == ATTOpcode.readByTypeRequest && a.attributeType == GATTType.characteristic
                 && (a.endHandle ?? 0xFFFF) == 0xFFFF)
         guard full, c.peer != nil else { return }
         discovered[c.id] = true
-        if let p = peers[c.peerKey], p.connectionID != c.id, !p.serviceChanged {
+        if let p = peers[c.peerKey], p.connectionID != c.id, !p.serviceChanged, let why = Self.cacheValid(p, bonded: c.encrypted) {
             emit(finding("""
-                full discovery repeated on connection #\(c.id) to \(c.peerKey.description); the same discovery ran \
-                on connection #\(p.connectionID) and no Service Changed indication came in between
+                full discovery repeated on connection #\(c.id) to \(c.peerKey.description) (first on connection \
+                #\(p.connectionID)), although the cached handles were valid: \(why)
                 """,
                          subject: .connection(c), evidence: [p.frame, frame], decisive: frame, detail: "rediscovery"))
         }
-        peers[c.peerKey] = Peer(connectionID: c.id, frame: frame)
+        var next = Peer(connectionID: c.id, frame: frame)
+        if let p = peers[c.peerKey] {
+            next.hasServiceChanged = p.hasServiceChanged
+            next.hasDatabaseHash = p.hasDatabaseHash
+            next.knowsCharacteristics = p.knowsCharacteristics
+        }
+        peers[c.peerKey] = next
+    }
+
+    /// Why the handles could be kept (Core Vol 3 Part G 2.5.2), or nil when rediscovery was required.
+    static func cacheValid(_ p: Peer, bonded: Bool) -> String? {
+        if p.knowsCharacteristics, !p.hasServiceChanged { return "the server has no Service Changed characteristic, so its handles never change" }
+        if bonded { return "the link is encrypted (bonded), and a bonded client keeps handles until Service Changed" }
+        if p.hasServiceChanged, p.hasDatabaseHash { return "the server exposes a Database Hash (0x2B2A), which the client could read instead" }
+        return nil
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}

@@ -16,7 +16,12 @@ struct BLE301PollingRead: AuditRule {
         guidance: "Core Bluetooth Programming Guide: subscribe to characteristic values that change often",
         notAFinding: "reads of different handles; the Read Blob continuations of one long read",
         options: [RuleOption("reads", .count, 5, "reads of one handle that make a poll"),
-                  RuleOption("window", .duration, 10_000_000_000, "time the reads fall within")])
+                  RuleOption("window", .duration, 10_000_000_000, "time the reads fall within")],
+        platforms: PlatformTable(
+            apple: .app("subscribe with setNotifyValue(true, for:) instead of calling readValue(for:) in a loop"),
+            android: .app("subscribe with setCharacteristicNotification() and a CCCD write instead of polling readCharacteristic()"),
+            linuxBluez: .app("call StartNotify on org.bluez.GattCharacteristic1 instead of polling ReadValue"),
+            embedded: .app("write the CCCD to enable notifications instead of polling Read Requests")))
 
     struct Handle {
         var handle: UInt16

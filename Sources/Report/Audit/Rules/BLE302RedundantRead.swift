@@ -11,7 +11,12 @@ struct BLE302RedundantRead: AuditRule {
             costs round trips and tells the app nothing new.
             """,
         guidance: "Core Bluetooth Programming Guide: explore a peripheral's data wisely",
-        options: [RuleOption("reads", .count, 3, "reads of one static value in one connection")])
+        options: [RuleOption("reads", .count, 3, "reads of one static value in one connection")],
+        platforms: PlatformTable(
+            apple: .app("keep the value from the first readValue(for:) (CBPeripheral.name for the Device Name)"),
+            android: .app("keep the value from the first readCharacteristic() callback"),
+            linuxBluez: .app("keep the first ReadValue result (the Name and Appearance properties of org.bluez.Device1 hold them)"),
+            embedded: .app("read static values once and keep them")))
 
     /// Device Name, Appearance, and the Device Information Service characteristics.
     static let staticValues = UUIDSet(
@@ -20,6 +25,8 @@ struct BLE302RedundantRead: AuditRule {
 
     struct Handle {
         var uuid: BluetoothUUID
+        /// Its value handle, when a read named it (Read By Type names only the UUID).
+        var handle: UInt16?
         var reads = 0
         var first: FrameRef
         var last: FrameRef
@@ -27,7 +34,8 @@ struct BLE302RedundantRead: AuditRule {
 
     struct State {
         var connection: Connection
-        var handles: [UInt16: Handle] = [:]
+        /// By characteristic: a Read Request and a Read By Type of its UUID read the same value.
+        var values: [BluetoothUUID: Handle] = [:]
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
@@ -52,14 +60,19 @@ struct BLE302RedundantRead: AuditRule {
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
-        guard a.newRead == true, let h = a.handle, let u = a.characteristic, Self.staticValues.contains(u) else { return }
+        guard a.newRead == true else { return }
+        // "Read Using Characteristic UUID" (Read By Type) names the value by its type.
+        let byType = a.opcode == ATTOpcode.readByTypeRequest
+        guard let u = byType ? a.attributeType : a.characteristic, Self.staticValues.contains(u) else { return }
+        let h = byType ? nil : a.handle
         states.update(c.id, default: State(connection: c)) { s in
-            if s.handles[h] == nil {
-                guard s.handles.count < 64 else { return }
-                s.handles[h] = Handle(uuid: u, first: frame, last: frame)
+            if s.values[u] == nil {
+                guard s.values.count < 64 else { return }
+                s.values[u] = Handle(uuid: u, handle: h, first: frame, last: frame)
             }
-            s.handles[h]!.reads += 1
-            s.handles[h]!.last = frame
+            s.values[u]!.reads += 1
+            s.values[u]!.last = frame
+            if s.values[u]!.handle == nil { s.values[u]!.handle = h }
         }
     }
 
@@ -69,8 +82,9 @@ struct BLE302RedundantRead: AuditRule {
     }
 
     private func report(_ s: State, emit: (Finding) -> Void) {
-        for (h, r) in s.handles.sorted(by: { $0.key < $1.key }) where r.reads >= max(2, readsSetting) {
-            emit(finding("\(attribute: h, r.uuid) read \(r.reads) times in one connection; the value does not change",
+        for r in s.values.values.sorted(by: { $0.first.number < $1.first.number }) where r.reads >= max(2, readsSetting) {
+            let what: Message = r.handle.map { "\(attribute: $0, r.uuid)" } ?? "\(r.uuid)"
+            emit(finding("\(what) read \(r.reads) times in one connection; the value does not change",
                          subject: .connection(s.connection), evidence: [r.first, r.last], decisive: r.last,
                          detail: r.uuid.uuidString))
         }

@@ -11,7 +11,12 @@ struct BLE303TruncatedNotification: AuditRule {
             value that does not fit is truncated, and the central has to read the characteristic to get \
             it whole. Negotiate a larger ATT_MTU or make the value fit.
             """,
-        guidance: "Core Bluetooth Programming Guide: send the entire value in one notification")
+        guidance: "Core Bluetooth Programming Guide: send the entire value in one notification",
+        platforms: PlatformTable(
+            apple: .app("keep notified values within maximumUpdateValueLength, or request a larger MTU on the peripheral"),
+            android: .app("request a larger MTU (BluetoothGatt.requestMtu) before subscribing"),
+            linuxBluez: .app("keep notified values within the negotiated MTU"),
+            embedded: .app("exchange a larger ATT_MTU, or keep notified values within ATT_MTU-3")))
 
     struct Handle {
         var pending: FrameRef?

@@ -11,7 +11,12 @@ struct BLE304SmallMTULongValues: AuditRule {
             or write is split into 22-byte Read Blob or 18-byte Prepare Write transactions, one round trip \
             each; both sides of most stacks support far larger MTUs.
             """,
-        guidance: "ATT efficiency (Core Vol 3 Part F 3.4.2, 3.4.4.5, 3.4.6.1)")
+        guidance: "ATT efficiency (Core Vol 3 Part F 3.4.2, 3.4.4.5, 3.4.6.1)",
+        platforms: PlatformTable(
+            apple: .stack("Core Bluetooth exchanges the MTU itself on every connection; the app has no call for it"),
+            android: .app("call BluetoothGatt.requestMtu(517) after connecting, before moving long values"),
+            linuxBluez: .stack("bluetoothd exchanges the MTU itself when it connects"),
+            embedded: .app("send an Exchange MTU Request at the start of the connection")))
 
     struct State {
         var connection: Connection

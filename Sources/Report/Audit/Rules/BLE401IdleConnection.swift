@@ -12,10 +12,15 @@ struct BLE401IdleConnection: AuditRule {
             keeps the peripheral unavailable to other centrals.
             """,
         guidance: "Core Bluetooth Programming Guide: disconnect from a device when you no longer need it",
-        notAFinding: "connections with active notifications; connections where this host is the peripheral",
+        notAFinding: "connections with active notifications; connections where this host is the peripheral; BR/EDR (Classic) links; any ACL data (ATT, SMP, signalling, SDP, RFCOMM) is activity",
         options: [RuleOption("idle", .duration, 30_000_000_000, "longest gap with no ATT or L2CAP data"),
                   RuleOption("after-unsubscribe", .duration, 5_000_000_000,
-                             "time to disconnect after the last notification was switched off")])
+                             "time to disconnect after the last notification was switched off")],
+        platforms: PlatformTable(
+            apple: .app("call cancelPeripheralConnection(_:) once the app has what it needs"),
+            android: .app("call BluetoothGatt.disconnect() and close() once the app has what it needs"),
+            linuxBluez: .app("call org.bluez.Device1.Disconnect once the app has what it needs"),
+            embedded: .app("send HCI Disconnect once the data is in")))
 
     struct State {
         var connection: Connection
@@ -41,7 +46,7 @@ struct BLE401IdleConnection: AuditRule {
         afterUnsubscribeSetting = settings.duration("after-unsubscribe")
     }
 
-    static let consumes: AuditEventKinds = [.connected, .att, .pairing, .disconnectCommand, .disconnected]
+    static let consumes: AuditEventKinds = [.connected, .att, .linkData, .disconnectCommand, .disconnected]
     static let checksTime = true
 
     var nextTick: Int64 { nextDeadline }
@@ -53,9 +58,10 @@ struct BLE401IdleConnection: AuditRule {
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
         case .connected(let c):
-            guard c.isCentral != false else { return }
+            // LE links the host holds as central; a BR/EDR link serves profiles the app does not hold.
+            guard c.isCentral != false, c.isLE else { return }
             states[c.id] = State(connection: c, lastData: frame)
-        case .pairing(let c, _):
+        case .linkData(let c):
             data(c, frame)
         case .disconnectCommand(let adapter, let handle, _):
             guard let id = states.newest(where: { $0.connection.adapter == adapter && $0.connection.handle == handle }),
@@ -97,7 +103,7 @@ struct BLE401IdleConnection: AuditRule {
     }
 
     private mutating func data(_ c: Connection, _ frame: FrameRef) {
-        guard c.isCentral != false else { return }
+        guard c.isCentral != false, c.isLE else { return }
         let idle = idleSetting
         states.update(c.id, default: State(connection: c, lastData: frame)) { s in
             Self.gapEnds(&s, at: frame, idle: idle)
@@ -127,7 +133,7 @@ struct BLE401IdleConnection: AuditRule {
     private func reportGap(_ s: State, stillOpen: Bool, emit: (Finding) -> Void) {
         guard let (from, to) = s.gap else { return }
         emit(finding("""
-            no ATT or L2CAP data for \(seconds: to.time &- from.time) with no notifications active\
+            no ACL data (ATT, SMP, L2CAP) for \(seconds: to.time &- from.time) with no notifications active\
             \(stillOpen ? " (still connected at the end of the capture)" : "")
             """,
                      subject: .connection(s.connection), evidence: [from, to], decisive: to, detail: "idle"))

@@ -11,7 +11,12 @@ struct BLE402ReconnectBeforeDisconnected: AuditRule {
             before connecting to the same peer again. Until then the controller still has the old link; \
             the new attempt may be refused, or succeed while the app still holds the old connection.
             """,
-        guidance: "Core Bluetooth Programming Guide: wait for the disconnect callback before reconnecting")
+        guidance: "Core Bluetooth Programming Guide: wait for the disconnect callback before reconnecting",
+        platforms: PlatformTable(
+            apple: .app("connect again only after centralManager(_:didDisconnectPeripheral:error:)"),
+            android: .app("connect again only after onConnectionStateChange reports STATE_DISCONNECTED (and close() the old BluetoothGatt)"),
+            linuxBluez: .app("call Connect again only after Device1.Connected became false"),
+            embedded: .app("send LE Create Connection only after the Disconnection Complete event")))
 
     struct Pending {
         var peer: BDAddr?

@@ -14,7 +14,12 @@ struct BLE403ATTRequestPipelining: AuditRule {
             """,
         guidance: "ATT protocol, Core Vol 3 Part F 3.3.2 and 3.3.3",
         notAFinding: "commands, notifications, signed writes; pipelining in sniffer captures (a response the sniffer missed looks the same)",
-        options: [RuleOption("timeout", .duration, 30_000_000_000, "ATT transaction timeout")])
+        options: [RuleOption("timeout", .duration, 30_000_000_000, "ATT transaction timeout")],
+        platforms: PlatformTable(
+            apple: .stack("Core Bluetooth queues ATT requests and answers the peer's requests itself"),
+            android: .stack("Android's GATT client queues ATT requests and its stack answers the peer's requests"),
+            linuxBluez: .stack("bluetoothd queues ATT requests and answers the peer's requests"),
+            embedded: .app("wait for each ATT response before the next request, and answer every request within 30 s")))
 
     struct Side {
         var outstanding: (opcode: UInt8, frame: FrameRef)?
@@ -128,8 +133,13 @@ struct BLE403ATTRequestPipelining: AuditRule {
             \(ATTOpcode.name(op)) (\(hex: op)) sent by \(who) got no response in \(seconds: limit) \
             (transaction timeout)
             """,
-                     subject: .connection(c), evidence: [f, now], decisive: f, detail: "timeout " + who))
+                     subject: .connection(c), evidence: [f, now], decisive: f, detail: "timeout " + who,
+                     actor: who == Self.host ? .peer : .host))
     }
+
+    /// Who sent a request, as messages say it. A request of this host's that timed out is the
+    /// peer's failure to answer; the peer's unanswered request is this host's.
+    static let host = "this host"
 
     private func report(_ s: State, emit: (Finding) -> Void) {
         report(s.local, by: "this host", on: s.connection, emit: emit)
@@ -143,6 +153,6 @@ struct BLE403ATTRequestPipelining: AuditRule {
             (first: \(ATTOpcode.name(op2)) while \(ATTOpcode.name(op1)) was outstanding)
             """,
                      subject: .connection(c), evidence: [pending, second], decisive: second,
-                     detail: "pipelining " + who))
+                     detail: "pipelining " + who, actor: who == Self.host ? .host : .peer))
     }
 }

@@ -40,14 +40,14 @@ struct BLE501AdvDataInvalid: AuditRule {
         if tooLong, flagged & bit == 0 {
             seen[key] = flagged | bit
             emit(finding("legacy \(what) of \(data.count) bytes (limit 31)",
-                         subject: key.subject, evidence: [frame], decisive: frame, detail: "too long " + what))
+                         subject: key.subject, evidence: [frame], decisive: frame, detail: "too long " + what, actor: key.host ? .host : .peer))
         }
         let flagged2 = seen[key] ?? 0
         if flagged2 & (bit << 2) == 0, let at = faultAt {
             seen[key] = flagged2 | (bit << 2)
             let length = Int(data.byte(at) ?? 0)
             emit(finding("AD structure at offset \(at) (length \(length)) runs past the end of the \(data.count)-byte \(what)",
-                         subject: key.subject, evidence: [frame], decisive: frame, detail: "malformed " + what))
+                         subject: key.subject, evidence: [frame], decisive: frame, detail: "malformed " + what, actor: key.host ? .host : .peer))
         }
     }
 

@@ -71,7 +71,7 @@ struct BLE502AdvServicesOverflow: AuditRule {
         guard flagged != before else { return }
         seen[key] = flagged
         for (msg, detail) in found {
-            emit(finding(msg, subject: key.subject, evidence: [frame], decisive: frame, detail: detail))
+            emit(finding(msg, subject: key.subject, evidence: [frame], decisive: frame, detail: detail, actor: key.host ? .host : .peer))
         }
     }
 

@@ -53,7 +53,7 @@ struct BLE503LocalNameTruncated: AuditRule {
         let pending = advertisers.storage.compactMap { k, a in a.complete ? nil : a.shortened.map { (k, $0.0, $0.1) } }
         for (key, f, name) in pending.sorted(by: { $0.1.number < $1.1.number }) {
             emit(finding("Shortened Local Name \"\(name)\" (AD 0x08) advertised; the Complete Local Name was never sent",
-                         subject: key.subject, evidence: [f], decisive: f, detail: "shortened name"))
+                         subject: key.subject, evidence: [f], decisive: f, detail: "shortened name", actor: key.host ? .host : .peer))
         }
         advertisers.removeAll()
     }

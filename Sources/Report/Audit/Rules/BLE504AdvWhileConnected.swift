@@ -13,7 +13,12 @@ struct BLE504AdvWhileConnected: AuditRule {
             """,
         guidance: "Core Bluetooth Programming Guide: advertise only when you need to",
         notAFinding: "multi-connection peripherals configured so (switch the rule off)",
-        options: [RuleOption("duration", .duration, 5_000_000_000, "how long advertising may stay on while connected")])
+        options: [RuleOption("duration", .duration, 5_000_000_000, "how long advertising may stay on while connected")],
+        platforms: PlatformTable(
+            apple: .app("call stopAdvertising() on the CBPeripheralManager once a central connected"),
+            android: .app("call BluetoothLeAdvertiser.stopAdvertisingSet() once a central connected"),
+            linuxBluez: .app("unregister the LEAdvertisement1 object once a central connected"),
+            embedded: .app("keep advertising disabled while connected")))
 
     struct Adapter {
         var connections: [Int: Connection] = [:]

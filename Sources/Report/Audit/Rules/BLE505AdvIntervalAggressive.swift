@@ -13,7 +13,12 @@ struct BLE505AdvIntervalAggressive: AuditRule {
             """,
         guidance: "Minimise radio use (Core Bluetooth Programming Guide: advertise only when you need to)",
         options: [RuleOption("interval", .duration, 100_000_000, "advertising interval maximum below which it is aggressive"),
-                  RuleOption("duration", .duration, 30_000_000_000, "how long a short interval may stay on")])
+                  RuleOption("duration", .duration, 30_000_000_000, "how long a short interval may stay on")],
+        platforms: PlatformTable(
+            apple: .stack("Core Bluetooth chooses the advertising interval itself; the app has no setting for it"),
+            android: .app("advertise with AdvertiseSettings ADVERTISE_MODE_LOW_POWER or BALANCED (or a longer AdvertisingSetParameters interval) after the first seconds"),
+            linuxBluez: .app("set MinInterval/MaxInterval of the LEAdvertisement1 object to 100 ms or more"),
+            embedded: .app("set an advertising interval of 100 ms or more once the device has been found")))
 
     struct Adapter {
         var intervalMax: UInt32?

@@ -151,7 +151,7 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
             let link = s.encryptedAt == nil ? "on a link that was never encrypted" : "before the link was encrypted"
             emit(finding("\(name)(\(u)) \(x.kinds.names) \(plural: x.count, "time") \(link)",
                          subject: .connection(s.connection), evidence: [x.first, x.last], decisive: x.first,
-                         detail: u.uuidString))
+                         detail: u.uuidString, actor: .peer))
         }
     }
 }

@@ -23,11 +23,11 @@ struct BLE602JustWorksPairing: AuditRule {
         if p.method == .justWorks {
             let kind = p.secureConnections ? "LE Secure Connections" : "LE legacy"
             emit(finding("Just Works pairing with \(c.peer?.description ?? "the peer") (\(kind)): no MITM protection",
-                         subject: .connection(c), evidence: [frame], decisive: frame, detail: "just works"))
+                         subject: .connection(c), evidence: [frame], decisive: frame, detail: "just works", actor: .peer))
         }
         if !p.secureConnections && p.bothSupportSecureConnections {
             emit(finding("LE legacy pairing (\(p.method.rawValue)) although both sides support Secure Connections",
-                         subject: .connection(c), evidence: [frame], decisive: frame, detail: "legacy"))
+                         subject: .connection(c), evidence: [frame], decisive: frame, detail: "legacy", actor: .peer))
         }
     }
 
