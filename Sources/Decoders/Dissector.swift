@@ -250,6 +250,8 @@ public final class Dissector {
             }
         }
         d.connection = c
+        // Any packet of the link, empty PDUs too, shows the sniffer still follows it.
+        c.lastActivity = p.timestamp
         if f.encryption != .none, !c.encrypted {
             c.encrypted = true
             c.encryptedFrame = p.number

@@ -45,8 +45,10 @@ struct Audit: ParsableCommand {
     @Flag(name: .long, help: "No colour in text output.")
     var noColor = false
 
+    @OptionGroup var scope: AuditScopeOptions
+
     func run() throws {
-        let configuration: AuditConfiguration
+        var configuration: AuditConfiguration
         do {
             if let path = config ?? AuditConfiguration.discover() {
                 configuration = try AuditConfiguration.load(path: path)
@@ -56,6 +58,7 @@ struct Audit: ParsableCommand {
         } catch {
             fail(String(describing: error))
         }
+        configuration = scope.apply(to: configuration)
 
         var accepted: Baseline?
         if let path = baseline {
@@ -157,6 +160,28 @@ struct Audit: ParsableCommand {
     private func fail(_ message: String) -> Never {
         FileHandle.standardError.write(Data(("blesniff: error: " + message + "\n").utf8))
         Foundation.exit(AuditExit.inputError)
+    }
+}
+
+extension Platform: ExpressibleByArgument {}
+
+/// What the audit is about: the platform and the devices under test, over the configuration's.
+struct AuditScopeOptions: ParsableArguments {
+    @Option(name: .long, help: "The host stack the capture comes from: android, apple, linux-bluez or embedded (default: told from the capture).")
+    var platform: Platform?
+
+    @Option(name: .long, help: "A device under test besides those this host connected to: an address, or a name pattern (repeatable).")
+    var device: [String] = []
+
+    @Flag(name: .long, help: "Audit every advertiser in range, not only the devices under test.")
+    var allAdvertisers = false
+
+    func apply(to configuration: AuditConfiguration) -> AuditConfiguration {
+        var c = configuration
+        if let p = platform { c.platform = p == .unknown ? nil : p }
+        c.devices += device.map { DeviceMatcher(parsing: $0) ?? .name($0) }
+        if allAdvertisers { c.allAdvertisers = true }
+        return c
     }
 }
 

@@ -31,8 +31,10 @@ struct ReportCommand: ParsableCommand {
 
     @OptionGroup var decoding: DecodeOptions
 
+    @OptionGroup var scope: AuditScopeOptions
+
     mutating func run() throws {
-        let configuration: AuditConfiguration
+        var configuration: AuditConfiguration
         do {
             if let path = config ?? AuditConfiguration.discover() {
                 configuration = try AuditConfiguration.load(path: path)
@@ -43,6 +45,7 @@ struct ReportCommand: ParsableCommand {
             stderr("blesniff: error: \(error)")
             throw ExitCode(2)
         }
+        configuration = scope.apply(to: configuration)
         var accepted: Baseline?
         if let path = baseline {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {

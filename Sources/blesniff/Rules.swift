@@ -63,6 +63,12 @@ enum RuleText {
                 t += "  " + o.help + "\n"
             }
         }
+        t += "  who chooses, per platform:\n"
+        for p in Platform.described {
+            let c = info.platforms[p]
+            t += "    " + pad(p.title + ":", 16) + (c?.who == .stack ? "the stack: " : "the app: ")
+                + (c?.text ?? "as above") + "\n"
+        }
         t += "\n" + info.help + "\n"
         return t
     }

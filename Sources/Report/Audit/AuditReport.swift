@@ -158,6 +158,15 @@ public struct AuditReport {
         return m
     }
 
+    /// The message with its subject, how often it occurred and what to change: one line for the
+    /// formats that show a finding in one (SARIF, JUnit, markdown).
+    static func summaryLine(_ f: Finding) -> String {
+        var s = f.message + " (" + f.subject.label + ")"
+        if f.count > 1 { s += "; x" + String(f.count) + " in the capture" }
+        if let a = f.advice { s += "; fix: " + a }
+        return s
+    }
+
     static func frames(_ f: Finding) -> String {
         f.evidence.map { String($0.number) }.joined(separator: ", ")
     }
@@ -320,6 +329,7 @@ public struct AuditReport {
         out.write(f.count)
         var ids: [Int] = []
         for o in f.occurrences { if let c = o.subject.connectionID, !ids.contains(c) { ids.append(c) } }
+        ids.sort()
         if ids.count > 1 {
             out.write(": connections ")
             writeConnections(ids, to: &out)
@@ -393,21 +403,40 @@ public struct AuditReport {
             if i > 0 { out.write(",") }
             out.write("{\"path\":" + js(a.path))
             if let e = a.error { out.write(",\"error\":" + js(e)) }
-            out.write(",\"findings\":[")
-            for (j, f) in a.findings.enumerated() {
-                if j > 0 { out.write(",") }
-                out.write("{\"rule\":" + js(f.rule) + ",\"name\":" + js(f.ruleName) + ",\"severity\":" + js(f.severity.name)
-                          + ",\"message\":" + js(f.message) + ",\"subject\":" + subjectJSON(f.subject)
-                          + ",\"frames\":[" + f.evidence.map(frameJSON).joined(separator: ",") + "],\"decisive\":"
-                          + frameJSON(f.decisive) + ",\"fingerprint\":" + js(f.fingerprint)
-                          + ",\"suppressed\":" + (f.suppressed ? "true" : "false") + ",\"guidance\":"
-                          + js(infos[f.rule]?.guidance ?? "") + "}")
+            let g = a.platform
+            out.write(",\"platform\":{\"name\":" + js(g.platform.rawValue) + ",\"evidence\":" + js(g.evidence)
+                      + (g.frame.map { ",\"frame\":" + String($0) } ?? "") + "}")
+            for (key, list) in [("findings", a.findings), ("platform_behaviour", a.platformBehaviour), ("nearby", a.nearby)] {
+                out.write(",\"" + key + "\":[")
+                for (j, f) in list.enumerated() {
+                    if j > 0 { out.write(",") }
+                    out.write(findingJSON(f, guidance: infos[f.rule]?.guidance ?? ""))
+                }
+                out.write("]")
             }
-            out.write("]}")
+            out.write("}")
         }
         let c = Counts(total)
         out.write("],\"summary\":{\"errors\":" + String(c.error) + ",\"warnings\":" + String(c.warning) + ",\"notes\":"
                   + String(c.note) + ",\"suppressed\":" + String(c.suppressed) + "}}\n")
+    }
+
+    private func findingJSON(_ f: Finding, guidance: String) -> String {
+        let js = FieldRendering.jsonString
+        var o = "{\"rule\":" + js(f.rule) + ",\"name\":" + js(f.ruleName) + ",\"severity\":" + js(f.severity.name)
+            + ",\"message\":" + js(f.message) + ",\"subject\":" + subjectJSON(f.subject)
+            + ",\"frames\":[" + f.evidence.map(frameJSON).joined(separator: ",") + "],\"decisive\":"
+            + frameJSON(f.decisive) + ",\"fingerprint\":" + js(f.fingerprint)
+            + ",\"suppressed\":" + (f.suppressed ? "true" : "false") + ",\"actor\":"
+            + (f.actor == .host ? "\"host\"" : "\"peer\"") + ",\"count\":" + String(f.count)
+        if let a = f.advice { o += ",\"advice\":" + js(a) }
+        o += ",\"occurrences\":["
+        for (k, x) in f.occurrences.enumerated() {
+            if k > 0 { o += "," }
+            o += "{\"message\":" + js(x.message) + ",\"subject\":" + subjectJSON(x.subject) + ",\"frames\":["
+                + x.evidence.map(frameJSON).joined(separator: ",") + "],\"decisive\":" + frameJSON(x.decisive) + "}"
+        }
+        return o + "],\"guidance\":" + js(guidance) + "}"
     }
 
     private func subjectJSON(_ s: FindingSubject) -> String {
@@ -416,6 +445,8 @@ public struct AuditReport {
         if let c = s.connectionID { o += ",\"connection\":" + String(c) }
         if let h = s.handle { o += ",\"handle\":" + String(h) }
         if let a = s.address { o += ",\"address\":\"" + a.description + "\"" }
+        if let t = s.addressType { o += ",\"address_type\":" + String(t) }
+        if let i = s.identity { o += ",\"identity\":\"" + i.description + "\"" }
         return o + "}"
     }
 
@@ -457,14 +488,15 @@ public struct AuditReport {
                 first = false
                 out.write("{\"ruleId\":" + js(f.rule))
                 if let i = index[f.rule] { out.write(",\"ruleIndex\":" + String(i)) }
-                out.write(",\"level\":" + js(f.severity.name) + ",\"message\":{\"text\":" + js(f.message + " (" + f.subject.label + ")") + "}")
+                out.write(",\"level\":" + js(f.severity.name) + ",\"message\":{\"text\":" + js(Self.summaryLine(f)) + "}")
                 let d = f.decisive
                 out.write(",\"locations\":[{\"physicalLocation\":{\"artifactLocation\":{\"uri\":" + js(Self.uri(a.path))
                           + ",\"index\":" + String(ai) + "},\"region\":{\"byteOffset\":" + String(max(0, d.fileOffset))
                           + ",\"byteLength\":" + String(max(0, d.fileLength)) + "}},\"logicalLocations\":[{\"name\":"
                           + js("frame " + String(d.number)) + ",\"kind\":\"element\"},{\"name\":" + js(f.subject.label)
                           + ",\"kind\":\"object\"}]}]")
-                let related = f.evidence.filter { $0.number != d.number }
+                // The first occurrence's evidence, then each later occurrence's deciding frame.
+                let related = f.evidence.filter { $0.number != d.number } + f.later.map(\.decisive)
                 if !related.isEmpty {
                     out.write(",\"relatedLocations\":[")
                     for (k, r) in related.enumerated() {
@@ -541,7 +573,7 @@ public struct AuditReport {
                 }
                 suite += ">\n"
                 let lines = mine.map { f in
-                    f.severity.name + " " + f.rule + ": " + f.message + " (" + f.subject.label + "; frames "
+                    f.severity.name + " " + f.rule + ": " + Self.summaryLine(f) + " (frames "
                         + Self.frames(f) + "; fingerprint " + f.fingerprint + (f.suppressed ? "; baseline" : "") + ")"
                 }.joined(separator: "\n")
                 if let worst = failing.max(by: { $0.severity < $1.severity }) {
@@ -603,6 +635,21 @@ public struct AuditReport {
             out.write("| **total** | **" + String(c.error) + "** | **" + String(c.warning) + "** | **" + String(c.note)
                       + "** | **" + String(c.suppressed) + "** |\n")
         }
+        out.write("\n")
+        for a in audits where a.error == nil {
+            var line = TextLine(capacity: 128)
+            Self.writePlatform(a.platform, to: &line)
+            var extra = ""
+            if !a.platformBehaviour.isEmpty {
+                extra += "; " + Say.plural(a.platformBehaviour.count, "platform behaviour") + " not counted ("
+                    + Set(a.platformBehaviour.map(\.rule)).sorted().joined(separator: ", ") + ")"
+            }
+            if !a.nearby.isEmpty {
+                extra += "; " + Say.plural(Set(a.nearby.map { $0.subject.fingerprintKey }).count, "nearby advertiser")
+                    + " not under test"
+            }
+            out.write("- `" + md(a.path) + "`: platform " + md(line.string) + md(extra) + "\n")
+        }
         guard !all.isEmpty else {
             out.write(audits.contains { $0.error != nil } ? "\nNo findings in the captures that could be read.\n" : "\nNo findings.\n")
             return
@@ -612,7 +659,8 @@ public struct AuditReport {
             for f in a.findings {
                 let icon = f.suppressed ? "suppressed" : f.severity == .error ? ":x: error" : f.severity == .warning ? ":warning: warning" : ":information_source: note"
                 out.write("| " + icon + " | " + f.rule + " " + f.ruleName + " | `" + md(a.path) + "` | " + md(f.subject.label)
-                          + " | " + Self.frames(f) + " | " + md(f.message) + " |\n")
+                          + " | " + Self.frames(f) + " | " + md(f.message + (f.count > 1 ? " (x" + String(f.count) + ")" : "")
+                                                                   + (f.advice.map { "; fix: " + $0 } ?? "")) + " |\n")
             }
         }
     }

@@ -63,6 +63,7 @@ struct Message: ExpressibleByStringInterpolation {
 
         /// "0x1D", as opcodes are written.
         mutating func appendInterpolation(hex v: UInt8) { text.write(hex: v, width: 2) }
+        mutating func appendInterpolation(hex v: UInt16) { text.write(hex: v, width: 4) }
 
         /// A service with its SIG name when it has one: "Heart Rate 0x180D", "0x180D".
         mutating func appendInterpolation(service u: BluetoothUUID) {

@@ -459,6 +459,12 @@ public enum HTMLReport {
 
     static func findings(_ c: ReportCollector, id: String, into w: inout HTMLWriter) {
         w.raw("<h3 id=\"" + id + "-findings\">Findings</h3>")
+        var platform = TextLine(capacity: 128)
+        AuditReport.writePlatform(c.outcome.platform, to: &platform)
+        w.raw("<p class=\"muted\">Platform: ")
+        w.text(platform.string)
+        w.raw("</p>")
+        setAside(c.outcome, into: &w)
         guard !c.findings.isEmpty else {
             w.raw("<p class=\"muted\">No findings: the capture follows every enabled rule.</p>")
             return
@@ -497,6 +503,12 @@ public enum HTMLReport {
                 }
                 if f.suppressed { w.raw("<span class=\"chip none\">suppressed</span>") }
                 w.text(f.message)
+                if f.count > 1 { w.text(" (x" + String(f.count) + " in the capture)") }
+                if let a = f.advice {
+                    w.raw("<br/><span class=\"rulehelp\">")
+                    w.text("Fix on " + c.outcome.platform.platform.title + ": " + a)
+                    w.raw("</span>")
+                }
                 w.raw("<br/><span class=\"muted\">")
                 w.text(f.subject.label)
                 if c.hasFrames, f.subject.kind == .connection, let cid = f.subject.connectionID, c.connections[cid] != nil {
@@ -517,6 +529,40 @@ public enum HTMLReport {
                 w.raw("<p class=\"muted\">" + Show.plural(list.count - maxFindingsPerRule, "more finding") + " of this rule not listed.</p>")
             }
             w.raw("</div></details>")
+        }
+    }
+
+    /// What the audit set apart: the platform's own behaviour and the advertisers not under test.
+    static func setAside(_ o: AuditOutcome, into w: inout HTMLWriter) {
+        if !o.platformBehaviour.isEmpty {
+            w.raw("<details class=\"item\"><summary>")
+            w.text("Platform behaviour: what " + o.platform.platform.title + " does whatever the app asks (not counted) · "
+                   + Show.plural(o.platformBehaviour.count, "observation"))
+            w.raw("</summary><div class=\"body\"><ul>")
+            for f in o.platformBehaviour {
+                w.raw("<li>")
+                w.text(f.rule + " " + f.ruleName + ": " + f.message + (f.count > 1 ? " (x" + String(f.count) + ")" : ""))
+                if let why = f.advice {
+                    w.raw("<br/><span class=\"muted\">")
+                    w.text(why)
+                    w.raw("</span>")
+                }
+                w.raw("</li>")
+            }
+            w.raw("</ul></div></details>")
+        }
+        if !o.nearby.isEmpty {
+            var labels: [String] = []
+            for f in o.nearby where !labels.contains(f.subject.label) { labels.append(f.subject.label) }
+            w.raw("<details class=\"item\"><summary>")
+            w.text("Nearby devices not under test (--all-advertisers audits them) · " + Show.plural(labels.count, "advertiser"))
+            w.raw("</summary><div class=\"body\"><ul>")
+            for l in labels.prefix(50) {
+                w.raw("<li>")
+                w.text(l + ": " + Set(o.nearby.filter { $0.subject.label == l }.map(\.rule)).sorted().joined(separator: ", "))
+                w.raw("</li>")
+            }
+            w.raw("</ul></div></details>")
         }
     }
 }

@@ -87,7 +87,7 @@ struct BLE201FullServiceDiscovery: AuditRule {
         var msg: Message = """
             Discover All Primary Services (Read By Group Type 0x2800 from 0x0001) in \
             \(plural: s.requests, "request")\(s.reachedEnd ? " to the end of the database" : ""); \
-            \(s.discovered.isEmpty ? "" : "\(s.used.intersection(s.discovered).count) of \(s.discovered.count) ")\
+            \(s.discovered.isEmpty ? "" : "\(s.used.intersection(s.discovered).count) of ")\
             \(plural: s.discovered.isEmpty ? s.used.count : s.discovered.count, "service") used afterwards
             """
         for (i, u) in s.used.sorted().prefix(4).enumerated() {

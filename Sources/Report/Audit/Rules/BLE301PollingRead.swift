@@ -25,6 +25,8 @@ struct BLE301PollingRead: AuditRule {
 
     struct Handle {
         var handle: UInt16
+        /// For reads by characteristic UUID (Read By Type): the UUID, read over the range from `handle`.
+        var byType: BluetoothUUID?
         /// The last reads, up to the threshold, until a window is found.
         var recent: [FrameRef] = []
         var reads = 0
@@ -69,14 +71,16 @@ struct BLE301PollingRead: AuditRule {
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
         guard a.newRead == true, let h = a.handle else { return }
+        // A read by UUID names a value by its type: reads of other types over one range are not one value.
+        let t = a.opcode == ATTOpcode.readByTypeRequest ? a.attributeType : nil
         let need = max(1, readsSetting), window = windowSetting
         states.update(c.id, default: State(connection: c)) { s in
             let i: Int
-            if let found = s.handles.firstIndex(where: { $0.handle == h }) {
+            if let found = s.handles.firstIndex(where: { $0.handle == h && $0.byType == t }) {
                 i = found
             } else {
                 if s.handles.count == 1024 { s.handles.removeFirst() }
-                s.handles.append(Handle(handle: h, first: frame, last: frame))
+                s.handles.append(Handle(handle: h, byType: t, first: frame, last: frame))
                 i = s.handles.count - 1
             }
             if Self.read(&s.handles[i], a, frame, need: need, window: window) { s.polled = true }
@@ -87,7 +91,7 @@ struct BLE301PollingRead: AuditRule {
     private static func read(_ r: inout Handle, _ a: ATTObservation, _ frame: FrameRef, need: Int, window: Int64) -> Bool {
         r.reads += 1
         r.last = frame
-        if a.characteristic != nil { r.characteristic = a.characteristic }
+        if r.byType == nil, a.characteristic != nil { r.characteristic = a.characteristic }
         if a.properties != nil { r.properties = a.properties }
         guard r.window == nil else { return false }
         r.recent.append(frame)
@@ -111,8 +115,9 @@ struct BLE301PollingRead: AuditRule {
             guard let (first, decisive) = r.window else { continue }
             let h = r.handle
             let canNotify = r.properties.map { $0 & 0x30 != 0 }
+            let what: Message = r.byType.map { "\($0) (by UUID from handle \(hex: h))" } ?? "\(attribute: h, r.characteristic)"
             var msg: Message = """
-                \(attribute: h, r.characteristic) read \(r.reads) times in \(seconds: r.last.time &- r.first.time) \
+                \(what) read \(r.reads) times in \(seconds: r.last.time &- r.first.time) \
                 (\(need) within \(seconds: decisive.time &- first.time))
                 """
             switch canNotify {

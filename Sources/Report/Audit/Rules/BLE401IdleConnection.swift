@@ -96,10 +96,23 @@ struct BLE401IdleConnection: AuditRule {
         if let f = frame, f.time > nextDeadline { checkUnsubscribed(now: f, emit: emit) }
         for s in states.values {
             var s = s
+            let c = s.connection
+            // A sniffer that stopped seeing the link lost it (or it ended unseen): it was open up to
+            // its last packet, not to the end of the capture.
+            if c.overTheAir, let f = frame, f.time &- c.lastActivity > Self.lostAfter(c) {
+                gapEnds(&s, at: FrameRef(number: s.lastData.number, time: c.lastActivity))
+                reportGap(s, stillOpen: false, emit: emit)
+                continue
+            }
             if let f = frame { gapEnds(&s, at: f) }
             reportGap(s, stillOpen: true, emit: emit)
         }
         states.removeAll()
+    }
+
+    /// The link's supervision timeout (10 ms units), or 6 s when the capture does not show it.
+    static func lostAfter(_ c: Connection) -> Int64 {
+        Int64(c.supervisionTimeout ?? 600) * 10_000_000
     }
 
     private mutating func data(_ c: Connection, _ frame: FrameRef) {

@@ -129,6 +129,9 @@ struct BLE403ATTRequestPipelining: AuditRule {
         guard let (op, f) = side.outstanding, !side.timedOut, now.time &- f.time > limit else { return }
         side.timedOut = true
         side.outstanding = nil
+        // A sniffer that saw nothing more of the link lost it (or the link ended): the request was
+        // cut off, not left unanswered.
+        if c.overTheAir, c.lastActivity &- f.time < limit { return }
         emit(finding("""
             \(ATTOpcode.name(op)) (\(hex: op)) sent by \(who) got no response in \(seconds: limit) \
             (transaction timeout)
