@@ -7,10 +7,14 @@ import Report
 /// anti-pattern and yields exactly the expected findings (rule and decisive frame, as listed in
 /// Tests/Captures/README.md); its `good_*` twin does the same job the right way and yields none.
 final class AuditCaptureTests: XCTestCase {
-    static func audit(_ name: String) throws -> [Finding] {
+    static func audit(_ name: String, configuration: AuditConfiguration? = nil) throws -> [Finding] {
+        // The advertising scenarios scan for a peripheral without connecting: it is the device
+        // under test only when named (here: every advertiser).
+        var config = AuditConfiguration()
+        config.allAdvertisers = name.contains("adv_incomplete")
         let dissector = Dissector()
         let feed = AuditFeed(dissector: dissector)
-        let auditor = Auditor(capturePath: name)
+        let auditor = Auditor(configuration: configuration ?? config, capturePath: name)
         var last: FrameRef?
         try Fixtures.decode(Fixtures.captures + "/" + name, dissector: dissector) { d in
             feed.events(d, into: auditor)
@@ -29,7 +33,8 @@ final class AuditCaptureTests: XCTestCase {
         "bad_just_works": [("BLE602", 42, [42])],
         "bad_polling_read": [("BLE301", 64, [52, 64, 73])],
         "bad_redundant_read": [("BLE302", 61, [52, 61])],
-        "bad_scan_duplicates": [("BLE101", 31, [31, 62])],
+        // The last report counted is 61: frame 62 is a scan response, not a duplicate.
+        "bad_scan_duplicates": [("BLE101", 31, [31, 61])],
         "bad_scan_not_stopped": [("BLE102", 44, [31, 37, 44])],
         "bad_sensitive_unencrypted": [("BLE601", 52, [52, 55])],
     ]
@@ -46,6 +51,10 @@ final class AuditCaptureTests: XCTestCase {
                 }
             }
         }
+    }
+
+    func testBystanderAdvertiserIsNotAFindingByDefault() throws {
+        XCTAssertTrue(try Self.audit("bad_adv_incomplete.btsnoop", configuration: AuditConfiguration()).isEmpty)
     }
 
     func testCorrectTwinsYieldNothing() throws {

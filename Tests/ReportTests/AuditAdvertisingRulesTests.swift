@@ -48,10 +48,35 @@ final class AuditAdvertisingRulesTests: XCTestCase {
         let data: [UInt8] = [0x14, 0xFF, 0x4C, 0x00, 0x01] + bitmap
         let e = AuditEvent.advertisingData(adapter: 0, advertiser: peerA, data: data[...], scanResponse: false, legacy: true,
                                            sentByHost: false)
-        let f = audit(stream([e]), only: "BLE502")
+        let f = audit(stream([e]), only: "BLE502") { $0.devices = [.address(peerA)] }
         assertOne(f, "BLE502", .note, frames: [1], message: ["Apple overflow area", "2 service UUID bits set"])
         XCTAssertEqual(f.first?.subject.kind, .advertiser)
         XCTAssertEqual(f.first?.subject.address, peerA)
+    }
+
+    /// An advertiser this host never connected to and configuration does not name is a bystander:
+    /// its findings go to the nearby devices, unless every advertiser is audited or it is picked by
+    /// name or service.
+    func testBystandersAreNotFindings() {
+        let data: [UInt8] = [0x05, 0x08, 0x48, 0x52, 0x2D, 0x31, 0x03, 0x02, 0x0D, 0x18]  // "HR-1", incomplete 0x180D
+        let e = AuditEvent.advertisingData(adapter: 0, advertiser: peerA, data: data[...], scanResponse: false, legacy: true,
+                                           sentByHost: false)
+        assertNone(audit(stream([e]), only: "BLE503"))
+        let auditor = Auditor(configuration: AuditConfiguration(), capturePath: "t")
+        auditor.observe(e, at: FrameRef(number: 1, time: 0))
+        let o = auditor.finishAudit()
+        XCTAssertEqual(Set(o.nearby.map(\.rule)), ["BLE502", "BLE503"])
+        XCTAssertTrue(o.findings.isEmpty)
+        XCTAssertEqual(audit(stream([e]), only: "BLE503") { $0.allAdvertisers = true }.count, 1)
+        XCTAssertEqual(audit(stream([e]), only: "BLE503") { $0.devices = [.name("HR-*")] }.count, 1)
+        XCTAssertEqual(audit(stream([e]), only: "BLE502") { $0.devices = [.service(BluetoothUUID(uuid16: 0x180D))] }.count, 1)
+        XCTAssertEqual(audit(stream([e]), only: "BLE503") { $0.devices = [.name("Other*")] }.count, 0)
+        // Connected to: a device under test.
+        var s = EventStream()
+        let c = s.connection(peer: peerA.raw)
+        s.add(0, e)
+        s.add(1, .connected(c))
+        XCTAssertEqual(audit(s, only: "BLE503").count, 1)
     }
 
     func testBLE502CompleteListIsFine() {

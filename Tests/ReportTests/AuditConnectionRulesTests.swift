@@ -15,7 +15,7 @@ final class AuditConnectionRulesTests: XCTestCase {
         s.add(44, .disconnectCommand(adapter: 0, handle: c.handle, peer: nil))
         s.add(44.1, .disconnected(c, reason: 0x16))
         assertOne(audit(s, only: "BLE401"), "BLE401", .warning, frames: [3, 4], decisive: 4,
-                  message: ["no ATT or L2CAP data for 42.3 s"])
+                  message: ["no ACL data (ATT, SMP, L2CAP) for 42.3 s"])
     }
 
     func testBLE401IdleWithNotificationsOnIsFine() {

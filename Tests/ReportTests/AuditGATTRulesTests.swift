@@ -72,12 +72,17 @@ final class AuditGATTRulesTests: XCTestCase {
 
     // MARK: BLE203
 
-    private func twoConnections(serviceChanged: Bool) -> EventStream {
+    /// Two connections to one server, each discovering the whole database. The first finds the
+    /// server's characteristics: `has` of them (0x2A05 Service Changed, 0x2B2A Database Hash).
+    private func twoConnections(serviceChanged: Bool, has: [UInt16] = [0x2A00]) -> EventStream {
         var s = EventStream()
         let c1 = s.connection(handle: 0x40)
         s.add(0, .connected(c1))
         s.add(0.1, att(c1, .local, 0x10, .request, handle: 0x0001, end: 0xFFFF, type: 0x2800))
         s.add(0.2, att(c1, .remote, 0x01, .response))
+        var found = ATTObservation(origin: .remote, opcode: 0x09, kind: .response)
+        found.found = has.map { BluetoothUUID(uuid16: $0) }
+        s.add(0.3, .att(c1, found))
         if serviceChanged {
             s.add(0.5, .att(c1, ATTObservation(origin: .remote, opcode: 0x1D, kind: .indication, handle: 0x0003,
                                                characteristic: BluetoothUUID(uuid16: 0x2A05))))
@@ -92,8 +97,28 @@ final class AuditGATTRulesTests: XCTestCase {
     }
 
     func testBLE203RediscoveryOnReconnect() {
-        assertOne(audit(twoConnections(serviceChanged: false), only: "BLE203"), "BLE203", .note, frames: [2, 6], decisive: 6,
-                  message: ["connection #2", "connection #1"])
+        assertOne(audit(twoConnections(serviceChanged: false), only: "BLE203"), "BLE203", .note, frames: [2, 7], decisive: 7,
+                  message: ["connection #2", "connection #1", "no Service Changed characteristic"])
+    }
+
+    /// Core Vol 3 Part G 2.5.2: without a bond, a client of a server that has Service Changed must
+    /// rediscover, unless the server has a Database Hash to read instead.
+    func testBLE203UnbondedClientOfServerWithServiceChanged() {
+        assertNone(audit(twoConnections(serviceChanged: false, has: [0x2A00, 0x2A05]), only: "BLE203"))
+        assertOne(audit(twoConnections(serviceChanged: false, has: [0x2A05, 0x2B2A]), only: "BLE203"), "BLE203", .note,
+                  frames: [2, 7], decisive: 7, message: ["Database Hash (0x2B2A)"])
+    }
+
+    /// Nothing is known of the server's characteristics: the cache may not have been valid.
+    func testBLE203UnknownDatabaseIsNotJudged() {
+        var s = EventStream()
+        for h in [UInt16(0x40), 0x41] {
+            let c = s.connection(handle: h)
+            s.add(Double(h), .connected(c))
+            s.add(Double(h) + 0.1, att(c, .local, 0x10, .request, handle: 0x0001, end: 0xFFFF, type: 0x2800))
+            s.add(Double(h) + 0.5, .disconnected(c, reason: 0x13))
+        }
+        assertNone(audit(s, only: "BLE203"))
     }
 
     func testBLE203ServiceChangedInBetweenIsFine() {
