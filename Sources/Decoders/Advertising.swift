@@ -12,6 +12,8 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     /// Legacy advertising data is at most 31 bytes (Core Vol 6 Part B 2.3.1).
     public static let legacyMaximum = 31
+    /// Extended advertising data is at most 1650 bytes over its chain (Core Vol 4 Part E 7.8.54).
+    public static let extendedMaximum = 1650
 
     public init(_ data: Bytes) { self.init(data, legacy: false) }
 

@@ -17,7 +17,7 @@ func forEachPacket(in path: String, platform: (PlatformGuess) -> Void = { _ in }
     do {
         var first = true
         while let r = try reader.next() {
-            if first, let g = containerPlatform(reader.format, r.linkType) { platform(g) }
+            if first, let g = containerPlatform(reader.format, r.linkType, path: path) { platform(g) }
             first = false
             body(CaptureInput.packet(r))
         }
@@ -28,13 +28,16 @@ func forEachPacket(in path: String, platform: (PlatformGuess) -> Void = { _ in }
 }
 
 /// What a capture's format says of its platform: PacketLogger is Apple's, a bug report Android's,
-/// the Linux monitor channel the kernel's.
-func containerPlatform(_ format: CaptureFormat, _ linkType: UInt32) -> PlatformGuess? {
+/// the Linux monitor channel the kernel's, and a btsnoop H4 file keeping the name of Android's
+/// snoop log (`btsnoop_hci.log`, `.log.last`) most likely Android's.
+func containerPlatform(_ format: CaptureFormat, _ linkType: UInt32, path: String) -> PlatformGuess? {
     switch format {
     case .packetLogger: return .container(packetLogger: true)
     case .btsnooz, .bugReportZip: return .container(androidBugReport: true)
     default:
-        return linkType == LinkType.linuxMonitor || linkType == LinkType.btsnoopMonitor ? .container(linuxMonitor: true) : nil
+        if linkType == LinkType.linuxMonitor || linkType == LinkType.btsnoopMonitor { return .container(linuxMonitor: true) }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return linkType == LinkType.btsnoopH4 && name.contains("btsnoop_hci") ? .container(androidSnoopLog: true) : nil
     }
 }
 

@@ -26,7 +26,9 @@ final class AuditCaptureTests: XCTestCase {
     /// (rule, decisive frame, all evidence frames) per bad capture.
     static let expected: [String: [(String, Int, [Int])]] = [
         "bad_adv_data": [("BLE501", 31, [31]), ("BLE501", 33, [33])],
-        "bad_adv_incomplete": [("BLE502", 33, [33]), ("BLE502", 33, [33]), ("BLE503", 34, [34])],
+        // Frame 33's incomplete 16-bit list left room for more UUIDs (no overflow); its overflow area
+        // and the scan response's full 128-bit list are.
+        "bad_adv_incomplete": [("BLE502", 33, [33]), ("BLE502", 34, [34]), ("BLE503", 34, [34])],
         "bad_att_pipelining": [("BLE403", 53, [52, 53])],
         "bad_full_discovery": [("BLE201", 40, [40, 52]), ("BLE202", 55, [55, 97])],
         "bad_idle_connection": [("BLE401", 55, [54, 55])],

@@ -59,10 +59,15 @@ public struct PlatformGuess: Sendable, Equatable {
     /// What the capture file's format says: PacketLogger is Apple's, a bug report Android's, the
     /// Linux monitor channel the kernel's (bluetoothd is likely but not certain).
     public static func container(packetLogger: Bool = false, androidBugReport: Bool = false,
-                                 linuxMonitor: Bool = false) -> PlatformGuess? {
+                                 linuxMonitor: Bool = false, androidSnoopLog: Bool = false) -> PlatformGuess? {
         if packetLogger { return PlatformGuess(.apple, evidence: "PacketLogger capture", strength: 50) }
         if androidBugReport { return PlatformGuess(.android, evidence: "Android bug report", strength: 50) }
         if linuxMonitor { return PlatformGuess(.linuxBluez, evidence: "Linux monitor channel capture", strength: 20) }
+        // The weakest evidence: any command or record of another stack outweighs it.
+        if androidSnoopLog {
+            return PlatformGuess(.android, evidence: "btsnoop H4 file named btsnoop_hci, as Android's HCI snoop log",
+                                 strength: 10)
+        }
         return nil
     }
 }

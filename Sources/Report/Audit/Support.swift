@@ -83,6 +83,19 @@ extension ATTObservation {
     }
 }
 
+extension Connection {
+    /// A sniffed link encrypted with no key: what it carried after `lastATT` (the frame of the
+    /// last ATT PDU decoded on it) cannot be seen, so nothing can be said of what went unused.
+    func hidesUse(after lastATT: Int) -> Bool {
+        guard overTheAir, let e = encryptedFrame else { return false }
+        return lastATT <= e
+    }
+}
+
+/// HID over GATT (0x1812): its host is the operating system's HID host, which the profile makes
+/// discover every service and characteristic (HOGP 1.0, 7.1 and 7.2), whatever app runs.
+let hidService = BluetoothUUID(uuid16: 0x1812)
+
 extension AuditEvent {
     /// The connection the event belongs to, when it belongs to one.
     var connection: Connection? {

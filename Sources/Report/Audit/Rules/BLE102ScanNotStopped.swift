@@ -12,7 +12,9 @@ struct BLE102ScanNotStopped: AuditRule {
             connecting and never stopped, or scanning never disabled before the capture ends although a \
             connection was made, keeps the radio busy for nothing and takes air time from the connection. \
             A stack that turns the scan off and on again within milliseconds around a connection (Android \
-            does) has not stopped it.
+            does) has not stopped it. A connection is judged against the scan that found the device: when \
+            that scan was stopped and another, with other parameters, runs at the connection (another \
+            client's scan on a phone), the app did stop its own.
             """,
         guidance: "Core Bluetooth Programming Guide: scan only when you need to; stop once you found the device",
         notAFinding: "scanning disabled before or at the connection and not restarted; passive monitoring captures with no connection",
@@ -24,6 +26,8 @@ struct BLE102ScanNotStopped: AuditRule {
             embedded: .app("send LE Set (Extended) Scan Enable with enable=0 before or right after connecting")))
 
     struct Scan {
+        /// Numbers the scans of the capture in order.
+        var number: Int
         var start: FrameRef
         /// Connections this host initiated while the scan ran, not yet judged.
         var pending: [(FrameRef, Connection)] = []
@@ -37,6 +41,9 @@ struct BLE102ScanNotStopped: AuditRule {
     private var scans = AdapterTable<Scan>()
     /// Each adapter's latest connection as central.
     private var lastConnection = AdapterTable<(FrameRef, Connection)>()
+    /// The scan in which each advertiser was last reported: the one that found it.
+    private var foundIn = BoundedMap<BDAddr, Int>(capacity: 10_000)
+    private var scanCount = 0
     /// When the earliest pending connection's grace period ends (`.max`: none pending).
     private var nextDeadline = Int64.max
 
@@ -45,7 +52,7 @@ struct BLE102ScanNotStopped: AuditRule {
         graceSetting = settings.duration("grace")
     }
 
-    static let consumes: AuditEventKinds = [.scanEnable, .connected]
+    static let consumes: AuditEventKinds = [.scanEnable, .connected, .advertisingReport]
     static let checksTime = true
 
     var nextTick: Int64 { nextDeadline }
@@ -58,7 +65,10 @@ struct BLE102ScanNotStopped: AuditRule {
         switch event {
         case .scanEnable(let adapter, let enabled, _, _):
             if enabled {
-                if scans[adapter] == nil { scans[adapter] = Scan(start: frame, after: lastConnection[adapter]) }
+                if scans[adapter] == nil {
+                    scanCount += 1
+                    scans[adapter] = Scan(number: scanCount, start: frame, after: lastConnection[adapter])
+                }
             } else {
                 scans[adapter] = nil
             }
@@ -66,12 +76,18 @@ struct BLE102ScanNotStopped: AuditRule {
             guard c.isCentral == true, c.isLE else { return }
             lastConnection[c.adapter] = (frame, c)
             let grace = graceSetting
+            let found = c.peer.flatMap { foundIn[$0] }
             let added = scans.update(c.adapter) { s -> Bool in
+                // Found by an earlier scan that was stopped: the one running is not the app's.
+                if let n = found, n != s.number { return false }
                 guard s.pending.count < 64 else { return false }
                 s.pending.append((frame, c))
                 return true
             }
             if added == true { nextDeadline = min(nextDeadline, frame.time &+ grace) }
+        case .advertisingReport(let adapter, let address, _, _, _):
+            guard let n = scans[adapter]?.number, foundIn[address] != n else { return }
+            foundIn[address] = n
         default: break
         }
     }

@@ -13,7 +13,11 @@ struct BLE201FullServiceDiscovery: AuditRule {
             its most power-hungry time; discovery by UUID (Find By Type Value) needs one per service.
             """,
         guidance: "Core Bluetooth Programming Guide: discover only the services that you need",
-        notAFinding: "Find By Type Value Request (0x06) for 0x2800 with a service UUID (discovery by UUID); every discovered service used afterwards",
+        notAFinding: """
+            Find By Type Value Request (0x06) for 0x2800 with a service UUID (discovery by UUID); every \
+            discovered service used afterwards; a HID over GATT device (its host must discover everything); \
+            a sniffed link encrypted without its key (what it used cannot be seen)
+            """,
         platforms: PlatformTable(
             apple: .app("pass the service UUIDs the app uses to discoverServices(_:) instead of nil"),
             android: .stack("BluetoothGatt.discoverServices() takes no filter: Android discovers the whole database for every app"),
@@ -30,6 +34,8 @@ struct BLE201FullServiceDiscovery: AuditRule {
         var used: Set<BluetoothUUID> = []
         /// The services the walk found.
         var discovered: Set<BluetoothUUID> = []
+        /// The frame of the last ATT PDU seen on the link.
+        var lastATT = 0
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
@@ -66,6 +72,7 @@ struct BLE201FullServiceDiscovery: AuditRule {
         }
         guard states.contains(c.id) else { return }
         states.update(c.id, default: State(connection: c, first: frame, last: frame)) { s in
+            s.lastATT = frame.number
             if a.origin == .remote, a.kind == .response, s.awaitingResponse {
                 s.awaitingResponse = false
                 // Attribute Not Found ends the walk: the client went to the end of the database.
@@ -84,6 +91,8 @@ struct BLE201FullServiceDiscovery: AuditRule {
     private func report(_ s: State, emit: (Finding) -> Void) {
         // Discovery by UUID would have found the same services: nothing to save.
         if !s.discovered.isEmpty, s.discovered.isSubset(of: s.used) { return }
+        // A HID device's host discovers everything by its profile; an encrypted sniffed link hides the use.
+        if s.discovered.contains(hidService) || s.connection.hidesUse(after: s.lastATT) { return }
         var msg: Message = """
             Discover All Primary Services (Read By Group Type 0x2800 from 0x0001) in \
             \(plural: s.requests, "request")\(s.reachedEnd ? " to the end of the database" : ""); \

@@ -13,7 +13,7 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
             written or subscribed to afterwards, costs round trips for nothing.
             """,
         guidance: "Core Bluetooth Programming Guide: discover only the characteristics that you need",
-        notAFinding: "characteristic discovery limited to services that are then used",
+        notAFinding: "characteristic discovery limited to services that are then used; a HID over GATT device; a sniffed link encrypted without its key",
         platforms: PlatformTable(
             apple: .app("pass the characteristic UUIDs the app uses to discoverCharacteristics(_:for:), and discover descriptors only where needed"),
             android: .stack("BluetoothGatt.discoverServices() discovers every characteristic and descriptor of every service, for every app"),
@@ -32,6 +32,8 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
         var connection: Connection
         var ranges: [Range] = []
         var flaggedWhole: Set<UInt8> = []
+        /// The frame of the last ATT PDU seen on the link.
+        var lastATT = 0
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
@@ -78,6 +80,7 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
         }
         guard a.usesAttribute, let h = a.handle, states.contains(c.id) else { return }
         states.update(c.id, default: State(connection: c)) { s in
+            s.lastATT = frame.number
             for i in s.ranges.indices where !s.ranges[i].used && s.ranges[i].start <= h && h <= s.ranges[i].end {
                 s.ranges[i].used = true
             }
@@ -92,6 +95,8 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
     private func report(_ s: State, emit: (Finding) -> Void) {
         let unused = s.ranges.filter { !$0.used }
         guard let first = unused.first, let last = unused.last else { return }
+        // A HID device's host discovers everything by its profile; an encrypted sniffed link hides the use.
+        if s.ranges.contains(where: { $0.service == hidService }) || s.connection.hidesUse(after: s.lastATT) { return }
         var msg: Message = """
             characteristic discovery over \(plural: unused.count, "service range") whose characteristics were \
             never used:

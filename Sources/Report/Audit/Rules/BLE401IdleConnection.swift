@@ -117,6 +117,9 @@ struct BLE401IdleConnection: AuditRule {
 
     private mutating func data(_ c: Connection, _ frame: FrameRef) {
         guard c.isCentral != false, c.isLE else { return }
+        // Only links seen opening: a handle that appears with data alone (a capture that starts
+        // mid-connection, a controller's vendor channel) has no known start.
+        guard states.contains(c.id) else { return }
         let idle = idleSetting
         states.update(c.id, default: State(connection: c, lastData: frame)) { s in
             Self.gapEnds(&s, at: frame, idle: idle)

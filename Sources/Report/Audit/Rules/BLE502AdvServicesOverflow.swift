@@ -28,14 +28,19 @@ struct BLE502AdvServicesOverflow: AuditRule {
     }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        guard case .advertisingData(let adapter, let advertiser, let data, _, _, let byHost) = event,
+        guard case .advertisingData(let adapter, let advertiser, let data, _, let legacy, let byHost) = event,
               byHost || includeReceivedSetting else { return }
         // Most data has neither: a first walk spares the lookup of what was reported already.
         var any = false
+        var used = 0
         ADWalk.walk(data) { type, value in
             if type == 0x02 || type == 0x04 || type == 0x06 || ADWalk.isAppleOverflowArea(type, value) { any = true }
+            used += 2 + value.count
         }
         guard any else { return }
+        // An incomplete list says UUIDs were left out; it is the overflow this rule is about only
+        // when they were left out for want of room (no space for one more in the data).
+        let room = (legacy ? AdvertisingData.legacyMaximum : AdvertisingData.extendedMaximum) - used
         let key = AdvertiserKey(adapter: adapter, address: byHost ? nil : advertiser, host: byHost)
         var flagged = seen[key] ?? 0
         let before = flagged
@@ -43,10 +48,10 @@ struct BLE502AdvServicesOverflow: AuditRule {
         ADWalk.walk(data) { type, value in
             switch type {
             case 0x02, 0x04, 0x06:
-                guard flagged & 1 == 0 else { return }
-                flagged |= 1
                 let width = type == 0x02 ? 2 : type == 0x04 ? 4 : 16
-                var msg: Message = "incomplete list of \(width * 8)-bit service UUIDs (AD \(hex: type))"
+                guard flagged & 1 == 0, room < width else { return }
+                flagged |= 1
+                var msg: Message = "incomplete list of \(width * 8)-bit service UUIDs (AD \(hex: type)) in full advertising data"
                 var i = value.startIndex, listed = 0
                 while i + width <= value.endIndex, listed < 8 {
                     if let u = BluetoothUUID(littleEndian: value[i..<(i + width)]) {

@@ -16,7 +16,7 @@ struct BLE505AdvIntervalAggressive: AuditRule {
                   RuleOption("duration", .duration, 30_000_000_000, "how long a short interval may stay on")],
         platforms: PlatformTable(
             apple: .stack("Core Bluetooth chooses the advertising interval itself; the app has no setting for it"),
-            android: .app("advertise with AdvertiseSettings ADVERTISE_MODE_LOW_POWER or BALANCED (or a longer AdvertisingSetParameters interval) after the first seconds"),
+            android: .stack("Android apps cannot advertise faster than every 100 ms (AdvertisingSetParameters.INTERVAL_MIN): a shorter interval is the system's own advertising (Nearby, Fast Pair, the maker's services)"),
             linuxBluez: .app("set MinInterval/MaxInterval of the LEAdvertisement1 object to 100 ms or more"),
             embedded: .app("set an advertising interval of 100 ms or more once the device has been found")))
 
