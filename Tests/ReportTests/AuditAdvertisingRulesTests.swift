@@ -36,10 +36,18 @@ final class AuditAdvertisingRulesTests: XCTestCase {
 
     // MARK: BLE502
 
+    /// An incomplete list in data with no room for one more UUID: UUIDs were left out for space.
     func testBLE502IncompleteList() {
-        let data: [UInt8] = [0x02, 0x01, 0x06, 0x05, 0x02, 0x0D, 0x18, 0x0F, 0x18]
+        let name: [UInt8] = [0x15, 0x09] + Array("Heart rate monitor 1".utf8)  // 22 bytes
+        let data: [UInt8] = [0x02, 0x01, 0x06, 0x05, 0x02, 0x0D, 0x18, 0x0F, 0x18] + name  // 31 bytes
         assertOne(audit(stream([hostData(data), hostData(data)]), only: "BLE502"), "BLE502", .note, frames: [1],
-                  message: ["incomplete list of 16-bit service UUIDs (AD 0x02): 0x180D, 0x180F"])
+                  message: ["incomplete list of 16-bit service UUIDs (AD 0x02) in full advertising data: 0x180D, 0x180F"])
+    }
+
+    /// With room left, an incomplete list is a choice, not an overflow.
+    func testBLE502IncompleteListWithRoomIsNotOverflow() {
+        let data: [UInt8] = [0x02, 0x01, 0x06, 0x05, 0x02, 0x0D, 0x18, 0x0F, 0x18]
+        assertNone(audit(stream([hostData(data)]), only: "BLE502"))
     }
 
     func testBLE502AppleOverflowArea() {
@@ -65,11 +73,11 @@ final class AuditAdvertisingRulesTests: XCTestCase {
         let auditor = Auditor(configuration: AuditConfiguration(), capturePath: "t")
         auditor.observe(e, at: FrameRef(number: 1, time: 0))
         let o = auditor.finishAudit()
-        XCTAssertEqual(Set(o.nearby.map(\.rule)), ["BLE502", "BLE503"])
+        XCTAssertEqual(Set(o.nearby.map(\.rule)), ["BLE503"])
         XCTAssertTrue(o.findings.isEmpty)
         XCTAssertEqual(audit(stream([e]), only: "BLE503") { $0.allAdvertisers = true }.count, 1)
         XCTAssertEqual(audit(stream([e]), only: "BLE503") { $0.devices = [.name("HR-*")] }.count, 1)
-        XCTAssertEqual(audit(stream([e]), only: "BLE502") { $0.devices = [.service(BluetoothUUID(uuid16: 0x180D))] }.count, 1)
+        XCTAssertEqual(audit(stream([e]), only: "BLE503") { $0.devices = [.service(BluetoothUUID(uuid16: 0x180D))] }.count, 1)
         XCTAssertEqual(audit(stream([e]), only: "BLE503") { $0.devices = [.name("Other*")] }.count, 0)
         // Connected to: a device under test.
         var s = EventStream()
