@@ -34,7 +34,11 @@ struct Devices: ParsableCommand {
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
             let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates, keys: decoding.keys)
-            ok = try decoding.input.forEachPacket(group) { _ = dissector.dissect($0) } && ok
+            var frames = 0
+            let read = try decoding.input.forEachPacket(group) { frames += 1; _ = dissector.dissect($0) }
+            ok = read && ok
+            // A file that could not be opened has its one error line, not an empty section too.
+            if !read, frames == 0 { continue }
             let devices = dissector.advertisers?.devices ?? []
             switch format {
             case .text: DevicesReport.text(devices, file: file, to: out)
