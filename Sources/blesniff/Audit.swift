@@ -44,6 +44,9 @@ struct Audit: ParsableCommand {
     @Option(name: .long, help: "Configuration file (default: the nearest .blesniff.yml upward from here).")
     var config: String?
 
+    @Option(name: .long, help: ArgumentHelp("SARIF: the repository root capture URIs are relative to (default: the git top level above the working directory, else the working directory).", valueName: "dir"))
+    var sourceRoot: String?
+
     @Option(name: .long, help: "Captures audited at once (default: one per processor core).")
     var jobs: Int?
 
@@ -89,6 +92,10 @@ struct Audit: ParsableCommand {
 
         var report = AuditReport(audits: audits)
         report.failOn = failOn
+        if destinations().contains(where: { $0.0 == .sarif }) {
+            let root = SourceRoot.find(sourceRoot)
+            report.sarifSourcePath = { SourceRoot.relative($0, to: root) }
+        }
         for (fmt, destination) in destinations() {
             if let path = destination {
                 guard let out = Output(path: path) else { fail("cannot write " + path) }
@@ -384,5 +391,34 @@ enum CaptureFiles {
             default: return nil
             }
         }
+    }
+}
+
+/// Where SARIF paths are relative to: code scanning resolves them against the repository.
+enum SourceRoot {
+    /// `given` made absolute, else the nearest directory upward from the working directory that
+    /// holds `.git` (the git top level), else the working directory.
+    static func find(_ given: String?) -> String {
+        let cwd = FileManager.default.currentDirectoryPath
+        if let given { return absolute(given, cwd: cwd) }
+        var dir = cwd
+        while true {
+            if FileManager.default.fileExists(atPath: dir + "/.git") { return dir }
+            let up = (dir as NSString).deletingLastPathComponent
+            if up == dir || up.isEmpty { return cwd }
+            dir = up
+        }
+    }
+
+    static func absolute(_ path: String, cwd: String = FileManager.default.currentDirectoryPath) -> String {
+        ((path.hasPrefix("/") ? path : cwd + "/" + path) as NSString).standardizingPath
+    }
+
+    /// `path` relative to `root` when under it; else absolute. Standard input stays "-".
+    static func relative(_ path: String, to root: String) -> (path: String, underRoot: Bool) {
+        guard path != "-" else { return (path, false) }
+        let full = absolute(path)
+        let prefix = root.hasSuffix("/") ? root : root + "/"
+        return full.hasPrefix(prefix) ? (String(full.dropFirst(prefix.count)), true) : (full, false)
     }
 }
