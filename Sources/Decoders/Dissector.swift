@@ -289,6 +289,14 @@ public final class Dissector {
             }
             let result = ch.receive(f.payload, from: side, frame: n)
             if case .malformed(let why) = result { d.problem("K-frame: " + why) }
+            if ch.isATTOverBREDR, case .sdu(let sdu, _) = result {
+                // The connection's one ATT bearer, on a dynamic channel instead of CID 0x0004.
+                let pdu = ATTPDU(sdu[...])
+                let from = p.direction != .unknown ? side
+                    : [.request, .command, .confirmation].contains(pdu.kind) ? Side.local : .remote
+                d.upper = .att(att(pdu, on: bearer(c), from, &d, p))
+                return
+            }
             if ch.isEATT, case .sdu(let sdu, _) = result {
                 let key = ch.local.cid
                 let b = c.eatt[key] ?? gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
@@ -456,7 +464,8 @@ struct LocalKey: Hashable { let adapter: UInt16 }
 
 /// What an L2CAP frame carried.
 public enum UpperLayer {
-    /// An ATT PDU with what the bearer and GATT tracking know of it; `eattCID` when it came over EATT.
+    /// An ATT PDU with what the bearer and GATT tracking know of it; `eattCID` when it came over
+    /// EATT. ATT over BR/EDR (PSM 0x001F) is the connection's ATT bearer: no `eattCID`.
     case att(ATTResult, eattCID: UInt16? = nil)
     case smp(SMPPDU)
     case signaling(SignalingFrame)
