@@ -626,7 +626,12 @@ extension ATTResult: Dissectable {
             out.end()
         }
         for n in notes {
-            if case .malformed = n { continue }  // the PDU's own fields say it
+            if case .malformed(let why) = n {
+                // The PDU's own fields say its own fault; a declaration too short for its type
+                // (found only knowing the request) is said here, so the frame counts as malformed.
+                if why != pdu.malformed { out.malformed(why + " too short") }
+                continue
+            }
             out.add("Note", .text(n.description))
         }
     }

@@ -67,6 +67,21 @@ final class GATTDecodeGapTests: XCTestCase {
         XCTAssertTrue(gatt.out.contains("Battery Service"), gatt.out)
     }
 
+    /// An Include declaration too short for one (2 bytes where 4 or 6 are due) is found only
+    /// knowing the request's type: the frame is marked malformed like any other.
+    func testDeclarationTooShortForItsTypeIsMalformed() throws {
+        var c = H4Capture()
+        c.event(0x3E, [0x01, 0x00, 0x40, 0x00, 0x00, 0x00, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x18, 0x00, 0x00, 0x00, 0xC8, 0x00, 0x00])
+        c.l2cap(handle: 0x40, cid: 4, [0x08, 0x01, 0x00, 0xFF, 0xFF, 0x02, 0x28], sent: true)
+        c.l2cap(handle: 0x40, cid: 4, [0x09, 0x04, 0x07, 0x00, 0x01, 0x00], sent: false)
+        let path = dir + "/short.btsnoop"
+        try c.write(to: path)
+        let r = try CLI.run(["read", "--quiet", path])
+        XCTAssertEqual(r.out, "3 frames, 1 malformed\n")
+        let v = try CLI.run(["read", "-v", path]).out
+        XCTAssertTrue(v.contains("include declaration at 0x0007 too short"), v)
+    }
+
     /// GATT over Classic: the L2CAP Connection Request/Response for PSM 0x001F give the channel
     /// ids, and that channel's B-frames are ATT PDUs (tshark decodes them alike).
     func testATTOverBREDR() throws {
