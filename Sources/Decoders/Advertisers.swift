@@ -43,6 +43,14 @@ public final class Advertisers {
 
 /// Running state of one advertiser.
 final class AdvertiserState {
+    /// A name for display: stacks that pad the field with NULs (a fixed-size buffer sent whole)
+    /// do not mean them as part of the name. The AD structure keeps its bytes (read -v, JSON).
+    static func displayName(_ bytes: [UInt8]) -> String {
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[end - 1] == 0 { end -= 1 }
+        return String(decoding: bytes[..<end], as: UTF8.self)
+    }
+
     let address: BDAddr
     var addressType: UInt8
     let firstFrame: Int
@@ -133,8 +141,8 @@ final class AdvertiserState {
         }
         return DeviceSummary(
             address: address, addressType: addressType,
-            completeName: completeName.map { String(decoding: $0, as: UTF8.self) },
-            shortName: shortName.map { String(decoding: $0, as: UTF8.self) },
+            completeName: completeName.map(Self.displayName),
+            shortName: shortName.map(Self.displayName),
             flags: flags, appearance: appearance, services: services, overflowBits: overflow == nil ? nil : bits,
             companies: companies, txPower: txPower, rssiMin: rssi.min, rssiMedian: rssi.median, rssiMax: rssi.max,
             advertisingReports: advertisingReports, scanResponses: scanResponses,

@@ -385,7 +385,10 @@ enum ADValue {
         case 0x01: return flags(d)
         case 0x02...0x07: return uuidList(d, width: ADType.serviceLists[type]?.width ?? 2)
         case 0x14, 0x15, 0x1F: return uuidList(d, width: ADType.solicitationWidth[type] ?? 2)
-        case 0x08, 0x09: return [Field("Device Name", .text(AdvertisingData.name(d)))]
+        case 0x08, 0x09:
+            // A name with NULs (padding from a fixed-size buffer, a C terminator) is shown up to the
+            // first; the bytes stay visible beside it.
+            return [Field("Device Name", .text(AdvertisingData.name(d)), d.contains(0) ? [Field("Bytes", .bytes(d))] : [])]
         case 0x30: return [Field("Broadcast Name", .text(AdvertisingData.name(d)))]
         case 0x0A: return d.byte(0).map { [Field("Power Level", .signed(Int64(Int8(bitPattern: $0)), unit: "dBm"))] } ?? []
         case 0x0D: return classOfDevice(d)

@@ -291,6 +291,14 @@ public final class Dissector {
             }
             let result = ch.receive(f.payload, from: side, frame: n)
             if case .malformed(let why) = result { d.problem("K-frame: " + why) }
+            if ch.isATTOverBREDR, case .sdu(let sdu, _) = result {
+                // The connection's one ATT bearer, on a dynamic channel instead of CID 0x0004.
+                let pdu = ATTPDU(sdu[...])
+                let from = p.direction != .unknown ? side
+                    : [.request, .command, .confirmation].contains(pdu.kind) ? Side.local : .remote
+                d.upper = .att(att(pdu, on: bearer(c), from, &d, p))
+                return
+            }
             if ch.isEATT, case .sdu(let sdu, _) = result {
                 let key = ch.local.cid
                 let b = c.eatt[key] ?? gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
@@ -402,15 +410,42 @@ public struct Decoded {
     /// Boxed: the link-layer decode is large and HCI captures have none, so their frames do not
     /// initialise and copy its space.
     private var linkLayerBox: LLFrameBox?
-    /// What broke the specification in this frame (empty: nothing).
+    /// What broke the specification in this frame, found while dissecting it (empty: nothing).
     public private(set) var problems: [String] = []
 
     init(packet: Packet) { self.packet = packet }
 
     public mutating func problem(_ why: String) { problems.append(why) }
-    public var isMalformed: Bool { !problems.isEmpty }
+
+    /// Malformed when any layer is: the one definition every output and count uses. A fault only
+    /// a layer's full decode finds (an HCI parameter, an AD structure, an LL field) counts too, so
+    /// a frame without `problems` is decoded in full to look; only callers that ask pay for it
+    /// (read --quiet 20,182 frames of lightctl: 0.01 s to 0.05 s; the audit does not ask).
+    public var isMalformed: Bool { !problems.isEmpty || !layerProblems.isEmpty }
+
+    /// Every reason the frame is malformed: `problems`, else what its layers' fields mark.
+    public var malformedReasons: [String] { problems.isEmpty ? layerProblems : problems }
+
+    /// The reasons of the `Malformed` fields of the full decode (already shown in those fields).
+    public var layerProblems: [String] {
+        let finder = MalformedFieldFinder()
+        writeLayers(to: finder) { _ in }
+        return finder.found
+    }
     /// An over-the-air frame (it has a link-layer decode), tested without unboxing it.
     public var isOverTheAir: Bool { linkLayerBox != nil }
+}
+
+/// Collects the reasons of the `Malformed` fields of a decode and ignores everything else.
+final class MalformedFieldFinder: FieldSink {
+    var found: [String] = []
+    func begin(_ label: String, _ value: FieldValue) {
+        if case .error(let why) = value { found.append(why) }
+    }
+    func end() {}
+    func add(_ label: String, _ value: FieldValue) {
+        if case .error(let why) = value { found.append(why) }
+    }
 }
 
 final class LLFrameBox {
@@ -431,7 +466,8 @@ struct LocalKey: Hashable { let adapter: UInt16 }
 
 /// What an L2CAP frame carried.
 public enum UpperLayer {
-    /// An ATT PDU with what the bearer and GATT tracking know of it; `eattCID` when it came over EATT.
+    /// An ATT PDU with what the bearer and GATT tracking know of it; `eattCID` when it came over
+    /// EATT. ATT over BR/EDR (PSM 0x001F) is the connection's ATT bearer: no `eattCID`.
     case att(ATTResult, eattCID: UInt16? = nil)
     case smp(SMPPDU)
     case signaling(SignalingFrame)

@@ -541,6 +541,8 @@ public enum ATTNote: Sendable, CustomStringConvertible {
 public struct ATTResultEntry: Sendable {
     public let attribute: GATTAttribute
     public let value: Bytes?
+    /// The service an Include declaration names (Read By Type of 0x2802).
+    public var include: GATTInclude? = nil
 }
 
 /// What the bearer knows about one PDU beyond its bytes.
@@ -610,6 +612,12 @@ extension ATTResult: Dissectable {
             out.add("Handle", .uint(UInt64(e.attribute.handle), hex: 4))
             if let u = e.attribute.uuid { writeUUIDField(u, to: out) }
             if let p = e.attribute.properties { out.add("Properties", .flags(UInt64(p.rawValue), hex: 2, p.names)) }
+            if let i = e.include {
+                out.add("Included Service Handle", .uint(UInt64(i.start), hex: 4))
+                out.add("End Group Handle", .uint(UInt64(i.end), hex: 4))
+                // A 128-bit service UUID is not in the declaration: a Read of the start handle gives it.
+                if let u = i.uuid { writeUUIDField(u, label: "Service UUID", to: out) }
+            }
             if let v = e.value {
                 out.begin("Decoded Value", .none)
                 out.add(CharacteristicValues.fields(e.attribute.valueUUID, v))
@@ -618,7 +626,12 @@ extension ATTResult: Dissectable {
             out.end()
         }
         for n in notes {
-            if case .malformed = n { continue }  // the PDU's own fields say it
+            if case .malformed(let why) = n {
+                // The PDU's own fields say its own fault; a declaration too short for its type
+                // (found only knowing the request) is said here, so the frame counts as malformed.
+                if why != pdu.malformed { out.malformed(why + " too short") }
+                continue
+            }
             out.add("Note", .text(n.description))
         }
     }
@@ -946,7 +959,9 @@ public final class ATTBearer {
                     continue
                 }
                 let u = r.remaining == 2 ? try? r.uuid(width: 2) : nil
-                server.includes[e.handle] = GATTInclude(handle: e.handle, start: s, end: end, uuid: u)
+                let include = GATTInclude(handle: e.handle, start: s, end: end, uuid: u)
+                server.includes[e.handle] = include
+                result.entries.append(ATTResultEntry(attribute: server.attribute(e.handle), value: nil, include: include))
             default:
                 // Read Using Characteristic UUID: the handle is a value of that type.
                 if let t = p?.type, !server.isDeclared(e.handle) { server.typeHints[e.handle] = t }

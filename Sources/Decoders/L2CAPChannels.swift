@@ -71,6 +71,8 @@ public final class DynamicChannel {
 
     /// SDUs of this channel are ATT PDUs (Enhanced ATT bearer, SPSM 0x0027).
     public var isEATT: Bool { psm == PSM.eatt && mode != .basic }
+    /// SDUs of this channel are ATT PDUs of the connection's ATT bearer (ATT over BR/EDR, PSM 0x001F).
+    public var isATTOverBREDR: Bool { psm == PSM.att && mode == .basic }
 
     /// An SDU being reassembled toward one side.
     private struct Reassembly {

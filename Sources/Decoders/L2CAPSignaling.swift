@@ -90,6 +90,9 @@ public enum PSM {
     ]
 
     public static let eatt: UInt16 = 0x0027
+    /// ATT over BR/EDR (GATT over Classic, Vol 3 Part F 3.2.11): a basic-mode channel each of
+    /// whose B-frames is one ATT PDU.
+    public static let att: UInt16 = 0x001F
 
     /// Name of a PSM, "Dynamic" for the dynamically assigned ranges.
     public static func name(_ psm: UInt16, le: Bool = false) -> String {

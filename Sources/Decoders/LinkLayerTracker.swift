@@ -90,7 +90,7 @@ public struct LLFrame: Sendable, Dissectable {
         if isRetransmission { s += " [retransmission]" }
         if crc == .invalid { s += " [bad CRC]" }
         if encryption == .encrypted, dataPDU?.length ?? 0 > 0 { s += " [encrypted]" }
-        if !problems.isEmpty { s += " [malformed]" }
+        // A malformed frame is marked once, by whoever prints the frame (its problems are the frame's).
         return s
     }
 

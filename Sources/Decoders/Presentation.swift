@@ -68,7 +68,7 @@ extension Decoded {
                 line += " of "
                 line.write(h.length)
                 line += " bytes (truncated in the capture)"
-            } else if !isMalformed, h.boundary == 1 {
+            } else if problems.isEmpty, h.boundary == 1 {
                 line += " continuation of a truncated PDU"
             } else {
                 line.write(byte: 32)

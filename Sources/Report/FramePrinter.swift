@@ -111,9 +111,10 @@ public final class FramePrinter {
         }
         writeLayer()
         out.write(byte: UInt8(ascii: "}"))
-        if d.isMalformed {
+        let reasons = d.malformedReasons
+        if !reasons.isEmpty {
             out.write(",\"malformed\":[")
-            out.write(d.problems.map(FieldRendering.jsonString).joined(separator: ","))
+            out.write(reasons.map(FieldRendering.jsonString).joined(separator: ","))
             out.write(byte: UInt8(ascii: "]"))
         }
         out.write("}\n")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Capture
 import Decoders
 import Dispatch
 import Foundation
@@ -13,13 +14,17 @@ struct Audit: ParsableCommand {
         abstract: "Check captures against BLE best-practice rules (see `blesniff rules`).",
         discussion: """
             Exit status: 0 when no unsuppressed finding is at or above --fail-on, 1 when one is, 2 when \
-            a capture cannot be read or the configuration is invalid. Directories are searched \
-            recursively for pcap, pcapng and btsnoop files. Several --format/--output pairs write \
-            several reports from one pass.
+            a capture cannot be read, a directory holds no capture or the configuration is invalid. \
+            Directories are searched recursively for every format `read` reads, recognised by content \
+            (--verbose lists the files passed over and why); - is standard input. Several \
+            --format/--output pairs write several reports from one pass.
             """)
 
-    @Argument(help: "Capture files, or directories to search for captures.")
+    @Argument(help: "Capture files, or directories to search for captures; - reads standard input.")
     var paths: [String]
+
+    @Flag(name: .shortAndLong, help: "List the files a directory search passed over, and why.")
+    var verbose = false
 
     @Option(name: .long, help: "Report format: text, json, sarif, junit, markdown or html (findings only; `blesniff report` makes the full page) (repeatable, paired with --output in order).")
     var format: [AuditFormat] = []
@@ -38,6 +43,9 @@ struct Audit: ParsableCommand {
 
     @Option(name: .long, help: "Configuration file (default: the nearest .blesniff.yml upward from here).")
     var config: String?
+
+    @Option(name: .long, help: ArgumentHelp("SARIF: the repository root capture URIs are relative to (default: the git top level above the working directory, else the working directory).", valueName: "dir"))
+    var sourceRoot: String?
 
     @Option(name: .long, help: "Captures audited at once (default: one per processor core).")
     var jobs: Int?
@@ -68,7 +76,10 @@ struct Audit: ParsableCommand {
             accepted = Baseline.parse(text)
         }
 
-        let files = CaptureFiles.expand(paths)
+        let verbose = self.verbose
+        let files = CaptureFiles.expand(paths) { skip in
+            if verbose { stderr("blesniff: skipped " + skip.path + ": " + skip.reason) }
+        }
         if let j = jobs, j < 1 { fail("--jobs must be at least 1") }
         if streamsText {
             try runStreamingText(files, configuration: configuration, baseline: accepted)
@@ -84,6 +95,10 @@ struct Audit: ParsableCommand {
 
         var report = AuditReport(audits: audits)
         report.failOn = failOn
+        if destinations().contains(where: { $0.0 == .sarif }) {
+            let root = SourceRoot.find(sourceRoot)
+            report.sarifSourcePath = { SourceRoot.relative($0, to: root) }
+        }
         for (fmt, destination) in destinations() {
             if let path = destination {
                 guard let out = Output(path: path) else { fail("cannot write " + path) }
@@ -129,9 +144,7 @@ struct Audit: ParsableCommand {
             AuditRun.TextSection(AuditRun.audit(files[i], configuration: configuration, baseline: baseline),
                                  colour: colour, spool: spool)
         }
-        for s in sections {
-            if let e = s.error { FileHandle.standardError.write(Data(("blesniff: " + s.path + ": " + e + "\n").utf8)) }
-        }
+        // The report's own line ("PATH: cannot audit: REASON") is the one line per error.
         let out = Output(fd: 1)
         var total = AuditReport.Counts()
         for s in sections {
@@ -334,14 +347,28 @@ enum AuditRun {
 enum CaptureFiles {
     struct Entry: Sendable {
         var path: String
-        /// Why it cannot be audited (missing, unreadable), found before reading it.
+        /// Why it cannot be audited (missing, unreadable, a folder with no capture), found before reading it.
         var problem: String?
     }
 
-    static func expand(_ paths: [String]) -> [Entry] {
+    /// A file a directory walk passed over, and why.
+    struct Skipped: Sendable {
+        var path: String
+        var reason: String
+    }
+
+    /// The captures `paths` name: "-" is standard input, a directory is searched recursively for
+    /// files in any format `read` reads, recognised by content as `read` recognises them (a
+    /// PacketLogger or bug-report file counts whatever its name). A directory holding none is an
+    /// entry with a problem: a wrong path must not pass as a clean audit.
+    static func expand(_ paths: [String], skipped: ((Skipped) -> Void)? = nil) -> [Entry] {
         var out: [Entry] = []
         let fm = FileManager.default
         for p in paths {
+            if p == "-" {
+                out.append(Entry(path: p))
+                continue
+            }
             var isDir: ObjCBool = false
             guard fm.fileExists(atPath: p, isDirectory: &isDir) else {
                 out.append(Entry(path: p, problem: "no such file or directory"))
@@ -353,31 +380,70 @@ enum CaptureFiles {
             }
             var found: [String] = []
             if let walker = fm.enumerator(atPath: p) {
-                while let rel = walker.nextObject() as? String {
+                var all: [String] = []
+                while let rel = walker.nextObject() as? String { all.append(rel) }
+                for rel in all.sorted() {
                     let full = (p.hasSuffix("/") ? p : p + "/") + rel
                     var d: ObjCBool = false
-                    if fm.fileExists(atPath: full, isDirectory: &d), !d.boolValue, looksLikeCapture(full) { found.append(full) }
+                    guard fm.fileExists(atPath: full, isDirectory: &d), !d.boolValue else { continue }
+                    if let why = whyNotACapture(full) {
+                        skipped?(Skipped(path: full, reason: why))
+                    } else {
+                        found.append(full)
+                    }
                 }
             }
-            out += found.sorted().map { Entry(path: $0) }
+            if found.isEmpty {
+                out.append(Entry(path: p, problem: "no capture in this directory"))
+            } else {
+                out += found.map { Entry(path: $0) }
+            }
         }
         return out
     }
 
-    /// pcap (either byte order, micro- or nanosecond), pcapng (Section Header Block 0x0A0D0D0A) or btsnoop.
-    static func looksLikeCapture(_ path: String) -> Bool {
-        guard let h = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? h.close() }
-        let head = [UInt8]((try? h.read(upToCount: 8)) ?? Data())
-        return looksLikeCapture(head)
+    /// Nil when `path` opens as a capture in any format `read` reads, or when it is one that
+    /// cannot be read (a broken header, an unsupported link type: the audit reports that);
+    /// else why it is not one.
+    static func whyNotACapture(_ path: String) -> String? {
+        do {
+            _ = try CaptureReader(path: path)
+            return nil
+        } catch {
+            switch error.kind {
+            case .notACapture: return "not a capture file (pcap, pcapng, btsnoop, PacketLogger or Android bug report)"
+            case .io: return error.message
+            default: return nil
+            }
+        }
+    }
+}
+
+/// Where SARIF paths are relative to: code scanning resolves them against the repository.
+enum SourceRoot {
+    /// `given` made absolute, else the nearest directory upward from the working directory that
+    /// holds `.git` (the git top level), else the working directory.
+    static func find(_ given: String?) -> String {
+        let cwd = FileManager.default.currentDirectoryPath
+        if let given { return absolute(given, cwd: cwd) }
+        var dir = cwd
+        while true {
+            if FileManager.default.fileExists(atPath: dir + "/.git") { return dir }
+            let up = (dir as NSString).deletingLastPathComponent
+            if up == dir || up.isEmpty { return cwd }
+            dir = up
+        }
     }
 
-    static func looksLikeCapture(_ head: [UInt8]) -> Bool {
-        guard head.count >= 4 else { return false }
-        let magic = Array(head[0..<4])
-        let pcap: [[UInt8]] = [[0xD4, 0xC3, 0xB2, 0xA1], [0xA1, 0xB2, 0xC3, 0xD4], [0x4D, 0x3C, 0xB2, 0xA1], [0xA1, 0xB2, 0x3C, 0x4D],
-                               [0x0A, 0x0D, 0x0D, 0x0A]]
-        if pcap.contains(magic) { return true }
-        return head.count >= 8 && head[0..<8].elementsEqual(Array("btsnoop\0".utf8))
+    static func absolute(_ path: String, cwd: String = FileManager.default.currentDirectoryPath) -> String {
+        ((path.hasPrefix("/") ? path : cwd + "/" + path) as NSString).standardizingPath
+    }
+
+    /// `path` relative to `root` when under it; else absolute. Standard input stays "-".
+    static func relative(_ path: String, to root: String) -> (path: String, underRoot: Bool) {
+        guard path != "-" else { return (path, false) }
+        let full = absolute(path)
+        let prefix = root.hasSuffix("/") ? root : root + "/"
+        return full.hasPrefix(prefix) ? (String(full.dropFirst(prefix.count)), true) : (full, false)
     }
 }

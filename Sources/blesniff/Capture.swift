@@ -38,7 +38,7 @@ struct CaptureCommand: ParsableCommand {
     @Option(name: .customShort("w"), help: ArgumentHelp("Write the frames to this file as they arrive.", valueName: "file"))
     var write: String?
 
-    @Option(help: "Format of the -w file: pcap, pcapng or btsnoop (default: from its extension, else pcap).")
+    @Option(help: "Format of the -w file: pcap, pcapng or btsnoop (default: from its extension; pcap on standard output).")
     var writeFormat: WriteFormat?
 
     @Option(help: ArgumentHelp("Start a new file when the current one would exceed this many megabytes (10^6 bytes).", valueName: "MB"))
@@ -87,6 +87,9 @@ struct CaptureCommand: ParsableCommand {
         if write == "-" && fileSize != nil { throw ValidationError("standard output cannot be rotated") }
         if list && from != nil { throw ValidationError("--list lists the monitor socket's adapters; it does not go with --from") }
         if let interface, Self.adapterIndex(interface) == nil { throw ValidationError("--interface \(interface): expected hciN") }
+        if let write, write != "-", writeFormat == nil, WriteFormat.forPath(write) == nil {
+            throw ValidationError("-w \(write): cannot tell the format from the name: capture writes .pcap, .pcapng and .btsnoop (or .log) files; name one, or give --write-format pcap|pcapng|btsnoop")
+        }
     }
 
     static func adapterIndex(_ s: String) -> UInt16? {
@@ -184,8 +187,10 @@ struct CaptureCommand: ParsableCommand {
             }
             if let wanted, !adapters.has(wanted) {
                 if case .stopped = result { return 0 }
+                // As btmon does: a USB dongle plugged in a moment later, a VM's vhci device made
+                // after the capture started. Its frames pass the filter once it is announced.
                 let present = adapters.names
-                throw fail("no adapter hci\(wanted) (" + (present.isEmpty ? "no adapters present: is one plugged in and powered?" : "adapters present: " + present.joined(separator: ", ")) + ")")
+                stderr("blesniff: waiting for hci\(wanted) to appear (" + (present.isEmpty ? "no adapters present" : "adapters present: " + present.joined(separator: ", ")) + ")")
             }
         }
 

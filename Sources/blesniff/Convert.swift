@@ -12,12 +12,29 @@ struct Convert: ParsableCommand {
             Reads any input blesniff reads (pcap, pcapng, btsnoop, PacketLogger, Android bug report zip \
             or text) and writes the frames with their directions and timestamps (to the microsecond). \
             Notes (PacketLogger notes, monitor System Note / User Logging) are kept in pcap254, btsnoop2001, \
-            pcapng and pklg, and dropped with a warning in pcap201 and btsnoop1002. The output format \
-            comes from --to, else from the output's extension: .pcap (201), .pcapng, .btsnoop/.log (1002), .pklg.
+            pcapng and pklg, and dropped with a warning in pcap201 and btsnoop1002. Over-the-air sniffer \
+            frames are kept in pcapng and in pcap of their own link type (pcap256, pcap272). A frame the \
+            output cannot carry is counted in a warning (an error with --strict); when no frame can be \
+            carried, nothing is written and the exit status is 2. The output format comes from --to, else \
+            from the output's extension: .pcap (201), .pcapng, .btsnoop/.log (1002), .pklg.
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
-        case pcap201, pcap254, pcapng, btsnoop1002, btsnoop2001, pklg
+        case pcap201, pcap254, pcap256, pcap272, pcapng, btsnoop1002, btsnoop2001, pklg
+
+        /// The over-the-air link type a pcap of this format holds, if any.
+        var linkLayerType: UInt32? {
+            switch self {
+            case .pcap256: return LinkType.leLLWithPHDR
+            case .pcap272: return LinkType.nordicBLE
+            default: return nil
+            }
+        }
+
+        /// The formats that carry over-the-air frames of link type `lt`.
+        static func carrying(linkLayer lt: UInt32) -> [Format] {
+            [.pcapng] + allCases.filter { $0.linkLayerType == lt }
+        }
     }
 
     enum ByteOrder: String, ExpressibleByArgument, CaseIterable {
@@ -36,7 +53,7 @@ struct Convert: ParsableCommand {
     @Flag(help: "Merge several inputs by timestamp (default: one after the other).")
     var merge = false
 
-    @Flag(help: "Treat an input that ends mid-record as an error.")
+    @Flag(help: "Treat an input that ends mid-record, or a frame the output format cannot carry, as an error.")
     var strict = false
 
     func validate() throws {
@@ -110,12 +127,21 @@ struct Convert: ParsableCommand {
                     if let t = reader.truncation { ok = warnTruncation(t) && ok }
                 }
             }
-            try sink.finish()
         } catch {
             stderr("blesniff: \(error)")
             throw ExitCode(2)
         }
+        if let nothing = sink.nothingCarried() {
+            // Nothing was written: an empty file would pass for a conversion.
+            stderr("blesniff: \(output): \(nothing)")
+            throw ExitCode(2)
+        }
+        do { try sink.finish() } catch {
+            stderr("blesniff: \(error)")
+            throw ExitCode(2)
+        }
         for line in sink.warnings() { stderr("blesniff: warning: \(line)") }
+        if strict, sink.droppedNotes + sink.droppedOther > 0 { ok = false }
         if !ok { throw ExitCode(2) }
     }
 
@@ -134,7 +160,8 @@ struct Convert: ParsableCommand {
 
 /// Re-frames records for one output format. Every record is first taken apart by
 /// `Packet.fromRecord` (HCI type, direction, adapter, payload), then framed anew in a reused
-/// scratch buffer.
+/// scratch buffer. The file is created at the first frame it can carry (or by `finish`), so a
+/// conversion that can carry nothing leaves nothing behind.
 final class FrameSink {
     private enum Writer {
         case pcap(PcapWriter)
@@ -146,7 +173,10 @@ final class FrameSink {
 
     let path: String
     let format: Convert.Format
-    private var writer: Writer
+    private let bigEndian: Bool
+    private var created: Writer?
+    /// Over-the-air link types of the frames dropped, for the message naming what carries them.
+    private var droppedLinkLayer: Set<UInt32> = []
     private var scratch: [UInt8] = []
     private(set) var written = 0
     private(set) var droppedNotes = 0
@@ -156,14 +186,24 @@ final class FrameSink {
     init(path: String, format: Convert.Format, bigEndian: Bool) throws(CaptureError) {
         self.path = path
         self.format = format
+        self.bigEndian = bigEndian
+    }
+
+    /// The writer, the file created at the first call.
+    private func writer() throws(CaptureError) -> Writer {
+        if let created { return created }
+        let w: Writer
         switch format {
-        case .pcap201: writer = .pcap(try PcapWriter(path: path, linkType: LinkType.h4WithPHDR))
-        case .pcap254: writer = .pcap(try PcapWriter(path: path, linkType: LinkType.linuxMonitor))
-        case .btsnoop1002: writer = .btsnoop(try BtsnoopWriter(path: path, datalink: 1002))
-        case .btsnoop2001: writer = .btsnoop(try BtsnoopWriter(path: path, datalink: 2001))
-        case .pklg: writer = .pklg(try PacketLoggerWriter(path: path, bigEndian: bigEndian))
-        case .pcapng: writer = .pcapng(nil)
+        case .pcap201: w = .pcap(try PcapWriter(path: path, linkType: LinkType.h4WithPHDR))
+        case .pcap254: w = .pcap(try PcapWriter(path: path, linkType: LinkType.linuxMonitor))
+        case .pcap256, .pcap272: w = .pcap(try PcapWriter(path: path, linkType: format.linkLayerType ?? 0))
+        case .btsnoop1002: w = .btsnoop(try BtsnoopWriter(path: path, datalink: 1002))
+        case .btsnoop2001: w = .btsnoop(try BtsnoopWriter(path: path, datalink: 2001))
+        case .pklg: w = .pklg(try PacketLoggerWriter(path: path, bigEndian: bigEndian))
+        case .pcapng: w = .pcapng(nil)
         }
+        created = w
+        return w
     }
 
     /// Monitor opcodes of HCI traffic, by H4 indicator (index) and direction: (sent, received).
@@ -200,7 +240,15 @@ final class FrameSink {
                     written &+= 1
                     return
                 }
+            } else if format.linkLayerType == lt {
+                let current = try writer()
+                if case .pcap(let w) = current {
+                    try w.write(timestamp: r.timestamp, data: p.payload, originalLength: original)
+                    written &+= 1
+                    return
+                }
             }
+            droppedLinkLayer.insert(lt)
             droppedOther &+= 1
             return
         case .unsupported, .truncatedHeader:
@@ -209,7 +257,9 @@ final class FrameSink {
         }
         let isNote = monitorOpcode == MonitorOpcode.systemNote || monitorOpcode == MonitorOpcode.userLogging
         scratch.removeAll(keepingCapacity: true)
-        switch (format, writer) {
+        if format.linkLayerType != nil { return drop(isNote) }
+        let current = try writer()
+        switch (format, current) {
         case (.pcap201, .pcap(let w)):
             guard let h4 else { return drop(isNote) }
             h4WithDirection(h4, received: received, payload: p.payload)
@@ -273,16 +323,29 @@ final class FrameSink {
 
     /// The pcapng writer, created with the first record: a link-layer capture adds its link type.
     private func pcapngWriter(firstLinkType: UInt32?) throws(CaptureError) -> PcapngWriter {
-        if case .pcapng(let existing?) = writer { return existing }
+        if case .pcapng(let existing?) = created { return existing }
         if let lt = firstLinkType { pcapngLinkTypes.append(lt) }
         let w = try PcapngWriter(path: path, linkTypes: pcapngLinkTypes)
-        writer = .pcapng(w)
+        created = .pcapng(w)
         return w
     }
 
-    /// Writes the file header of an empty pcapng.
+    /// Writes the file header of an empty capture.
     func finish() throws(CaptureError) {
-        if format == .pcapng { _ = try pcapngWriter(firstLinkType: nil) }
+        if format == .pcapng { _ = try pcapngWriter(firstLinkType: nil) } else { _ = try writer() }
+    }
+
+    /// Why nothing was written when every frame read had to be dropped; nil when some frame was
+    /// carried or none was read.
+    func nothingCarried() -> String? {
+        guard written == 0, droppedNotes + droppedOther > 0 else { return nil }
+        var s = "none of the \(droppedNotes + droppedOther) frames can be carried by \(format.rawValue); nothing written"
+        if let lt = droppedLinkLayer.min() {
+            s += " (over-the-air frames of link type \(lt): " + Convert.Format.carrying(linkLayer: lt).map(\.rawValue).joined(separator: ", ") + " can carry them)"
+        } else if droppedNotes > 0 && droppedOther == 0 {
+            s += " (notes: pcap254, btsnoop2001, pcapng and pklg keep them)"
+        }
+        return s
     }
 
     func warnings() -> [String] {
@@ -291,7 +354,11 @@ final class FrameSink {
             out.append("\(droppedNotes) notes dropped: \(format.rawValue) has no place for them (pcap254, btsnoop2001, pcapng and pklg keep them)")
         }
         if droppedOther > 0 {
-            out.append("\(droppedOther) frames dropped: \(format.rawValue) cannot carry them")
+            var line = "\(droppedOther) frames dropped: \(format.rawValue) cannot carry them"
+            if let lt = droppedLinkLayer.min() {
+                line += " (over-the-air frames of link type \(lt): " + Convert.Format.carrying(linkLayer: lt).map(\.rawValue).joined(separator: ", ") + " can carry them)"
+            }
+            out.append(line)
         }
         return out
     }

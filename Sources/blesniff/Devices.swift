@@ -34,10 +34,19 @@ struct Devices: ParsableCommand {
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
             let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates, keys: decoding.keys)
-            ok = try decoding.input.forEachPacket(group) { _ = dissector.dissect($0) } && ok
+            var frames = 0
+            var start: Int64?
+            let read = try decoding.input.forEachPacket(group) {
+                if start == nil { start = $0.timestamp }
+                frames += 1
+                _ = dissector.dissect($0)
+            }
+            ok = read && ok
+            // A file that could not be opened has its one error line, not an empty section too.
+            if !read, frames == 0 { continue }
             let devices = dissector.advertisers?.devices ?? []
             switch format {
-            case .text: DevicesReport.text(devices, file: file, to: out)
+            case .text: DevicesReport.text(devices, file: file, start: start, to: out)
             case .json: DevicesReport.json(devices, file: file, to: out)
             }
         }

@@ -27,7 +27,11 @@ struct Gatt: ParsableCommand {
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
             let dissector = Dissector(keys: decoding.keys)
-            ok = try decoding.input.forEachPacket(group) { _ = dissector.dissect($0) } && ok
+            var frames = 0
+            let read = try decoding.input.forEachPacket(group) { frames += 1; _ = dissector.dissect($0) }
+            ok = read && ok
+            // A file that could not be opened has its one error line, not an empty section too.
+            if !read, frames == 0 { continue }
             dissector.finish()
             let dbs = dissector.gatt.databases.filter { !$0.database.isEmpty }.map { (name: Self.name($0.key), database: $0.database) }
             switch format {

@@ -376,3 +376,35 @@ final class MalformedTests: XCTestCase {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 }
+
+/// One definition of a malformed frame (it is when any layer is), the same count in every output.
+final class MalformedCountTests: XCTestCase {
+    func counts(_ path: String) throws -> (text: Int, json: Int, quiet: String) {
+        let text = try CLI.run(["read", path]).out.split(separator: "\n").filter { $0.hasSuffix(" [malformed]") }.count
+        let json = try CLI.run(["read", "--format", "json", path]).out.split(separator: "\n").filter { line in
+            let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return o?["malformed"] != nil
+        }.count
+        return (text, json, try CLI.run(["read", "--quiet", path]).out)
+    }
+
+    /// An LE Set Advertising Data command whose AD length exceeds 31 is malformed in its HCI layer
+    /// only: the frame carries the flag, and read, read --format json and read --quiet agree.
+    func testAFaultInAnInnerLayerMarksTheFrame() throws {
+        let path = Fixtures.captures + "/bad_adv_data.btsnoop"
+        let c = try counts(path)
+        XCTAssertEqual(c.text, 2)
+        XCTAssertEqual(c.json, 2)
+        XCTAssertEqual(c.quiet, "38 frames, 2 malformed\n")
+        let line = try CLI.run(["read", "--format", "json", "--skip", "30", "--count", "1", path]).out
+        XCTAssertTrue(line.contains(#""malformed":["Advertising Data Length 32 exceeds 31"]"#), line)
+    }
+
+    func testEveryCommittedCaptureCountsAlike() throws {
+        for name in Fixtures.committed {
+            let c = try counts(Fixtures.captures + "/" + name)
+            XCTAssertEqual(c.text, c.json, name)
+            XCTAssertTrue(c.quiet.hasSuffix(" \(c.text) malformed\n"), "\(name): \(c.quiet) vs \(c.text)")
+        }
+    }
+}

@@ -31,4 +31,63 @@ final class SARIFSchemaTests: XCTestCase {
         XCTAssertTrue(text.contains("\"byteOffset\""))
         XCTAssertTrue(try String(contentsOfFile: suppressed, encoding: .utf8).contains("\"suppressions\""))
     }
+
+    /// What GitHub code scanning needs to place a result (docs.github.com, "SARIF support for code
+    /// scanning"): a URI relative to the repository with `uriBaseId` %SRCROOT% (an absolute
+    /// file URI of the auditing machine matches no file of the repository), a `region.startLine`,
+    /// a ruleId and a message; the byte range of the frame is kept.
+    func testSARIFPathsAreRelativeToTheRepository() throws {
+        let dir = NSTemporaryDirectory() + "blesniff-sarif-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let out = dir + "/out.sarif"
+        let captures = ["bad_just_works.btsnoop", "bad_polling_read.pcap"].map { Fixtures.captures + "/" + $0 }
+        var r = try CLI.run(["audit", "--fail-on", "never", "--format", "sarif", "-o", out, "--source-root", Fixtures.root] + captures)
+        XCTAssertEqual(r.status, 0, r.err)
+        let doc = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any])
+        let run = try XCTUnwrap((doc["runs"] as? [[String: Any]])?.first)
+        let artifacts = try XCTUnwrap(run["artifacts"] as? [[String: Any]])
+        XCTAssertEqual(artifacts.compactMap { ($0["location"] as? [String: Any])?["uri"] as? String },
+                       ["Tests/Captures/bad_just_works.btsnoop", "Tests/Captures/bad_polling_read.pcap"])
+        let results = try XCTUnwrap(run["results"] as? [[String: Any]])
+        XCTAssertFalse(results.isEmpty)
+        for result in results {
+            XCTAssertNotNil(result["ruleId"] as? String)
+            XCTAssertFalse(((result["message"] as? [String: Any])?["text"] as? String ?? "").isEmpty)
+            let locations = (result["locations"] as? [[String: Any]] ?? []) + (result["relatedLocations"] as? [[String: Any]] ?? [])
+            for l in locations {
+                let physical = try XCTUnwrap(l["physicalLocation"] as? [String: Any])
+                let artifact = try XCTUnwrap(physical["artifactLocation"] as? [String: Any])
+                let uri = try XCTUnwrap(artifact["uri"] as? String)
+                XCTAssertTrue(uri.hasPrefix("Tests/Captures/"), uri)
+                XCTAssertEqual(artifact["uriBaseId"] as? String, "%SRCROOT%")
+                let region = try XCTUnwrap(physical["region"] as? [String: Any])
+                XCTAssertEqual(region["startLine"] as? Int, 1)
+                XCTAssertNotNil(region["byteOffset"] as? Int)
+                XCTAssertGreaterThan(region["byteLength"] as? Int ?? 0, 0)
+            }
+        }
+        XCTAssertFalse(try String(contentsOfFile: out, encoding: .utf8).contains("file://"))
+
+        // A capture outside the root keeps its absolute file URI, without a base.
+        let outside = dir + "/copy.btsnoop"
+        try FileManager.default.copyItem(atPath: captures[0], toPath: outside)
+        let second = dir + "/outside.sarif"
+        r = try CLI.run(["audit", "--fail-on", "never", "--format", "sarif", "-o", second, "--source-root", Fixtures.root, outside])
+        XCTAssertEqual(r.status, 0, r.err)
+        let text = try String(contentsOfFile: second, encoding: .utf8)
+        XCTAssertTrue(text.contains("\"uri\":\"file://"), text)
+        XCTAssertFalse(text.contains("%SRCROOT%"), text)
+
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", Fixtures.root + "/scripts/validate_sarif.py", out, second]
+        let err = Pipe()
+        p.standardError = err
+        try p.run()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        if p.terminationStatus == 77 { throw XCTSkip(message) }
+        XCTAssertEqual(p.terminationStatus, 0, message)
+    }
 }

@@ -77,8 +77,9 @@ enum CLI {
         let process: Process
         let stdout: String
         let stderr: String
-        init(_ binary: String, _ args: [String], environment: [String: String] = [:]) throws {
+        init(_ binary: String, _ args: [String], environment: [String: String] = [:], stdin: String? = nil) throws {
             process = Process()
+            if let stdin { process.standardInput = FileHandle(forReadingAtPath: stdin) }
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = args
             if !environment.isEmpty {
@@ -104,7 +105,7 @@ enum CLI {
         }
     }
 
-    static func run(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
-        try Run(try binary(), args, environment: environment).wait()
+    static func run(_ args: [String], environment: [String: String] = [:], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
+        try Run(try binary(), args, environment: environment, stdin: stdin).wait()
     }
 }

@@ -92,6 +92,9 @@ public struct AuditReport {
     public var toolName = "blesniff"
     public var toolVersion = "0.1.0"
     public var informationURI = "https://github.com/blesniff/blesniff"
+    /// SARIF: a capture path as the repository root sees it: relative to the root (`%SRCROOT%`)
+    /// when under it, else absolute; nil leaves paths as given.
+    public var sarifSourcePath: (@Sendable (String) -> (path: String, underRoot: Bool))?
     /// Findings at or above it are failures in JUnit (the run's `--fail-on`).
     public var failOn: FailOn = .error
     /// ANSI colour in the text format (a terminal only).
@@ -475,10 +478,17 @@ public struct AuditReport {
                       + "},\"defaultConfiguration\":{\"level\":" + js(r.severity.name) + "},\"properties\":{\"guidance\":"
                       + js(r.guidance) + "}}")
         }
+        // Code scanning places a result by a URI relative to the repository (`%SRCROOT%`), not the
+        // auditing machine's absolute path, and by a line: a capture has none, so line 1 with the
+        // frame's bytes. Paths outside the root keep their file URI.
+        let locations = audits.map { a -> String in
+            guard let (path, underRoot) = sarifSourcePath?(a.path) else { return "\"uri\":" + js(Self.uri(a.path)) }
+            return "\"uri\":" + js(Self.uri(path)) + (underRoot ? ",\"uriBaseId\":\"%SRCROOT%\"" : "")
+        }
         out.write("]}},\"artifacts\":[")
-        for (i, a) in audits.enumerated() {
+        for (i, _) in audits.enumerated() {
             if i > 0 { out.write(",") }
-            out.write("{\"location\":{\"uri\":" + js(Self.uri(a.path)) + "}}")
+            out.write("{\"location\":{" + locations[i] + "}}")
         }
         out.write("],\"results\":[")
         var first = true
@@ -490,8 +500,8 @@ public struct AuditReport {
                 if let i = index[f.rule] { out.write(",\"ruleIndex\":" + String(i)) }
                 out.write(",\"level\":" + js(f.severity.name) + ",\"message\":{\"text\":" + js(Self.summaryLine(f)) + "}")
                 let d = f.decisive
-                out.write(",\"locations\":[{\"physicalLocation\":{\"artifactLocation\":{\"uri\":" + js(Self.uri(a.path))
-                          + ",\"index\":" + String(ai) + "},\"region\":{\"byteOffset\":" + String(max(0, d.fileOffset))
+                out.write(",\"locations\":[{\"physicalLocation\":{\"artifactLocation\":{" + locations[ai]
+                          + ",\"index\":" + String(ai) + "},\"region\":{\"startLine\":1,\"byteOffset\":" + String(max(0, d.fileOffset))
                           + ",\"byteLength\":" + String(max(0, d.fileLength)) + "}},\"logicalLocations\":[{\"name\":"
                           + js("frame " + String(d.number)) + ",\"kind\":\"element\"},{\"name\":" + js(f.subject.label)
                           + ",\"kind\":\"object\"}]}]")
@@ -501,8 +511,8 @@ public struct AuditReport {
                     out.write(",\"relatedLocations\":[")
                     for (k, r) in related.enumerated() {
                         if k > 0 { out.write(",") }
-                        out.write("{\"id\":" + String(k + 1) + ",\"physicalLocation\":{\"artifactLocation\":{\"uri\":"
-                                  + js(Self.uri(a.path)) + ",\"index\":" + String(ai) + "},\"region\":{\"byteOffset\":"
+                        out.write("{\"id\":" + String(k + 1) + ",\"physicalLocation\":{\"artifactLocation\":{"
+                                  + locations[ai] + ",\"index\":" + String(ai) + "},\"region\":{\"startLine\":1,\"byteOffset\":"
                                   + String(max(0, r.fileOffset)) + ",\"byteLength\":" + String(max(0, r.fileLength))
                                   + "}},\"message\":{\"text\":" + js("frame " + String(r.number)) + "}}")
                     }

@@ -1,0 +1,42 @@
+import XCTest
+
+/// `blesniff devices`: what a person reads of each advertiser.
+final class DevicesTests: XCTestCase {
+    /// A btsnoop (H4) capture of LE Advertising Reports, one per `data`, 100 ms apart.
+    static func advertisingCapture(_ data: [[UInt8]], to path: String) throws {
+        func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)] }
+        func be64(_ v: Int64) -> [UInt8] { be32(Int(v >> 32)) + be32(Int(v & 0xffff_ffff)) }
+        var file: [UInt8] = Array("btsnoop".utf8) + [0] + be32(1) + be32(1002)
+        // 2024-06-01 00:00:00 UTC in btsnoop time (microseconds since 0000-01-01).
+        let base: Int64 = 0x00dc_ddb3_0f2f_8000 + 1_717_200_000_000_000
+        for (i, ad) in data.enumerated() {
+            let report: [UInt8] = [0x02, 0x01, 0x00, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, UInt8(ad.count)] + ad + [0xC4]
+            let event: [UInt8] = [0x04, 0x3E, UInt8(report.count)] + report
+            file += be32(event.count) + be32(event.count) + be32(3) + be32(0) + be64(base + Int64(i) * 100_000) + event
+        }
+        try Data(file).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Some stacks send the name field whole from a fixed-size buffer: the NULs that pad it are
+    /// not shown as part of the name (read -v keeps the AD structure's bytes); first and last seen
+    /// are seconds from the start, as `read` shows a frame's time.
+    func testNamePaddedWithNULsAndTimesAsReadShowsThem() throws {
+        let path = NSTemporaryDirectory() + "blesniff-devices-\(UUID().uuidString).btsnoop"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let name: [UInt8] = [0x08, 0x09] + Array("Lamp".utf8) + [0, 0, 0]
+        try Self.advertisingCapture([[0x02, 0x01, 0x06] + name, [0x02, 0x01, 0x06] + name], to: path)
+
+        let r = try CLI.run(["devices", path])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertFalse(r.out.contains("\0"), r.out)
+        XCTAssertTrue(r.out.contains("66:55:44:33:22:11 (public) \"Lamp\"\n"), r.out)
+        XCTAssertTrue(r.out.contains("  Complete Local Name: Lamp\n"), r.out)
+        XCTAssertTrue(r.out.contains("  First Seen: 0.000000 s\n"), r.out)
+        XCTAssertTrue(r.out.contains("  Last Seen: 0.100000 s\n"), r.out)
+
+        let verbose = try CLI.run(["read", "-v", path]).out
+        XCTAssertTrue(verbose.contains("4c616d70000000"), "the AD structure keeps its bytes: \(verbose)")
+        let json = try CLI.run(["devices", "--format", "json", path]).out
+        XCTAssertTrue(json.contains(#""first_seen":{"value":1717200000000000000"#), json)
+    }
+}
