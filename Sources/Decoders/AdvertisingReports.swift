@@ -233,6 +233,16 @@ public enum AdvertisingReports {
         return rep
     }
 
+    /// Whether the full decode of a report subevent marks a fault: in the report list, or in a
+    /// report's advertising data. Checked without writing the fields.
+    public static func hasFaults(subevent: UInt8, _ params: Bytes) -> Bool {
+        var bad = false
+        let listFault = forEach(subevent: subevent, params) { r in
+            if !bad, !r.advertisingData.problems.isEmpty { bad = true }
+        }
+        return bad || listFault != nil
+    }
+
     /// Full decode of a report subevent's parameters; nil when the subevent is not a report.
     public static func fields(subevent: UInt8, _ params: Bytes) -> [Field]? {
         guard isReport(subevent: subevent) else { return nil }

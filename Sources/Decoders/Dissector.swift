@@ -421,10 +421,28 @@ public struct Decoded {
     /// a layer's full decode finds (an HCI parameter, an AD structure, an LL field) counts too, so
     /// a frame without `problems` is decoded in full to look; only callers that ask pay for it
     /// (read --quiet 20,182 frames of lightctl: 0.01 s to 0.05 s; the audit does not ask).
-    public var isMalformed: Bool { !problems.isEmpty || !layerProblems.isEmpty }
+    public var isMalformed: Bool { !problems.isEmpty || hasFieldFaults }
 
     /// Every reason the frame is malformed: `problems`, else what its layers' fields mark.
-    public var malformedReasons: [String] { problems.isEmpty ? layerProblems : problems }
+    public var malformedReasons: [String] { problems.isEmpty && hasFieldFaults ? layerProblems : problems }
+
+    /// Whether a layer's full decode finds a fault that dissecting did not. The layers that carry
+    /// most frames are checked without writing their fields (advertising reports by their AD
+    /// structures, ATT PDUs by handle ranges, declarations and SIG values); other HCI commands and
+    /// events and link-layer frames are decoded in full to look. L2CAP, SMP and signalling report
+    /// theirs while dissecting.
+    private var hasFieldFaults: Bool {
+        switch hci {
+        case .event(0x3E, let p):
+            guard let sub = p.byte(0), AdvertisingReports.isReport(subevent: sub) else { return !layerProblems.isEmpty }
+            return AdvertisingReports.hasFaults(subevent: sub, p.from(1))
+        case .command, .event: return !layerProblems.isEmpty
+        case .acl, .isochronous, .none:
+            if isOverTheAir { return !layerProblems.isEmpty }
+            if case .att(let r, _)? = upper { return r.hasFieldFaults }
+            return false
+        }
+    }
 
     /// The reasons of the `Malformed` fields of the full decode (already shown in those fields).
     public var layerProblems: [String] {

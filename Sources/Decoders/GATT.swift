@@ -598,6 +598,21 @@ extension ATTResult: Dissectable {
 
     public var fields: [Field] { FieldList.build(writeFields) }
 
+    /// Whether `writeFields` marks a fault the PDU's own decode did not report: a handle range
+    /// out of order, a declaration too short for its type, a SIG characteristic value that does not
+    /// decode. Checked without writing the fields.
+    public var hasFieldFaults: Bool {
+        if let r = pdu.range, !r.isValid { return true }
+        for n in notes { if case .malformed(let why) = n, why != pdu.malformed { return true } }
+        for e in entries {
+            guard let v = e.value, let u = e.attribute.valueUUID, CharacteristicValues.knows(u) else { continue }
+            if CharacteristicValues.decode(u, v)?.contains(where: { if case .error = $0.value { return true } else { return false } }) == true {
+                return true
+            }
+        }
+        return false
+    }
+
     /// The PDU's own fields, then what the bearer adds: request pairing, attributes, decoded values, notes.
     public func writeFields(to out: FieldSink) {
         pdu.writeFields(to: out)
