@@ -1,54 +1,190 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Aggregates advertising reports per advertiser for a device list. Memory per device is flat:
-/// RSSI goes into a fixed histogram and advertising gaps into a fixed ring.
+/// RSSI goes into a fixed histogram and advertising gaps into a fixed ring. The number of devices
+/// is capped too: anyone in range can advertise from a new random address in every report, so
+/// past `maxTracked` advertisers the rest are only counted (`untracked`).
 public final class Advertisers {
+    /// Advertisers kept in full detail unless told otherwise. One costs about 1 KiB (the RSSI
+    /// histogram, the gap ring, its dictionary entry), up to about 3 KiB with two 248-byte names
+    /// and 64 service UUIDs: the table stays under 32 MiB.
+    public static let defaultMaxTracked = 10_000
+    /// Advertisers past the cap kept in full while they are recent, so one the host connects to
+    /// (which follows its advertising closely) keeps its detail; the oldest is counted when a new
+    /// one arrives.
+    public static let recentKept = 256
+
     /// User-given UUIDs to test overflow-area bitmaps against, besides those seen in the capture.
     public let candidateUUIDs: [BluetoothUUID]
+    /// Advertisers kept in full, besides those the host connected to.
+    public let maxTracked: Int
     var order: [BDAddr] = []
     var byAddress: [BDAddr: AdvertiserState] = [:]
-    /// 128-bit UUIDs seen anywhere in advertising: overflow-area candidates.
+    /// Advertisers past the cap that the host connected to, kept in full too (at most `maxTracked`
+    /// of them: a crafted capture can make the host connect to anything).
+    var promoted = 0
+    /// Recent advertisers past the cap, and the order they came in (a ring of `recentKept`).
+    var recent: [BDAddr: AdvertiserState] = [:]
+    var recentRing: [BDAddr] = []
+    var recentNext = 0
+    var counted = UntrackedAdvertisers()
+    /// 128-bit UUIDs seen anywhere in advertising: overflow-area candidates (kept from tracked
+    /// advertisers only, so bounded with them).
     var seen128 = Set<BluetoothUUID>()
 
-    public init(candidateUUIDs: [BluetoothUUID] = []) {
+    public init(candidateUUIDs: [BluetoothUUID] = [], maxTracked: Int = Advertisers.defaultMaxTracked) {
         self.candidateUUIDs = candidateUUIDs
+        self.maxTracked = max(0, maxTracked)
     }
 
     /// Adds one report. A scan response is merged into the device of the same address.
     public func add(_ report: AdvertisingReport, frame: Int, time: Int64) {
         guard report.syncHandle == nil else { return }  // periodic reports carry no address
-        let d: AdvertiserState
-        if let existing = byAddress[report.address] {
-            d = existing
-        } else {
-            d = AdvertiserState(address: report.address, addressType: report.addressType, frame: frame, time: time)
+        if let d = byAddress[report.address] {
+            d.add(report, frame: frame, time: time, seen128: &seen128)
+        } else if order.count &- promoted < maxTracked {
+            let d = AdvertiserState(address: report.address, addressType: report.addressType, frame: frame, time: time)
             byAddress[report.address] = d
             order.append(report.address)
+            d.add(report, frame: frame, time: time, seen128: &seen128)
+        } else {
+            var ignored = Set<BluetoothUUID>()
+            recentState(report, frame: frame, time: time).add(report, frame: frame, time: time, seen128: &ignored)
         }
-        d.add(report, frame: frame, time: time, seen128: &seen128)
+    }
+
+    /// The recent untracked advertiser of the report's address, made (and the oldest one counted)
+    /// when there is none.
+    private func recentState(_ report: AdvertisingReport, frame: Int, time: Int64) -> AdvertiserState {
+        if let d = recent[report.address] { return d }
+        let d = AdvertiserState(address: report.address, addressType: report.addressType, frame: frame, time: time)
+        recent[report.address] = d
+        if recentRing.count < Advertisers.recentKept {
+            recentRing.append(report.address)
+        } else {
+            // The slot's advertiser may have been promoted already (then it is no longer here).
+            if let old = recent.removeValue(forKey: recentRing[recentNext]) { counted.add(old) }
+            recentRing[recentNext] = report.address
+            recentNext = (recentNext + 1) % Advertisers.recentKept
+        }
+        return d
     }
 
     /// Notes that a connection to the address was made (LE Connection Complete, CONNECT_IND).
     public func noteConnection(to address: BDAddr, frame: Int) {
-        guard let d = byAddress[address] else { return }
-        if d.connectionFrame == nil { d.connectionFrame = frame }
+        if let d = byAddress[address] {
+            if d.connectionFrame == nil { d.connectionFrame = frame }
+            return
+        }
+        guard promoted < maxTracked, let d = recent.removeValue(forKey: address) else { return }
+        d.connectionFrame = frame
+        byAddress[address] = d
+        order.append(address)
+        promoted += 1
     }
 
+    /// Advertisers with full detail.
     public var count: Int { order.count }
 
-    /// One summary per advertiser, in order of first appearance.
+    /// Every advertiser seen: those in detail and those only counted.
+    public var totalCount: Int { order.count + untracked.advertisers }
+
+    /// What is known of the advertisers past the cap.
+    public var untracked: UntrackedAdvertisers {
+        var all = counted
+        for d in recent.values { all.add(d) }
+        return all
+    }
+
+    /// One summary per advertiser, in order of first appearance (those promoted by a connection
+    /// after the ones tracked from the start).
     public var devices: [DeviceSummary] {
         let candidates = Array(seen128).sorted() + candidateUUIDs
         return order.compactMap { byAddress[$0]?.summary(candidates: candidates) }
     }
 }
 
+/// Advertisers past the cap: per address type, how many (estimated, in fixed memory), their
+/// reports and RSSI range.
+public struct UntrackedAdvertisers: Sendable {
+    public struct Group: Sendable {
+        public let addressType: UInt8
+        /// Distinct addresses, estimated (exact for small counts, within about 1% up to millions).
+        public fileprivate(set) var advertisers = 0
+        /// True when the estimate saturated: `advertisers` is then a lower bound.
+        public fileprivate(set) var atLeast = false
+        public fileprivate(set) var reports = 0
+        public fileprivate(set) var rssiMin: Int?
+        public fileprivate(set) var rssiMax: Int?
+        fileprivate var distinct = DistinctCounter()
+
+        fileprivate mutating func add(_ d: AdvertiserState) {
+            distinct.insert(d.address.raw)
+            (advertisers, atLeast) = distinct.estimate
+            reports += d.advertisingReports + d.scanResponses
+            if let lo = d.rssi.min { rssiMin = Swift.min(rssiMin ?? lo, lo) }
+            if let hi = d.rssi.max { rssiMax = Swift.max(rssiMax ?? hi, hi) }
+        }
+    }
+
+    /// By address type; at most 256 groups.
+    var byType: [UInt8: Group] = [:]
+
+    public init() {}
+
+    mutating func add(_ d: AdvertiserState) {
+        // Changed in place: a copy of the group would copy its 256 KiB map.
+        byType[d.addressType, default: Group(addressType: d.addressType)].add(d)
+    }
+
+    public var groups: [Group] { byType.values.sorted { $0.addressType < $1.addressType } }
+    public var advertisers: Int { byType.values.reduce(0) { $0 + $1.advertisers } }
+    public var reports: Int { byType.values.reduce(0) { $0 + $1.reports } }
+    public var isEmpty: Bool { byType.isEmpty }
+}
+
+/// Counts distinct addresses in fixed memory (linear counting over a 2^21-bit map, 256 KiB made on
+/// first use): a set of millions of random addresses would cost gigabytes.
+struct DistinctCounter: Sendable {
+    static let bits = 1 << 21
+    var words: [UInt64] = []
+    var zeros = DistinctCounter.bits
+
+    mutating func insert(_ v: UInt64) {
+        if words.isEmpty { words = [UInt64](repeating: 0, count: DistinctCounter.bits / 64) }
+        // splitmix64's finaliser: addresses are anything but uniform.
+        var z = v &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        let bit = Int(truncatingIfNeeded: z) & (DistinctCounter.bits - 1)
+        let mask: UInt64 = 1 << UInt64(bit & 63)
+        if words[bit >> 6] & mask == 0 {
+            words[bit >> 6] |= mask
+            zeros -= 1
+        }
+    }
+
+    /// m·ln(m/zeros), rounded; a lower bound once no bit is left unset.
+    var estimate: (Int, atLeast: Bool) {
+        let m = Double(DistinctCounter.bits)
+        guard zeros > 0 else { return (Int(m * log(m)), true) }
+        return (Int((m * log(m / Double(zeros))).rounded()), false)
+    }
+}
+
 /// Running state of one advertiser.
 final class AdvertiserState {
-    /// A name for display: stacks that pad the field with NULs (a fixed-size buffer sent whole)
-    /// do not mean them as part of the name. The AD structure keeps its bytes (read -v, JSON).
-    static func displayName(_ bytes: [UInt8]) -> String {
+    /// A name without its padding: stacks that pad the field with NULs (a fixed-size buffer sent
+    /// whole) do not mean them as part of the name. The AD structure keeps its bytes (read -v, JSON).
+    static func withoutPadding(_ bytes: [UInt8]) -> [UInt8] {
         var end = bytes.endIndex
         while end > bytes.startIndex, bytes[end - 1] == 0 { end -= 1 }
-        return String(decoding: bytes[..<end], as: UTF8.self)
+        return Array(bytes[..<end])
     }
 
     let address: BDAddr
@@ -141,8 +277,7 @@ final class AdvertiserState {
         }
         return DeviceSummary(
             address: address, addressType: addressType,
-            completeName: completeName.map(Self.displayName),
-            shortName: shortName.map(Self.displayName),
+            completeNameBytes: completeName.map(Self.withoutPadding), shortNameBytes: shortName.map(Self.withoutPadding),
             flags: flags, appearance: appearance, services: services, overflowBits: overflow == nil ? nil : bits,
             companies: companies, txPower: txPower, rssiMin: rssi.min, rssiMedian: rssi.median, rssiMax: rssi.max,
             advertisingReports: advertisingReports, scanResponses: scanResponses,
@@ -214,8 +349,9 @@ public struct DeviceService: Sendable, Equatable {
 public struct DeviceSummary: Sendable {
     public let address: BDAddr
     public let addressType: UInt8
-    public let completeName: String?
-    public let shortName: String?
+    /// Names as the device sent them (possibly invalid UTF-8).
+    public let completeNameBytes: [UInt8]?
+    public let shortNameBytes: [UInt8]?
     public let flags: UInt8?
     public let appearance: UInt16?
     public let services: [DeviceService]
@@ -241,15 +377,18 @@ public struct DeviceSummary: Sendable {
     public let malformedStructures: Int
 
     public var randomKind: RandomAddressKind? { addressType == 0x01 ? address.randomKind : nil }
+    public var completeName: String? { completeNameBytes.map { String(decoding: $0, as: UTF8.self) } }
+    public var shortName: String? { shortNameBytes.map { String(decoding: $0, as: UTF8.self) } }
     public var name: String? { completeName ?? shortName }
+    public var nameBytes: [UInt8]? { completeNameBytes ?? shortNameBytes }
     public var connected: Bool { connectionFrame != nil }
 
     public var fields: [Field] {
         var addrChildren = [Field("Address Type", AdvertisingReport.addressType(addressType))]
         if let k = randomKind { addrChildren.append(Field("Random Address Kind", .text(k.rawValue))) }
         var out = [Field("Address", .address(address), addrChildren)]
-        if let n = completeName { out.append(Field("Complete Local Name", .text(n))) }
-        if let n = shortName { out.append(Field("Shortened Local Name", .text(n))) }
+        if let n = completeNameBytes { out.append(Field("Complete Local Name", .received(n[...]))) }
+        if let n = shortNameBytes { out.append(Field("Shortened Local Name", .received(n[...]))) }
         if let f = flags { out.append(ADValue.flags([f][...]).first ?? Field.u8("Flags", f)) }
         if let a = appearance { out.append(ADValue.appearanceField(a)) }
         for s in services {

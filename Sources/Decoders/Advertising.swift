@@ -153,7 +153,7 @@ public struct AdvertisingData: Dissectable, Sendable {
         if let f = flags { part("Flags "); s.write(hex: f, width: 2) }
         if let n = localNameBytes {
             part(n.complete ? "Name \"" : "Short name \"")
-            s += Self.name(n.bytes)
+            s.write(received: n.bytes.prefix { $0 != 0 })
             s.write(byte: UInt8(ascii: "\""))
         }
         var listed = false
@@ -387,9 +387,9 @@ enum ADValue {
         case 0x14, 0x15, 0x1F: return uuidList(d, width: ADType.solicitationWidth[type] ?? 2)
         case 0x08, 0x09:
             // A name with NULs (padding from a fixed-size buffer, a C terminator) is shown up to the
-            // first; the bytes stay visible beside it.
-            return [Field("Device Name", .text(AdvertisingData.name(d)), d.contains(0) ? [Field("Bytes", .bytes(d))] : [])]
-        case 0x30: return [Field("Broadcast Name", .text(AdvertisingData.name(d)))]
+            // first, as received (escaped on a terminal); the bytes stay visible beside it.
+            return [Field("Device Name", .received(d.prefix { $0 != 0 }), d.contains(0) ? [Field("Bytes", .bytes(d))] : [])]
+        case 0x30: return [Field("Broadcast Name", .received(d.prefix { $0 != 0 }))]
         case 0x0A: return d.byte(0).map { [Field("Power Level", .signed(Int64(Int8(bitPattern: $0)), unit: "dBm"))] } ?? []
         case 0x0D: return classOfDevice(d)
         case 0x0E, 0x1D: return [Field("Hash C", .bytes(d))]

@@ -216,7 +216,7 @@ extension CharacteristicValues {
             var v = b.r.rest()
             while v.last == 0 { v = v.dropLast() }  // some stacks send C strings
             let s = String(decoding: v, as: UTF8.self)
-            b.add(Field(label, .text(s)), label + " \"" + s + "\"")
+            b.add(Field(label, .received(v)), label + " \"" + s + "\"")
         }
     }
 

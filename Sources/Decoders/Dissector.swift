@@ -33,12 +33,13 @@ public final class Dissector {
 
     /// - Parameters:
     ///   - keys: long-term keys to decrypt encrypted link-layer connections with.
+    ///   - maxAdvertisers: advertisers tracked in full (`Advertisers.maxTracked`); later ones are counted.
     ///   - keepEnded: ended connections to keep for `ended` and `allConnections` (at most
     ///     `maxEndedKept`); a pass that only looks at frames as they come (the audit) keeps none.
     public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [],
-                keepEnded: Int = Dissector.maxEndedKept) {
+                maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept) {
         endedKept = min(max(keepEnded, 0), Dissector.maxEndedKept)
-        advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs) : nil
+        advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs, maxTracked: maxAdvertisers) : nil
         linkLayer = LinkLayerTracker(keys: keys)
     }
 

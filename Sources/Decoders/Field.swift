@@ -47,6 +47,9 @@ public enum FieldValue: Sendable {
     case int(Int64)
     case bool(Bool)
     case text(String)
+    /// Text as a device sent it (a name, a GATT string): kept as bytes, since it may be invalid
+    /// UTF-8. Text output escapes it (`DisplayText`), JSON and HTML show it as a String.
+    case received(Bytes)
     /// Raw bytes (a slice of the frame; field trees do not outlive the frame's printing).
     case bytes(Bytes)
     /// An enumerated value with its name from the specification: "LE Public (0x00)".

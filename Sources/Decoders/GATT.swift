@@ -444,8 +444,14 @@ public final class GATTDatabase {
 /// e.g. address and address type), so later connections to the same peer reuse what earlier
 /// discovery found.
 public final class GATTStore {
+    /// Peers whose databases are kept. Each connection to a new address makes one, and a crafted
+    /// capture can name a new address on every reuse of a handle; past the cap a peer's database
+    /// still serves its connection (values are decoded) but is not kept for `gatt` or reports.
+    public static let maxDatabases = 4096
     private var byKey: [AnyHashable: GATTDatabase] = [:]
     private var order: [AnyHashable] = []
+    /// Databases made past `maxDatabases` and not kept.
+    public private(set) var databasesNotKept = 0
 
     public init() {}
 
@@ -453,6 +459,10 @@ public final class GATTStore {
     public func database(for peer: AnyHashable) -> GATTDatabase {
         if let d = byKey[peer] { return d }
         let d = GATTDatabase()
+        guard byKey.count < GATTStore.maxDatabases else {
+            databasesNotKept += 1
+            return d
+        }
         byKey[peer] = d
         order.append(peer)
         return d

@@ -123,7 +123,7 @@ enum ParamDecoder {
         case .text(let l, let size):
             let b = r.remaining > size ? try r.take(size) : r.rest()
             let end = b.firstIndex(of: 0) ?? b.endIndex
-            out.add(l, .text(String(decoding: b[b.startIndex..<end], as: UTF8.self)))
+            out.add(l, .received(b[b.startIndex..<end]))
         case .adData(let ll, let dl):
             let n = try r.u8()
             out.add(ll, .uint(UInt64(n), hex: 0))

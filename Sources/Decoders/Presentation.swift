@@ -148,17 +148,17 @@ extension Decoded {
         switch op {
         case MonitorOpcode.systemNote:
             line += ": "
-            line += String(decoding: packet.payload.prefix { $0 != 0 }, as: UTF8.self)
+            line.write(received: packet.payload.prefix { $0 != 0 })
         case MonitorOpcode.newIndex:
             // type, bus, BD_ADDR, name[8]
             var r = ByteReader(packet.payload)
             guard (try? r.skip(2)) != nil, let a = try? r.address() else { return }
-            let name = String(decoding: r.rest().prefix { $0 != 0 }, as: UTF8.self)
+            let name = r.rest().prefix { $0 != 0 }
             line += ": hci"
             line.write(packet.adapter)
             line.write(byte: 32)
             line.write(a)
-            if !name.isEmpty { line.write(byte: 32); line += name }
+            if !name.isEmpty { line.write(byte: 32); line.write(received: name) }
         default:
             break
         }

@@ -35,6 +35,16 @@ public struct TextLine: Sendable {
     /// Another line's bytes.
     public mutating func write(bytes b: [UInt8]) { bytes.append(contentsOf: b) }
 
+    /// Text as a device sent it, kept as bytes (possibly invalid UTF-8): the terminal printer shows
+    /// invalid bytes as `\xNN` and JSON as U+FFFD, both from the same line.
+    public mutating func write(received b: Bytes) { bytes.append(contentsOf: b) }
+
+    /// `s` as `DisplayText` shows it on a terminal, for lines that are printed only as text.
+    public mutating func write(display s: String, _ style: DisplayText.Style = []) {
+        var s = s
+        s.withUTF8 { u in DisplayText.escape(u, style) { bytes.append(contentsOf: $0) } }
+    }
+
     /// Decimal, as `String(v)` spells it.
     public mutating func write<T: BinaryInteger>(_ v: T) {
         if v < 0 { bytes.append(UInt8(ascii: "-")) }

@@ -10,6 +10,7 @@ public enum FieldRendering {
         case .int(let n): return String(n)
         case .bool(let b): return b ? "true" : "false"
         case .text(let s): return s
+        case .received(let b): return String(decoding: b, as: UTF8.self)
         case .bytes(let b): return b.isEmpty ? "(empty)" : Hex.string(b)
         case .named(let n, let hex, let name): return name + " (" + Hex.prefixed(n, width: max(hex, 1)) + ")"
         case .quantity(let raw, let hex, let value, let unit):
@@ -172,24 +173,26 @@ public enum FieldRendering {
         out.write(byte: UInt8(ascii: "}"))
     }
 
-    /// `text(v)` written straight into the output buffer, with no intermediate strings.
+    /// `text(v)` written straight into the output buffer, with no intermediate strings. Every
+    /// string goes through `DisplayText`: any of them can carry what a device sent.
     static func writeText(_ v: FieldValue, to out: Output) {
         switch v {
         case .none: break
         case .uint(let n, let hex): if hex > 0 { out.write(hex: n, width: hex) } else { out.write(uint: n) }
         case .int(let n): out.write(int: n)
         case .bool(let b): out.write(b ? "true" : "false")
-        case .text(let s): out.write(s)
+        case .text(let s): out.write(display: s)
+        case .received(let b): out.write(display: b)
         case .bytes(let b): if b.isEmpty { out.write("(empty)") } else { out.write(lowerHex: b) }
         case .named(let n, let hex, let name):
-            out.write(name)
+            out.write(display: name)
             out.write(" (")
             out.write(hex: n, width: max(hex, 1))
             out.write(byte: UInt8(ascii: ")"))
         case .quantity(let raw, let hex, let value, let unit):
             writeDecimal(value, to: out)
             out.write(byte: 32)
-            out.write(unit)
+            out.write(display: unit)
             out.write(" (")
             if hex > 0 { out.write(hex: raw, width: hex) } else { out.write(uint: raw) }
             out.write(byte: UInt8(ascii: ")"))
@@ -197,7 +200,7 @@ public enum FieldRendering {
             out.write(int: n)
             if !unit.isEmpty {
                 out.write(byte: 32)
-                out.write(unit)
+                out.write(display: unit)
             }
         case .address(let a): out.write(address: a.raw)
         case .uuid(let u):
@@ -209,7 +212,7 @@ public enum FieldRendering {
             }
             if let name = AssignedNumbers.name(u) {
                 out.write(byte: 32)
-                out.write(name)
+                out.write(display: name)
             }
         case .flags(let n, let hex, let names):
             out.write(hex: n, width: max(hex, 1))
@@ -217,13 +220,13 @@ public enum FieldRendering {
                 out.write(" (")
                 for (i, name) in names.enumerated() {
                     if i > 0 { out.write(", ") }
-                    out.write(name)
+                    out.write(display: name)
                 }
                 out.write(byte: UInt8(ascii: ")"))
             }
         case .error(let why):
             out.write("malformed: ")
-            out.write(why)
+            out.write(display: why)
         }
     }
 
@@ -331,6 +334,7 @@ public enum FieldRendering {
         case .signed(let n, _): out.write(int: n)
         case .bool(let b): out.write(b ? "true" : "false")
         case .text(let s): out.write(jsonString: s)
+        case .received(let b): out.write(jsonString: b)
         case .bytes(let b):
             out.write(byte: UInt8(ascii: "\""))
             out.write(lowerHex: b)

@@ -49,7 +49,8 @@ public final class FramePrinter {
         out.write(byte: 32)
         line.clear()
         d.writeSummary(to: &line)
-        out.write(line)
+        // The line can quote a device (its name, a GATT string): escaped for the terminal.
+        out.write(display: line)
         if d.isMalformed { out.write(" [malformed]") }
         out.write(byte: 10)
         if verbose {

@@ -209,14 +209,53 @@ public final class Output {
         line.bytes.withUnsafeBufferPointer { append($0) }
     }
 
+    /// A line for a terminal: controls, invisible characters and invalid UTF-8 escaped
+    /// (`DisplayText`). A line with none of them is copied in one piece.
+    public func write(display line: TextLine) {
+        line.bytes.withUnsafeBufferPointer { DisplayText.escape($0) { append($0) } }
+    }
+
+    /// Text for a terminal, escaped as `DisplayText` says.
+    public func write(display s: String, _ style: DisplayText.Style = []) {
+        if s.utf8.withContiguousStorageIfAvailable({ DisplayText.escape($0, style) { append($0) } }) == nil {
+            var s = s
+            s.withUTF8 { DisplayText.escape($0, style) { append($0) } }
+        }
+    }
+
+    /// Bytes as a device sent them, escaped for a terminal.
+    public func write(display bytes: Bytes) {
+        bytes.withUnsafeBufferPointer { DisplayText.escape($0) { append($0) } }
+    }
+
+    /// Bytes as a device sent them as a quoted JSON string (invalid UTF-8 as U+FFFD).
+    public func write(jsonString bytes: Bytes) {
+        bytes.withUnsafeBufferPointer { writeJSON($0) }
+    }
+
     private func writeJSON(_ u: UnsafeBufferPointer<UInt8>) {
         append(UInt8(ascii: "\""))
         var start = 0
-        for i in 0..<u.count {
+        var i = 0
+        while i < u.count {
             let c = u[i]
+            i &+= 1
+            if c >= 0x80 {
+                // Lines can hold bytes as a device sent them: ill-formed UTF-8 becomes U+FFFD, one
+                // per maximal ill-formed subpart, as `String(decoding:as:)` makes it.
+                let (scalar, length) = DisplayText.decode(u, at: i &- 1)
+                if scalar == nil {
+                    if start < i &- 1 { append(UnsafeBufferPointer(rebasing: u[start..<(i &- 1)])) }
+                    append(0xEF); append(0xBF); append(0xBD)
+                    start = i &- 1 &+ length
+                }
+                i = i &- 1 &+ length
+                continue
+            }
             guard c < 0x20 || c == 0x22 || c == 0x5C else { continue }
-            if start < i { append(UnsafeBufferPointer(rebasing: u[start..<i])) }
-            start = i + 1
+            let at = i &- 1
+            if start < at { append(UnsafeBufferPointer(rebasing: u[start..<at])) }
+            start = i
             append(UInt8(ascii: "\\"))
             switch c {
             case 0x22: append(0x22)

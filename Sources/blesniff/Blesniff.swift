@@ -1,3 +1,4 @@
+import Decoders
 import ArgumentParser
 #if canImport(Glibc)
 import Glibc
@@ -31,9 +32,10 @@ struct Blesniff: ParsableCommand {
     }
 }
 
-/// Writes a line to standard error.
+/// Writes a line to standard error. Messages quote input (file names, zip entries, what a device
+/// sent), so they go through `DisplayText` like every text output.
 func stderr(_ s: String) {
-    var line = s
+    var line = DisplayText.escaped(s, .keepNewlines)
     if !line.hasSuffix("\n") { line += "\n" }
     line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }

@@ -21,6 +21,9 @@ struct Devices: ParsableCommand {
     @Option(name: .customLong("uuid"), help: "A 128-bit service UUID to look for in Apple overflow areas (repeatable).")
     var uuids: [String] = []
 
+    @Option(help: "Advertisers listed in full; later ones are only counted (by address type). Those the host connected to are always listed.")
+    var maxAdvertisers = Advertisers.defaultMaxTracked
+
     @OptionGroup var decoding: DecodeOptions
 
     mutating func run() throws {
@@ -33,7 +36,8 @@ struct Devices: ParsableCommand {
         var ok = true
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
-            let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates, keys: decoding.keys)
+            let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates, keys: decoding.keys,
+                                      maxAdvertisers: maxAdvertisers)
             var frames = 0
             var start: Int64?
             let read = try decoding.input.forEachPacket(group) {
@@ -45,9 +49,11 @@ struct Devices: ParsableCommand {
             // A file that could not be opened has its one error line, not an empty section too.
             if !read, frames == 0 { continue }
             let devices = dissector.advertisers?.devices ?? []
+            let untracked = dissector.advertisers?.untracked ?? UntrackedAdvertisers()
+            let cap = dissector.advertisers?.maxTracked ?? maxAdvertisers
             switch format {
-            case .text: DevicesReport.text(devices, file: file, start: start, to: out)
-            case .json: DevicesReport.json(devices, file: file, to: out)
+            case .text: DevicesReport.text(devices, untracked: untracked, cap: cap, file: file, start: start, to: out)
+            case .json: DevicesReport.json(devices, untracked: untracked, file: file, to: out)
             }
         }
         out.flush()

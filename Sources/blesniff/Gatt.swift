@@ -36,11 +36,14 @@ struct Gatt: ParsableCommand {
             let dbs = dissector.gatt.databases.filter { !$0.database.isEmpty }.map { (name: Self.name($0.key), database: $0.database) }
             switch format {
             case .text:
-                out.write("\(file): \(dbs.count) attribute database\(dbs.count == 1 ? "" : "s")\n")
+                out.write(display: file)
+                out.write(": \(dbs.count) attribute database\(dbs.count == 1 ? "" : "s")\n")
                 for db in dbs {
                     out.write("\n" + db.name + "\n")
-                    out.write(db.database.textTree())
-                    if !db.database.textTree().hasSuffix("\n") { out.write("\n") }
+                    // Values quote what the peer sent (names, strings): escaped, line breaks kept.
+                    let tree = db.database.textTree()
+                    out.write(display: tree, .keepNewlines)
+                    if !tree.hasSuffix("\n") { out.write("\n") }
                 }
             case .json:
                 out.write("{\"file\":" + FieldRendering.jsonString(file) + ",\"databases\":[")

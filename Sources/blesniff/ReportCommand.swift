@@ -29,6 +29,9 @@ struct ReportCommand: ParsableCommand {
     @Option(name: .long, help: "Baseline of accepted findings: shown as suppressed.")
     var baseline: String?
 
+    @Option(help: "Advertisers summarised in full; later ones are only counted (by address type).")
+    var maxAdvertisers = Advertisers.defaultMaxTracked
+
     @OptionGroup var decoding: DecodeOptions
 
     @OptionGroup var scope: AuditScopeOptions
@@ -55,11 +58,14 @@ struct ReportCommand: ParsableCommand {
             accepted = Baseline.parse(text)
         }
 
+        var limits = ReportLimits()
+        limits.maxAdvertisers = maxAdvertisers
         var collectors: [ReportCollector] = []
         var ok = true
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
-            let pass = ReportPass(path: file, configuration: configuration, baseline: accepted, keys: decoding.keys)
+            let pass = ReportPass(path: file, configuration: configuration, baseline: accepted, keys: decoding.keys,
+                                  limits: limits)
             var problem: String?
             let read = try decoding.input.forEachPacket(group) { pass.add($0) }
             if !read {

@@ -297,8 +297,8 @@ final class HCITests: XCTestCase {
     func testWriteLocalName() {
         let name = Array("blesniff".utf8).map { Hex.padded($0, width: 2) }.joined()
         let f = HCICommands.parameters(opcode: 0x0C13, bytes(name + String(repeating: "00", count: 240)))
-        guard case .text(let s)? = find(f, "Local Name")?.value else { return XCTFail() }
-        XCTAssertEqual(s, "blesniff")
+        guard case .received(let s)? = find(f, "Local Name")?.value else { return XCTFail() }
+        XCTAssertEqual(String(decoding: s, as: UTF8.self), "blesniff")
         XCTAssertFalse(isMalformed(f))
     }
 

@@ -199,10 +199,11 @@ public struct AuditReport {
     public static func textSection(_ a: CaptureAudit, colour: Bool, chunk: Int, _ write: (String) -> Void) {
         var out = TextLine(capacity: min(chunk, 1 << 16) + 1024)
         func paint(_ s: String, _ code: String) { Self.paint(s, code, colour: colour, to: &out) }
-        paint(a.path, "1")
+        // The path, the error and the messages can quote input: escaped, our colour codes not.
+        paint(DisplayText.escaped(a.path), "1")
         if let e = a.error {
             out.write(": ")
-            paint("cannot audit: " + e, "31")
+            paint("cannot audit: " + DisplayText.escaped(e), "31")
             out.write(byte: 0x0A)
             return write(out.string)
         }
@@ -368,7 +369,7 @@ public struct AuditReport {
         out.write(byte: 0x20)
         out.write(f.ruleName)
         out.write(": ")
-        out.write(f.message)
+        out.write(display: f.message)
         writeCount(f, to: &out)
         writeFrames(f, to: &out)
         if f.suppressed { paint(" (baseline)", "2") }
@@ -675,18 +676,8 @@ public struct AuditReport {
         }
     }
 
-    private func md(_ s: String) -> String {
-        var o = ""
-        for ch in s {
-            switch ch {
-            case "|": o += "\\|"
-            case "\n", "\r": o += " "
-            case "`": o += "'"
-            default: o.append(ch)
-            }
-        }
-        return o
-    }
+    /// A markdown table cell: `DisplayText`'s rule plus `|` and backticks (cells sit in code spans).
+    private func md(_ s: String) -> String { DisplayText.escaped(s, .markdown) }
 }
 
 /// Collects a report's text; reports are small next to the captures they describe.

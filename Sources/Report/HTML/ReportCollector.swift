@@ -10,6 +10,8 @@ public struct ReportLimits: Sendable {
     public var rssiBins = 120
     /// Devices and connections tracked in detail; later ones are only counted.
     public var maxDevices = 2000
+    /// Advertisers the dissector summarises in full (`Advertisers.maxTracked`); later ones are counted.
+    public var maxAdvertisers = Advertisers.defaultMaxTracked
     public var maxConnections = 2000
     /// Round-trip times kept per connection for the median and 95th percentile.
     public var rttSamples = 512
@@ -207,7 +209,7 @@ public final class ReportCollector {
         advertisingOpen = [:]
         guard let dissector else { return }
         if let adv = dissector.advertisers {
-            advertisersSeen = adv.count
+            advertisersSeen = adv.totalCount
             for s in adv.devices where devices[s.address] != nil { summaries[s.address] = s }
         }
         var byKey: [AnyHashable: GATTDatabase] = [:]

@@ -1,0 +1,70 @@
+import XCTest
+@testable import Decoders
+
+/// The one rule for text from the air on a terminal: each row is what a device sent and what a
+/// person sees.
+final class DisplayTextTests: XCTestCase {
+    func check(_ input: [UInt8], _ expected: String, _ style: DisplayText.Style = [], line: UInt = #line) {
+        XCTAssertEqual(input.withUnsafeBufferPointer { DisplayText.escaped($0, style) }, expected, line: line)
+    }
+
+    func testControlsAreHexEscaped() {
+        check(Array("\u{1B}[2Jcleared".utf8), "\\x1b[2Jcleared")
+        check(Array("\u{1B}]8;;http://x\u{07}link\u{1B}]8;;\u{07}".utf8), "\\x1b]8;;http://x\\x07link\\x1b]8;;\\x07")
+        check([0x00, 0x09, 0x0A, 0x0D, 0x7F], "\\x00\\x09\\x0a\\x0d\\x7f")
+    }
+
+    func testC1AndInvisibleFormatCharactersAreScalarEscaped() {
+        check(Array("abc\u{202E}dcba".utf8), "abc\\u{202E}dcba")
+        check(Array("\u{85}\u{9B}".utf8), "\\u{0085}\\u{009B}")
+        check(Array("a\u{200B}b\u{200D}c\u{2066}d\u{FEFF}e\u{E0041}".utf8), "a\\u{200B}b\\u{200D}c\\u{2066}d\\u{FEFF}e\\u{E0041}")
+    }
+
+    func testVisibleTextPassesUnchanged() {
+        check(Array("Nordic_LBS".utf8), "Nordic_LBS")
+        check(Array("Café 温度计 🙂".utf8), "Café 温度计 🙂")
+        // Combining marks alone are visible (they stack on what precedes them): not escaped.
+        check(Array("\u{301}\u{302}".utf8), "\u{301}\u{302}")
+        // A backslash is not doubled.
+        check(Array("a\\x1b".utf8), "a\\x1b")
+    }
+
+    func testInvalidUTF8ShowsEveryByte() {
+        check([0xFF, 0xFE, 0xC3, 0x28, 0x6F, 0x6B], "\\xff\\xfe\\xc3(ok")
+        // Truncated sequence at the end, surrogate, overlong, past U+10FFFF.
+        check([0x41, 0xE2, 0x82], "A\\xe2\\x82")
+        check([0xED, 0xA0, 0x80], "\\xed\\xa0\\x80")
+        check([0xC0, 0xAF], "\\xc0\\xaf")
+        check([0xF4, 0x90, 0x80, 0x80], "\\xf4\\x90\\x80\\x80")
+    }
+
+    func testStyles() {
+        check(Array("a|b`c\nd".utf8), "a\\|b'c\\x0ad", .markdown)
+        check(Array("one\ntwo\u{1B}".utf8), "one\ntwo\\x1b", .keepNewlines)
+        check(Array("a|b".utf8), "a|b")
+    }
+
+    /// Text with nothing to escape is handed on in one piece (the fast path `read` relies on).
+    func testPlainTextIsOneRun() {
+        let text = Array("LE Advertising Report ADV_IND c0:00:00:00:00:01 -60 dBm".utf8)
+        var runs = 0
+        text.withUnsafeBufferPointer { u in DisplayText.escape(u) { _ in runs += 1 } }
+        XCTAssertEqual(runs, 1)
+    }
+
+    /// Where `String(decoding:)` puts one U+FFFD, `decode` reports one ill-formed subpart.
+    func testIllFormedSubpartsMatchStringDecoding() {
+        for bytes: [UInt8] in [[0xE2, 0x82, 0x41], [0xF0, 0x80, 0x41], [0xFF], [0xC3], [0xF0, 0x9F, 0x99]] {
+            var parts = 0, i = 0
+            bytes.withUnsafeBufferPointer { u in
+                while i < u.count {
+                    if u[i] < 0x80 { i += 1; continue }
+                    let (s, n) = DisplayText.decode(u, at: i)
+                    if s == nil { parts += 1 }
+                    i += n
+                }
+            }
+            XCTAssertEqual(parts, String(decoding: bytes, as: UTF8.self).unicodeScalars.filter { $0 == "\u{FFFD}" }.count, "\(bytes)")
+        }
+    }
+}
