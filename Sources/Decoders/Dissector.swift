@@ -17,6 +17,12 @@ public final class Dissector {
     public static let maxLiveConnections = 4 * 0xF00
     /// Set when the cap made the table drop a connection; reported on the frame that caused it.
     private var capNote: String?
+    /// Set for outputs that show or count malformed frames: then each frame is checked for faults
+    /// only a layer's full decode finds (`Decoded.fieldFault`). The audit does not need it.
+    public let findsFieldFaults: Bool
+    /// Full-decode verdicts of commands and events already seen, by content (bounded).
+    private var faultMemo: [UInt64: Bool] = [:]
+    static let faultMemoCapacity = 4096
 
     /// Every peer's GATT database, rebuilt from discovery and carried across connections.
     public let gatt = GATTStore()
@@ -37,7 +43,9 @@ public final class Dissector {
     ///   - keepEnded: ended connections to keep for `ended` and `allConnections` (at most
     ///     `maxEndedKept`); a pass that only looks at frames as they come (the audit) keeps none.
     public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [],
-                maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept) {
+                maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
+                findsFieldFaults: Bool = true) {
+        self.findsFieldFaults = findsFieldFaults
         endedKept = min(max(keepEnded, 0), Dissector.maxEndedKept)
         advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs, maxTracked: maxAdvertisers) : nil
         linkLayer = LinkLayerTracker(keys: keys)
@@ -62,7 +70,41 @@ public final class Dissector {
             d.problem(note)
             capNote = nil
         }
+        if findsFieldFaults, d.problems.isEmpty { d.fieldFault = fieldFault(d) }
         return d
+    }
+
+    /// Whether a layer's full decode finds a fault that dissecting did not: the one definition of
+    /// a malformed frame every output and count uses. The layers that carry most frames are
+    /// checked without writing their fields (advertising reports by their AD structures, ATT PDUs
+    /// by handle ranges, declarations and SIG values); other HCI commands and events, mostly the
+    /// same few over and over, are decoded in full once per distinct content (`faultMemo`), and
+    /// link-layer frames each time. L2CAP, SMP and signalling report theirs while dissecting.
+    private func fieldFault(_ d: Decoded) -> Bool {
+        switch d.hci {
+        case .event(0x3E, let p):
+            if let sub = p.byte(0), AdvertisingReports.isReport(subevent: sub) {
+                return AdvertisingReports.hasFaults(subevent: sub, p.from(1))
+            }
+            return memoised(d, kind: 0x3E)
+        case .command(let op, _): return memoised(d, kind: UInt64(op) << 8 | 1)
+        case .event(let code, _): return memoised(d, kind: UInt64(code) << 8 | 4)
+        case .acl, .isochronous, .none:
+            if d.isOverTheAir { return !d.layerProblems.isEmpty }
+            if case .att(let r, _)? = d.upper { return r.hasFieldFaults }
+            return false
+        }
+    }
+
+    /// The full decode's verdict for a command or event, by an FNV-1a hash of its kind and bytes.
+    private func memoised(_ d: Decoded, kind: UInt64) -> Bool {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ kind
+        for b in d.packet.payload { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        if let known = faultMemo[h] { return known }
+        if faultMemo.count >= Self.faultMemoCapacity { faultMemo.removeAll(keepingCapacity: true) }
+        let fault = !d.layerProblems.isEmpty
+        faultMemo[h] = fault
+        return fault
     }
 
     // MARK: HCI commands
@@ -422,28 +464,14 @@ public struct Decoded {
     /// a layer's full decode finds (an HCI parameter, an AD structure, an LL field) counts too, so
     /// a frame without `problems` is decoded in full to look; only callers that ask pay for it
     /// (read --quiet 20,182 frames of lightctl: 0.01 s to 0.05 s; the audit does not ask).
-    public var isMalformed: Bool { !problems.isEmpty || hasFieldFaults }
+    public var isMalformed: Bool { !problems.isEmpty || fieldFault }
 
     /// Every reason the frame is malformed: `problems`, else what its layers' fields mark.
-    public var malformedReasons: [String] { problems.isEmpty && hasFieldFaults ? layerProblems : problems }
+    public var malformedReasons: [String] { problems.isEmpty && fieldFault ? layerProblems : problems }
 
-    /// Whether a layer's full decode finds a fault that dissecting did not. The layers that carry
-    /// most frames are checked without writing their fields (advertising reports by their AD
-    /// structures, ATT PDUs by handle ranges, declarations and SIG values); other HCI commands and
-    /// events and link-layer frames are decoded in full to look. L2CAP, SMP and signalling report
-    /// theirs while dissecting.
-    private var hasFieldFaults: Bool {
-        switch hci {
-        case .event(0x3E, let p):
-            guard let sub = p.byte(0), AdvertisingReports.isReport(subevent: sub) else { return !layerProblems.isEmpty }
-            return AdvertisingReports.hasFaults(subevent: sub, p.from(1))
-        case .command, .event: return !layerProblems.isEmpty
-        case .acl, .isochronous, .none:
-            if isOverTheAir { return !layerProblems.isEmpty }
-            if case .att(let r, _)? = upper { return r.hasFieldFaults }
-            return false
-        }
-    }
+    /// A layer's full decode marks a fault that dissecting did not report (set by a dissector that
+    /// `findsFieldFaults`).
+    public internal(set) var fieldFault = false
 
     /// The reasons of the `Malformed` fields of the full decode (already shown in those fields).
     public var layerProblems: [String] {

@@ -46,7 +46,7 @@ func containerPlatform(_ format: CaptureFormat, _ linkType: UInt32, path: String
 @discardableResult
 func auditCapture(_ path: String, into auditor: Auditor, scanRestartGap: Int64) throws -> FrameRef? {
     // The rules see each frame as it comes and hold what they need: ended connections are not kept.
-    let dissector = Dissector(keepEnded: 0)
+    let dissector = Dissector(keepEnded: 0, findsFieldFaults: false)
     let feed = AuditFeed(dissector: dissector, scanRestartGap: scanRestartGap)
     var last: FrameRef?
     defer {

@@ -393,7 +393,7 @@ final class LiveAudit: LiveAuditHook {
     init(dissector: Dissector, configuration: AuditConfiguration, failOn: FailOn, name: String) {
         feed = AuditFeed(dissector: dissector, scanRestartGap: configuration.scanRestartGap)
         auditor = Auditor(configuration: configuration, capturePath: name)
-        auditor.assume(.container(linuxMonitor: true)!)
+        auditor.assume(.liveMonitor)
         self.failOn = failOn
         self.name = name
         auditor.onFinding = { f in

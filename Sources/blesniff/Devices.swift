@@ -37,7 +37,7 @@ struct Devices: ParsableCommand {
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
             let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates, keys: decoding.keys,
-                                      maxAdvertisers: maxAdvertisers)
+                                      maxAdvertisers: maxAdvertisers, findsFieldFaults: false)
             var frames = 0
             var start: Int64?
             let read = try decoding.input.forEachPacket(group) {

@@ -56,6 +56,10 @@ public struct PlatformGuess: Sendable, Equatable {
         PlatformGuess(p, evidence: "set by " + source, strength: 100)
     }
 
+    /// The Linux monitor channel read live (`capture`): the kernel's HCI layer is under it.
+    public static let liveMonitor = PlatformGuess(.linuxBluez, evidence: "live capture of the Linux monitor channel",
+                                                  strength: 20)
+
     /// What the capture file's format says: PacketLogger is Apple's, a bug report Android's, the
     /// Linux monitor channel the kernel's (bluetoothd is likely but not certain).
     public static func container(packetLogger: Bool = false, androidBugReport: Bool = false,

@@ -59,7 +59,7 @@ public final class ReportCollector {
     var hostScanResponse: (data: [UInt8], frame: Int, legacy: Bool)?
 
     // Set by `finish`.
-    public private(set) var findings: [Finding] = []
+    public var findings: [Finding] { outcome.findings }
     /// The audit as a whole: findings, platform behaviour, bystanders, the platform assumed.
     public private(set) var outcome = AuditOutcome()
     public private(set) var error: String?
@@ -201,7 +201,6 @@ public final class ReportCollector {
         guard !finished else { return }
         finished = true
         self.outcome = outcome
-        self.findings = outcome.findings
         self.error = error
         for (_, s) in scanOpen { scanBins?.cover(from: s, to: lastTime) }
         for (_, s) in advertisingOpen { advertisingBins?.cover(from: s, to: lastTime) }
