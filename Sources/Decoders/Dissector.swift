@@ -70,7 +70,7 @@ public final class Dissector {
             d.problem(note)
             capNote = nil
         }
-        if findsFieldFaults, d.problems.isEmpty { d.fieldFault = fieldFault(d) }
+        if findsFieldFaults { markFieldFault(&d) }
         return d
     }
 
@@ -80,15 +80,21 @@ public final class Dissector {
     /// by handle ranges, declarations and SIG values); other HCI commands and events, mostly the
     /// same few over and over, are decoded in full once per distinct content (`faultMemo`), and
     /// link-layer frames each time. L2CAP, SMP and signalling report theirs while dissecting.
-    private func fieldFault(_ d: Decoded) -> Bool {
+    private func markFieldFault(_ d: inout Decoded) {
+        // In place: passing the decode by value copies it on the path every frame takes.
+        guard d.problems.isEmpty else { return }
+        d.fieldFault = fieldFault(&d)
+    }
+
+    private func fieldFault(_ d: inout Decoded) -> Bool {
         switch d.hci {
         case .event(0x3E, let p):
             if let sub = p.byte(0), AdvertisingReports.isReport(subevent: sub) {
                 return AdvertisingReports.hasFaults(subevent: sub, p.from(1))
             }
-            return memoised(d, kind: 0x3E)
-        case .command(let op, _): return memoised(d, kind: UInt64(op) << 8 | 1)
-        case .event(let code, _): return memoised(d, kind: UInt64(code) << 8 | 4)
+            return memoised(&d, kind: 0x3E)
+        case .command(let op, _): return memoised(&d, kind: UInt64(op) << 8 | 1)
+        case .event(let code, _): return memoised(&d, kind: UInt64(code) << 8 | 4)
         case .acl, .isochronous, .none:
             if d.isOverTheAir { return !d.layerProblems.isEmpty }
             if case .att(let r, _)? = d.upper { return r.hasFieldFaults }
@@ -97,7 +103,7 @@ public final class Dissector {
     }
 
     /// The full decode's verdict for a command or event, by an FNV-1a hash of its kind and bytes.
-    private func memoised(_ d: Decoded, kind: UInt64) -> Bool {
+    private func memoised(_ d: inout Decoded, kind: UInt64) -> Bool {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ kind
         for b in d.packet.payload { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
         if let known = faultMemo[h] { return known }
