@@ -18,6 +18,32 @@ final class AuditConnectionRulesTests: XCTestCase {
                   message: ["no ACL data (ATT, SMP, L2CAP) for 42.3 s"])
     }
 
+    /// Any ACL data is the link in use: SMP, signalling, other channels, not only ATT.
+    func testBLE401OtherL2CAPTrafficIsActivity() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .local, 0x0A, .request, handle: 3))
+        for t in stride(from: 20.0, through: 80, by: 20) { s.add(t, .linkData(c)) }
+        s.add(95, .disconnected(c, reason: 0x16))
+        assertNone(audit(s, only: "BLE401"))
+    }
+
+    /// A BR/EDR link serves profiles (RFCOMM, SDP, A2DP) the app does not hold as an LE link; a
+    /// handle met only in data (no connection seen opening) has no known start.
+    func testBLE401JudgesLELinksSeenOpening() {
+        var s = EventStream()
+        let classic = Connection(id: 7, adapter: 0, handle: 0x000B, isLE: false, frame: 1, time: 0)
+        classic.isCentral = true
+        s.add(0, .connected(classic))
+        s.add(1, .linkData(classic))
+        s.add(90, .linkData(classic))
+        let midStream = s.connection(handle: 0x0EDC)
+        s.add(2, att(midStream, .remote, 0x1B, .notification, handle: 9, length: 2))
+        s.add(99, att(midStream, .remote, 0x1B, .notification, handle: 9, length: 2))
+        assertNone(audit(s, only: "BLE401"))
+    }
+
     func testBLE401IdleWithNotificationsOnIsFine() {
         var s = EventStream()
         let c = s.connection()

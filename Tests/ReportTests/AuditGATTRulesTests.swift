@@ -188,6 +188,29 @@ final class AuditGATTRulesTests: XCTestCase {
                   message: ["Device Name", "read 3 times in one connection"])
     }
 
+    /// GATT "Read Using Characteristic UUID" (Read By Type of a value) reads the same static value.
+    func testBLE302ReadsByCharacteristicUUIDCount() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        for i in 0..<3 {
+            s.add(1 + Double(i), att(c, .local, 0x08, .request, handle: 0x0001, end: 0xFFFF, type: 0x2A01))
+            s.add(1.1 + Double(i), att(c, .remote, 0x09, .response, length: 4))
+        }
+        s.add(9, .disconnected(c, reason: 0x13))
+        assertOne(audit(s, only: "BLE302"), "BLE302", .note, frames: [2, 6], decisive: 6,
+                  message: ["0x2A01 read 3 times in one connection"])
+        // Reads of other types over the same range are not one polled value (BLE301).
+        var t = EventStream()
+        let d = t.connection()
+        t.add(0, .connected(d))
+        for (i, type) in [0x2A29, 0x2A27, 0x2A28, 0x2A23, 0x2A50].enumerated() {
+            t.add(1 + Double(i) * 0.05, att(d, .local, 0x08, .request, handle: 0x000C, end: 0x0016, type: UInt16(type)))
+            t.add(1.02 + Double(i) * 0.05, att(d, .remote, 0x09, .response, length: 8))
+        }
+        assertNone(audit(t, only: "BLE301"))
+    }
+
     func testBLE302SingleReadIsFine() {
         assertNone(audit(deviceNameReads(1), only: "BLE302"))
     }

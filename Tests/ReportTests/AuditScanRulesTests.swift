@@ -70,6 +70,49 @@ final class AuditScanRulesTests: XCTestCase {
         assertNone(audit(s, only: "BLE102"))
     }
 
+    /// The case the rule's documentation names: the app stopped scanning to connect, then started
+    /// a scan again and never stopped it.
+    func testBLE102ScanStartedAgainAfterConnectingAndLeftOn() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.add(0.5, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 1, extended: false))
+        s.add(1, .connected(c))
+        s.add(4, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.add(60, att(c, .local, 0x0A, .request, handle: 3))
+        assertOne(audit(s, only: "BLE102"), "BLE102", .warning, frames: [3, 4, 5], decisive: 4,
+                  message: ["scanning started again 3.0 s after this host connected", "never disabled"])
+    }
+
+    /// Judged against the scan that found the device: that scan was stopped; another, with other
+    /// parameters, ran at the connection (another client's scan on a phone).
+    func testBLE102ScanThatFoundTheDeviceWasStopped() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.add(0.2, .advertisingReport(adapter: 0, address: c.peer!, addressType: 1, rssi: -50, scanResponse: false))
+        s.add(0.5, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 1, extended: false))
+        s.add(0.6, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 0, extended: false))
+        s.add(1, .connected(c))
+        s.add(9, att(c, .local, 0x0A, .request, handle: 3))
+        assertNone(audit(s, only: "BLE102"))
+    }
+
+    /// Every connection made during a scan is judged, not only the first.
+    func testBLE102EveryConnectionDuringTheScan() {
+        var s = EventStream()
+        let a = s.connection(handle: 0x40, peer: 0xC0FF_EE00_0001)
+        let b = s.connection(handle: 0x41, peer: 0xC0FF_EE00_0002)
+        s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.add(1, .connected(a))
+        s.add(1.5, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 1, extended: false))
+        s.add(2, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.add(3, .connected(b))
+        s.add(9, att(b, .local, 0x0A, .request, handle: 3))
+        let f = audit(s, only: "BLE102")
+        XCTAssertEqual(f.map { $0.subject.address }, [b.peer], f.map(\.message).joined(separator: " | "))
+    }
+
     func testBLE102PassiveMonitoringIsFine() {
         var s = EventStream()
         s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))

@@ -33,6 +33,8 @@ struct BLE102ScanNotStopped: AuditRule {
         var pending: [(FrameRef, Connection)] = []
         /// The connection this host had made before the scan started, when there was one.
         var after: (FrameRef, Connection)?
+        /// A connection was made during this scan: it is judged for that one, not for `after`.
+        var connectedDuring = false
     }
 
     let settings: RuleSettings
@@ -80,6 +82,7 @@ struct BLE102ScanNotStopped: AuditRule {
             let added = scans.update(c.adapter) { s -> Bool in
                 // Found by an earlier scan that was stopped: the one running is not the app's.
                 if let n = found, n != s.number { return false }
+                s.connectedDuring = true
                 guard s.pending.count < 64 else { return false }
                 s.pending.append((frame, c))
                 return true
@@ -127,7 +130,7 @@ struct BLE102ScanNotStopped: AuditRule {
                              subject: .connection(c), evidence: [s.start, connected], decisive: connected))
             }
             // Started again once connected, and left on.
-            if s.pending.isEmpty, let (connected, c) = s.after, let end = frame, end.time &- s.start.time > graceSetting {
+            if !s.connectedDuring, let (connected, c) = s.after, let end = frame, end.time &- s.start.time > graceSetting {
                 emit(finding("""
                     scanning started again \(seconds: s.start.time &- connected.time) after this host connected to \
                     \(c.peer?.description ?? "the peer") and never disabled (on for \(seconds: end.time &- s.start.time) \
