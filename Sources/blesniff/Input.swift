@@ -1,6 +1,7 @@
 import ArgumentParser
 import Capture
 import Decoders
+import Report
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,8 +42,10 @@ struct CaptureInput {
     enum Failure: Error { case input }
 
     /// Calls `body` for every frame of every file, in order. Returns false when a file could not be
-    /// read to its end (an error was printed).
-    func forEachPacket(_ paths: [String], _ body: (Packet) throws -> Void) throws -> Bool {
+    /// read to its end (an error was printed). `platform` hears what each file's format says of
+    /// the host stack that made it (`containerPlatform`).
+    func forEachPacket(_ paths: [String], platform: (PlatformGuess) -> Void = { _ in },
+                       _ body: (Packet) throws -> Void) throws -> Bool {
         if paths.count > 1 { return try merged(paths, body) }
         var ok = true
         for path in paths {
@@ -56,7 +59,10 @@ struct CaptureInput {
             }
             let progress = Progress(path: path, threshold: progressThreshold)
             do {
+                var first = true
                 while let r = try reader.next() {
+                    if first, let g = containerPlatform(reader.format, r.linkType, path: path) { platform(g) }
+                    first = false
                     try body(Self.packet(r))
                     progress?.update(r.fileOffset)
                 }

@@ -67,7 +67,7 @@ struct ReportCommand: ParsableCommand {
             let pass = ReportPass(path: file, configuration: configuration, baseline: accepted, keys: decoding.keys,
                                   limits: limits)
             var problem: String?
-            let read = try decoding.input.forEachPacket(group) { pass.add($0) }
+            let read = try decoding.input.forEachPacket(group, platform: pass.assume) { pass.add($0) }
             if !read {
                 ok = false
                 // An unreadable file has no page; one cut short shows what was read.
