@@ -164,7 +164,7 @@ public struct AuditReport {
     /// The message with its subject, how often it occurred and what to change: one line for the
     /// formats that show a finding in one (SARIF, JUnit, markdown).
     static func summaryLine(_ f: Finding) -> String {
-        var s = f.message + " (" + f.subject.label + ")"
+        var s = f.message + " (" + f.subject.deviceLabel + ")"
         if f.count > 1 { s += "; x" + String(f.count) + " in the capture" }
         if let a = f.advice { s += "; fix: " + a }
         return s
@@ -669,7 +669,7 @@ public struct AuditReport {
         for a in audits {
             for f in a.findings {
                 let icon = f.suppressed ? "suppressed" : f.severity == .error ? ":x: error" : f.severity == .warning ? ":warning: warning" : ":information_source: note"
-                out.write("| " + icon + " | " + f.rule + " " + f.ruleName + " | `" + md(a.path) + "` | " + md(f.subject.label)
+                out.write("| " + icon + " | " + f.rule + " " + f.ruleName + " | `" + md(a.path) + "` | " + md(f.subject.deviceLabel)
                           + " | " + Self.frames(f) + " | " + md(f.message + (f.count > 1 ? " (x" + String(f.count) + ")" : "")
                                                                    + (f.advice.map { "; fix: " + $0 } ?? "")) + " |\n")
             }

@@ -66,6 +66,13 @@ public struct FindingSubject: Sendable, Hashable {
     /// "connection #2 (handle 0x0040, 00:1B:DC:07:32:A1)", "advertiser 5A:...", "this host (adapter 0)".
     public var label: String { TextLine.make { write(label: &$0) } }
 
+    /// What a finding grouped over connections is about: "peer 00:1B:DC:07:32:A1" (its identity
+    /// address when known), else `label`.
+    public var deviceLabel: String {
+        guard kind == .connection, let a = identity ?? address else { return label }
+        return "peer " + a.description
+    }
+
     func write(label out: inout TextLine) {
         switch kind {
         case .connection:
