@@ -20,6 +20,8 @@ public final class Dissector {
     /// Set for outputs that show or count malformed frames: then each frame is checked for faults
     /// only a layer's full decode finds (`Decoded.fieldFault`). The audit does not need it.
     public let findsFieldFaults: Bool
+    /// Advertising events seen over the air, to count each once.
+    private var advertisingEvents = LLAdvertisingEvents()
     /// Full-decode verdicts of commands and events already seen, by content (bounded).
     private var faultMemo: [UInt64: Bool] = [:]
     static let faultMemoCapacity = 4096
@@ -270,8 +272,15 @@ public final class Dissector {
     // MARK: Link layer (sniffer captures)
 
     private func linkLayerFrame(_ d: inout Decoded, _ p: Packet) {
-        let f = linkLayer.process(p)
+        var f = linkLayer.process(p)
         for p in f.problems { d.problem(p) }
+        if let a = f.advertisingPDU, f.crc != .invalid {
+            if let rep = a.report(rssi: f.header.rssi), advertisingEvents.isNew(rep, time: p.timestamp) {
+                f.report = rep
+                advertisers?.add(rep, frame: p.number, time: p.timestamp)
+            }
+            if let c = a.connectInd { advertisers?.noteConnection(to: c.advA, frame: p.number) }
+        }
         d.linkLayer = f
         guard let index = f.connection else { return }
         let c: Connection
@@ -485,6 +494,9 @@ public struct Decoded {
         writeLayers(to: finder) { _ in }
         return finder.found
     }
+    /// The advertising report an over-the-air advertising PDU stands for (`LLFrame.report`), read
+    /// without copying the rest of the link-layer decode.
+    public var linkLayerReport: AdvertisingReport? { linkLayerBox?.frame.report }
     /// An over-the-air frame (it has a link-layer decode), tested without unboxing it.
     public var isOverTheAir: Bool { linkLayerBox != nil }
 }

@@ -291,6 +291,37 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
 
     public var connectInd: LLConnectInd? { if case .connect(let c) = body { return c } else { return nil } }
 
+    /// The advertising report an HCI controller would have given for this PDU, so sniffer captures
+    /// feed the same advertiser model and rules as HCI logs: legacy ADV_IND, ADV_DIRECT_IND,
+    /// ADV_NONCONN_IND, ADV_SCAN_IND and SCAN_RSP, and extended PDUs that carry an advertiser and
+    /// data (AUX_ADV_IND, AUX_SCAN_RSP). Nil for requests, CONNECT_IND, and PDUs that carry no
+    /// advertising data of their own (ADV_EXT_IND, AUX_CHAIN_IND).
+    public func report(rssi: Int8?) -> AdvertisingReport? {
+        let addressType: UInt8 = txAdd ? 1 : 0
+        var rep: AdvertisingReport
+        switch body {
+        case .advertising(let a, let data):
+            // Legacy event properties (Core Vol 4 Part E 7.7.65.13): the SCAN_RSP's advertisement
+            // is not in the PDU; ADV_IND's is the common one.
+            let properties: UInt16 = [0: 0x13, 2: 0x10, 6: 0x12, 4: 0x1B][type] ?? 0x10
+            rep = AdvertisingReport(subevent: AdvertisingReports.legacy, eventType: properties, properties: properties,
+                                    addressType: addressType, address: a, data: data)
+        case .direct(let a, _):
+            rep = AdvertisingReport(subevent: AdvertisingReports.legacy, eventType: 0x15, properties: 0x15,
+                                    addressType: addressType, address: a, data: Bytes())
+        case .extended(let h, let data):
+            guard let a = h.advA, !data.isEmpty else { return nil }
+            let properties = UInt16(h.advMode & 0x03) | (type == 7 && name.hasPrefix("AUX_SCAN_RSP") ? 0x08 : 0)
+            rep = AdvertisingReport(subevent: AdvertisingReports.extended, eventType: properties, properties: properties,
+                                    addressType: addressType, address: a, data: data)
+            if let t = h.txPower { rep.txPower = t }
+        default:
+            return nil
+        }
+        if let r = rssi { rep.rssi = r }
+        return rep
+    }
+
     public var advertiser: BDAddr? {
         switch body {
         case .advertising(let a, _), .direct(let a, _), .scanRequest(_, let a): return a
@@ -627,4 +658,26 @@ public struct LLControlPDU: Sendable, Dissectable {
         ("LL_PERIODIC_SYNC_WR_IND", syncInd + [("RspAA", .hex(4)), ("NumSubevents", .dec(1)), ("SubeventInterval", .units(1, 1.25, "ms")),
                                                ("ResponseSlotDelay", .units(1, 1.25, "ms")), ("ResponseSlotSpacing", .units(1, 0.125, "ms"))]),
     ]
+}
+
+/// Tells an advertising event from its copies: an advertiser sends the same PDU on each primary
+/// channel within a few milliseconds, and a sniffer that follows it sees each copy.
+struct LLAdvertisingEvents {
+    /// The last PDU of a few recent advertisers: address, kind, a hash of the data, and when.
+    private var recent: [(address: BDAddr, properties: UInt16, hash: UInt64, time: Int64)] = []
+    /// Copies of one event come within this time (an event lasts at most 10 ms).
+    static let window: Int64 = 10_000_000
+
+    mutating func isNew(_ r: AdvertisingReport, time: Int64) -> Bool {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in r.data { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        if let i = recent.firstIndex(where: { $0.address == r.address && $0.properties == r.properties }) {
+            let copy = recent[i].hash == h && time &- recent[i].time <= Self.window
+            recent[i] = (r.address, r.properties, h, copy ? recent[i].time : time)
+            return !copy
+        }
+        if recent.count == 16 { recent.removeFirst() }
+        recent.append((r.address, r.properties, h, time))
+        return true
+    }
 }

@@ -79,6 +79,11 @@ public struct LLFrame: Sendable, Dissectable {
     /// What broke a rule (header, lengths); decoding went on.
     public var problems: [String] = []
 
+    /// The advertising report this PDU stands for (`LLAdvertisingPDU.report`), set by the
+    /// dissector for the first copy of an advertising event (the advertiser repeats it on each
+    /// primary channel) with a CRC that is not known bad.
+    public var report: AdvertisingReport?
+
     public var isAdvertising: Bool { if case .advertising = pdu { return true } else { return false } }
     public var dataPDU: LLDataPDU? { if case .data(let d) = pdu { return d } else { return nil } }
     public var advertisingPDU: LLAdvertisingPDU? { if case .advertising(let a) = pdu { return a } else { return nil } }

@@ -64,8 +64,11 @@ public final class AuditFeed {
             }
         default: break
         }
-        // Sniffer captures: a connection starts at its CONNECT_IND.
-        if d.isOverTheAir, let c = d.connection, c.createdFrame == number { sink.observe(.connected(c), at: at) }
+        // Sniffer captures: a connection starts at its CONNECT_IND; advertising PDUs are reports.
+        if d.isOverTheAir {
+            if let c = d.connection, c.createdFrame == number { sink.observe(.connected(c), at: at) }
+            if let r = d.linkLayerReport { report(r, adapter: d.packet.adapter, at, sink) }
+        }
         // L2CAP payloads, from HCI ACL data or link-layer data PDUs.
         if let c = d.connection {
             // Matched in place: binding the whole upper layer first copied it.
@@ -155,10 +158,7 @@ public final class AuditFeed {
             let adapter = d.packet.adapter
             AdvertisingReports.forEach(subevent: sub, b.from(1)) { r in
                 guard r.syncHandle == nil else { return }
-                sink.observe(.advertisingReport(adapter: adapter, address: r.address, addressType: r.addressType,
-                                             rssi: r.rssiValue, scanResponse: r.isScanResponse), at: at)
-                sink.observe(.advertisingData(adapter: adapter, advertiser: r.address, data: r.data,
-                                           scanResponse: r.isScanResponse, legacy: r.isLegacy, sentByHost: false), at: at)
+                report(r, adapter: adapter, at, sink)
             }
         case 0x05:
             guard b.byte(0) == 0, let c = d.connection, let reason = b.byte(3) else { return }
@@ -169,6 +169,14 @@ public final class AuditFeed {
             sink.observe(.encryptionChanged(c, on: on != 0), at: at)
         default: break
         }
+    }
+
+    /// One advertising report, from an HCI event or a sniffed advertising PDU.
+    private func report<S: AuditEventSink>(_ r: AdvertisingReport, adapter: UInt16, _ at: FrameRef, _ sink: S) {
+        sink.observe(.advertisingReport(adapter: adapter, address: r.address, addressType: r.addressType,
+                                        rssi: r.rssiValue, scanResponse: r.isScanResponse), at: at)
+        sink.observe(.advertisingData(adapter: adapter, advertiser: r.address, data: r.data,
+                                      scanResponse: r.isScanResponse, legacy: r.isLegacy, sentByHost: false), at: at)
     }
 
     // MARK: ATT and SMP

@@ -93,3 +93,28 @@ extension AuditCaptureTests {
         XCTAssertFalse(rules.contains("BLE403"), "\(rules)")
     }
 }
+
+extension AuditCaptureTests {
+    /// Advertising PDUs of sniffer captures are advertising reports: `devices` lists their
+    /// advertisers (each advertising event once, not once per primary channel), and the advertiser
+    /// rules judge the device the central connected to.
+    func testSnifferAdvertisingFeedsDevicesAndRules() throws {
+        _ = try Fixtures.sharedOrSkip()
+        let path = Fixtures.shared + "/sweyn__noncompliance_nxp_invalid_hop_interval_sniffer.pcapng"
+        let devices = try CLI.run(["devices", "--format", "json", path])
+        XCTAssertEqual(devices.status, 0, devices.err)
+        XCTAssertTrue(devices.out.contains("\"NXP-KW\""), devices.out)
+        let dissector = Dissector(trackAdvertisers: true)
+        let feed = AuditFeed(dissector: dissector)
+        let auditor = Auditor(capturePath: "nxp")
+        var adv = 0
+        try Fixtures.decode(path, dissector: dissector) { d in
+            if d.linkLayer?.advertisingPDU?.report(rssi: nil) != nil { adv += 1 }
+            feed.events(d, into: auditor)
+        }
+        let nxp = try XCTUnwrap(dissector.advertisers?.devices.first { $0.name == "NXP-KW" })
+        XCTAssertGreaterThan(nxp.advertisingReports, 0)
+        XCTAssertLessThan(nxp.advertisingReports, adv, "copies of one event on other channels are not counted again")
+        XCTAssertEqual(auditor.finish().map(\.rule), ["BLE503"])
+    }
+}

@@ -67,24 +67,38 @@ final class AuditAdvertisingRulesTests: XCTestCase {
     /// name or service.
     func testBystandersAreNotFindings() {
         let data: [UInt8] = [0x05, 0x08, 0x48, 0x52, 0x2D, 0x31, 0x03, 0x02, 0x0D, 0x18]  // "HR-1", incomplete 0x180D
-        let e = AuditEvent.advertisingData(adapter: 0, advertiser: peerA, data: data[...], scanResponse: false, legacy: true,
-                                           sentByHost: false)
-        assertNone(audit(stream([e]), only: "BLE503"))
+        let ad = AuditEvent.advertisingData(adapter: 0, advertiser: peerA, data: data[...], scanResponse: false, legacy: true,
+                                            sentByHost: false)
+        // Its scan response is empty: the complete name is nowhere.
+        let rsp = AuditEvent.advertisingData(adapter: 0, advertiser: peerA, data: [][...], scanResponse: true, legacy: true,
+                                             sentByHost: false)
+        let e = [ad, rsp]
+        assertNone(audit(stream(e), only: "BLE503"))
         let auditor = Auditor(configuration: AuditConfiguration(), capturePath: "t")
-        auditor.observe(e, at: FrameRef(number: 1, time: 0))
+        for (i, x) in e.enumerated() { auditor.observe(x, at: FrameRef(number: i + 1, time: 0)) }
         let o = auditor.finishAudit()
         XCTAssertEqual(Set(o.nearby.map(\.rule)), ["BLE503"])
         XCTAssertTrue(o.findings.isEmpty)
-        XCTAssertEqual(audit(stream([e]), only: "BLE503") { $0.allAdvertisers = true }.count, 1)
-        XCTAssertEqual(audit(stream([e]), only: "BLE503") { $0.devices = [.name("HR-*")] }.count, 1)
-        XCTAssertEqual(audit(stream([e]), only: "BLE503") { $0.devices = [.service(BluetoothUUID(uuid16: 0x180D))] }.count, 1)
-        XCTAssertEqual(audit(stream([e]), only: "BLE503") { $0.devices = [.name("Other*")] }.count, 0)
+        XCTAssertEqual(audit(stream(e), only: "BLE503") { $0.allAdvertisers = true }.count, 1)
+        XCTAssertEqual(audit(stream(e), only: "BLE503") { $0.devices = [.name("HR-*")] }.count, 1)
+        XCTAssertEqual(audit(stream(e), only: "BLE503") { $0.devices = [.service(BluetoothUUID(uuid16: 0x180D))] }.count, 1)
+        XCTAssertEqual(audit(stream(e), only: "BLE503") { $0.devices = [.name("Other*")] }.count, 0)
         // Connected to: a device under test.
         var s = EventStream()
         let c = s.connection(peer: peerA.raw)
-        s.add(0, e)
+        s.add(0, ad)
+        s.add(0.1, rsp)
         s.add(1, .connected(c))
         XCTAssertEqual(audit(s, only: "BLE503").count, 1)
+    }
+
+    /// A received advertiser's scan response was never seen (passive scanning, a sniffer that
+    /// missed it): it may hold the complete name.
+    func testBLE503UnknownScanResponseIsNotJudged() {
+        let data: [UInt8] = [0x05, 0x08, 0x48, 0x52, 0x2D, 0x31]
+        let e = AuditEvent.advertisingData(adapter: 0, advertiser: peerA, data: data[...], scanResponse: false, legacy: true,
+                                           sentByHost: false)
+        assertNone(audit(stream([e]), only: "BLE503") { $0.allAdvertisers = true })
     }
 
     func testBLE502CompleteListIsFine() {

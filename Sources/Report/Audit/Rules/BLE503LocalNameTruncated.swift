@@ -12,12 +12,18 @@ struct BLE503LocalNameTruncated: AuditRule {
             the scan response, or shorten what else is advertised, so scanners can show the real name.
             """,
         guidance: "Core Bluetooth Programming Guide: the local name gets only the space left",
-        notAFinding: "a Complete Local Name sent by the same advertiser (for example in its scan response)",
+        notAFinding: """
+            a Complete Local Name sent by the same advertiser (for example in its scan response); a \
+            received advertiser whose scan response the capture never shows (passive scanning, a sniffer \
+            that missed it): its scan response may hold the complete name
+            """,
         options: [includeReceivedOption])
 
     struct Advertiser {
         var shortened: (FrameRef, String)?
         var complete = false
+        /// A scan response of this advertiser was seen: what it holds is known.
+        var scanResponseSeen = false
     }
 
     static let consumes: AuditEventKinds = [.advertisingData]
@@ -32,7 +38,7 @@ struct BLE503LocalNameTruncated: AuditRule {
     }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        guard case .advertisingData(let adapter, let advertiser, let data, _, _, let byHost) = event,
+        guard case .advertisingData(let adapter, let advertiser, let data, let scanResponse, _, let byHost) = event,
               byHost || includeReceivedSetting else { return }
         var short: ArraySlice<UInt8>?
         var complete = false
@@ -40,17 +46,21 @@ struct BLE503LocalNameTruncated: AuditRule {
             if type == 0x08 { short = value }
             if type == 0x09 { complete = true }
         }
-        guard short != nil || complete else { return }
         let key = AdvertiserKey(adapter: adapter, address: byHost ? nil : advertiser, host: byHost)
+        guard short != nil || complete || (scanResponse && advertisers.contains(key)) else { return }
         advertisers.update(key, default: Advertiser()) { a in
             if complete { a.complete = true }
+            if scanResponse { a.scanResponseSeen = true }
             // The name becomes a string once per advertiser, not per packet.
             if let s = short, a.shortened == nil { a.shortened = (frame, String(decoding: s, as: UTF8.self)) }
         }
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        let pending = advertisers.storage.compactMap { k, a in a.complete ? nil : a.shortened.map { (k, $0.0, $0.1) } }
+        // What this host sets is all there is; a received advertiser's scan response must have been seen.
+        let pending = advertisers.storage.compactMap { k, a in
+            a.complete || !(k.host || a.scanResponseSeen) ? nil : a.shortened.map { (k, $0.0, $0.1) }
+        }
         for (key, f, name) in pending.sorted(by: { $0.1.number < $1.1.number }) {
             emit(finding("Shortened Local Name \"\(name)\" (AD 0x08) advertised; the Complete Local Name was never sent",
                          subject: key.subject, evidence: [f], decisive: f, detail: "shortened name", actor: key.host ? .host : .peer))
