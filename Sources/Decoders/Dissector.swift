@@ -98,9 +98,8 @@ public final class Dissector {
         case .command(let op, _): return memoised(&d, kind: UInt64(op) << 8 | 1)
         case .event(let code, _): return memoised(&d, kind: UInt64(code) << 8 | 4)
         case .acl, .isochronous, .none:
-            if d.isOverTheAir { return !d.layerProblems.isEmpty }
-            if case .att(let r, _)? = d.upper { return r.hasFieldFaults }
-            return false
+            if case .att(let r, _)? = d.upper, r.hasFieldFaults { return true }
+            return d.linkLayerBox?.frame.hasFieldFaults ?? false
         }
     }
 
@@ -467,7 +466,7 @@ public struct Decoded {
     }
     /// Boxed: the link-layer decode is large and HCI captures have none, so their frames do not
     /// initialise and copy its space.
-    private var linkLayerBox: LLFrameBox?
+    fileprivate var linkLayerBox: LLFrameBox?
     /// What broke the specification in this frame, found while dissecting it (empty: nothing).
     public private(set) var problems: [String] = []
 

@@ -85,6 +85,24 @@ public struct LLFrame: Sendable, Dissectable {
     public var report: AdvertisingReport?
 
     public var isAdvertising: Bool { if case .advertising = pdu { return true } else { return false } }
+
+    /// Whether the PDU's full decode marks a fault the tracker did not report (a CONNECT_IND hop
+    /// increment outside 5-16, an extended header that does not parse, an LL control PDU cut short),
+    /// checked without writing the fields: most frames are empty PDUs and data.
+    public var hasFieldFaults: Bool {
+        switch pdu {
+        case .advertising(let a):
+            switch a.body {
+            case .connect(let c): return c.hop < 5 || c.hop > 16
+            case .extended(let h, _): return h.malformed != nil
+            default: return false
+            }
+        case .data(let d):
+            guard let c = d.control else { return false }
+            return c.fields.contains { if case .error = $0.value { return true } else { return false } }
+        case .none: return false
+        }
+    }
     public var dataPDU: LLDataPDU? { if case .data(let d) = pdu { return d } else { return nil } }
     public var advertisingPDU: LLAdvertisingPDU? { if case .advertising(let a) = pdu { return a } else { return nil } }
 
