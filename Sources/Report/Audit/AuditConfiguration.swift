@@ -76,6 +76,8 @@ public struct AuditConfiguration: Sendable {
     /// (`scan-restart-gap:`), in nanoseconds.
     public var scanRestartGap = defaultScanRestartGap
     public static let defaultScanRestartGap: Int64 = 100_000_000
+    /// How much worse each metric may get in `blesniff diff --fail-on-regression` (`diff:`).
+    public var diff = DiffThresholds()
 
     public init() {}
 
@@ -195,10 +197,12 @@ public struct AuditConfiguration: Sendable {
                     throw p.error(v, key, "expected a duration such as 100ms")
                 }
                 config.scanRestartGap = ns
+            case "diff":
+                config.diff = try p.diff(v, path: key)
             default:
                 guard AuditRules.type(named: key) != nil else {
                     throw p.error(k, key, "unknown key (expected rules, sensitive-characteristics, overrides, platform, "
-                                  + "devices, all-advertisers, scan-restart-gap or a rule id)")
+                                  + "devices, all-advertisers, scan-restart-gap, diff or a rule id)")
                 }
                 let (id, o) = try p.rule(k, v, path: "")
                 config.rules[id, default: RuleOverride()].apply(o)
@@ -209,7 +213,7 @@ public struct AuditConfiguration: Sendable {
 }
 
 /// Walks the YAML tree, turning each value into settings or an error that names its key.
-private struct ConfigParser {
+struct ConfigParser {
     let file: String
 
     func error(_ node: Node, _ key: String, _ problem: String) -> ConfigurationError {
@@ -337,6 +341,27 @@ private struct ConfigParser {
         default:
             throw error(k, path + "." + key, "unknown key (expected address, name or service)")
         }
+    }
+
+    /// `diff: { reads: "+10%", discovery_time: "+200ms", findings: new }`.
+    func diff(_ v: Node, path: String) throws(ConfigurationError) -> DiffThresholds {
+        guard let m = v.mapping else {
+            throw error(v, path, "expected a mapping of metrics to thresholds, e.g. { reads: \"+10%\" }")
+        }
+        var out = DiffThresholds()
+        for (k, x) in m {
+            let name = k.string ?? ""
+            let key = DiffThresholds.normalised(name)
+            guard DiffThresholds.keys.contains(key) else {
+                throw error(k, path + "." + name, "unknown metric (expected one of " + DiffThresholds.keys.joined(separator: ", ") + ")")
+            }
+            guard let s = x.string, let t = DiffThreshold(parsing: s) else {
+                throw error(x, path + "." + name, "expected +N%, +N, a duration such as +200ms, new or off, got '"
+                            + (x.string ?? "a mapping or list") + "'")
+            }
+            out.values[key] = t
+        }
+        return out
     }
 
     func override(_ v: Node, path: String) throws(ConfigurationError) -> PathOverride {

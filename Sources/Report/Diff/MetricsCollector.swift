@@ -1,0 +1,291 @@
+import Decoders
+
+/// Collects `CaptureMetrics` in the audit's pass: it takes the feed's events (as the auditor does,
+/// passing each on to it) and, through `frame(_:)`, the few HCI facts the feed does not carry
+/// (scan parameters, PHY and data length updates, L2CAP lengths). Memory is bounded by the caps.
+public final class MetricsCollector: AuditEventSink {
+    /// Devices under test tracked; later ones are counted in `devicesDropped`.
+    public static let maxDevices = 256
+    /// Characteristics tracked per device; later ones count in the device's totals only.
+    public static let maxCharacteristics = 1024
+    /// Connections open at once that are followed; the dissector caps them too.
+    public static let maxOpenConnections = 1024
+
+    private struct Scan {
+        var metrics = AdapterMetrics()
+        var on: Int64?
+        var firstStart: Int64?
+        /// Parameters set for the next scan (LE Set (Extended) Scan Parameters).
+        var window: UInt16?
+        var interval: UInt16?
+    }
+
+    private struct Open {
+        let connection: Connection
+        let device: String
+        let start: Int64
+        /// Up to when connection events were counted.
+        var mark: Int64
+        var discoveryPending = false
+        var discoveryEnd: Int64?
+        var phy: UInt8?
+        var dataLength = 27
+        /// The characteristic of the last read, for a response that does not name it.
+        var lastRead: String?
+    }
+
+    private let next: AuditEventSink?
+    private var adapters: [UInt16: Scan] = [:]
+    private var open: [Int: Open] = [:]
+    private var metrics = CaptureMetrics()
+    private var lastTime: Int64 = 0
+    /// L2CAP payload length of the frame being fed (a complete PDU), for byte counts and air time.
+    private var l2capLength: Int?
+
+    /// - Parameters:
+    ///   - passingTo: the auditor (or any sink) that sees every event after this collector.
+    ///   - devices: configured devices under test by address: listed even when never connected.
+    public init(passingTo next: AuditEventSink? = nil, devices: [DeviceMatcher] = []) {
+        self.next = next
+        for case .address(let a) in devices { metrics.devices[a.description] = DeviceMetrics() }
+    }
+
+    /// The HCI facts the feed does not turn into events. Call before handing the frame to the feed.
+    public func frame(_ d: Decoded) {
+        lastTime = d.packet.timestamp
+        l2capLength = d.l2cap.map { Int($0.length) }
+        switch d.hci {
+        case .command(0x200B, let b): // LE Set Scan Parameters: type, interval, window, ...
+            scanParameters(d.packet.adapter, interval: b.le16(1), window: b.le16(3))
+        case .command(0x2041, let b): // LE Set Extended Scan Parameters: own, policy, PHYs, then type, interval, window
+            scanParameters(d.packet.adapter, interval: b.le16(4), window: b.le16(6))
+        case .event(0x3E, let b):
+            switch b.byte(0) {
+            case 0x0C?: // LE PHY Update Complete: status, handle, TX PHY, RX PHY
+                guard b.byte(1) == 0, let h = b.le16(2), let tx = b.byte(4), let rx = b.byte(5),
+                      let id = openID(d.packet.adapter, h) else { return }
+                open[id]?.phy = tx
+                update(open[id]!.device) { $0.txPHY = tx; $0.rxPHY = rx }
+            case 0x07?: // LE Data Length Change: handle, max TX octets, max TX time, max RX octets, max RX time
+                guard let h = b.le16(1), let tx = b.le16(3), let rx = b.le16(7), let id = openID(d.packet.adapter, h) else { return }
+                open[id]?.dataLength = Int(tx)
+                update(open[id]!.device) { $0.maxTxOctets = tx; $0.maxRxOctets = rx }
+            default: break
+            }
+        default: break
+        }
+    }
+
+    private func scanParameters(_ adapter: UInt16, interval: UInt16?, window: UInt16?) {
+        guard let interval, let window else { return }
+        adapters[adapter, default: Scan()].interval = interval
+        adapters[adapter, default: Scan()].window = window
+    }
+
+    private func openID(_ adapter: UInt16, _ handle: UInt16) -> Int? {
+        open.first { $0.value.connection.adapter == adapter && $0.value.connection.handle == handle & 0x0FFF }?.key
+    }
+
+    private func update(_ device: String, _ body: (inout DeviceMetrics) -> Void) {
+        if metrics.devices[device] != nil { body(&metrics.devices[device]!) }
+    }
+
+    public func observe(_ event: AuditEvent, at frame: FrameRef) {
+        record(event, at: frame)
+        next?.observe(event, at: frame)
+    }
+
+    public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
+        att(a, c, frame)
+        next?.observeATT(a, on: c, at: frame)
+    }
+
+    private func record(_ event: AuditEvent, at frame: FrameRef) {
+        let t = frame.time
+        switch event {
+        case .scanEnable(let adapter, let enabled, let filter, _):
+            var s = adapters[adapter] ?? Scan()
+            if enabled {
+                if s.on == nil {
+                    s.on = t
+                    s.metrics.scans += 1
+                    s.metrics.window = s.window
+                    s.metrics.interval = s.interval
+                    if s.firstStart == nil { s.firstStart = t }
+                }
+                s.metrics.filterDuplicates = filter
+            } else if let since = s.on {
+                close(&s, at: t, since: since)
+            }
+            adapters[adapter] = s
+        case .advertisingReport(let adapter, _, _, _, _):
+            adapters[adapter, default: Scan()].metrics.reports += 1
+        case .connected(let c):
+            connected(c, at: t)
+        case .disconnected(let c, _):
+            if var o = open.removeValue(forKey: c.id) { closeConnection(&o, at: t) }
+        case .encryptionChanged(let c, let on):
+            if on, let o = open[c.id] { update(o.device) { $0.encrypted = true } }
+        case .pairing(let c, let p):
+            guard let o = open[c.id] else { return }
+            let how = p.method.rawValue + (p.secureConnections ? ", LE Secure Connections" : ", legacy") + (p.failed ? ", failed" : "")
+            update(o.device) { $0.pairing = how }
+        case .linkData(let c):
+            guard var o = open[c.id] else { return }
+            advance(&o, to: t)
+            if let n = l2capLength {
+                let air = RadioEstimate.l2capTime(n + 4, dataLength: o.dataLength, phy: o.phy, encrypted: c.encrypted)
+                update(o.device) { $0.radioTime += air }
+            }
+            open[c.id] = o
+        case .att(let c, let a):
+            att(a, c, frame)
+        default: break
+        }
+    }
+
+    private func close(_ s: inout Scan, at t: Int64, since: Int64) {
+        let d = max(0, t - since)
+        s.metrics.scanTime += d
+        s.metrics.scanRadioTime += RadioEstimate.scanTime(d, window: s.metrics.window, interval: s.metrics.interval)
+        s.on = nil
+    }
+
+    private func connected(_ c: Connection, at t: Int64) {
+        if c.isCentral != false, let first = adapters[c.adapter]?.firstStart, adapters[c.adapter]?.metrics.timeToConnect == nil {
+            adapters[c.adapter]!.metrics.timeToConnect = t - first
+        }
+        guard let peer = c.peer, open.count < Self.maxOpenConnections else { return }
+        let key = peer.description
+        if metrics.devices[key] == nil {
+            guard metrics.devices.count < Self.maxDevices else {
+                metrics.devicesDropped += 1
+                return
+            }
+            metrics.devices[key] = DeviceMetrics()
+        }
+        update(key) { $0.connections += 1 }
+        open[c.id] = Open(connection: c, device: key, start: t, mark: t)
+    }
+
+    /// Counts the connection events from the last mark to `t` at the interval now in force.
+    private func advance(_ o: inout Open, to t: Int64) {
+        guard t > o.mark else { return }
+        let interval = Int64(o.connection.interval ?? 24) * 1_250_000
+        let events = Double(t - o.mark) / Double(max(interval, 1))
+        let air = Int64(events * Double(RadioEstimate.emptyEvent(phy: o.phy)))
+        o.mark = t
+        update(o.device) {
+            $0.connectionEvents += events
+            $0.radioTime += air
+        }
+    }
+
+    private func closeConnection(_ o: inout Open, at t: Int64) {
+        advance(&o, to: t)
+        let c = o.connection
+        let end = o.discoveryEnd
+        update(o.device) {
+            $0.timeConnected += max(0, t - o.start)
+            if let end { $0.discoveryTime += max(0, end - o.start) }
+            if let i = c.interval { $0.interval = i }
+            if let l = c.latency { $0.latency = l }
+            if let s = c.supervisionTimeout { $0.timeout = s }
+            if let m = c.att?.mtu { $0.mtu = max($0.mtu ?? 0, m) }
+            if c.encrypted { $0.encrypted = true }
+        }
+    }
+
+    private static func isDiscovery(_ a: ATTObservation) -> Bool {
+        switch a.opcode {
+        case 0x04, 0x06, 0x10: return true // Find Information, Find By Type Value, Read By Group Type
+        case 0x08: // Read By Type: of characteristic or include declarations
+            return a.attributeType == BluetoothUUID(uuid16: 0x2803) || a.attributeType == BluetoothUUID(uuid16: 0x2802)
+        default: return false
+        }
+    }
+
+    private static func key(_ a: ATTObservation) -> String {
+        let name: String
+        if let u = a.characteristic { name = u.description } else if a.opcode == 0x08, let t = a.attributeType {
+            name = "by type " + t.description
+        } else if let h = a.handle { name = "handle " + Hex.prefixed(h, width: 4) } else { name = "unknown" }
+        return a.isCCCD ? name + " CCCD" : name
+    }
+
+    private func att(_ a: ATTObservation, _ c: Connection, _ frame: FrameRef) {
+        guard var o = open[c.id] else { return }
+        let t = frame.time
+        advance(&o, to: t)
+        let length = l2capLength
+        let local = a.origin == .local
+        var charKey: String?
+        var counts = CharacteristicMetrics()
+        if a.kind == .request && local && Self.isDiscovery(a) {
+            o.discoveryPending = true
+            update(o.device) { $0.discoveryRequests += 1 }
+        } else if a.kind == .response && !local && o.discoveryPending {
+            o.discoveryPending = false
+            o.discoveryEnd = t
+        } else if local, a.newRead == true {
+            charKey = Self.key(a)
+            o.lastRead = charKey
+            counts.reads = 1
+        } else if local, a.opcode == 0x12 || a.opcode == 0x52 || a.opcode == 0xD2 {
+            charKey = Self.key(a)
+            counts.writes = 1
+            counts.bytesOut = a.valueLength
+        } else if !local, a.opcode == 0x1B || a.opcode == 0x1D {
+            charKey = Self.key(a)
+            if a.opcode == 0x1B { counts.notifications = 1 } else { counts.indications = 1 }
+            counts.bytesIn = a.valueLength
+        } else if !local, a.opcode == 0x0B || a.opcode == 0x0D || (a.opcode == 0x09 && a.valueLength > 0) {
+            charKey = a.characteristic.map { _ in Self.key(a) } ?? o.lastRead
+            counts.bytesIn = a.valueLength
+        }
+        let rtt: Int64? = a.kind == .response && !local ? a.answers.map { t - $0.time } : nil
+        let air = length.map { RadioEstimate.l2capTime($0 + 4, dataLength: o.dataLength, phy: o.phy, encrypted: c.encrypted) } ?? 0
+        let mtu = a.mtu
+        update(o.device) { d in
+            if let n = length { if local { d.bytesOut += n } else { d.bytesIn += n } }
+            if let rtt, rtt >= 0 { d.rtt.add(rtt) }
+            d.radioTime += air
+            d.mtu = max(d.mtu ?? 0, mtu)
+            guard let k = charKey else { return }
+            if d.characteristics[k] == nil && d.characteristics.count >= Self.maxCharacteristics {
+                d.characteristicsDropped += 1
+                d.droppedTotals.add(counts)
+            } else {
+                d.characteristics[k, default: CharacteristicMetrics()].add(counts)
+            }
+        }
+        open[c.id] = o
+    }
+
+    /// Closes what is still open at the capture's last frame (or `end`) and returns the metrics,
+    /// with the audit's findings.
+    public func finish(at end: Int64? = nil, findings: [Finding] = []) -> CaptureMetrics {
+        let t = end ?? lastTime
+        for (a, var s) in adapters {
+            if let since = s.on { close(&s, at: t, since: since) }
+            adapters[a] = s
+        }
+        for (_, var o) in open.sorted(by: { $0.key < $1.key }) { closeConnection(&o, at: t) }
+        open.removeAll()
+        var m = metrics
+        for (a, s) in adapters { m.adapters[a] = s.metrics }
+        m.findings = findings.map(FindingSummary.init)
+        return m
+    }
+}
+
+extension CharacteristicMetrics {
+    mutating func add(_ o: CharacteristicMetrics) {
+        reads += o.reads
+        writes += o.writes
+        notifications += o.notifications
+        indications += o.indications
+        bytesOut += o.bytesOut
+        bytesIn += o.bytesIn
+    }
+}
