@@ -58,11 +58,7 @@ struct Audit: ParsableCommand {
     func run() throws {
         var configuration: AuditConfiguration
         do {
-            if let path = config ?? AuditConfiguration.discover() {
-                configuration = try AuditConfiguration.load(path: path)
-            } else {
-                configuration = AuditConfiguration()
-            }
+            configuration = try AuditConfiguration.load(orDiscover: config)
         } catch {
             fail(String(describing: error))
         }

@@ -118,11 +118,7 @@ struct CaptureCommand: ParsableCommand {
     func makeAuditHook(_ dissector: Dissector) throws -> LiveAuditHook {
         let configuration: AuditConfiguration
         do {
-            if let path = config ?? AuditConfiguration.discover() {
-                configuration = try AuditConfiguration.load(path: path)
-            } else {
-                configuration = AuditConfiguration()
-            }
+            configuration = try AuditConfiguration.load(orDiscover: config)
         } catch {
             throw fail(String(describing: error))
         }

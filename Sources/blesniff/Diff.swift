@@ -49,11 +49,7 @@ struct DiffCommand: ParsableCommand {
     func run() throws {
         var configuration: AuditConfiguration
         do {
-            if let path = config ?? AuditConfiguration.discover() {
-                configuration = try AuditConfiguration.load(path: path)
-            } else {
-                configuration = AuditConfiguration()
-            }
+            configuration = try AuditConfiguration.load(orDiscover: config)
         } catch {
             fail(String(describing: error))
         }

@@ -39,11 +39,7 @@ struct ReportCommand: ParsableCommand {
     mutating func run() throws {
         var configuration: AuditConfiguration
         do {
-            if let path = config ?? AuditConfiguration.discover() {
-                configuration = try AuditConfiguration.load(path: path)
-            } else {
-                configuration = AuditConfiguration()
-            }
+            configuration = try AuditConfiguration.load(orDiscover: config)
         } catch {
             stderr("blesniff: error: \(error)")
             throw ExitCode(2)

@@ -15,11 +15,7 @@ struct Rules: ParsableCommand {
     func run() throws {
         let configuration: AuditConfiguration
         do {
-            if let path = config ?? AuditConfiguration.discover() {
-                configuration = try AuditConfiguration.load(path: path)
-            } else {
-                configuration = AuditConfiguration()
-            }
+            configuration = try AuditConfiguration.load(orDiscover: config)
         } catch {
             FileHandle.standardError.write(Data(("blesniff: error: " + String(describing: error) + "\n").utf8))
             throw ExitCode(AuditExit.inputError)

@@ -128,6 +128,13 @@ public struct AuditConfiguration: Sendable {
         }
     }
 
+    /// The configuration at `path`, else the nearest `.blesniff.yml` upward from here, else the
+    /// defaults: what every command that audits reads.
+    public static func load(orDiscover path: String?) throws(ConfigurationError) -> AuditConfiguration {
+        guard let p = path ?? discover() else { return AuditConfiguration() }
+        return try load(path: p)
+    }
+
     /// Reads and checks a configuration file.
     public static func load(path: String) throws(ConfigurationError) -> AuditConfiguration {
         guard let f = fopen(path, "r") else {
