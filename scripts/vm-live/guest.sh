@@ -44,9 +44,14 @@ btmgmt --index 0 le on >/dev/null 2>&1; btmgmt --index 0 bondable on >/dev/null 
 btmgmt --index 0 io-cap 3 >/dev/null 2>&1; btmgmt --index 0 power on > out/power.txt 2>&1
 hciconfig hci1 up
 log "scan with duplicates"
-bt 5 -s INT hcitool -i hci0 lescan --duplicates > out/lescan.txt
-bt 4 -s INT hcitool -i hci1 lescan > out/lescan1.txt
+timeout -s INT 5 hcitool -i hci0 lescan --duplicates > out/lescan.txt 2>&1
+timeout -s INT 4 hcitool -i hci1 lescan > out/lescan1.txt 2>&1
 kill -INT $I   # mid-session: the file must still be complete
+log "SMP pairing"
+bt 15 btmgmt --index 0 pair -c 3 -t 2 $P > out/pair.txt
+sleep 1
+bt 10 btmgmt --index 0 disconnect -t 2 $P > out/disconnect.txt
+sleep 2
 log "GATT: primary services, characteristics, descriptors, read"
 bt 40 gatttool -i hci0 -b $P -t random --primary > out/primary.txt
 bt 40 gatttool -i hci0 -b $P -t random --characteristics > out/chars.txt
@@ -55,10 +60,7 @@ bt 40 gatttool -i hci0 -b $P -t random --char-read --uuid=2a19 > out/read.txt
 CCCD=$(awk '/uuid = 00002a19/{f=1} f && /uuid = 00002902/{sub(",", "", $3); print $3; exit}' out/desc.txt)
 log "notifications through CCCD ${CCCD:-?}"
 bt 12 gatttool -i hci0 -b $P -t random --char-write-req -a "${CCCD:-0x0000}" -n 0100 --listen > out/notify.txt
-log "SMP pairing"
-bt 60 btmgmt --index 0 pair -c 3 -t 2 $P > out/pair.txt
-sleep 1
-bt 20 btmgmt --index 0 disconnect -t 2 $P > out/disconnect.txt
+bt 10 btmgmt --index 0 disconnect -t 2 $P > out/disconnect2.txt
 sleep 3
 for f in primary chars read notify pair; do head -3 out/$f.txt | sed "s/^/== $f: /"; done
 kill -INT $M $A $S $H $R $N
