@@ -2,7 +2,8 @@
 # Installs what the tests need and runs them. CI runs exactly this.
 # Tests that compare with tshark or drive a Bumble stack run when those are present (installed
 # here), and skip cleanly elsewhere. In CI (CI=true, or BLESNIFF_FULL_TESTS=1) every fuzz target
-# also runs for a short time and the suite runs under AddressSanitizer and ThreadSanitizer.
+# also runs for a short time, the suite runs under AddressSanitizer and ThreadSanitizer, and
+# scripts/live-vm-test.sh checks live capture in a VM against btmon (skipped where QEMU cannot boot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh tshark
@@ -14,5 +15,7 @@ if [ "${CI:-}" = true ] || [ -n "${BLESNIFF_FULL_TESTS:-}" ]; then
   # the fuzz targets check leaks in blesniff's own code).
   ASAN_OPTIONS=detect_leaks=0 swift test --sanitize=address --scratch-path .build-asan
   swift test --sanitize=thread --scratch-path .build-tsan
+  # Live capture against a real kernel Bluetooth stack in QEMU; skips where no VM can boot.
+  scripts/live-vm-test.sh
 fi
 swift test --skip-build

@@ -34,9 +34,10 @@ struct MonitorFramer {
         return index == interface || index == 0xffff
     }
 
-    /// Builds a record from a monitor header's fields and its payload.
+    /// Builds a record from a monitor header's fields and its payload, stamped with `time`
+    /// (nanoseconds since the Unix epoch).
     mutating func record(opcode: UInt16, index: UInt16, payload: UnsafeRawBufferPointer,
-                         fileOffset: Int64, fileLength: Int) -> Record {
+                         fileOffset: Int64, fileLength: Int, time: Int64 = now()) -> Record {
         let total = linuxMonitorHeaderLength &+ payload.count
         if buffer.count < total { buffer.append(contentsOf: repeatElement(0, count: total &- buffer.count)) }
         buffer[0] = UInt8(truncatingIfNeeded: index >> 8)
@@ -49,7 +50,7 @@ struct MonitorFramer {
             }
         }
         count &+= 1
-        return Record(number: count, timestamp: now(), linkType: linuxMonitorLinkType, flags: 0,
+        return Record(number: count, timestamp: time, linkType: linuxMonitorLinkType, flags: 0,
                       data: buffer[0..<total], originalLength: total, fileOffset: fileOffset, fileLength: fileLength)
     }
 }
@@ -63,15 +64,29 @@ func now() -> Int64 {
 
 /// The kernel's Bluetooth monitor channel (what btmon reads): every controller's HCI traffic,
 /// plus index events and management commands, on a raw HCI socket bound to no device.
+///
+/// Records carry the kernel's time (SO_TIMESTAMPNS), as btmon's do: the time the kernel queued
+/// the record, not the time this process got round to reading it, which lags by however long
+/// the reading thread was not scheduled (milliseconds on a loaded machine).
 public final class MonitorSocketSource: LiveSource {
     public let name = "Bluetooth monitor"
     private let fd: Int32
     private var framer: MonitorFramer
     private var packet = [UInt8](repeating: 0, count: monitorHeaderLength &+ 65_536)
+    /// Where the records' times come from.
+    public let clock: Clock
+
+    public enum Clock: Sendable {
+        /// The kernel's receive time, in nanoseconds.
+        case kernelNanoseconds
+        /// The kernel's receive time, in microseconds (SO_TIMESTAMP only).
+        case kernelMicroseconds
+        /// Read time: the kernel offered no timestamps.
+        case readTime
+    }
 
     /// - Parameter interface: keep only this controller index (hciN), plus global records.
-    public init(interface: UInt16? = nil) throws(CaptureError) {
-        framer = MonitorFramer(interface: interface)
+    public convenience init(interface: UInt16? = nil) throws(CaptureError) {
         let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
         guard fd >= 0 else { throw Self.openError(errno) }
         var addr = sockaddr_hci()
@@ -86,7 +101,20 @@ public final class MonitorSocketSource: LiveSource {
             close(fd)
             throw Self.openError(e)
         }
+        self.init(datagramSocket: fd, interface: interface)
+    }
+
+    /// Reads an already open socket that delivers one kernel-framed monitor record per datagram
+    /// (a monitor socket opened elsewhere and handed over; a socketpair in tests). Takes
+    /// ownership of `fd` and asks it for receive timestamps.
+    public init(datagramSocket fd: Int32, interface: UInt16? = nil) {
         self.fd = fd
+        framer = MonitorFramer(interface: interface)
+        switch blesniff_enable_receive_time(fd) {
+        case 2: clock = .kernelNanoseconds
+        case 1: clock = .kernelMicroseconds
+        default: clock = .readTime
+        }
     }
 
     deinit {
@@ -108,7 +136,8 @@ public final class MonitorSocketSource: LiveSource {
     public func next() throws(CaptureError) -> Record? {
         while true {
             // One datagram is one monitor record.
-            let got = packet.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            var kernelTime: Int64 = -1
+            let got = packet.withUnsafeMutableBytes { blesniff_recv_timed(fd, $0.baseAddress, $0.count, &kernelTime) }
             if got < 0 {
                 if errno == EINTR { continue }
                 throw CaptureError(.io, file: name, "read error: \(String(cString: strerror(errno)))")
@@ -122,7 +151,8 @@ public final class MonitorSocketSource: LiveSource {
             return packet.withUnsafeBytes { raw in
                 framer.record(opcode: opcode, index: index,
                               payload: UnsafeRawBufferPointer(rebasing: raw[monitorHeaderLength..<(monitorHeaderLength &+ length)]),
-                              fileOffset: 0, fileLength: monitorHeaderLength &+ length)
+                              fileOffset: 0, fileLength: monitorHeaderLength &+ length,
+                              time: kernelTime >= 0 ? kernelTime : now())
             }
         }
     }

@@ -25,6 +25,30 @@ final class LiveSourceTests: XCTestCase {
         return w.b
     }
 
+    /// The monitor socket's records carry the kernel's time from the recvmsg control message
+    /// (as btmon's do), not the time they were read: a datagram sent, then read 200 ms later,
+    /// keeps its send-side time.
+    func testMonitorSocketSourceUsesKernelReceiveTime() throws {
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0, &fds), 0)
+        defer { close(fds[1]) }
+        let source = MonitorSocketSource(datagramSocket: fds[0], interface: 1)
+        XCTAssertEqual(source.clock, .kernelNanoseconds)
+        func send(_ b: [UInt8]) { _ = b.withUnsafeBytes { Glibc.send(fds[1], $0.baseAddress, b.count, 0) } }
+        var t = timespec()
+        clock_gettime(CLOCK_REALTIME, &t)
+        let before = Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
+        send(monitorFrame(opcode: 3, index: 0, [0x0e, 1, 2]))
+        send(monitorFrame(opcode: 3, index: 1, [0x0e, 4, 1, 3, 0x0c, 0]))
+        usleep(200_000)
+        let r = try XCTUnwrap(try source.next())
+        clock_gettime(CLOCK_REALTIME, &t)
+        let after = Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
+        XCTAssertEqual(Array(r.data), [0, 1, 0, 3, 0x0e, 4, 1, 3, 0x0c, 0])
+        XCTAssertGreaterThanOrEqual(r.timestamp, before - 1_000_000)
+        XCTAssertLessThan(r.timestamp, after - 100_000_000, "stamped when read, not when queued")
+    }
+
     func testFileDescriptorSourceOverSocketpair() throws {
         var fds: [Int32] = [0, 0]
         XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
