@@ -58,6 +58,8 @@ struct Convert: ParsableCommand {
 
     @OptionGroup var filtering: FilterOptions
 
+    @OptionGroup var deviceFilter: DeviceFilterOption
+
     func validate() throws {
         guard paths.count >= 2 else { throw ValidationError("Give at least one input and the output file.") }
         if to == nil, Self.format(forExtension: paths[paths.count - 1]) == nil {
@@ -86,7 +88,7 @@ struct Convert: ParsableCommand {
         }
         // With a filter, every frame is dissected (the connection state needs them all) and only
         // the matching ones are written, as `tshark -Y -w` does.
-        let filter = try filtering.compile()
+        let filter = try filtering.compile(device: deviceFilter.device)
         func keep(_ r: Record, _ dissector: Dissector?) -> Bool {
             guard let filter, let dissector else { return true }
             return filter.matches(dissector.dissect(CaptureInput.packet(r)))

@@ -12,12 +12,9 @@ struct FilterOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Keep only the frames of this connection (its number in read --format json).", valueName: "n"))
     var connection: Int?
 
-    @Option(help: ArgumentHelp("Keep only the frames to or from this device address.", valueName: "addr"))
-    var device: String?
-
     /// The compiled filter, nil when none was given; a bad one is reported (with a caret under
-    /// the fault) and exits with status 2.
-    func compile() throws -> DisplayFilter? {
+    /// the fault) and exits with status 2. `device`: `--device` of `DeviceFilterOption`.
+    func compile(device: String? = nil) throws -> DisplayFilter? {
         do {
             var parts: [DisplayFilter] = []
             if let filter { parts.append(try DisplayFilter(filter)) }
@@ -29,6 +26,13 @@ struct FilterOptions: ParsableArguments {
             throw ExitCode(2)
         }
     }
+}
+
+/// `--device ADDR` as a filter shortcut. Not in `report`, whose `--device` names a device under
+/// test for the audit (there, `-Y 'device == ADDR'`).
+struct DeviceFilterOption: ParsableArguments {
+    @Option(help: ArgumentHelp("Keep only the frames to or from this device address (same as -Y 'device == ADDR').", valueName: "addr"))
+    var device: String?
 }
 
 struct Fields: ParsableCommand {

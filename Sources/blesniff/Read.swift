@@ -30,6 +30,8 @@ struct Read: ParsableCommand {
 
     @OptionGroup var filtering: FilterOptions
 
+    @OptionGroup var deviceFilter: DeviceFilterOption
+
     @Flag(name: .shortAndLong, help: "Decode everything but print only a count of frames and malformed frames.")
     var quiet = false
 
@@ -39,7 +41,7 @@ struct Read: ParsableCommand {
         let limit = count ?? Int.max
         // Options read once: a property wrapper's getter per frame costs more than decoding it.
         let skip = self.skip, quiet = self.quiet
-        let filter = try filtering.compile()
+        let filter = try filtering.compile(device: deviceFilter.device)
         struct Done: Error {}
         var ok = true
         do {
