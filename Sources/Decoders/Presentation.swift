@@ -164,48 +164,62 @@ extension Decoded {
         }
     }
 
-    private func writeL2CAP(to out: FieldSink, layer: (String) -> Void) {
+    private func writeL2CAP(to out: FieldSink?, layer: (String) -> Void) {
         if let f = fragment {
             layer("L2CAP")
-            out.add("Fragment", .text("\(f.have) of \(f.of == 0 ? "?" : String(f.of)) bytes, reassembly pending"))
+            out?.add("Fragment", .text("\(f.have) of \(f.of == 0 ? "?" : String(f.of)) bytes, reassembly pending"))
         }
         if let f = l2cap {
             layer("L2CAP")
-            out.add("Length", .uint(UInt64(f.length), hex: 0))
-            out.add("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))
-            if !f.fragments.isEmpty {
-                out.add("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", ")))
+            if let out {
+                out.add("Length", .uint(UInt64(f.length), hex: 0))
+                out.add("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))
+                if !f.fragments.isEmpty {
+                    out.add("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", ")))
+                }
             }
         }
         if let u = upper {
             layer(u.protocolName)
-            u.writeFields(to: out)
+            if let out { u.writeFields(to: out) }
         }
     }
 
     /// Every layer's full decode, outermost first: `layer` is called with each protocol's name,
     /// then that layer's fields go to `out`. Printing sends them straight to the output.
     public func writeLayers(to out: FieldSink, layer: (String) -> Void) {
+        writeLayers(fieldsTo: out, layer: layer)
+    }
+
+    /// Only the names of the layers `writeLayers` would write, in the same order, with none of
+    /// their fields decoded: a display filter asks which layers a frame has at this cost.
+    public func forEachLayerName(_ layer: (String) -> Void) {
+        writeLayers(fieldsTo: nil, layer: layer)
+    }
+
+    /// The one walk over the layers: their names always, their fields when `out` is given.
+    private func writeLayers(fieldsTo out: FieldSink?, layer: (String) -> Void) {
         switch packet.kind {
         case .monitor(let op):
             layer("Monitor")
-            out.add("Opcode", .named(UInt64(op), hex: 4, MonitorOpcode.name(op)))
-            out.add("Data", .bytes(packet.payload))
+            out?.add("Opcode", .named(UInt64(op), hex: 4, MonitorOpcode.name(op)))
+            out?.add("Data", .bytes(packet.payload))
         case .linkLayer:
             if let f = linkLayer {
                 layer("Link Layer")
-                out.add(f.fields)
+                if let out { out.add(f.fields) }
             }
             writeL2CAP(to: out, layer: layer)
         case .unsupported, .unknownHCIType, .truncatedHeader:
             layer("Data")
-            out.add("Data", .bytes(packet.payload))
+            out?.add("Data", .bytes(packet.payload))
         case .hci: break
         }
         switch hci {
         case .none: break
         case .command(let op, let params):
             layer("HCI Command")
+            guard let out else { break }
             out.begin("Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)))
             out.add("OGF", .uint(UInt64(op >> 10), hex: 2))
             out.add("OCF", .uint(UInt64(op & 0x3FF), hex: 4))
@@ -214,24 +228,27 @@ extension Decoded {
             HCICommands.writeParameters(opcode: op, params, to: out)
         case .event(let code, let params):
             layer("HCI Event")
+            guard let out else { break }
             out.add("Event Code", .named(UInt64(code), hex: 2, HCIEvents.name(code)))
             out.add("Parameter Total Length", .uint(UInt64(params.count), hex: 0))
             HCIEvents.writeParameters(code: code, params, to: out)
         case .acl(let h, _):
             layer("HCI ACL")
-            out.add("Handle", .uint(UInt64(h.handle), hex: 4))
-            out.add("Packet Boundary Flag", .named(UInt64(h.boundary), hex: 1, ACLHeader.boundaryNames[Int(h.boundary)]))
-            out.add("Broadcast Flag", .uint(UInt64(h.broadcast), hex: 1))
-            out.add("Data Total Length", .uint(UInt64(h.length), hex: 0))
+            if let out {
+                out.add("Handle", .uint(UInt64(h.handle), hex: 4))
+                out.add("Packet Boundary Flag", .named(UInt64(h.boundary), hex: 1, ACLHeader.boundaryNames[Int(h.boundary)]))
+                out.add("Broadcast Flag", .uint(UInt64(h.broadcast), hex: 1))
+                out.add("Data Total Length", .uint(UInt64(h.length), hex: 0))
+            }
             writeL2CAP(to: out, layer: layer)
         case .isochronous(let h, let data):
             layer(packet.kind == .hci(.scoData) ? "HCI SCO" : "HCI ISO")
-            out.add("Handle", .uint(UInt64(h), hex: 4))
-            out.add("Data", .bytes(data))
+            out?.add("Handle", .uint(UInt64(h), hex: 4))
+            out?.add("Data", .bytes(data))
         }
         if !problems.isEmpty {
             layer("Malformed")
-            for p in problems { out.malformed(p) }
+            if let out { for p in problems { out.malformed(p) } }
         }
     }
 

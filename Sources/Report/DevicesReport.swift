@@ -37,13 +37,16 @@ public enum DevicesReport {
         AdvertisingReports.addressTypeNames[Int(t)] ?? "address type " + Hex.prefixed(t, width: 2)
     }
 
+    /// Keys a device can have several of: always arrays in JSON, also with one element.
+    static let repeatable: Set<String> = ["service_uuid", "manufacturer"]
+
     public static func json(_ devices: [DeviceSummary], untracked: UntrackedAdvertisers = UntrackedAdvertisers(), file: String,
                             to out: Output) {
         out.write("{\"file\":" + FieldRendering.jsonString(file) + ",\"devices\":[")
         for (i, d) in devices.enumerated() {
             if i > 0 { out.write(",") }
             out.write("{")
-            FieldRendering.writeJSONMembers(d.fields, to: out)
+            FieldRendering.writeJSONMembers(d.fields, arrays: repeatable, to: out)
             out.write("}")
         }
         out.write("]")

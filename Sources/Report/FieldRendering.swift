@@ -82,17 +82,43 @@ public enum FieldRendering {
 
     /// Writes the fields of a list as the members of a JSON object (without braces). Scalars without
     /// children are plain JSON values, everything else is an object; siblings that share a key
-    /// become one array, so every object has unique keys.
-    public static func writeJSONMembers(_ list: FieldList, to out: Output) {
+    /// become one array, so every object has unique keys. Keys in `arrays` (fields that can repeat)
+    /// are always arrays, also with one element.
+    public static func writeJSONMembers(_ list: FieldList, arrays: Set<String> = [], to out: Output) {
         list.close()
-        list.nodes.withUnsafeBufferPointer { members($0, 0, $0.count, out) }
+        let arrayHashes = arrays.map(keyHash)
+        list.nodes.withUnsafeBufferPointer { _ = members($0, 0, $0.count, out, skip: [], arrays: arrayHashes, first: true) }
     }
 
-    /// The siblings in `start..<end`, each with its subtree.
-    private static func members(_ n: UnsafeBufferPointer<FieldList.Node>, _ start: Int, _ end: Int, _ out: Output) {
+    /// The keys a value writes itself as an object's members (`jsonMembers`): a child field with one
+    /// of them would repeat the key (a UUID's name, written by the value and by a child), so the
+    /// value's member is kept and the child is left out.
+    private static let uuidKeys = ["uuid", "uuid128"].map(keyHash)
+    private static let namedUUIDKeys = ["uuid", "uuid128", "name"].map(keyHash)
+    private static let namedKeys = ["value", "name"].map(keyHash)
+    private static let flagsKeys = ["value", "set"].map(keyHash)
+    private static let valueKeys = ["value"].map(keyHash)
+    private static let malformedKeys = ["malformed"].map(keyHash)
+
+    private static func memberKeys(_ v: FieldValue) -> [UInt64] {
+        switch v {
+        case .none: return []
+        case .uuid(let u): return AssignedNumbers.name(u) == nil ? uuidKeys : namedUUIDKeys
+        case .named: return namedKeys
+        case .flags: return flagsKeys
+        case .error: return malformedKeys
+        default: return valueKeys
+        }
+    }
+
+    /// The siblings in `start..<end`, each with its subtree, leaving out those whose key is in
+    /// `skip`; `first` when nothing was written in the object yet. Returns whether any was written.
+    private static func members(_ n: UnsafeBufferPointer<FieldList.Node>, _ start: Int, _ end: Int, _ out: Output,
+                                skip: [UInt64], arrays: [UInt64], first: Bool) -> Bool {
         var count = 0, bytes = 0
         var i = start
         while i < end { count &+= 1; bytes &+= n[i].label.utf8.count; i = n[i].end }
+        var wrote = !first
         // Each sibling's key is made once into one buffer (an ASCII label's key is no longer than the
         // label): hashed to see that the keys are distinct, then copied out.
         let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(bytes, 1)) { arena in
@@ -111,14 +137,19 @@ public enum FieldRendering {
                         keys[k] = (-1, 0, keyHash(n[i].label))
                     }
                     for j in 0..<k where keys[j].hash == keys[k].hash { return false }
+                    if !arrays.isEmpty, arrays.contains(keys[k].hash) { return false }
                     k &+= 1
                     i = n[i].end
                 }
                 i = start
                 k = 0
                 while i < end {
-                    if i > start { out.write(byte: UInt8(ascii: ",")) }
                     let key = keys[k]
+                    k &+= 1
+                    defer { i = n[i].end }
+                    if !skip.isEmpty, skip.contains(key.hash) { continue }
+                    if wrote { out.write(byte: UInt8(ascii: ",")) }
+                    wrote = true
                     if key.offset < 0 || out.withSpace(key.length &+ 2, { p in
                         p[0] = UInt8(ascii: "\"")
                         (p + 1).update(from: arena.baseAddress! + key.offset, count: key.length)
@@ -128,15 +159,14 @@ public enum FieldRendering {
                         writeKey(n[i].label, to: out)
                     }
                     out.write(byte: UInt8(ascii: ":"))
-                    jsonValue(n, i, out)
-                    k &+= 1
-                    i = n[i].end
+                    jsonValue(n, i, out, arrays: arrays)
                 }
                 return true
             }
         }
-        guard !written else { return }
-        // Equal key hashes (a shared key, or a collision): group by key, in order of first appearance.
+        guard !written else { return wrote }
+        // Equal key hashes (a shared key, or a collision), or a key always written as an array:
+        // group by key, in order of first appearance.
         var groups: [(key: String, members: [Int])] = []
         i = start
         while i < end {
@@ -144,31 +174,34 @@ public enum FieldRendering {
             if let g = groups.firstIndex(where: { $0.key == k }) { groups[g].members.append(i) } else { groups.append((k, [i])) }
             i = n[i].end
         }
-        for (gi, g) in groups.enumerated() {
-            if gi > 0 { out.write(byte: UInt8(ascii: ",")) }
+        for g in groups {
+            let h = keyHash(g.key)
+            if skip.contains(h) { continue }
+            if wrote { out.write(byte: UInt8(ascii: ",")) }
+            wrote = true
             out.write(jsonString: g.key)
             out.write(byte: UInt8(ascii: ":"))
-            if g.members.count == 1 {
-                jsonValue(n, g.members[0], out)
+            if g.members.count == 1 && !arrays.contains(h) {
+                jsonValue(n, g.members[0], out, arrays: arrays)
             } else {
                 out.write(byte: UInt8(ascii: "["))
                 for (j, m) in g.members.enumerated() {
                     if j > 0 { out.write(byte: UInt8(ascii: ",")) }
-                    jsonValue(n, m, out)
+                    jsonValue(n, m, out, arrays: arrays)
                 }
                 out.write(byte: UInt8(ascii: "]"))
             }
         }
+        return wrote
     }
 
-    private static func jsonValue(_ n: UnsafeBufferPointer<FieldList.Node>, _ i: Int, _ out: Output) {
+    private static func jsonValue(_ n: UnsafeBufferPointer<FieldList.Node>, _ i: Int, _ out: Output, arrays: [UInt64]) {
         let hasChildren = n[i].end > i &+ 1
         if !hasChildren, writeJSONScalar(n[i].value, to: out) { return }
         out.write(byte: UInt8(ascii: "{"))
         let wrote = writeJSONMembers(n[i].value, to: out)
         if hasChildren {
-            if wrote { out.write(byte: UInt8(ascii: ",")) }
-            members(n, i &+ 1, n[i].end, out)
+            _ = members(n, i &+ 1, n[i].end, out, skip: wrote ? memberKeys(n[i].value) : [], arrays: arrays, first: !wrote)
         }
         out.write(byte: UInt8(ascii: "}"))
     }
@@ -255,10 +288,10 @@ public enum FieldRendering {
 
     /// Writes the fields as the members of a JSON object (without braces). Siblings that share a
     /// key become one array, so every object has unique keys.
-    public static func writeJSONMembers(_ fields: [Field], to out: Output) {
+    public static func writeJSONMembers(_ fields: [Field], arrays: Set<String> = [], to out: Output) {
         let list = FieldList()
         list.add(fields)
-        writeJSONMembers(list, to: out)
+        writeJSONMembers(list, arrays: arrays, to: out)
     }
 
     /// Calls `emit` with each byte of `Field.key(for: label)`; false when the label is not ASCII

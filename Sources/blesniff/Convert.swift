@@ -56,6 +56,10 @@ struct Convert: ParsableCommand {
     @Flag(help: "Treat an input that ends mid-record, or a frame the output format cannot carry, as an error.")
     var strict = false
 
+    @OptionGroup var filtering: FilterOptions
+
+    @OptionGroup var deviceFilter: DeviceFilterOption
+
     func validate() throws {
         guard paths.count >= 2 else { throw ValidationError("Give at least one input and the output file.") }
         if to == nil, Self.format(forExtension: paths[paths.count - 1]) == nil {
@@ -82,6 +86,13 @@ struct Convert: ParsableCommand {
             stderr("blesniff: \(output): is also an input (\(clash)); not overwriting it")
             throw ExitCode(2)
         }
+        // With a filter, every frame is dissected (the connection state needs them all) and only
+        // the matching ones are written, as `tshark -Y -w` does.
+        let filter = try filtering.compile(device: deviceFilter.device)
+        func keep(_ r: Record, _ dissector: Dissector?) -> Bool {
+            guard let filter, let dissector else { return true }
+            return filter.matches(dissector.dissect(CaptureInput.packet(r)))
+        }
         var ok = true
         let sink: FrameSink
         do {
@@ -95,10 +106,11 @@ struct Convert: ParsableCommand {
                 var readers: [CaptureReader] = []
                 for path in inputs { readers.append(try CaptureReader(path: path)) }
                 let merged = MergedReader(readers)
+                let dissector = filter.map { _ in Dissector() }
                 while true {
                     do {
                         guard let r = try merged.next() else { break }
-                        try sink.write(r)
+                        if keep(r, dissector) { try sink.write(r) }
                     } catch let e where e.file != output {
                         stderr("blesniff: \(e)")
                         ok = false
@@ -114,8 +126,11 @@ struct Convert: ParsableCommand {
                         ok = false
                         continue
                     }
+                    let dissector = filter.map { _ in Dissector() }
+                    filter?.reset()
                     do {
                         while var r = try reader.next() {
+                            guard keep(r, dissector) else { continue }
                             number += 1
                             r.number = number
                             try sink.write(r)

@@ -33,7 +33,7 @@ struct Gatt: ParsableCommand {
             // A file that could not be opened has its one error line, not an empty section too.
             if !read, frames == 0 { continue }
             dissector.finish()
-            let dbs = dissector.gatt.databases.filter { !$0.database.isEmpty }.map { (name: Self.name($0.key), database: $0.database) }
+            let dbs = dissector.gatt.databases.filter { !$0.database.isEmpty }.map { (name: Self.name($0.key), key: $0.key, database: $0.database) }
             switch format {
             case .text:
                 out.write(display: file)
@@ -50,7 +50,12 @@ struct Gatt: ParsableCommand {
                 for (i, db) in dbs.enumerated() {
                     if i > 0 { out.write(",") }
                     out.write("{\"peer\":" + FieldRendering.jsonString(db.name) + ",")
-                    FieldRendering.writeJSONMembers(db.database.fields, to: out)
+                    // The peer as fields too: tools match on the address, not on the label.
+                    if let p = db.key.base as? PeerKey, let a = p.address {
+                        out.write("\"address\":\"" + a.description + "\",")
+                        if let t = p.type { out.write("\"address_type\":\"" + (t == 1 ? "random" : "public") + "\",") }
+                    }
+                    FieldRendering.writeJSONMembers(db.database.fields, arrays: Self.repeatable, to: out)
                     out.write("}")
                 }
                 out.write("]}\n")
@@ -59,6 +64,10 @@ struct Gatt: ParsableCommand {
         out.flush()
         if !ok { throw ExitCode(2) }
     }
+
+    /// Keys that can repeat in a database: always arrays in JSON, also with one element.
+    static let repeatable: Set<String> = ["primary_service", "secondary_service", "included_service", "characteristic",
+                                          "descriptor", "attribute"]
 
     static func name(_ key: AnyHashable) -> String {
         if let p = key.base as? PeerKey { return "Peer " + p.description }

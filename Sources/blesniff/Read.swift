@@ -28,6 +28,10 @@ struct Read: ParsableCommand {
 
     @OptionGroup var decoding: DecodeOptions
 
+    @OptionGroup var filtering: FilterOptions
+
+    @OptionGroup var deviceFilter: DeviceFilterOption
+
     @Flag(name: .shortAndLong, help: "Decode everything but print only a count of frames and malformed frames.")
     var quiet = false
 
@@ -37,6 +41,7 @@ struct Read: ParsableCommand {
         let limit = count ?? Int.max
         // Options read once: a property wrapper's getter per frame costs more than decoding it.
         let skip = self.skip, quiet = self.quiet
+        let filter = try filtering.compile(device: deviceFilter.device)
         struct Done: Error {}
         var ok = true
         do {
@@ -44,9 +49,11 @@ struct Read: ParsableCommand {
                 let dissector = Dissector(keys: decoding.keys)
                 let printer = FramePrinter(format: format, verbose: verbose, output: out)
                 var seen = 0
+                filter?.reset()
                 ok = try decoding.input.forEachPacket(group) { packet in
                     let d = dissector.dissect(packet)
                     printer.noteFrame(at: packet.timestamp)
+                    if let filter, !filter.matches(d) { return }
                     seen += 1
                     if d.isMalformed { malformed += 1 }
                     guard seen > skip, !quiet else { return }
@@ -57,7 +64,7 @@ struct Read: ParsableCommand {
                 total += seen
             }
         } catch is Done {}
-        if quiet { out.write("\(total) frames, \(malformed) malformed\n") }
+        if quiet { out.write("\(total) \(filter == nil ? "frames" : "matching frames"), \(malformed) malformed\n") }
         out.flush()
         if !ok { throw ExitCode(2) }
     }

@@ -36,6 +36,8 @@ struct ReportCommand: ParsableCommand {
 
     @OptionGroup var scope: AuditScopeOptions
 
+    @OptionGroup var filtering: FilterOptions
+
     mutating func run() throws {
         var configuration: AuditConfiguration
         do {
@@ -54,6 +56,7 @@ struct ReportCommand: ParsableCommand {
             accepted = Baseline.parse(text)
         }
 
+        let filter = try filtering.compile()
         var limits = ReportLimits()
         limits.maxAdvertisers = maxAdvertisers
         var collectors: [ReportCollector] = []
@@ -63,7 +66,8 @@ struct ReportCommand: ParsableCommand {
             let pass = ReportPass(path: file, configuration: configuration, baseline: accepted, keys: decoding.keys,
                                   limits: limits)
             var problem: String?
-            let read = try decoding.input.forEachPacket(group, platform: pass.assume) { pass.add($0) }
+            filter?.reset()
+            let read = try decoding.input.forEachPacket(group, platform: pass.assume) { pass.add($0, filter: filter) }
             if !read {
                 ok = false
                 // An unreadable file has no page; one cut short shows what was read.

@@ -21,10 +21,13 @@ public final class ReportPass: AuditEventSink {
     /// What the capture's format says of its platform.
     public func assume(_ guess: PlatformGuess) { auditor.assume(guess) }
 
-    public func add(_ packet: Packet) {
+    /// - Parameter filter: when given, every frame is dissected (connection state needs them all)
+    ///   but only the matching ones are counted, audited and shown.
+    public func add(_ packet: Packet, filter: DisplayFilter? = nil) {
+        let d = dissector.dissect(packet)
+        if let filter, !filter.matches(d) { return }
         last = FrameRef(number: packet.number, time: packet.timestamp, fileOffset: packet.fileOffset,
                         fileLength: packet.fileLength)
-        let d = dissector.dissect(packet)
         collector.add(d)
         feed.events(d, into: self)
     }

@@ -1,0 +1,79 @@
+import ArgumentParser
+import Decoders
+import Report
+
+/// `--filter`, `--connection` and `--device`: which frames a command keeps.
+struct FilterOptions: ParsableArguments {
+    @Option(name: [.customShort("Y"), .customLong("filter")], help: ArgumentHelp(
+        "Keep only the frames that match a display filter, e.g. 'att.opcode == 0x1b' (see blesniff fields).",
+        valueName: "expr"))
+    var filter: String?
+
+    @Option(help: ArgumentHelp("Keep only the frames of this connection (its number in read --format json).", valueName: "n"))
+    var connection: Int?
+
+    /// The compiled filter, nil when none was given; a bad one is reported (with a caret under
+    /// the fault) and exits with status 2. `device`: `--device` of `DeviceFilterOption`.
+    func compile(device: String? = nil) throws -> DisplayFilter? {
+        do {
+            var parts: [DisplayFilter] = []
+            if let filter { parts.append(try DisplayFilter(filter)) }
+            if let connection { parts.append(DisplayFilter.connection(connection)) }
+            if let device { parts.append(try DisplayFilter.device(device)) }
+            return try DisplayFilter.all(parts)
+        } catch {
+            stderr("blesniff: \(error)")
+            throw ExitCode(2)
+        }
+    }
+}
+
+/// `--device ADDR` as a filter shortcut. Not in `report`, whose `--device` names a device under
+/// test for the audit (there, `-Y 'device == ADDR'`).
+struct DeviceFilterOption: ParsableArguments {
+    @Option(help: ArgumentHelp("Keep only the frames to or from this device address (same as -Y 'device == ADDR').", valueName: "addr"))
+    var device: String?
+}
+
+struct Fields: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the fields a display filter can test, with their types.",
+        discussion: """
+            Field names are the keys of read --format json: a layer (att, hci_event, …) and the keys \
+            below it joined by dots, or a frame field. A named, uuid or flags value can also be tested \
+            by its JSON member (hci_event.event_code.name, att.uuid.uuid128, ….set).
+            """)
+
+    @Argument(help: "Only the fields whose name starts with this.")
+    var prefix: String?
+
+    @Option(help: ArgumentHelp("Print the field table the decoders write for these captures (Swift source).", visibility: .hidden))
+    var scan: [String] = []
+
+    func run() throws {
+        let out = Output()
+        if !scan.isEmpty {
+            let scanner = FieldScanner()
+            for path in scan {
+                let dissector = Dissector()
+                _ = try CaptureInput().forEachPacket([path]) { scanner.add(dissector.dissect($0)) }
+            }
+            out.write(scanner.source(generator: "scripts/generate_field_table.sh (blesniff fields --scan)"))
+            out.flush()
+            return
+        }
+        let rows = FieldCatalog.all.filter { prefix == nil || $0.name.hasPrefix(prefix!) }
+        let width = rows.map(\.name.count).max() ?? 0
+        for r in rows {
+            out.write(r.name)
+            out.write(String(repeating: " ", count: width - r.name.count + 2))
+            out.write(r.type)
+            out.write("\n")
+        }
+        out.flush()
+        if rows.isEmpty {
+            stderr("blesniff: no field starts with \"\(prefix ?? "")\"")
+            throw ExitCode(2)
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import XCTest
+import Capture
+import Decoders
+import Report
+
+/// Display filters: the frames a filter selects are the frames tshark selects with the equivalent
+/// Wireshark filter, on every committed and shared capture; errors point at the fault.
+final class FilterTests: XCTestCase {
+    /// Our filter and tshark's, meaning the same.
+    static let pairs: [(ours: String, tshark: String)] = [
+        ("att.opcode == 0x1b", "btatt.opcode == 0x1b"),
+        ("att.opcode == 0x0a or att.opcode == 0x0b", "btatt.opcode == 0x0a || btatt.opcode == 0x0b"),
+        ("l2cap.cid == 4", "btl2cap.cid == 4"),
+        ("hci_event.event_code == 0x3e", "bthci_evt.code == 0x3e"),
+        ("smp", "btsmp"),
+        ("not att and hci_command", "!btatt && bthci_cmd"),
+        ("hci_command.opcode == 0x200b", "bthci_cmd.opcode == 0x200b"),
+    ]
+
+    static func tshark() throws -> String {
+        for dir in ["/usr/bin", "/usr/local/bin"] where FileManager.default.isExecutableFile(atPath: dir + "/tshark") {
+            return dir + "/tshark"
+        }
+        throw XCTSkip("tshark is not installed")
+    }
+
+    /// Frame numbers tshark selects.
+    static func tsharkFrames(_ tshark: String, _ path: String, _ filter: String) throws -> [Int] {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tshark)
+        p.arguments = ["-r", path, "-Y", filter, "-T", "fields", "-e", "frame.number"]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { Int($0) }
+    }
+
+    func testSelectsTheFramesTsharkSelects() throws {
+        let tshark = try Self.tshark()
+        var files = Fixtures.committed.map { Fixtures.captures + "/" + $0 }
+        if let shared = try? Fixtures.sharedOrSkip() { files += shared.map { Fixtures.shared + "/" + $0 } }
+        let filters = try Self.pairs.map { try DisplayFilter($0.ours) }
+        var compared = 0
+        var mismatches: [String] = []
+        for path in files {
+            var ours = [[Int]](repeating: [], count: filters.count)
+            // Frames tshark reads differently on purpose (DifferentialTests.skipped: retransmissions,
+            // ciphertext, broken LL headers) are left out of the comparison, and so are the first
+            // fragments of an over-the-air PDU: tshark decodes what the fragment holds, blesniff
+            // waits for the whole PDU.
+            var skipped: Set<Int> = []
+            do {
+                try Fixtures.decode(path) { d in
+                    if !DifferentialTests.skipped(d).isEmpty || (d.linkLayer != nil && d.fragment != nil) {
+                        skipped.insert(d.packet.number)
+                    }
+                    for (i, f) in filters.enumerated() where f.matches(d) { ours[i].append(d.packet.number) }
+                }
+            } catch {
+                // A capture that ends mid-record still has its frames compared.
+            }
+            // tshark runs for every filter at once (its start-up is most of the time on small captures).
+            final class Results: @unchecked Sendable {
+                var frames: [[Int]?]
+                let lock = NSLock()
+                init(_ n: Int) { frames = Array(repeating: nil, count: n) }
+            }
+            let selected = Results(Self.pairs.count)
+            DispatchQueue.concurrentPerform(iterations: Self.pairs.count) { i in
+                let frames = try? Self.tsharkFrames(tshark, path, Self.pairs[i].tshark)
+                selected.lock.withLock { selected.frames[i] = frames }
+            }
+            for (i, pair) in Self.pairs.enumerated() {
+                let theirs = try XCTUnwrap(selected.frames[i]).filter { !skipped.contains($0) }
+                let mine = ours[i].filter { !skipped.contains($0) }
+                compared += 1
+                if mine != theirs {
+                    let a = Set(mine), b = Set(theirs)
+                    mismatches.append("\((path as NSString).lastPathComponent) \(pair.ours): \(mine.count) frames, tshark \(theirs.count); only ours \(a.subtracting(b).sorted().prefix(5)), only tshark's \(b.subtracting(a).sorted().prefix(5))")
+                }
+            }
+        }
+        XCTAssertGreaterThan(compared, 0)
+        XCTAssert(mismatches.isEmpty, mismatches.joined(separator: "\n"))
+    }
+
+    func testUUIDMatchesBothForms() throws {
+        let path = Fixtures.captures + "/gatt_session.btsnoop"
+        for expr in ["att.uuid == 0x2A37", "att.uuid == 00002a37-0000-1000-8000-00805f9b34fb"] {
+            let f = try DisplayFilter(expr)
+            var n = 0
+            try Fixtures.decode(path) { if f.matches($0) { n += 1 } }
+            XCTAssertGreaterThan(n, 0, expr)
+        }
+    }
+
+    func testOperatorsAndFrameFields() throws {
+        let path = Fixtures.captures + "/gatt_session.btsnoop"
+        func count(_ expr: String) throws -> Int {
+            let f = try DisplayFilter(expr)
+            var n = 0
+            try Fixtures.decode(path) { if f.matches($0) { n += 1 } }
+            return n
+        }
+        let all = try count("frame")
+        XCTAssertEqual(try count("frame <= 10"), 10)
+        XCTAssertEqual(try count("frame > 10 && frame < 21"), 10)
+        XCTAssertEqual(try count("att") + (try count("!att")), all)
+        XCTAssertEqual(try count("(att or smp) and not att"), try count("smp"))
+        XCTAssertEqual(try count("direction == \"sent\"") + (try count("direction == \"received\"")), all)
+        XCTAssertGreaterThan(try count("hci_event.event_code.name contains \"Disconnection\""), 0)
+        XCTAssertEqual(try count("hci_event.event_code.name matches \"^Disconnection Comp\""),
+                       try count("hci_event.event_code == 0x05"))
+        XCTAssertEqual(try count("hci_event.event_code != 0x3e") + (try count("hci_event.event_code == 0x3e")),
+                       try count("hci_event"))
+        XCTAssertGreaterThan(try count("connection == 1"), 0)
+    }
+
+    func testErrorsPointAtTheFault() {
+        func failure(_ expr: String) -> DisplayFilterError? {
+            do { _ = try DisplayFilter(expr); return nil } catch { return error }
+        }
+        let e = failure("att.opcod == 1")
+        XCTAssertEqual(e?.code, .unknownField)
+        XCTAssertEqual(e?.position, 0)
+        XCTAssertEqual(e?.suggestions.first, "att.opcode")
+        XCTAssertEqual(failure("att.opcode == 1 and (smp")?.code, .syntax)
+        XCTAssertEqual(failure("att.opcode == 1 and (smp")?.position, 24)
+        XCTAssertEqual(failure("att.opcode = 1")?.position, 11)
+        XCTAssertEqual(failure("frame < abc")?.code, .badValue)
+    }
+
+    func testCommandLine() throws {
+        let c = Fixtures.captures + "/gatt_session.btsnoop"
+        let r = try CLI.run(["read", "-Y", "att.opcode == 0x1b", "--quiet", c])
+        XCTAssertEqual(r.status, 0)
+        XCTAssertEqual(r.out, "5 matching frames, 0 malformed\n")
+        let bad = try CLI.run(["read", "--filter", "att.opcod == 0x1b", c])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssert(bad.err.contains("att.opcod == 0x1b\n  ^"), bad.err)
+        XCTAssert(bad.err.contains("att.opcode"), bad.err)
+        let fields = try CLI.run(["fields", "att.opc"])
+        XCTAssertEqual(fields.status, 0)
+        XCTAssert(fields.out.hasPrefix("att.opcode"), fields.out)
+        let out = NSTemporaryDirectory() + "/filtered-\(getpid()).btsnoop"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        XCTAssertEqual(try CLI.run(["convert", "-Y", "att.opcode == 0x1b", c, out]).status, 0)
+        XCTAssertEqual(try CLI.run(["read", "--quiet", out]).out, "5 frames, 0 malformed\n")
+    }
+
+    /// Every field the decoders write for the committed captures is in the generated table.
+    func testFieldTableCoversTheCommittedCaptures() throws {
+        let scanner = FieldScanner()
+        for name in Fixtures.committed {
+            try? Fixtures.decode(Fixtures.captures + "/" + name) { scanner.add($0) }
+        }
+        let missing = scanner.types.keys.filter { !FieldCatalog.contains($0) }.sorted()
+        XCTAssert(missing.isEmpty, "run scripts/generate_field_table.sh: missing \(missing.prefix(20))")
+    }
+}
