@@ -56,13 +56,12 @@ struct Audit: ParsableCommand {
     @OptionGroup var scope: AuditScopeOptions
 
     func run() throws {
-        var configuration: AuditConfiguration
+        let configuration: AuditConfiguration
         do {
-            configuration = try AuditConfiguration.load(orDiscover: config)
+            configuration = try scope.configuration(file: config)
         } catch {
             fail(String(describing: error))
         }
-        configuration = scope.apply(to: configuration)
 
         var accepted: Baseline?
         if let path = baseline {
@@ -184,6 +183,12 @@ struct AuditScopeOptions: ParsableArguments {
 
     @Flag(name: .long, help: "Audit every advertiser in range, not only the devices under test.")
     var allAdvertisers = false
+
+    /// The configuration file's settings (`config`, else the nearest `.blesniff.yml`) with these
+    /// options over them.
+    func configuration(file config: String?) throws(ConfigurationError) -> AuditConfiguration {
+        apply(to: try AuditConfiguration.load(orDiscover: config))
+    }
 
     func apply(to configuration: AuditConfiguration) -> AuditConfiguration {
         var c = configuration

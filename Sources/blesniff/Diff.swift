@@ -47,13 +47,12 @@ struct DiffCommand: ParsableCommand {
     @OptionGroup var scope: AuditScopeOptions
 
     func run() throws {
-        var configuration: AuditConfiguration
+        let configuration: AuditConfiguration
         do {
-            configuration = try AuditConfiguration.load(orDiscover: config)
+            configuration = try scope.configuration(file: config)
         } catch {
             fail(String(describing: error))
         }
-        configuration = scope.apply(to: configuration)
 
         let (pairs, onlyBase, onlyNew) = try pairs()
         var diffs: [CaptureDiff] = []

@@ -39,14 +39,13 @@ struct ReportCommand: ParsableCommand {
     @OptionGroup var filtering: FilterOptions
 
     mutating func run() throws {
-        var configuration: AuditConfiguration
+        let configuration: AuditConfiguration
         do {
-            configuration = try AuditConfiguration.load(orDiscover: config)
+            configuration = try scope.configuration(file: config)
         } catch {
             stderr("blesniff: error: \(error)")
             throw ExitCode(2)
         }
-        configuration = scope.apply(to: configuration)
         var accepted: Baseline?
         if let path = baseline {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
