@@ -527,6 +527,14 @@ public struct AuditReport {
             }
         }
         out.write("]")
+        // The platform each capture's findings were judged for, and why.
+        out.write(",\"properties\":{\"platforms\":[")
+        for (i, a) in audits.enumerated() {
+            if i > 0 { out.write(",") }
+            out.write("{\"capture\":" + js(a.path) + ",\"platform\":" + js(a.platform.platform.rawValue)
+                      + ",\"evidence\":" + js(a.platform.evidence) + "}")
+        }
+        out.write("]}")
         let failed = audits.filter { $0.error != nil }
         if !failed.isEmpty {
             out.write(",\"invocations\":[{\"executionSuccessful\":false,\"toolExecutionNotifications\":[")
