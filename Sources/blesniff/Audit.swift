@@ -41,9 +41,6 @@ struct Audit: ParsableCommand {
     @Option(name: .long, help: "Write every finding of this run to a baseline file.")
     var writeBaseline: String?
 
-    @Option(name: .long, help: "Configuration file (default: the nearest .blesniff.yml upward from here).")
-    var config: String?
-
     @Option(name: .long, help: ArgumentHelp("SARIF: the repository root capture URIs are relative to (default: the git top level above the working directory, else the working directory).", valueName: "dir"))
     var sourceRoot: String?
 
@@ -58,7 +55,7 @@ struct Audit: ParsableCommand {
     func run() throws {
         let configuration: AuditConfiguration
         do {
-            configuration = try scope.configuration(file: config)
+            configuration = try scope.configuration()
         } catch {
             fail(String(describing: error))
         }
@@ -173,8 +170,11 @@ struct Audit: ParsableCommand {
 
 extension Platform: ExpressibleByArgument {}
 
-/// What the audit is about: the platform and the devices under test, over the configuration's.
+/// What the audit is about: the configuration file, and the platform and devices under test over it.
 struct AuditScopeOptions: ParsableArguments {
+    @Option(name: .long, help: "Configuration file (default: the nearest .blesniff.yml upward from here).")
+    var config: String?
+
     @Option(name: .long, help: "The host stack the capture comes from: android, apple, linux-bluez or embedded (default: told from the capture).")
     var platform: Platform?
 
@@ -184,9 +184,9 @@ struct AuditScopeOptions: ParsableArguments {
     @Flag(name: .long, help: "Audit every advertiser in range, not only the devices under test.")
     var allAdvertisers = false
 
-    /// The configuration file's settings (`config`, else the nearest `.blesniff.yml`) with these
+    /// The configuration file's settings (`--config`, else the nearest `.blesniff.yml`) with these
     /// options over them.
-    func configuration(file config: String?) throws(ConfigurationError) -> AuditConfiguration {
+    func configuration() throws(ConfigurationError) -> AuditConfiguration {
         apply(to: try AuditConfiguration.load(orDiscover: config))
     }
 

@@ -38,9 +38,6 @@ struct DiffCommand: ParsableCommand {
     @Flag(name: .long, help: "Text: list only the metrics that changed.")
     var changesOnly = false
 
-    @Option(name: .long, help: "Configuration file (default: the nearest .blesniff.yml upward from here).")
-    var config: String?
-
     @Flag(name: .long, help: "No colour in text output.")
     var noColor = false
 
@@ -49,7 +46,7 @@ struct DiffCommand: ParsableCommand {
     func run() throws {
         let configuration: AuditConfiguration
         do {
-            configuration = try scope.configuration(file: config)
+            configuration = try scope.configuration()
         } catch {
             fail(String(describing: error))
         }

@@ -23,9 +23,6 @@ struct ReportCommand: ParsableCommand {
     @Option(name: [.short, .long], help: "Write the page to this file ('-' for standard output).")
     var output: String = "report.html"
 
-    @Option(name: .long, help: "Audit configuration file (default: the nearest .blesniff.yml upward from here).")
-    var config: String?
-
     @Option(name: .long, help: "Baseline of accepted findings: shown as suppressed.")
     var baseline: String?
 
@@ -41,7 +38,7 @@ struct ReportCommand: ParsableCommand {
     mutating func run() throws {
         let configuration: AuditConfiguration
         do {
-            configuration = try scope.configuration(file: config)
+            configuration = try scope.configuration()
         } catch {
             stderr("blesniff: error: \(error)")
             throw ExitCode(2)
