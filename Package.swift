@@ -4,16 +4,13 @@ import PackageDescription
 // Release builds skip the run-time exclusivity checks on class properties: the decoders mutate
 // per-connection state on every frame, and the checks cost about 10% of decoding. Debug builds, the
 // test suite and its sanitizer runs keep them. (Unsafe flags: the package cannot be a versioned
-// dependency of another package, which blesniff, a tool, does not need.)
+// dependency of another package: blesniff is a tool, and its modules are not offered as libraries.)
 let release: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 
 let package = Package(
     name: "blesniff",
     products: [
         .executable(name: "blesniff", targets: ["blesniff"]),
-        .library(name: "Decoders", targets: ["Decoders"]),
-        .library(name: "Capture", targets: ["Capture"]),
-        .library(name: "Report", targets: ["Report"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -23,12 +20,15 @@ let package = Package(
         .executableTarget(
             name: "blesniff",
             dependencies: [
-                "Report", "Capture",
+                "Report", "Capture", "Wire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ], swiftSettings: release),
+        // What every layer shares: bytes and their reader, addresses, link types, the captured
+        // record and the packet taken out of it. Standard library only.
+        .target(name: "Wire", swiftSettings: release),
         // Pure decoding: bytes in, typed values out. No I/O, standard library only.
-        .target(name: "Decoders", exclude: ["AssignedNumbers.LICENSE"], swiftSettings: release),
-        .target(name: "Report", dependencies: ["Decoders", .product(name: "Yams", package: "Yams")], swiftSettings: release),
+        .target(name: "Decoders", dependencies: ["Wire"], exclude: ["AssignedNumbers.LICENSE"], swiftSettings: release),
+        .target(name: "Report", dependencies: ["Decoders", "Wire", .product(name: "Yams", package: "Yams")], swiftSettings: release),
         .systemLibrary(
             name: "CPcap",
             pkgConfig: "libpcap",
@@ -42,11 +42,11 @@ let package = Package(
             name: "CZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
-        .target(name: "Capture", dependencies: ["CPcap", "CBluetooth", "CZlib"], swiftSettings: release),
-        .testTarget(name: "DecodersTests", dependencies: ["Decoders"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Decoders"]),
-        .testTarget(name: "ReportTests", dependencies: ["Report", "Decoders", "Capture"]),
+        .target(name: "Capture", dependencies: ["Wire", "CPcap", "CBluetooth", "CZlib"], swiftSettings: release),
+        .testTarget(name: "DecodersTests", dependencies: ["Decoders", "Wire"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Decoders", "Wire"]),
+        .testTarget(name: "ReportTests", dependencies: ["Report", "Decoders", "Capture", "Wire"]),
         // Whole-pipeline tests over real captures, compared with tshark's decode of the same files.
-        .testTarget(name: "IntegrationTests", dependencies: ["Report", "Decoders", "Capture"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Report", "Decoders", "Capture", "Wire"]),
     ]
 )

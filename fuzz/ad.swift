@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 // Advertising data on its own and inside every kind of LE advertising report event.
 // First byte: bit 0 legacy, bits 1-3 pick the report subevent; the rest is the data / parameters.

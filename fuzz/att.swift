@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 // ATT PDUs on one LE connection (opened by an LE Connection Complete): each chunk is one PDU,
 // wrapped in a whole L2CAP frame and one ACL packet. Tag bit 0 is the direction; bits 1-2 pick

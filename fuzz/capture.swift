@@ -1,4 +1,5 @@
 import Capture
+import Wire
 
 // Any bytes as a capture file: format detection, then every record to the end, through
 // libpcap (pcap, pcapng) or the btsnoop and pcapng block parsers.
@@ -8,7 +9,7 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     consume(detectFormat(bytes[...]))
     guard let reader = try? CaptureReader(fileDescriptor: ScratchFile.load(bytes), name: "fuzz") else { return 0 }
     consume(reader.format.name)
-    consume(CaptureLinkType.describe(reader.linkType))
+    consume(LinkType.describe(reader.linkType))
     do {
         while let r = try reader.next() {
             consume((r.number, r.data.count, r.truncated, r.fileOffset))

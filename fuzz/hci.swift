@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 // One capture record of any link type: first byte picks the link type, the next four are the
 // btsnoop flags, the rest is the record. Decoded, then summarised and expanded into fields.
@@ -13,8 +14,7 @@ public func fuzzHCI(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let linkType = linkTypes[Int(bytes[0]) % linkTypes.count]
     let flags = UInt32(bytes[1]) | UInt32(bytes[2]) << 8 | UInt32(bytes[3]) << 16 | UInt32(bytes[4]) << 24
     let record = bytes[5...]
-    let p = Packet.fromRecord(number: 1, timestamp: 0, linkType: linkType, flags: flags, data: record,
-                              fileOffset: 0, fileLength: record.count, truncated: bytes[0] & 0x80 != 0)
+    let p = Packet(Record(number: 1, timestamp: 0, linkType: linkType, flags: flags, data: record, originalLength: record.count + (bytes[0] & 0x80 != 0 ? 1 : 0), fileLength: record.count))
     let d = Dissector(trackAdvertisers: true).dissect(p)
     consume(d.summary)
     for layer in d.layers { consume(layer.fields.map(\.label)) }

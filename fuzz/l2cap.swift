@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 // A sequence of HCI ACL fragments on one dissector. Each chunk's tag: bits 0-1 pick one of four
 // handles, bits 2-3 the packet boundary flag, bit 4 the direction, bit 5 makes the ACL length

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 // Over-the-air link-layer records through one tracker (connections, CRC, retransmissions,
 // encryption). Tag bits 0-1 pick the link type (251, 256, 272); bit 2 gives the tracker a
@@ -14,8 +15,7 @@ public func fuzzLL(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     for (tag, chunk) in Chunks(bytes) {
         n += 1
         let t = llTypes[Int(tag & 3)]
-        let p = Packet.fromRecord(number: n, timestamp: Int64(n) * 1_250_000, linkType: t, flags: 0, data: chunk,
-                                  fileOffset: 0, fileLength: chunk.count, truncated: false)
+        let p = Packet(Record(number: n, timestamp: Int64(n) * 1_250_000, linkType: t, data: chunk, fileLength: chunk.count))
         let f = tracker.process(p)
         consume(f.summary)
         consume(f.fields.map(\.label))

@@ -2,6 +2,7 @@ import Capture
 import Decoders
 import Glibc
 import Report
+import Wire
 
 // The whole of `blesniff read -v` and `--format json` on one capture: reader, link-type
 // framing, dissector (with advertisers), link-layer tracker for sniffer captures, printers,
@@ -21,9 +22,7 @@ public func fuzzPipeline(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let auditor = Auditor()
     do {
         while let r = try reader.next() {
-            let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
-                                      data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength,
-                                      truncated: r.truncated)
+            let p = Packet(r)
             if case .linkLayer = p.kind {
                 let f = tracker.process(p)
                 consume(f.summary)

@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh all SECONDS        every target, SECONDS each
 #   scripts/fuzz.sh build [TARGET]     build only
 #
-# Each module (Decoders, Capture, Report) is compiled once into a static library with coverage
+# Each module (Wire, Decoders, Capture, Report) is compiled once into a static library with coverage
 # and AddressSanitizer (rebuilt when its sources change); each target links its harness against
 # them. The corpus grows in fuzz/out/corpus/TARGET (git-ignored), seeded from Tests/Captures by
 # fuzz/seeds.py. A crash, leak or timeout stops the run, copies the input to
@@ -29,17 +29,18 @@ mkdir -p "$BIN"
 # Module name, its dependencies (other modules), extra flags.
 module_deps() {
     case $1 in
-        Decoders) echo "" ;;
-        Capture) echo "" ;;
-        Report) echo "Decoders" ;;
+        Wire) echo "" ;;
+        Decoders) echo "Wire" ;;
+        Capture) echo "Wire" ;;
+        Report) echo "Wire Decoders" ;;
     esac
 }
 
 target_modules() {
     case $1 in
-        capture) echo "Capture" ;;
-        hci|l2cap|att|ad|ll) echo "Decoders" ;;
-        pipeline) echo "Decoders Capture Report" ;;
+        capture) echo "Wire Capture" ;;
+        hci|l2cap|att|ad|ll) echo "Wire Decoders" ;;
+        pipeline) echo "Wire Decoders Capture Report" ;;
         *) echo "unknown target: $1" >&2; exit 64 ;;
     esac
 }
@@ -89,7 +90,7 @@ build_target() {
         deps+=("$BIN/lib$m.a")
     done
     # Link order: dependents before their dependencies.
-    for m in Report Capture Decoders; do [[ " $mods " == *" $m "* ]] && libs+=("-l$m"); done
+    for m in Report Capture Decoders Wire; do [[ " $mods " == *" $m "* ]] && libs+=("-l$m"); done
     [[ " $mods " == *" Capture "* ]] && libs+=($(c_modules) -lpcap -lz)
     [[ " $mods " == *" Report "* ]] && libs+=($(yams flags) $(yams objects))
     if stale "$exe" "${deps[@]}"; then

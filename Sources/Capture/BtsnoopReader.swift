@@ -1,3 +1,5 @@
+import Wire
+
 /// btsnoop (RFC 1761 snoop derivative used by Android and btmon): 16-byte file header
 /// "btsnoop\0", version 1, datalink; then records with a 24-byte big-endian header
 /// (original length, included length, flags, cumulative drops, µs since 0 AD).
@@ -16,13 +18,13 @@ final class BtsnoopReader {
     init(source: ByteSource) throws(CaptureError) {
         self.source = source
         let header = source.pending
-        let version = be32(header, 8)
-        datalink = be32(header, 12)
+        let version = header.be32(at: 8)
+        datalink = header.be32(at: 12)
         guard version == 1 else {
             throw CaptureError(.unsupportedVersion, file: source.name, "unsupported btsnoop version \(version)")
         }
-        guard CaptureLinkType.btsnoopSupported.contains(datalink) else {
-            throw CaptureError(.unsupportedLinkType(CaptureLinkType.btsnoopBase &+ datalink), file: source.name,
+        guard LinkType.btsnoopSupported.contains(datalink) else {
+            throw CaptureError(.unsupportedLinkType(LinkType.btsnoop(datalink)), file: source.name,
                                "unsupported btsnoop datalink \(datalink) (H1 1001, H4 1002, Linux monitor 2001 are read)")
         }
         _ = source.consume(Self.fileHeaderLength)
@@ -38,11 +40,11 @@ final class BtsnoopReader {
             return nil
         }
         let h = source.pending
-        let originalLength = be32(h, 0)
-        let includedLength = be32(h, 4)
-        let flags = be32(h, 8)
-        let cumulativeDrops = be32(h, 12)
-        let micros = Int64(bitPattern: be64(h, 16))
+        let originalLength = h.be32(at: 0)
+        let includedLength = h.be32(at: 4)
+        let flags = h.be32(at: 8)
+        let cumulativeDrops = h.be32(at: 12)
+        let micros = Int64(bitPattern: h.be64(at: 16))
         if includedLength > originalLength {
             throw CaptureError(.recordTooLarge, file: source.name, frame: number, offset: at,
                                "included length \(includedLength) exceeds original length \(originalLength)")
@@ -64,7 +66,7 @@ final class BtsnoopReader {
         let bytes = source.consume(total)
         drops = UInt64(cumulativeDrops)
         return Record(number: number, timestamp: (micros &- Self.epochDelta) &* 1000,
-                      linkType: CaptureLinkType.btsnoopBase &+ datalink, flags: flags,
+                      linkType: LinkType.btsnoop(datalink), flags: flags,
                       data: bytes.dropFirst(Self.recordHeaderLength), originalLength: Int(originalLength),
                       fileOffset: at, fileLength: total)
     }

@@ -1,4 +1,5 @@
 import CZlib
+import Wire
 
 /// btsnooz: the HCI summary Android puts in a bug report's text (AOSP btif_debug_btsnoop,
 /// tools/scripts/btsnooz.py), between `--- BEGIN:BTSNOOP_LOG_SUMMARY (N bytes in) ---` and
@@ -217,7 +218,7 @@ final class BtsnoozReader: FormatBackend {
         micros = Int64(bitPattern: last) &- total
     }
 
-    var linkType: UInt32 { CaptureLinkType.btsnoopBase &+ 1002 }
+    var linkType: UInt32 { LinkType.btsnoopH4 }
 
     func next(number: Int) throws(CaptureError) -> Record? {
         guard offset < end else {

@@ -1,5 +1,6 @@
 import CZlib
 import Glibc
+import Wire
 
 /// Android bug reports: the zip `adb bugreport` writes, and the text inside it (or the output of
 /// `dumpsys bluetooth_manager`). The zip holds the HCI snoop log files when the developer option
@@ -159,17 +160,17 @@ struct ZipArchive {
             i &-= 1
         }
         guard eocd >= 0 else { throw fault("no zip end of central directory (zip cut short?)") }
-        var count = UInt64(le16(tail, eocd &+ 10))
-        var cdSize = UInt64(le32(tail[...], eocd &+ 12))
-        var cdOffset = UInt64(le32(tail[...], eocd &+ 16))
+        var count = UInt64(tail.le16(at: eocd &+ 10))
+        var cdSize = UInt64(tail.le32(at: eocd &+ 12))
+        var cdOffset = UInt64(tail.le32(at: eocd &+ 16))
         if count == 0xFFFF || cdSize == 0xFFFF_FFFF || cdOffset == 0xFFFF_FFFF, eocd >= 20,
            tail[(eocd - 20)..<(eocd - 16)].elementsEqual([0x50, 0x4B, 0x06, 0x07]) {
-            let at = le64(tail, eocd &- 20 &+ 8)
+            let at = tail.le64(at: eocd &- 20 &+ 8)
             guard at < UInt64(fileSize), let z = read(at: Int64(at), count: 56),
                   z[0..<4].elementsEqual([0x50, 0x4B, 0x06, 0x06]) else { throw fault("bad zip64 end of central directory") }
-            count = le64(z, 32)
-            cdSize = le64(z, 40)
-            cdOffset = le64(z, 48)
+            count = z.le64(at: 32)
+            cdSize = z.le64(at: 40)
+            cdOffset = z.le64(at: 48)
         }
         guard cdOffset &+ cdSize <= UInt64(fileSize), cdSize <= UInt64(maxRecordLength) * 4,
               let cd = read(at: Int64(cdOffset), count: Int(cdSize)) else {
@@ -180,25 +181,25 @@ struct ZipArchive {
             guard at &+ 46 <= cd.count, cd[at..<(at &+ 4)].elementsEqual([0x50, 0x4B, 0x01, 0x02]) else {
                 throw fault("corrupt zip central directory entry at offset \(cdOffset &+ UInt64(at))")
             }
-            let nameLength = Int(le16(cd, at &+ 28)), extraLength = Int(le16(cd, at &+ 30))
-            let commentLength = Int(le16(cd, at &+ 32))
+            let nameLength = Int(cd.le16(at: at &+ 28)), extraLength = Int(cd.le16(at: at &+ 30))
+            let commentLength = Int(cd.le16(at: at &+ 32))
             let next = at &+ 46 &+ nameLength &+ extraLength &+ commentLength
             guard next <= cd.count else { throw fault("zip central directory entry runs past its end") }
             var e = Entry(name: String(decoding: cd[(at + 46)..<(at + 46 + nameLength)], as: UTF8.self),
-                          method: le16(cd, at &+ 10), crc: le32(cd[...], at &+ 16),
-                          compressedSize: UInt64(le32(cd[...], at &+ 20)), size: UInt64(le32(cd[...], at &+ 24)),
-                          localHeaderOffset: UInt64(le32(cd[...], at &+ 42)))
+                          method: cd.le16(at: at &+ 10), crc: cd.le32(at: at &+ 16),
+                          compressedSize: UInt64(cd.le32(at: at &+ 20)), size: UInt64(cd.le32(at: at &+ 24)),
+                          localHeaderOffset: UInt64(cd.le32(at: at &+ 42)))
             // zip64 extended information: the fields saturated in the fixed header, in order.
             var x = at &+ 46 &+ nameLength
             let xEnd = x &+ extraLength
             while x &+ 4 <= xEnd {
-                let id = le16(cd, x), size = Int(le16(cd, x &+ 2))
+                let id = cd.le16(at: x), size = Int(cd.le16(at: x &+ 2))
                 var f = x &+ 4
                 let fEnd = min(f &+ size, xEnd)
                 if id == 1 {
-                    if e.size == 0xFFFF_FFFF, f &+ 8 <= fEnd { e.size = le64(cd, f); f &+= 8 }
-                    if e.compressedSize == 0xFFFF_FFFF, f &+ 8 <= fEnd { e.compressedSize = le64(cd, f); f &+= 8 }
-                    if e.localHeaderOffset == 0xFFFF_FFFF, f &+ 8 <= fEnd { e.localHeaderOffset = le64(cd, f) }
+                    if e.size == 0xFFFF_FFFF, f &+ 8 <= fEnd { e.size = cd.le64(at: f); f &+= 8 }
+                    if e.compressedSize == 0xFFFF_FFFF, f &+ 8 <= fEnd { e.compressedSize = cd.le64(at: f); f &+= 8 }
+                    if e.localHeaderOffset == 0xFFFF_FFFF, f &+ 8 <= fEnd { e.localHeaderOffset = cd.le64(at: f) }
                 }
                 x = x &+ 4 &+ size
             }
@@ -214,7 +215,7 @@ struct ZipArchive {
               local.starts(with: Self.localHeaderSignature) else {
             throw CaptureError(.malformed, file: label, "zip local header missing")
         }
-        var position = entry.localHeaderOffset &+ 30 &+ UInt64(le16(local, 26)) &+ UInt64(le16(local, 28))
+        var position = entry.localHeaderOffset &+ 30 &+ UInt64(local.le16(at: 26)) &+ UInt64(local.le16(at: 28))
         // The local header was read, so `position` is within 64 KiB past the file: no overflow.
         guard entry.compressedSize <= UInt64(fileSize), position &+ entry.compressedSize <= UInt64(fileSize) else {
             throw CaptureError(.truncatedRecord, file: label, "zip entry data runs past the end of the file")
@@ -281,10 +282,6 @@ struct ZipArchive {
     }
 }
 
-@inline(__always) private func le16(_ b: [UInt8], _ i: Int) -> UInt16 { UInt16(b[i]) | UInt16(b[i + 1]) << 8 }
-@inline(__always) private func le64(_ b: [UInt8], _ i: Int) -> UInt64 {
-    UInt64(le32(b[...], i)) | UInt64(le32(b[...], i &+ 4)) << 32
-}
 
 /// A bug report zip: its HCI snoop logs (`.last` and current, merged in time order), or, when
 /// it has none, the btsnooz section of its main text.
@@ -362,7 +359,7 @@ final class BugReportZipReader: FormatBackend {
             ?? entries.first { !$0.name.contains("/") && $0.name.hasPrefix("dumpstate") && $0.name.hasSuffix(".txt") }
     }
 
-    var linkType: UInt32 { CaptureLinkType.btsnoopBase &+ 1002 }
+    var linkType: UInt32 { LinkType.btsnoopH4 }
 
     var truncation: CaptureError? { btsnooz?.truncation ?? merged?.truncations.first }
 

@@ -1,5 +1,6 @@
 import CPcap
 import Glibc
+import Wire
 
 /// Reads a file descriptor in large blocks into one reusable buffer and hands out slices of it.
 /// Memory stays flat for any input size; on a pipe or FIFO each `read` takes what is there, so a

@@ -1,4 +1,5 @@
 import Glibc
+import Wire
 
 /// A reader of one of the formats without a magic number or header that libpcap knows.
 protocol FormatBackend: AnyObject {
@@ -102,7 +103,7 @@ public final class CaptureReader {
         switch backend {
         case .pcap(let r): return r.linkType
         case .libpcap(let r): return r.linkType
-        case .btsnoop(let r): return CaptureLinkType.btsnoopBase &+ r.datalink
+        case .btsnoop(let r): return LinkType.btsnoop(r.datalink)
         case .pcapng: return 0
         case .other(let r): return r.linkType
         }

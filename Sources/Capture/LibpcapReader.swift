@@ -1,5 +1,6 @@
 import CPcap
 import Glibc
+import Wire
 
 /// pcap and pcapng read through libpcap (nanosecond timestamps), from a `ReplayStream` so the
 /// bytes already read to detect the format are seen again and standard input works too.
@@ -42,7 +43,7 @@ final class LibpcapReader {
             throw CaptureError(message.contains("truncated") ? .truncatedHeader : .malformed, file: source.name, message)
         }
         let dlt = UInt32(bitPattern: pcap_datalink(p))
-        guard CaptureLinkType.isSupported(dlt) else {
+        guard LinkType.isSupported(dlt) else {
             pcap_close(p)
             throw CaptureError.unsupported(source.name, dlt)
         }
@@ -126,10 +127,10 @@ final class LibpcapReader {
         if pcapng {
             // The record starts after the blocks libpcap skipped; only a packet block right here can be judged.
             guard let h = source.peek(at: at, count: 8) else { return nil }
-            length = bigEndian ? be32(h[...], 4) : le32(h[...], 4)
+            length = bigEndian ? h.be32(at: 4) : h.le32(at: 4)
         } else {
             guard let h = source.peek(at: at, count: 16) else { return nil }
-            length = bigEndian ? be32(h[...], 8) : le32(h[...], 8)
+            length = bigEndian ? h.be32(at: 8) : h.le32(at: 8)
         }
         return Int64(length) > size ? "record length \(length) exceeds the file size \(size)" : nil
     }

@@ -1,4 +1,5 @@
 import Glibc
+import Wire
 
 /// Anything that hands out records one at a time, blocking until the next one is there:
 /// the live sources and a `CaptureReader` over a pipe.

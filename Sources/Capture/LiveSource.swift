@@ -1,5 +1,6 @@
 import CBluetooth
 import Glibc
+import Wire
 
 /// A source of records as they happen. Every record is Linux-monitor framed, link type 254:
 /// 2-byte adapter index and 2-byte monitor opcode (both big-endian), then the payload.
@@ -15,7 +16,6 @@ public protocol LiveSource: AnyObject {
 let monitorHeaderLength = 6
 /// Link-type 254 header: adapter and opcode, big-endian.
 let linuxMonitorHeaderLength = 4
-let linuxMonitorLinkType: UInt32 = 254
 
 /// Turns kernel-framed monitor records into link-type 254 records in one reusable buffer.
 struct MonitorFramer {
@@ -50,7 +50,7 @@ struct MonitorFramer {
             }
         }
         count &+= 1
-        return Record(number: count, timestamp: time, linkType: linuxMonitorLinkType, flags: 0,
+        return Record(number: count, timestamp: time, linkType: LinkType.linuxMonitor, flags: 0,
                       data: buffer[0..<total], originalLength: total, fileOffset: fileOffset, fileLength: fileLength)
     }
 }

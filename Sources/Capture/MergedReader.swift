@@ -1,3 +1,5 @@
+import Wire
+
 /// Several captures read as one, records in timestamp order: a k-way merge that is stable
 /// (equal timestamps keep the order of the readers given, and each reader's own order), with
 /// frames renumbered from 1. For logs of one device split into files, e.g. Android's

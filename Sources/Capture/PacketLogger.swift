@@ -1,3 +1,5 @@
+import Wire
+
 /// Apple PacketLogger (`.pklg`), also written by BTstack's `hci_dump` and `idevicebtlogger`.
 /// No file header and no magic: a sequence of records, each
 ///   length (4) | seconds (4) | microseconds (4) | type (1) | payload
@@ -111,7 +113,7 @@ public enum PacketLogger {
     }
 
     @inline(__always) static func u32(_ b: ArraySlice<UInt8>, _ i: Int, _ bigEndian: Bool) -> UInt32 {
-        bigEndian ? be32(b, i) : le32(b, i)
+        b.u32(at: i, bigEndian: bigEndian)
     }
 }
 
@@ -128,7 +130,7 @@ final class PacketLoggerReader: FormatBackend {
         self.bigEndian = bigEndian
     }
 
-    var linkType: UInt32 { CaptureLinkType.btsnoopBase &+ 1002 }
+    var linkType: UInt32 { LinkType.btsnoopH4 }
 
     func next(number: Int) throws(CaptureError) -> Record? {
         let at = source.offset
@@ -164,12 +166,12 @@ final class PacketLoggerReader: FormatBackend {
         let type = bytes[bytes.startIndex &+ 12]
         let payload = bytes.dropFirst(PacketLogger.headerLength)
 
-        var linkType = CaptureLinkType.btsnoopBase &+ 2001
+        var linkType = LinkType.btsnoopMonitor
         var flags: UInt32
         scratch.removeAll(keepingCapacity: true)
         switch PacketLogger.kinds[Int(type)] {
         case .hci(let h4, let received):
-            linkType = CaptureLinkType.btsnoopBase &+ 1002
+            linkType = LinkType.btsnoopH4
             flags = (received ? 1 : 0) | (h4 == 0x01 || h4 == 0x04 ? 2 : 0)
             scratch.append(h4)
             scratch.append(contentsOf: payload)

@@ -1,3 +1,5 @@
+import Wire
+
 /// Plain pcap (version 2.4, standard record header) read straight from the `ByteSource` buffer:
 /// records are slices of it, with no stdio copy and no `ftell` per record. libpcap still checks the
 /// file header, and takes over at the first record that is not plainly well-formed (cut short,
@@ -36,7 +38,7 @@ final class PcapReader {
     /// order) and version 2.4, whose record headers hold caplen then len, 16 bytes in all.
     static func handles(_ header: ArraySlice<UInt8>) -> Bool {
         guard header.count >= fileHeaderLength else { return false }
-        let magic = le32(header, 0)
+        let magic = header.le32(at: 0)
         guard [0xA1B2_C3D4, 0xD4C3_B2A1, 0xA1B2_3C4D, 0x4D3C_B2A1].contains(magic) else { return false }
         let s = header.startIndex
         let bigEndian = magic == 0xD4C3_B2A1 || magic == 0x4D3C_B2A1
@@ -60,8 +62,8 @@ final class PcapReader {
         let bytes = source.consume(total)
         // As libpcap reads them: signed 32-bit in host order, unsigned when it swaps the bytes;
         // microseconds are scaled to nanoseconds.
-        let sec = bigEndian ? Int64(be32(bytes, 0)) : Int64(Int32(bitPattern: le32(bytes, 0)))
-        let frac = bigEndian ? Int64(be32(bytes, 4)) : Int64(Int32(bitPattern: le32(bytes, 4)))
+        let sec = bigEndian ? Int64(bytes.be32(at: 0)) : Int64(Int32(bitPattern: bytes.le32(at: 0)))
+        let frac = bigEndian ? Int64(bytes.be32(at: 4)) : Int64(Int32(bitPattern: bytes.le32(at: 4)))
         let ns = sec &* 1_000_000_000 &+ (nanoseconds ? frac : frac &* 1000)
         return Record(number: number, timestamp: ns, linkType: libpcap.linkType, flags: 0,
                       data: bytes.dropFirst(Self.recordHeaderLength), originalLength: Int(len),

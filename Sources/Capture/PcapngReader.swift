@@ -1,3 +1,5 @@
+import Wire
+
 /// pcapng block parser, used for files whose interfaces have different link types: libpcap
 /// 1.10 refuses those ("an interface has a type … different from the type of the first
 /// interface"). Reads Section Header, Interface Description (with if_tsresol and if_tsoffset),
@@ -22,7 +24,7 @@ final class PcapngReader {
     }
 
     private func u32(_ b: ArraySlice<UInt8>, _ i: Int) -> UInt32 {
-        bigEndian ? be32(b, i) : le32(b, i)
+        b.u32(at: i, bigEndian: bigEndian)
     }
 
     private func u16(_ b: ArraySlice<UInt8>, _ i: Int) -> UInt16 {
@@ -44,7 +46,7 @@ final class PcapngReader {
             let type = u32(head, 0)
             if type == 0x0A0D_0D0A {
                 // Section Header: its byte-order magic sets the order of everything in the section.
-                let magic = le32(head, 8)
+                let magic = head.le32(at: 8)
                 if magic == 0x1A2B_3C4D { bigEndian = false }
                 else if magic == 0x4D3C_2B1A { bigEndian = true }
                 else { throw malformed(number, at, "section header with a bad byte-order magic") }
@@ -85,7 +87,7 @@ final class PcapngReader {
     private func interface(_ body: ArraySlice<UInt8>, _ number: Int, _ at: Int64) throws(CaptureError) {
         guard body.count >= 8 else { throw malformed(number, at, "interface description block too short") }
         let linkType = UInt32(u16(body, 0))
-        guard CaptureLinkType.isSupported(linkType) else { throw CaptureError.unsupported(source.name, linkType) }
+        guard LinkType.isSupported(linkType) else { throw CaptureError.unsupported(source.name, linkType) }
         var ifc = Interface(linkType: linkType, snapLength: u32(body, 4))
         var i = 8
         while i &+ 4 <= body.count {

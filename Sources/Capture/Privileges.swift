@@ -1,4 +1,5 @@
 import Glibc
+import Wire
 
 /// Giving up root once the capture source is open: files are then created, and untrusted
 /// frames decoded, as an ordinary user.

@@ -1,39 +1,5 @@
 import CPcap
-
-/// One captured frame as stored in the file, link-layer framing still on.
-/// `data` is a slice of the reader's reusable buffer: it stays valid until the next call to
-/// `next()`; copy it (`Array(record.data)`) to keep it longer without pinning the buffer.
-public struct Record: Sendable {
-    /// 1-based, as Wireshark counts (every record, including monitor notes).
-    public var number: Int
-    /// Nanoseconds since the Unix epoch.
-    public var timestamp: Int64
-    /// pcap LINKTYPE_ value, or btsnoop datalink + 0x10000 (see `CaptureLinkType`).
-    public var linkType: UInt32
-    /// btsnoop record flags; 0 for pcap and pcapng.
-    public var flags: UInt32
-    public var data: ArraySlice<UInt8>
-    /// Length of the frame on the wire; more than `data.count` when the capture cut it short.
-    public var originalLength: Int
-    /// Byte offset of the record (its header) in the file or stream.
-    public var fileOffset: Int64
-    /// Bytes the record occupies there (header + data + padding).
-    public var fileLength: Int
-
-    public var truncated: Bool { data.count < originalLength }
-
-    public init(number: Int, timestamp: Int64, linkType: UInt32, flags: UInt32, data: ArraySlice<UInt8>,
-                originalLength: Int, fileOffset: Int64, fileLength: Int) {
-        self.number = number
-        self.timestamp = timestamp
-        self.linkType = linkType
-        self.flags = flags
-        self.data = data
-        self.originalLength = originalLength
-        self.fileOffset = fileOffset
-        self.fileLength = fileLength
-    }
-}
+import Wire
 
 public enum CaptureFormat: Equatable, Sendable {
     case pcap(nanoseconds: Bool, bigEndian: Bool)
@@ -58,20 +24,7 @@ public enum CaptureFormat: Equatable, Sendable {
     }
 }
 
-/// The link types blesniff reads, in the numbering of `Record.linkType` (same values as
-/// `Decoders.LinkType`; Capture does not depend on Decoders).
-public enum CaptureLinkType {
-    public static let btsnoopBase: UInt32 = 0x1_0000
-    /// pcap LINKTYPE_ values: H4, H4 with direction header, Linux monitor, LE LL, LE LL with
-    /// radio header, Nordic BLE sniffer.
-    public static let pcapSupported: [UInt32] = [187, 201, 254, 251, 256, 272]
-    /// btsnoop datalinks: H1, H4, Linux monitor.
-    public static let btsnoopSupported: [UInt32] = [1001, 1002, 2001]
-
-    public static func isSupported(_ t: UInt32) -> Bool {
-        t >= btsnoopBase ? btsnoopSupported.contains(t &- btsnoopBase) : pcapSupported.contains(t)
-    }
-
+extension LinkType {
     /// "192 (PPI)": the number and libpcap's name for it.
     public static func describe(_ t: UInt32) -> String {
         if t >= btsnoopBase { return "btsnoop datalink \(t &- btsnoopBase)" }
@@ -130,7 +83,7 @@ public struct CaptureError: Error, CustomStringConvertible, Equatable, Sendable 
 
     static func unsupported(_ file: String, _ linkType: UInt32) -> CaptureError {
         CaptureError(.unsupportedLinkType(linkType), file: file,
-                     "unsupported link type \(CaptureLinkType.describe(linkType))")
+                     "unsupported link type \(LinkType.describe(linkType))")
     }
 }
 
@@ -151,22 +104,7 @@ public func detectFormat(_ firstBytes: ArraySlice<UInt8>) -> CaptureFormat? {
     default: break
     }
     guard b.count >= 16, b[0..<8].elementsEqual(btsnoopMagic) else { return nil }
-    return .btsnoop(datalink: be32(b[...], 12))
+    return .btsnoop(datalink: b[...].be32(at: 12))
 }
 
 let btsnoopMagic: [UInt8] = Array("btsnoop".utf8) + [0]
-
-/// Big-endian 32 bits at `i` bytes past the start of `b`; the caller has checked the length.
-@inline(__always) func be32(_ b: ArraySlice<UInt8>, _ i: Int) -> UInt32 {
-    let s = b.startIndex &+ i
-    return UInt32(b[s]) << 24 | UInt32(b[s + 1]) << 16 | UInt32(b[s + 2]) << 8 | UInt32(b[s + 3])
-}
-
-@inline(__always) func be64(_ b: ArraySlice<UInt8>, _ i: Int) -> UInt64 {
-    UInt64(be32(b, i)) << 32 | UInt64(be32(b, i &+ 4))
-}
-
-@inline(__always) func le32(_ b: ArraySlice<UInt8>, _ i: Int) -> UInt32 {
-    let s = b.startIndex &+ i
-    return UInt32(b[s]) | UInt32(b[s + 1]) << 8 | UInt32(b[s + 2]) << 16 | UInt32(b[s + 3]) << 24
-}

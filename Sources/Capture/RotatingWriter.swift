@@ -1,4 +1,5 @@
 import Glibc
+import Wire
 
 /// File format written by `blesniff capture -w`.
 public enum WriteFormat: String, CaseIterable, Sendable {
@@ -24,7 +25,7 @@ public enum WriteFormat: String, CaseIterable, Sendable {
     /// kept (H4 with or without direction, monitor, over-the-air); btsnoop datalinks become
     /// Linux monitor (254), which carries adapter and direction.
     public static func pcapLinkType(for input: UInt32) -> UInt32 {
-        input >= CaptureLinkType.btsnoopBase ? linuxMonitorLinkType : input
+        input >= LinkType.btsnoopBase ? LinkType.linuxMonitor : input
     }
 }
 
@@ -52,29 +53,29 @@ public struct MonitorFrame {
     public init?(_ r: Record) {
         let d = r.data
         switch r.linkType {
-        case linuxMonitorLinkType:
+        case LinkType.linuxMonitor:
             guard d.count >= linuxMonitorHeaderLength else { return nil }
             let s = d.startIndex
             adapter = UInt16(d[s]) << 8 | UInt16(d[s + 1])
             opcode = UInt16(d[s + 2]) << 8 | UInt16(d[s + 3])
             payload = d.dropFirst(linuxMonitorHeaderLength)
-        case CaptureLinkType.btsnoopBase &+ 2001:
+        case LinkType.btsnoopMonitor:
             adapter = UInt16(truncatingIfNeeded: r.flags >> 16)
             opcode = UInt16(truncatingIfNeeded: r.flags)
             payload = d
-        case 187:
+        case LinkType.h4:
             // Commands go down and events come up whatever the flag; data has no direction here.
             guard let f = Self.fromH4(d, received: false) else { return nil }
             self = f
-        case 201:
+        case LinkType.h4WithPHDR:
             guard d.count > 4 else { return nil }
             let s = d.startIndex
             guard let f = Self.fromH4(d.dropFirst(4), received: d[s + 3] & 1 == 1) else { return nil }
             self = f
-        case CaptureLinkType.btsnoopBase &+ 1002:
+        case LinkType.btsnoopH4:
             guard let f = Self.fromH4(d, received: r.flags & 1 == 1) else { return nil }
             self = f
-        case CaptureLinkType.btsnoopBase &+ 1001:
+        case LinkType.btsnoopH1:
             // H1: flags bit 1 tells command/event from data, bit 0 the direction.
             let received = r.flags & 1 == 1
             adapter = 0
@@ -167,7 +168,7 @@ public final class RotatingWriter {
             data = m.payload
         case .pcap, .pcapng:
             if r.linkType != linkType {
-                guard linkType == linuxMonitorLinkType, let m = MonitorFrame(r) else { framesSkipped &+= 1; return false }
+                guard linkType == LinkType.linuxMonitor, let m = MonitorFrame(r) else { framesSkipped &+= 1; return false }
                 var b = [UInt8](repeating: 0, count: linuxMonitorHeaderLength)
                 b[0] = UInt8(truncatingIfNeeded: m.adapter >> 8); b[1] = UInt8(truncatingIfNeeded: m.adapter)
                 b[2] = UInt8(truncatingIfNeeded: m.opcode >> 8); b[3] = UInt8(truncatingIfNeeded: m.opcode)
@@ -216,8 +217,8 @@ public final class RotatingWriter {
         let name = fileName(index)
         try Self.refuseSymlink(name)
         switch format {
-        case .pcap: backend = .pcap(try PcapWriter(path: name, linkType: linkType ?? linuxMonitorLinkType))
-        case .pcapng: backend = .pcapng(try PcapngWriter(path: name, linkTypes: [linkType ?? linuxMonitorLinkType]))
+        case .pcap: backend = .pcap(try PcapWriter(path: name, linkType: linkType ?? LinkType.linuxMonitor))
+        case .pcapng: backend = .pcapng(try PcapngWriter(path: name, linkTypes: [linkType ?? LinkType.linuxMonitor]))
         case .btsnoop: backend = .btsnoop(try BtsnoopWriter(path: name, datalink: 2001))
         }
         let h = headerSize()

@@ -1,4 +1,5 @@
 import Glibc
+import Wire
 
 /// An output file opened for capture writing: created or truncated, never followed through a
 /// symbolic link (a link planted at the path would redirect root's writes). "-" is standard output.
@@ -108,8 +109,8 @@ public final class BtsnoopWriter {
     public let datalink: UInt32
 
     public init(path: String, datalink: UInt32) throws(CaptureError) {
-        guard CaptureLinkType.btsnoopSupported.contains(datalink) else {
-            throw CaptureError(.unsupportedLinkType(CaptureLinkType.btsnoopBase &+ datalink), file: path,
+        guard LinkType.btsnoopSupported.contains(datalink) else {
+            throw CaptureError(.unsupportedLinkType(LinkType.btsnoop(datalink)), file: path,
                                "btsnoop datalink \(datalink) cannot be written (1001, 1002 or 2001)")
         }
         out = try OutputFile(path: path)

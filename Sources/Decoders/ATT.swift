@@ -1,3 +1,5 @@
+import Wire
+
 /// Attribute Protocol (Core 5.4 Vol 3 Part F): one PDU, decoded without any connection state.
 /// `ATTBearer` (GATT.swift) adds what needs state: request pairing, MTU, the GATT database.
 

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Wire
 
 /// Aggregates advertising reports per advertiser for a device list. Memory per device is flat:
 /// RSSI goes into a fixed histogram and advertising gaps into a fixed ring. The number of devices

@@ -1,3 +1,5 @@
+import Wire
+
 /// Advertising and scan response data: a sequence of AD structures (Core Supplement Part A,
 /// Core Vol 3 Part C 11), each `length | type | data` with `length` counting type and data.
 /// Parsing only records where each structure lies; decoding into fields happens when printed.

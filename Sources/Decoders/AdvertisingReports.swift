@@ -1,3 +1,5 @@
+import Wire
+
 /// One advertising report from an LE Meta event (Core Vol 4 Part E 7.7.65.2, .11, .13, .15, .15v2).
 /// Legacy event types are mapped onto the extended event type bits, so code looking at
 /// `properties` treats both alike.

@@ -1,3 +1,5 @@
+import Wire
+
 /// Characteristic and descriptor values of SIG-defined GATT characteristics (GATT Specification
 /// Supplement), decoded only when printed. Simple formats come from a table; structured ones
 /// (flags that select optional fields) have a function each.

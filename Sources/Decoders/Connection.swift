@@ -1,3 +1,5 @@
+import Wire
+
 /// One ACL connection as seen across the capture: from its Connection Complete (or its first
 /// data when the capture starts mid-connection) to its Disconnection Complete.
 public final class Connection: @unchecked Sendable {

@@ -1,3 +1,5 @@
+import Wire
+
 /// How text from the air is shown on a terminal. A device name, a GATT string or a file name is
 /// whatever anyone in radio range chose to send: raw, an escape sequence would clear the screen,
 /// plant a hyperlink (OSC 8) or reorder what follows it (U+202E). Every text output writes such

@@ -1,3 +1,5 @@
+import Wire
+
 /// Decodes a capture frame by frame, keeping the state that spans frames: connections by
 /// handle, L2CAP reassembly, ATT bearers and GATT databases, pairing, advertisers.
 /// One instance per capture; frames must come in capture order.

@@ -1,3 +1,5 @@
+import Wire
+
 /// The full decode of a PDU as a tree, built only when someone prints it (`read -v`, JSON).
 /// Decoders fill it with semantic values; Report renders them as text or JSON, so the two
 /// outputs can never disagree.

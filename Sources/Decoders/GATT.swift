@@ -1,3 +1,5 @@
+import Wire
+
 /// Generic Attribute Profile (Core 5.4 Vol 3 Part G): each peer's attribute database rebuilt from
 /// the discovery traffic, and the ATT bearer state (Vol 3 Part F 3.3) that ties requests to
 /// responses and PDUs to the attributes they concern.

@@ -1,3 +1,5 @@
+import Wire
+
 /// HCI commands (Core Vol 4 Part E §7.1–7.8): names, parameters and Command Complete return
 /// parameters, all from one table.
 public enum HCICommands {

@@ -1,3 +1,5 @@
+import Wire
+
 /// HCI error codes (Core Vol 1 Part F §1.3), used as Status and Reason parameters.
 public enum HCIErrors {
     /// "Success", "Remote User Terminated Connection", ...; "Unknown Error (0x..)" past the table.

@@ -1,3 +1,5 @@
+import Wire
+
 /// HCI events (Core Vol 4 Part E §7.7) and LE Meta subevents (§7.7.65): names and parameters.
 public enum HCIEvents {
     public static let commandComplete: UInt8 = 0x0E

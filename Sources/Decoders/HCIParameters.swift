@@ -1,3 +1,5 @@
+import Wire
+
 /// A small description language for HCI parameter lists (Core Vol 4 Part E §5.2, §7) and the one
 /// interpreter that turns a description plus bytes into `Field`s. Commands, return parameters,
 /// events and LE subevents are all described as `[ParamSpec]` in tables.

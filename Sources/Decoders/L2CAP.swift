@@ -1,3 +1,5 @@
+import Wire
+
 /// L2CAP basic frames (Core Vol 3 Part A 3.1) and their reassembly from HCI ACL fragments.
 
 /// Fixed channel identifiers (Vol 3 Part A 2.1).

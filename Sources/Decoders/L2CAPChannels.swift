@@ -1,3 +1,5 @@
+import Wire
+
 /// Connection-oriented L2CAP channels opened by signaling (Core 5.4 Vol 3 Part A 3.4, 4.22–4.28,
 /// 10.1): which CIDs belong together, their MTU/MPS/credits, and K-frame reassembly into SDUs.
 

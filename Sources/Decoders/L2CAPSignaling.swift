@@ -1,3 +1,5 @@
+import Wire
+
 /// L2CAP signaling commands (Core 5.4 Vol 3 Part A 4) on the BR/EDR signaling channel
 /// (CID 0x0001, several commands per C-frame) and the LE signaling channel (CID 0x0005,
 /// one command per C-frame).

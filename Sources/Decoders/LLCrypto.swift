@@ -1,3 +1,5 @@
+import Wire
+
 /// Link-layer encryption (Core Vol 6 Part E): AES-128 (FIPS-197, encryption only, as CCM needs no
 /// inverse cipher) and AES-CCM with a 4-byte MIC and 2-byte length field.
 /// Byte order: AES works on blocks most significant octet first (FIPS-197); the link layer sends

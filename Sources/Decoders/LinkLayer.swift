@@ -1,3 +1,5 @@
+import Wire
+
 /// LE link-layer packets and PDUs over the air (Core 5.4 Vol 6 Part B 2): the access address, the
 /// advertising and data physical channel PDUs, LL control PDUs, and the CRC-24 (3.1.1).
 

@@ -1,3 +1,5 @@
+import Wire
+
 /// Pseudo headers that sniffers put in front of over-the-air link-layer packets:
 /// LINKTYPE_BLUETOOTH_LE_LL (251, none), LINKTYPE_BLUETOOTH_LE_LL_WITH_PHDR (256, Ubertooth and
 /// others) and LINKTYPE_NORDIC_BLE (272, nRF Sniffer board, protocol versions 0–3).

@@ -1,3 +1,5 @@
+import Wire
+
 /// State across over-the-air frames: connections by access address (from CONNECT_IND or first
 /// sight), direction, retransmissions (SN/NESN, Vol 6 Part B 4.5.9), CRC-24 checks, encryption
 /// start/pause and, with a key, AES-CCM decryption, and what goes on to L2CAP reassembly.

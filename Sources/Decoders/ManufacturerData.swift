@@ -1,3 +1,5 @@
+import Wire
+
 /// Vendor formats carried in Manufacturer Specific Data and Service Data.
 public enum ManufacturerData {
     public static let apple: UInt16 = 0x004C

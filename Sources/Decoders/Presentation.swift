@@ -1,3 +1,5 @@
+import Wire
+
 /// How a decoded frame reads: one summary line of its deepest layer, and the full tree of every
 /// layer. Only called when printing.
 extension Decoded {

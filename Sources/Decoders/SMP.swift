@@ -1,3 +1,5 @@
+import Wire
+
 /// Security Manager Protocol (Core 5.4 Vol 3 Part H 3.5–3.6), carried on fixed CID 0x0006
 /// (LE) and 0x0007 (BR/EDR). One command per frame.
 

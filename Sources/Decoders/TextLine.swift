@@ -1,3 +1,5 @@
+import Wire
+
 /// A line of text written piece by piece into a byte buffer that can be reused frame after frame.
 /// Summary lines are written into one rather than concatenated from Strings: printing a capture
 /// then creates no String per frame.

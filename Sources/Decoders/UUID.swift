@@ -1,3 +1,5 @@
+import Wire
+
 /// A Bluetooth UUID of 16, 32 or 128 bits. Short forms are aliases on the Bluetooth base UUID
 /// 0000xxxx-0000-1000-8000-00805F9B34FB (Core Vol 3 Part B 2.5.1); equality and hashing use the
 /// 128-bit value, so 0x180D and 0000180D-0000-1000-8000-00805F9B34FB are the same UUID.

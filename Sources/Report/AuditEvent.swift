@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Where a piece of evidence is in the capture.
 public struct FrameRef: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Where the feed's events go: the auditor, the HTML report's collector.
 public protocol AuditEventSink: AnyObject {

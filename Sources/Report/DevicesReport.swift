@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Prints the advertisers of a capture (`blesniff devices`).
 public enum DevicesReport {

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Text and JSON renderings of `Field` trees. The one place that decides how a value reads.
 public enum FieldRendering {

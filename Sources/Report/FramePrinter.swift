@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Prints decoded frames for `blesniff read`: a summary line, the full tree, or JSON Lines.
 public final class FramePrinter {

@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Wire
 
 /// Buffered output to a file descriptor: text is gathered in a byte buffer and written in large
 /// chunks, so printing a line per frame costs no system call per frame.

@@ -1,6 +1,7 @@
 import Capture
 import Decoders
 import Report
+import Wire
 
 /// Why a capture could not be read to its end.
 struct AuditInputError: Error, CustomStringConvertible {
@@ -19,7 +20,7 @@ func forEachPacket(in path: String, platform: (PlatformGuess) -> Void = { _ in }
         while let r = try reader.next() {
             if first, let g = containerPlatform(reader.format, r.linkType, path: path) { platform(g) }
             first = false
-            body(CaptureInput.packet(r))
+            body(Packet(r))
         }
     } catch {
         throw AuditInputError(description: error.description)

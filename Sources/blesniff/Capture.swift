@@ -4,6 +4,7 @@ import Decoders
 import Report
 #if canImport(Glibc)
 import Glibc
+import Wire
 #endif
 
 /// Live auditing: sees every decoded frame as it is captured; `finish` reports what is left and
@@ -223,8 +224,7 @@ struct CaptureCommand: ParsableCommand {
                     return false
                 }
             }
-            let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
-                                      data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength, truncated: r.truncated)
+            let p = Packet(r)
             stats.count(adapter: p.adapter)
             let d = dissector.dissect(p)
             if d.isMalformed { stats.malformed &+= 1 }

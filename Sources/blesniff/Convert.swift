@@ -3,6 +3,7 @@ import Capture
 import Decoders
 #if canImport(Glibc)
 import Glibc
+import Wire
 #endif
 
 struct Convert: ParsableCommand {
@@ -91,7 +92,7 @@ struct Convert: ParsableCommand {
         let filter = try filtering.compile(device: deviceFilter.device)
         func keep(_ r: Record, _ dissector: Dissector?) -> Bool {
             guard let filter, let dissector else { return true }
-            return filter.matches(dissector.dissect(CaptureInput.packet(r)))
+            return filter.matches(dissector.dissect(Packet(r)))
         }
         var ok = true
         let sink: FrameSink
@@ -174,7 +175,7 @@ struct Convert: ParsableCommand {
 }
 
 /// Re-frames records for one output format. Every record is first taken apart by
-/// `Packet.fromRecord` (HCI type, direction, adapter, payload), then framed anew in a reused
+/// `Packet(record)` (HCI type, direction, adapter, payload), then framed anew in a reused
 /// scratch buffer. The file is created at the first frame it can carry (or by `finish`), so a
 /// conversion that can carry nothing leaves nothing behind.
 final class FrameSink {
@@ -232,8 +233,7 @@ final class FrameSink {
     ]
 
     func write(_ r: Record) throws(CaptureError) {
-        let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
-                                  data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength, truncated: r.truncated)
+        let p = Packet(r)
         // Length on the wire of the payload: the record's, less the framing taken off.
         let original = max(r.originalLength &- (r.data.count &- p.payload.count), p.payload.count)
         let received = p.direction == .received

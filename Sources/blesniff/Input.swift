@@ -4,6 +4,7 @@ import Decoders
 import Report
 #if canImport(Glibc)
 import Glibc
+import Wire
 #endif
 
 /// Options every decoding command shares.
@@ -63,7 +64,7 @@ struct CaptureInput {
                 while let r = try reader.next() {
                     if first, let g = containerPlatform(reader.format, r.linkType, path: path) { platform(g) }
                     first = false
-                    try body(Self.packet(r))
+                    try body(Packet(r))
                     progress?.update(r.fileOffset)
                 }
             } catch let e as CaptureError {
@@ -92,7 +93,7 @@ struct CaptureInput {
         while true {
             do {
                 guard let r = try m.next() else { break }
-                try body(Self.packet(r))
+                try body(Packet(r))
             } catch let e as CaptureError {
                 stderr("blesniff: \(e)")
                 ok = false
@@ -104,11 +105,6 @@ struct CaptureInput {
     private func warn(_ truncations: [CaptureError]) -> Bool {
         for t in truncations { stderr("blesniff: warning: \(t)") }
         return truncations.isEmpty || !strict
-    }
-
-    static func packet(_ r: Record) -> Packet {
-        Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
-                          data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength, truncated: r.truncated)
     }
 }
 

@@ -2,6 +2,7 @@ import Capture
 import Decoders
 import Foundation
 import XCTest
+import Wire
 
 /// Android bug reports built by scripts/make_bugreport.py from gatt_session.btsnoop.
 final class BugReportTests: TempDirTestCase {
@@ -44,8 +45,7 @@ final class BugReportTests: TempDirTestCase {
         assertSameFrames(r, aclCut: true)
         // The decoders are told: the packet is short because the capture cut it.
         let (rec, data) = try XCTUnwrap(r.records.first { $0.record.truncated })
-        let p = Packet.fromRecord(number: rec.number, timestamp: rec.timestamp, linkType: rec.linkType, flags: rec.flags,
-                                  data: data[...], fileOffset: rec.fileOffset, fileLength: rec.fileLength, truncated: rec.truncated)
+        let p = Packet(Record(number: rec.number, timestamp: rec.timestamp, linkType: rec.linkType, flags: rec.flags, data: data[...], originalLength: rec.originalLength, fileOffset: rec.fileOffset, fileLength: rec.fileLength))
         XCTAssertTrue(p.truncated)
         XCTAssertEqual(p.kind, .hci(.aclData))
     }

@@ -1,6 +1,7 @@
 import Capture
 import Foundation
 import XCTest
+import Wire
 
 /// The live pipeline (source thread → LiveCapture → RotatingWriter) fed monitor records through a
 /// socketpair, as the kernel's monitor socket would hand them over.

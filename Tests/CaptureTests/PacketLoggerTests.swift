@@ -2,6 +2,7 @@ import Capture
 import Decoders
 import Foundation
 import XCTest
+import Wire
 
 /// Tests/Captures, and the phone fixtures in it.
 let capturesDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -54,9 +55,7 @@ final class PacketLoggerTests: TempDirTestCase {
             let pklg = name.hasSuffix(".pklg")
             for (i, rec) in r.records.enumerated() where i < expected.count {
                 let t = expected[i]
-                let p = Packet.fromRecord(number: rec.record.number, timestamp: rec.record.timestamp, linkType: rec.record.linkType,
-                                          flags: rec.record.flags, data: rec.data[...], fileOffset: 0, fileLength: 0,
-                                          truncated: rec.record.truncated)
+                let p = Packet(Record(number: rec.record.number, timestamp: rec.record.timestamp, linkType: rec.record.linkType, flags: rec.record.flags, data: rec.data[...], originalLength: rec.record.originalLength))
                 XCTAssertEqual(epoch(rec.record.timestamp), t.time, "\(name) #\(i + 1)")
                 var bytes: [UInt8]
                 var kept = p.payload.count, wire = rec.record.originalLength - (rec.data.count - p.payload.count)
@@ -149,8 +148,7 @@ final class PacketLoggerTests: TempDirTestCase {
         XCTAssertEqual(r.records.count, 5)
         func packet(_ i: Int) -> Packet {
             let (rec, data) = r.records[i]
-            return Packet.fromRecord(number: rec.number, timestamp: rec.timestamp, linkType: rec.linkType, flags: rec.flags,
-                                     data: data[...], fileOffset: 0, fileLength: 0, truncated: false)
+            return Packet(Record(number: rec.number, timestamp: rec.timestamp, linkType: rec.linkType, flags: rec.flags, data: data[...]))
         }
         XCTAssertEqual(packet(0).kind, .monitor(opcode: MonitorOpcode.systemNote))
         XCTAssertEqual(Array(packet(0).payload), text)
@@ -227,8 +225,7 @@ final class PacketLoggerTests: TempDirTestCase {
             do {
                 let reader = try CaptureReader(path: path)
                 while let rec = try reader.next() {
-                    _ = Packet.fromRecord(number: rec.number, timestamp: rec.timestamp, linkType: rec.linkType, flags: rec.flags,
-                                          data: rec.data, fileOffset: rec.fileOffset, fileLength: rec.fileLength, truncated: rec.truncated)
+                    _ = Packet(rec)
                 }
             } catch {}
         }

@@ -1,6 +1,7 @@
 import Capture
 import Foundation
 import XCTest
+import Wire
 
 /// Reads every record; returns copies so tests can look at them after the buffer moved on.
 struct ReadResult {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 /// Byte vectors from real captures (file and frame cited; compare `tshark -r F -Y btatt -V -x`)
 /// and, for opcodes no capture holds, built by hand after Core 5.4 Vol 3 Part F 3.4.

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 /// Runs every advertising report of real btsnoop (H4) captures through the decoders.
 final class AdvertisingCaptureTests: XCTestCase {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 final class AdvertisingOverflowTests: XCTestCase {
     func testCRC8CheckValue() {

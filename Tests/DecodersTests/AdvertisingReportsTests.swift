@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 final class AdvertisingReportsTests: XCTestCase {
     // horizon74__btsnoop_hci.log frame 133: LE Advertising Report parameters after the subevent code.

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 /// Bytes from a hex string ("04 3e 2b ..."), spaces ignored.
 func adHex(_ s: String) -> Bytes {

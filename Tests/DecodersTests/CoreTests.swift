@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 final class CoreTests: XCTestCase {
     func testByteReaderNeverTraps() {
@@ -55,30 +56,24 @@ final class CoreTests: XCTestCase {
     func testLinkHeaders() {
         // DLT 201: 4-byte direction (1 = received), then H4 event.
         let rec: [UInt8] = [0, 0, 0, 1, 0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00]
-        let p = Packet.fromRecord(number: 1, timestamp: 0, linkType: LinkType.h4WithPHDR, flags: 0, data: rec[...],
-                                  fileOffset: 0, fileLength: rec.count, truncated: false)
+        let p = Packet(Record(number: 1, timestamp: 0, linkType: LinkType.h4WithPHDR, data: rec[...], fileLength: rec.count))
         XCTAssertEqual(p.kind, .hci(.event))
         XCTAssertEqual(p.direction, .received)
         XCTAssertEqual(Array(p.payload), [0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00])
         // btsnoop 2001: adapter in the high half of the flags, opcode in the low half.
-        let mon = Packet.fromRecord(number: 1, timestamp: 0, linkType: LinkType.btsnoopMonitor, flags: 0x0001_0005,
-                                    data: [0x40, 0x20, 0, 0][...], fileOffset: 0, fileLength: 4, truncated: false)
+        let mon = Packet(Record(number: 1, timestamp: 0, linkType: LinkType.btsnoopMonitor, flags: 0x0001_0005, data: [0x40, 0x20, 0, 0][...], fileLength: 4))
         XCTAssertEqual(mon.kind, .hci(.aclData))
         XCTAssertEqual(mon.adapter, 1)
         XCTAssertEqual(mon.direction, .received)
         // DLT 254: big-endian adapter and opcode.
-        let note = Packet.fromRecord(number: 1, timestamp: 0, linkType: LinkType.linuxMonitor, flags: 0,
-                                     data: [0, 0, 0, 12, 0x41, 0][...], fileOffset: 0, fileLength: 6, truncated: false)
+        let note = Packet(Record(number: 1, timestamp: 0, linkType: LinkType.linuxMonitor, data: [0, 0, 0, 12, 0x41, 0][...], fileLength: 6))
         XCTAssertEqual(note.kind, .monitor(opcode: 12))
         // H1: flags carry the type.
-        let h1 = Packet.fromRecord(number: 1, timestamp: 0, linkType: LinkType.btsnoopH1, flags: 3,
-                                   data: [0x0E][...], fileOffset: 0, fileLength: 1, truncated: false)
+        let h1 = Packet(Record(number: 1, timestamp: 0, linkType: LinkType.btsnoopH1, flags: 3, data: [0x0E][...], fileLength: 1))
         XCTAssertEqual(h1.kind, .hci(.event))
-        let short = Packet.fromRecord(number: 1, timestamp: 0, linkType: LinkType.h4WithPHDR, flags: 0, data: [0, 0][...],
-                                      fileOffset: 0, fileLength: 2, truncated: false)
+        let short = Packet(Record(number: 1, timestamp: 0, linkType: LinkType.h4WithPHDR, data: [0, 0][...], fileLength: 2))
         XCTAssertEqual(short.kind, .truncatedHeader)
-        let unknown = Packet.fromRecord(number: 1, timestamp: 0, linkType: LinkType.h4, flags: 0, data: [0x09, 1][...],
-                                        fileOffset: 0, fileLength: 2, truncated: false)
+        let unknown = Packet(Record(number: 1, timestamp: 0, linkType: LinkType.h4, data: [0x09, 1][...], fileLength: 2))
         XCTAssertEqual(unknown.kind, .unknownHCIType(9))
     }
 }

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 /// Replays the ATT traffic of real captures through `ATTBearer` and checks the rebuilt databases
 /// against what tshark shows for the same frames. The captures live outside the repository.

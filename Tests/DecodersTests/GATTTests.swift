@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 /// A realistic session against a heart-rate sensor: discovery of every kind, a CCCD write,
 /// notifications, a long read, a long write, pipelining, a timeout, the peer reading the

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 /// Decodes every HCI command and event of the real btsnoop captures in `../shared/captures`
 /// (skipped when the folder is absent). tshark 4.0 flags exactly two of these packets as malformed

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 /// Byte vectors are HCI payloads (after the H4 type byte) taken from the real captures in
 /// `../shared/captures` with `tshark -x`; the file and frame are cited at each one. Expected values

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 final class L2CAPSignalingTests: XCTestCase {
     /// Payload of a C-frame (L2CAP header already removed).

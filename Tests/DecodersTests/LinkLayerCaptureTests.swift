@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import Decoders
+import Wire
 
 /// Runs every NORDIC_BLE (272) and LE_LL_WITH_PHDR (256) capture in ../shared/captures through the
 /// tracker with a tiny pcap/pcapng record loop, and compares the advertising PDU count with the
@@ -61,8 +62,7 @@ final class LinkLayerCaptureTests: XCTestCase {
         let tracker = LinkLayerTracker(keys: keys)
         var t = Tally()
         for (n, (lt, bytes)) in records([UInt8](data)).enumerated() {
-            let p = Packet.fromRecord(number: n + 1, timestamp: 0, linkType: lt, flags: 0, data: bytes, fileOffset: 0,
-                                      fileLength: bytes.count, truncated: false)
+            let p = Packet(Record(number: n + 1, timestamp: 0, linkType: lt, data: bytes, fileLength: bytes.count))
             let f = tracker.process(p)
             _ = f.summary
             _ = f.fields

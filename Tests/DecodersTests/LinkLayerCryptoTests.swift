@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 /// AES-128 against FIPS-197 and the LE encryption sample data of Core 5.4 Vol 6 Part C 1
 /// (LTK 0x4C68384139F574D836BCF34E9DFB01BF, SKDm 0xACBDCEDFE0F10213, SKDs 0x0213243546576879,

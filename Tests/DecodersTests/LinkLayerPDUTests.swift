@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 /// PDU vectors taken from the shared captures (file and frame named), checked against `tshark -V`.
 final class LinkLayerPDUTests: XCTestCase {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 /// Byte vectors for the SMP and L2CAP signaling tests.
 enum SMPVectors {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Decoders
+import Wire
 
 /// `TextLine` writes what the String helpers it replaces spell, byte for byte.
 final class TextLineTests: XCTestCase {

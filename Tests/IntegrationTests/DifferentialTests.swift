@@ -1,6 +1,7 @@
 import XCTest
 import Capture
 import Decoders
+import Wire
 
 /// Decodes every committed and shared capture and compares, frame by frame, with tshark's decode
 /// of the same file (recorded in Tests/Captures/expected by scripts/gen_expected.sh, so tshark is

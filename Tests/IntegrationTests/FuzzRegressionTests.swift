@@ -3,6 +3,7 @@ import Decoders
 import Foundation
 import Report
 import XCTest
+import Wire
 
 /// Replays every input a fuzz target once crashed on (Tests/Captures/malformed/fuzz-TARGET-HASH)
 /// through the same code path as the target in fuzz/TARGET.swift, so a fixed crash stays fixed.
@@ -68,8 +69,7 @@ enum Replay {
     static func hci(_ b: [UInt8]) {
         guard b.count >= 5 else { return }
         let flags = UInt32(b[1]) | UInt32(b[2]) << 8 | UInt32(b[3]) << 16 | UInt32(b[4]) << 24
-        let p = Packet.fromRecord(number: 1, timestamp: 0, linkType: hciLinkTypes[Int(b[0]) % hciLinkTypes.count], flags: flags,
-                                  data: b[5...], fileOffset: 0, fileLength: b.count - 5, truncated: b[0] & 0x80 != 0)
+        let p = Packet(Record(number: 1, timestamp: 0, linkType: hciLinkTypes[Int(b[0]) % hciLinkTypes.count], flags: flags, data: b[5...], originalLength: b.count - 5 + (b[0] & 0x80 != 0 ? 1 : 0), fileLength: b.count - 5))
         render(Dissector(trackAdvertisers: true).dissect(p))
     }
 
@@ -155,8 +155,7 @@ enum Replay {
         let keys = b.first.map { $0 & 4 != 0 } == true ? [LTK(msbFirst: Array(0..<16))].compactMap { $0 } : []
         let tracker = LinkLayerTracker(keys: keys)
         for (n, (tag, chunk)) in chunks(b).enumerated() {
-            let p = Packet.fromRecord(number: n + 1, timestamp: Int64(n + 1) * 1_250_000, linkType: types[Int(tag & 3)], flags: 0,
-                                      data: chunk, fileOffset: 0, fileLength: chunk.count, truncated: false)
+            let p = Packet(Record(number: n + 1, timestamp: Int64(n + 1) * 1_250_000, linkType: types[Int(tag & 3)], data: chunk, fileLength: chunk.count))
             let f = tracker.process(p)
             _ = f.summary
             _ = f.fields
@@ -180,8 +179,7 @@ enum Replay {
         do {
             while let r = try reader.next() {
                 guard pipeline else { continue }
-                let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
-                                          data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength, truncated: r.truncated)
+                let p = Packet(r)
                 if case .linkLayer = p.kind { _ = tracker.process(p).fields }
                 let d = dissector.dissect(p)
                 text.print(d)

@@ -1,4 +1,5 @@
 import XCTest
+import Wire
 
 /// A btsnoop (H4, datalink 1002) capture built record by record: HCI events from the controller,
 /// ACL data both ways, 10 ms apart.

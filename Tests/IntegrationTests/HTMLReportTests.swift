@@ -2,6 +2,7 @@ import XCTest
 import Capture
 import Decoders
 @testable import Report
+import Wire
 
 /// The HTML report: well-formed, self-contained, escaped, with the expected content for the
 /// committed captures, bounded in size for long captures, and free of script errors in Chromium.
@@ -17,8 +18,7 @@ final class HTMLReportTests: XCTestCase {
         var problem: String?
         do {
             while let r = try reader.next() {
-                pass.add(Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
-                                           data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength, truncated: r.truncated))
+                pass.add(Packet(r))
             }
         } catch {
             problem = String(describing: error)

@@ -2,6 +2,7 @@ import Capture
 import Decoders
 import Foundation
 import XCTest
+import Wire
 
 /// Behaviour on bad input, with the captures in Tests/Captures/malformed (see its README): decoding
 /// goes up to the fault, the fault is reported with its frame and byte offset, and decoding goes on.
@@ -28,9 +29,7 @@ final class MalformedTests: XCTestCase {
         do {
             let reader = try CaptureReader(path: Self.dir + "/" + name)
             while let r = try reader.next() {
-                let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
-                                          data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength,
-                                          truncated: r.truncated)
+                let p = Packet(r)
                 let d = o.dissector.dissect(p)
                 // Both renderings must work on every frame.
                 _ = d.summary

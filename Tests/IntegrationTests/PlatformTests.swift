@@ -2,6 +2,7 @@ import XCTest
 import Capture
 import Decoders
 import Report
+import Wire
 
 /// The platform of a capture, told from evidence, and what it changes: a rule does not give a
 /// finding for what the platform's stack does whatever the app asks.
@@ -25,8 +26,7 @@ final class PlatformTests: XCTestCase {
                 for p in extra(r.timestamp) { feed.events(dissector.dissect(p), into: auditor) }
                 first = false
             }
-            let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
-                                      data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength, truncated: r.truncated)
+            let p = Packet(r)
             feed.events(dissector.dissect(p), into: auditor)
             last = FrameRef(number: p.number, time: p.timestamp)
         }

@@ -1,6 +1,7 @@
 import XCTest
 import Capture
 import Decoders
+import Wire
 
 /// Paths and helpers shared by the integration tests.
 enum Fixtures {
@@ -33,8 +34,7 @@ enum Fixtures {
     static func decode(_ path: String, dissector: Dissector = Dissector(), _ body: (Decoded) -> Void) throws {
         let reader = try CaptureReader(path: path)
         while let r = try reader.next() {
-            let p = Packet.fromRecord(number: r.number, timestamp: r.timestamp, linkType: r.linkType, flags: r.flags,
-                                      data: r.data, fileOffset: r.fileOffset, fileLength: r.fileLength, truncated: r.truncated)
+            let p = Packet(r)
             body(dissector.dissect(p))
         }
     }

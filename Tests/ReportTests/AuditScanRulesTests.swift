@@ -1,6 +1,7 @@
 import XCTest
 @testable import Decoders
 @testable import Report
+import Wire
 
 final class AuditScanRulesTests: XCTestCase {
     private func scanWithReports(filter: UInt8) -> EventStream {

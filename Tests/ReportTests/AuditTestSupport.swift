@@ -1,6 +1,7 @@
 import XCTest
 @testable import Decoders
 @testable import Report
+import Wire
 
 /// Builds synthetic event streams: each event gets the next frame number, the given time and a
 /// made-up file position, so findings can be checked frame by frame.

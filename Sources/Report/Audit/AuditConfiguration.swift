@@ -2,6 +2,7 @@ import Decoders
 import Yams
 #if canImport(Glibc)
 import Glibc
+import Wire
 #endif
 
 /// A configuration problem, naming the key that is wrong.

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// The audit of one capture file: its findings, or why it could not be read.
 public struct CaptureAudit: Sendable {

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Runs every enabled rule over one capture's events in one pass. Memory stays flat: each rule keeps
 /// only bounded per-connection or per-advertiser state.

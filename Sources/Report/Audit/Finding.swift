@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// How bad a finding is. Ordered: note < warning < error.
 public enum Severity: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// A finding's message, written by string interpolation straight into one byte buffer: joining
 /// Strings with `+` makes a new String at every step, and a capture can hold thousands of findings.

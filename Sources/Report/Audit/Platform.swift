@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// The Bluetooth host stack that made a capture's HCI traffic. An app chooses only part of what goes
 /// over the air: the rest is its operating system's stack, the same for every app. Rules judge the

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// ATT opcodes the rules look at (Core Vol 3 Part F 3.4.8).
 enum ATTOpcode {

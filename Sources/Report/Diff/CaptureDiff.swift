@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// One metric side by side: its values in the base and the new capture, and whether the change is
 /// for the worse.

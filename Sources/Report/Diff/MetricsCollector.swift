@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Collects `CaptureMetrics` in the audit's pass: it takes the feed's events (as the auditor does,
 /// passing each on to it) and, through `frame(_:)`, the few HCI facts the feed does not carry

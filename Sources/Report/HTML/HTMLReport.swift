@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// One self-contained HTML page for one or more captures: summary, timeline, devices,
 /// connections with their GATT databases, and findings. Inline CSS, JS and SVG only.

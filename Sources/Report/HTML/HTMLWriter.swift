@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Builds an HTML document as one string. Everything that came from a capture goes through
 /// `text` or `attr`, which escape it; `raw` is for the page's own markup only.

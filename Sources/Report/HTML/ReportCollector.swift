@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// How much the report keeps: fixed sizes, so memory stays flat whatever the capture's length.
 public struct ReportLimits: Sendable {

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// One streaming pass over a capture for the HTML report: each frame is decoded once, and the
 /// decode feeds both the collector and the auditor (through the same events `audit` uses).

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// The AD structures of advertising or scan-response data (Core Vol 3 Part C 11: length, type,
 /// value). Only what the advertising rules need: no decoding of the values beyond their bytes.

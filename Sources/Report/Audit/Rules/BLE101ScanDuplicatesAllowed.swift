@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Scanning with duplicate filtering off makes the controller report every advertising packet of
 /// every device, waking the host for each: the radio and the host pay for data the app rarely needs.

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// A central that keeps scanning once it has connected wastes radio time and slows the connection
 /// (the controller interleaves scan windows with connection events).

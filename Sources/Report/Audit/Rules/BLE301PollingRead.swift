@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Reading the same value again and again keeps the link busy and the peripheral awake; a
 /// characteristic that can notify sends the value only when it changes.

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// A notification that exactly fills the PDU is often a value cut to fit; the central then reads it
 /// to get the rest, so each update costs a notification plus a read round trip.

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Until Disconnection Complete, the old connection still exists in the controller: connecting to
 /// the same peer again races with it and is often refused or confuses the app's state.

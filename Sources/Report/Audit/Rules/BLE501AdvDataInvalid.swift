@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Data over the legacy limit is refused by the controller or cut by scanners; a structure that
 /// runs past the end makes scanners drop or misread the whole packet.

@@ -1,4 +1,5 @@
 import Decoders
+import Wire
 
 /// Each advertising event costs three transmissions; a short interval kept on for long drains a
 /// peripheral's battery for little gain once it has been found.

@@ -136,99 +136,29 @@ extension ArraySlice where Element == UInt8 {
     }
 }
 
-/// A Bluetooth device address (48 bits), printed most significant byte first, in lower case as
-/// tshark prints it ("00:1b:dc:07:32:a1").
-public struct BDAddr: Hashable, Comparable, Sendable, CustomStringConvertible {
-    public let raw: UInt64
-    @inlinable public init(_ raw: UInt64) { self.raw = raw & 0xFFFF_FFFF_FFFF }
 
-    public var description: String { TextLine.make { $0.write(self) } }
-
-    /// The kind of a random address, from its two most significant bits (Vol 6 Part B 1.3.2).
-    public var randomKind: RandomAddressKind {
-        switch raw >> 46 {
-        case 0b11: return .staticAddress
-        case 0b01: return .resolvablePrivate
-        case 0b00: return .nonResolvablePrivate
-        default: return .reserved
-        }
+/// Fixed-width integers at a byte offset from the start, for file and record headers whose length
+/// the caller has already checked (a shorter buffer traps).
+extension RandomAccessCollection where Element == UInt8, Index == Int {
+    @inlinable public func le16(at i: Int) -> UInt16 {
+        let s = startIndex &+ i
+        return UInt16(self[s]) | UInt16(self[s + 1]) << 8
     }
 
-    public static func < (a: BDAddr, b: BDAddr) -> Bool { a.raw < b.raw }
-}
-
-public enum RandomAddressKind: String, Sendable {
-    case staticAddress = "random static"
-    case resolvablePrivate = "resolvable private"
-    case nonResolvablePrivate = "non-resolvable private"
-    case reserved = "random (reserved)"
-}
-
-/// Hex formatting without Foundation.
-public enum Hex {
-    public static let digits: [Character] = Array("0123456789abcdef")
-    public static let upperDigits: [Character] = Array("0123456789ABCDEF")
-
-    /// "0x" followed by `width` hex digits (upper case, as the specification writes them).
-    public static func prefixed<T: BinaryInteger>(_ v: T, width: Int) -> String {
-        if v >= 0, v.bitWidth <= 64 { return ascii(UInt64(truncatingIfNeeded: v), width: width, prefix: true) }
-        return "0x" + padded(v, width: width)
+    @inlinable public func le32(at i: Int) -> UInt32 {
+        let s = startIndex &+ i
+        return UInt32(self[s]) | UInt32(self[s + 1]) << 8 | UInt32(self[s + 2]) << 16 | UInt32(self[s + 3]) << 24
     }
 
-    public static func padded<T: BinaryInteger>(_ v: T, width: Int) -> String {
-        if v >= 0, v.bitWidth <= 64 { return ascii(UInt64(truncatingIfNeeded: v), width: width, prefix: false) }
-        let s = String(v, radix: 16, uppercase: true)
-        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+    @inlinable public func le64(at i: Int) -> UInt64 { UInt64(le32(at: i)) | UInt64(le32(at: i &+ 4)) << 32 }
+
+    @inlinable public func be32(at i: Int) -> UInt32 {
+        let s = startIndex &+ i
+        return UInt32(self[s]) << 24 | UInt32(self[s + 1]) << 16 | UInt32(self[s + 2]) << 8 | UInt32(self[s + 3])
     }
 
-    /// Upper-case hex of a non-negative value, zero-padded to `width`, written straight into the
-    /// string's storage: these run for nearly every printed field.
-    @usableFromInline static func ascii(_ v: UInt64, width: Int, prefix: Bool) -> String {
-        let n = max(significantDigits(v), width)
-        let total = n + (prefix ? 2 : 0)
-        return String(unsafeUninitializedCapacity: total) { buf in
-            store(v, digits: n, prefix: prefix, at: buf.baseAddress!)
-            return total
-        }
-    }
+    @inlinable public func be64(at i: Int) -> UInt64 { UInt64(be32(at: i)) << 32 | UInt64(be32(at: i &+ 4)) }
 
-    /// Stores "0x" when `prefix`, then `n` upper-case hex digits of `v` (zero-padded), from `p`:
-    /// `n + 2` bytes, or `n`.
-    @inlinable public static func store(_ v: UInt64, digits n: Int, prefix: Bool, at p: UnsafeMutablePointer<UInt8>) {
-        var i = 0
-        if prefix {
-            p[0] = UInt8(ascii: "0")
-            p[1] = UInt8(ascii: "x")
-            i = 2
-        }
-        var shift = 4 * (n - 1)
-        while shift >= 0 {
-            let d = UInt8(truncatingIfNeeded: v >> UInt64(shift)) & 0xF
-            p[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
-            i &+= 1
-            shift -= 4
-        }
-    }
-
-    /// The lower-case hex digit of a nibble (0-15), as an ASCII byte.
-    @inlinable public static func lowerDigit(_ d: UInt8) -> UInt8 { d < 10 ? 0x30 &+ d : 0x57 &+ d }
-
-    /// Hex digits needed for `v` (1 for zero).
-    @inlinable public static func significantDigits(_ v: UInt64) -> Int {
-        v == 0 ? 1 : (67 - v.leadingZeroBitCount) / 4
-    }
-
-    /// Lower-case hex of the bytes with no separator, as tshark prints byte fields.
-    public static func string(_ bytes: Bytes, separator: String = "") -> String {
-        var s = ""
-        s.reserveCapacity(bytes.count * (2 + separator.count))
-        var first = true
-        for b in bytes {
-            if !first { s += separator }
-            first = false
-            s.append(digits[Int(b >> 4)])
-            s.append(digits[Int(b & 0xF)])
-        }
-        return s
-    }
+    /// A 32-bit value in the byte order a file's header chose.
+    @inlinable public func u32(at i: Int, bigEndian: Bool) -> UInt32 { bigEndian ? be32(at: i) : le32(at: i) }
 }

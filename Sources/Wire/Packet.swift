@@ -77,44 +77,6 @@ public struct Packet: Sendable {
     }
 }
 
-/// Link types (tcpdump.org LINKTYPE_ values) and btsnoop datalink values, one numbering:
-/// btsnoop datalinks are offset by `btsnoopBase` so they never collide with pcap's.
-public enum LinkType {
-    public static let h4: UInt32 = 187
-    public static let h4WithPHDR: UInt32 = 201
-    public static let linuxMonitor: UInt32 = 254
-    public static let leLL: UInt32 = 251
-    public static let leLLWithPHDR: UInt32 = 256
-    public static let nordicBLE: UInt32 = 272
-    public static let btsnoopBase: UInt32 = 0x1_0000
-    public static let btsnoopH1: UInt32 = btsnoopBase + 1001
-    public static let btsnoopH4: UInt32 = btsnoopBase + 1002
-    public static let btsnoopMonitor: UInt32 = btsnoopBase + 2001
-
-    public static func isSupported(_ t: UInt32) -> Bool {
-        [h4, h4WithPHDR, linuxMonitor, leLL, leLLWithPHDR, nordicBLE, btsnoopH1, btsnoopH4, btsnoopMonitor].contains(t)
-    }
-
-    /// Over-the-air captures from a sniffer rather than HCI logs.
-    public static func isLinkLayer(_ t: UInt32) -> Bool { t == leLL || t == leLLWithPHDR || t == nordicBLE }
-
-    public static func name(_ t: UInt32) -> String {
-        switch t {
-        case h4: return "BLUETOOTH_HCI_H4"
-        case h4WithPHDR: return "BLUETOOTH_HCI_H4_WITH_PHDR"
-        case linuxMonitor: return "BLUETOOTH_LINUX_MONITOR"
-        case leLL: return "BLUETOOTH_LE_LL"
-        case leLLWithPHDR: return "BLUETOOTH_LE_LL_WITH_PHDR"
-        case nordicBLE: return "NORDIC_BLE"
-        case btsnoopH1: return "btsnoop H1 (1001)"
-        case btsnoopH4: return "btsnoop H4 (1002)"
-        case btsnoopMonitor: return "btsnoop Linux monitor (2001)"
-        case 192: return "PPI"
-        default: return "link type \(t)"
-        }
-    }
-}
-
 /// Linux monitor channel opcodes (BlueZ monitor/ btsnoop 2001 flags, DLT 254 header).
 public enum MonitorOpcode {
     public static let newIndex: UInt16 = 0, deleteIndex: UInt16 = 1
@@ -145,12 +107,10 @@ public enum MonitorOpcode {
 }
 
 extension Packet {
-    /// Takes the link-layer framing off a captured record.
-    /// - Parameters:
-    ///   - linkType: a `LinkType` value (pcap link type, or btsnoop datalink + `btsnoopBase`).
-    ///   - flags: btsnoop record flags (0 for pcap).
-    public static func fromRecord(number: Int, timestamp: Int64, linkType: UInt32, flags: UInt32,
-                                  data: Bytes, fileOffset: Int64, fileLength: Int, truncated: Bool) -> Packet {
+    /// Takes the link-layer framing off a captured record: the one step from what a file or
+    /// socket holds to what the decoders read.
+    public init(_ record: Record) {
+        let data = record.data, linkType = record.linkType, flags = record.flags
         // The fields are worked out first and the packet built once: filling in a `var Packet`
         // from a nested function copied it.
         var direction = Direction.unknown
@@ -159,7 +119,7 @@ extension Packet {
         var payload = data[data.endIndex...]
         switch linkType {
         case LinkType.h4:
-            (kind, payload) = h4(data, or: payload)
+            (kind, payload) = Self.h4(data, or: payload)
             // No direction on the wire: commands go down, events come up; data stays unknown.
             if case .hci(let t) = kind { direction = t == .command ? .sent : t == .event ? .received : .unknown }
         case LinkType.h4WithPHDR:
@@ -167,16 +127,16 @@ extension Packet {
             // 4-byte direction, network byte order: 0 sent, 1 received.
             let dir = UInt32(data.byte(0)!) << 24 | UInt32(data.byte(1)!) << 16 | UInt32(data.byte(2)!) << 8 | UInt32(data.byte(3)!)
             direction = dir == 0 ? .sent : dir == 1 ? .received : .unknown
-            (kind, payload) = h4(data.from(4), or: payload)
+            (kind, payload) = Self.h4(data.from(4), or: payload)
         case LinkType.linuxMonitor:
             guard data.count >= 4 else { break }
             adapter = UInt16(data.byte(0)!) << 8 | UInt16(data.byte(1)!)
             let opcode = UInt16(data.byte(2)!) << 8 | UInt16(data.byte(3)!)
             payload = data.from(4)
-            (kind, direction) = monitor(opcode)
+            (kind, direction) = Self.monitor(opcode)
         case LinkType.btsnoopH4:
             direction = flags & 1 == 0 ? .sent : .received
-            (kind, payload) = h4(data, or: payload)
+            (kind, payload) = Self.h4(data, or: payload)
         case LinkType.btsnoopH1:
             // Flags: bit 0 direction (1 = received), bit 1 command/event (1) or data (0).
             direction = flags & 1 == 0 ? .sent : .received
@@ -185,7 +145,7 @@ extension Packet {
         case LinkType.btsnoopMonitor:
             adapter = UInt16(truncatingIfNeeded: flags >> 16)
             payload = data
-            (kind, direction) = monitor(UInt16(truncatingIfNeeded: flags))
+            (kind, direction) = Self.monitor(UInt16(truncatingIfNeeded: flags))
         case LinkType.leLL, LinkType.leLLWithPHDR, LinkType.nordicBLE:
             kind = .linkLayer(linkType: linkType)
             payload = data
@@ -193,8 +153,8 @@ extension Packet {
             kind = .unsupported(linkType: linkType)
             payload = data
         }
-        return Packet(number: number, timestamp: timestamp, direction: direction, adapter: adapter, kind: kind,
-                      payload: payload, fileOffset: fileOffset, fileLength: fileLength, truncated: truncated)
+        self.init(number: record.number, timestamp: record.timestamp, direction: direction, adapter: adapter, kind: kind,
+                  payload: payload, fileOffset: record.fileOffset, fileLength: record.fileLength, truncated: record.truncated)
     }
 
     /// The H4 packet indicator and what follows it; `empty` when there is no indicator.

@@ -1,0 +1,68 @@
+/// Hex formatting without Foundation.
+public enum Hex {
+    public static let digits: [Character] = Array("0123456789abcdef")
+    public static let upperDigits: [Character] = Array("0123456789ABCDEF")
+
+    /// "0x" followed by `width` hex digits (upper case, as the specification writes them).
+    public static func prefixed<T: BinaryInteger>(_ v: T, width: Int) -> String {
+        if v >= 0, v.bitWidth <= 64 { return ascii(UInt64(truncatingIfNeeded: v), width: width, prefix: true) }
+        return "0x" + padded(v, width: width)
+    }
+
+    public static func padded<T: BinaryInteger>(_ v: T, width: Int) -> String {
+        if v >= 0, v.bitWidth <= 64 { return ascii(UInt64(truncatingIfNeeded: v), width: width, prefix: false) }
+        let s = String(v, radix: 16, uppercase: true)
+        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+    }
+
+    /// Upper-case hex of a non-negative value, zero-padded to `width`, written straight into the
+    /// string's storage: these run for nearly every printed field.
+    @usableFromInline static func ascii(_ v: UInt64, width: Int, prefix: Bool) -> String {
+        let n = max(significantDigits(v), width)
+        let total = n + (prefix ? 2 : 0)
+        return String(unsafeUninitializedCapacity: total) { buf in
+            store(v, digits: n, prefix: prefix, at: buf.baseAddress!)
+            return total
+        }
+    }
+
+    /// Stores "0x" when `prefix`, then `n` upper-case hex digits of `v` (zero-padded), from `p`:
+    /// `n + 2` bytes, or `n`.
+    @inlinable public static func store(_ v: UInt64, digits n: Int, prefix: Bool, at p: UnsafeMutablePointer<UInt8>) {
+        var i = 0
+        if prefix {
+            p[0] = UInt8(ascii: "0")
+            p[1] = UInt8(ascii: "x")
+            i = 2
+        }
+        var shift = 4 * (n - 1)
+        while shift >= 0 {
+            let d = UInt8(truncatingIfNeeded: v >> UInt64(shift)) & 0xF
+            p[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
+            i &+= 1
+            shift -= 4
+        }
+    }
+
+    /// The lower-case hex digit of a nibble (0-15), as an ASCII byte.
+    @inlinable public static func lowerDigit(_ d: UInt8) -> UInt8 { d < 10 ? 0x30 &+ d : 0x57 &+ d }
+
+    /// Hex digits needed for `v` (1 for zero).
+    @inlinable public static func significantDigits(_ v: UInt64) -> Int {
+        v == 0 ? 1 : (67 - v.leadingZeroBitCount) / 4
+    }
+
+    /// Lower-case hex of the bytes with no separator, as tshark prints byte fields.
+    public static func string(_ bytes: Bytes, separator: String = "") -> String {
+        var s = ""
+        s.reserveCapacity(bytes.count * (2 + separator.count))
+        var first = true
+        for b in bytes {
+            if !first { s += separator }
+            first = false
+            s.append(digits[Int(b >> 4)])
+            s.append(digits[Int(b & 0xF)])
+        }
+        return s
+    }
+}
