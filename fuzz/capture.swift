@@ -6,7 +6,6 @@ import Wire
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = input(data, size)
-    consume(detectFormat(bytes[...]))
     guard let reader = try? CaptureReader(fileDescriptor: ScratchFile.load(bytes), name: "fuzz") else { return 0 }
     consume(reader.format.name)
     consume(LinkType.describe(reader.linkType))

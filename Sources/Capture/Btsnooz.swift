@@ -125,7 +125,7 @@ final class Inflater {
 /// Frames of a btsnooz blob, as btsnoop H4 records (datalink 1002) sliced from the inflated
 /// record stream. A fault part-way (bad base64, cut deflate stream, bad record) keeps the
 /// frames before it and is thrown after the last of them.
-final class BtsnoozReader: FormatBackend {
+final class BtsnoozReader {
     let name: String
     let version: UInt8
     private(set) var truncation: CaptureError?
@@ -218,8 +218,6 @@ final class BtsnoozReader: FormatBackend {
         micros = Int64(bitPattern: last) &- total
     }
 
-    var linkType: UInt32 { LinkType.btsnoopH4 }
-
     func next(number: Int) throws(CaptureError) -> Record? {
         guard offset < end else {
             if let e = pendingError {
@@ -241,7 +239,7 @@ final class BtsnoozReader: FormatBackend {
         let flags = index < recordFlags.count ? UInt32(recordFlags[index]) : 0
         offset = typeIndex &+ length
         index &+= 1
-        return Record(number: number, timestamp: micros &* 1000, linkType: linkType, flags: flags,
+        return Record(number: number, timestamp: micros &* 1000, linkType: LinkType.btsnoopH4, flags: flags,
                       data: data, originalLength: max(packetLength, length), fileOffset: Int64(at),
                       fileLength: header &- 1 &+ length)
     }

@@ -7,24 +7,6 @@ import Wire
 /// was on (`FS/data/misc/bluetooth/logs/btsnoop_hci.log`, the previous one rotated to `.last`);
 /// the text always holds the btsnooz summary of the last packets (see `Btsnooz`).
 
-/// Opens the formats recognised by content rather than magic: a zip (bug report), PacketLogger
-/// records, or text with a btsnooz section. Nil when `source` is none of them.
-func openPhoneCapture(_ source: ByteSource) throws(CaptureError) -> (CaptureFormat, FormatBackend)? {
-    if source.pending.starts(with: ZipArchive.localHeaderSignature) {
-        return (.bugReportZip, try BugReportZipReader(source: source))
-    }
-    _ = try source.require(4096)
-    let head = source.pending
-    if let bigEndian = PacketLogger.detect(head) {
-        return (.packetLogger(bigEndian: bigEndian), PacketLoggerReader(source: source, bigEndian: bigEndian))
-    }
-    // Text: no NUL in the first bytes. Scanning stops at the first btsnooz section.
-    guard !head.isEmpty, !head.contains(0), let reader = try readBtsnoozSection(source, name: source.name) else {
-        return nil
-    }
-    return (.btsnooz(version: reader.version), reader)
-}
-
 /// Finds the btsnooz section in the text `source` holds and decodes it; nil when there is none.
 func readBtsnoozSection(_ source: ByteSource, name: String) throws(CaptureError) -> BtsnoozReader? {
     let begin = Btsnooz.beginMarker
@@ -285,7 +267,7 @@ struct ZipArchive {
 
 /// A bug report zip: its HCI snoop logs (`.last` and current, merged in time order), or, when
 /// it has none, the btsnooz section of its main text.
-final class BugReportZipReader: FormatBackend {
+final class BugReportZipReader {
     private var merged: MergedReader?
     private var btsnooz: BtsnoozReader?
     /// Names of the zip entries read.
@@ -358,8 +340,6 @@ final class BugReportZipReader: FormatBackend {
         entries.first { !$0.name.contains("/") && $0.name.hasPrefix("bugreport") && $0.name.hasSuffix(".txt") }
             ?? entries.first { !$0.name.contains("/") && $0.name.hasPrefix("dumpstate") && $0.name.hasSuffix(".txt") }
     }
-
-    var linkType: UInt32 { LinkType.btsnoopH4 }
 
     var truncation: CaptureError? { btsnooz?.truncation ?? merged?.truncations.first }
 

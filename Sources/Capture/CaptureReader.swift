@@ -1,15 +1,9 @@
 import Glibc
 import Wire
 
-/// A reader of one of the formats without a magic number or header that libpcap knows.
-protocol FormatBackend: AnyObject {
-    var linkType: UInt32 { get }
-    var truncation: CaptureError? { get }
-    func next(number: Int) throws(CaptureError) -> Record?
-}
-
-/// Reads a capture file or stream record by record: pcap and pcapng through libpcap, btsnoop
-/// with its own parser. The format comes from the first bytes, never from the file name.
+/// Reads a capture file or stream record by record: pcap and pcapng through libpcap (and a fast
+/// path of its own for plain pcap), btsnoop, PacketLogger and Android bug reports with parsers of
+/// their own. The format comes from the content, never from the file name.
 public final class CaptureReader {
     /// Name used in messages: the path, or "standard input".
     public let name: String
@@ -23,8 +17,9 @@ public final class CaptureReader {
         case libpcap(LibpcapReader)
         case pcapng(PcapngReader)
         case btsnoop(BtsnoopReader)
-        /// PacketLogger, Android bug reports (see `openPhoneCapture`).
-        case other(FormatBackend)
+        case packetLogger(PacketLoggerReader)
+        case btsnooz(BtsnoozReader)
+        case bugReportZip(BugReportZipReader)
     }
 
     private var backend: Backend
@@ -51,44 +46,70 @@ public final class CaptureReader {
         let source = ByteSource(fd: fd, name: name, closeWhenDone: closeWhenDone)
         self.source = source
         self.name = name
+        (format, backend) = try Self.openFormat(source, name: name)
+    }
+
+    /// Recognises the format from the first bytes and opens its parser: the magic numbers of
+    /// pcap, pcapng and btsnoop first; then, for formats without one, a zip (bug report),
+    /// plausible PacketLogger records, and text holding a btsnooz section.
+    private static func openFormat(_ source: ByteSource, name: String) throws(CaptureError) -> (CaptureFormat, Backend) {
         _ = try source.require(16)
         let head = source.pending
-        guard let format = detectFormat(head) else {
-            if head.count >= 8, head.prefix(8).elementsEqual(btsnoopMagic) {
-                throw CaptureError(.truncatedHeader, file: name, "truncated btsnoop file header (\(head.count) of 16 bytes)")
+        if let format = magicFormat(head) {
+            switch format {
+            case .btsnoop:
+                return (format, .btsnoop(try BtsnoopReader(source: source)))
+            case .pcap(let nanoseconds, let bigEndian):
+                guard try source.require(24) else {
+                    throw CaptureError(.truncatedHeader, file: name, "truncated pcap file header (\(source.available) of 24 bytes)")
+                }
+                let own = PcapReader.handles(source.pending)
+                let libpcap = try LibpcapReader(source: source, pcapng: false, bigEndian: bigEndian, unbuffered: own)
+                if own, let r = PcapReader(source: source, libpcap: libpcap, bigEndian: bigEndian, nanoseconds: nanoseconds) {
+                    return (format, .pcap(r))
+                }
+                return (format, .libpcap(libpcap))
+            default:
+                guard try source.require(28) else {
+                    throw CaptureError(.truncatedHeader, file: name, "truncated pcapng section header (\(source.available) of 28 bytes)")
+                }
+                let bigEndian = source.pending.dropFirst(8).prefix(4).elementsEqual([0x1A, 0x2B, 0x3C, 0x4D])
+                return (format, .libpcap(try LibpcapReader(source: source, pcapng: true, bigEndian: bigEndian)))
             }
-            if let (format, reader) = try openPhoneCapture(source) {
-                self.format = format
-                backend = .other(reader)
-                return
-            }
-            throw CaptureError.notACapture(name)
         }
-        self.format = format
-        switch format {
-        case .btsnoop:
-            backend = .btsnoop(try BtsnoopReader(source: source))
-        case .pcap(let nanoseconds, let bigEndian):
-            guard try source.require(24) else {
-                throw CaptureError(.truncatedHeader, file: name, "truncated pcap file header (\(source.available) of 24 bytes)")
-            }
-            let own = PcapReader.handles(source.pending)
-            let libpcap = try LibpcapReader(source: source, pcapng: false, bigEndian: bigEndian, unbuffered: own)
-            if own, let r = PcapReader(source: source, libpcap: libpcap, bigEndian: bigEndian, nanoseconds: nanoseconds) {
-                backend = .pcap(r)
-            } else {
-                backend = .libpcap(libpcap)
-            }
-        case .pcapng:
-            guard try source.require(28) else {
-                throw CaptureError(.truncatedHeader, file: name, "truncated pcapng section header (\(source.available) of 28 bytes)")
-            }
-            let bigEndian = source.pending.dropFirst(8).prefix(4).elementsEqual([0x1A, 0x2B, 0x3C, 0x4D])
-            backend = .libpcap(try LibpcapReader(source: source, pcapng: true, bigEndian: bigEndian))
-        case .packetLogger, .btsnooz, .bugReportZip:
-            // Recognised by content above, never by `detectFormat`.
-            throw CaptureError.notACapture(name)
+        if head.count >= 8, head.prefix(8).elementsEqual(btsnoopMagic) {
+            throw CaptureError(.truncatedHeader, file: name, "truncated btsnoop file header (\(head.count) of 16 bytes)")
         }
+        if head.starts(with: ZipArchive.localHeaderSignature) {
+            return (.bugReportZip, .bugReportZip(try BugReportZipReader(source: source)))
+        }
+        _ = try source.require(4096)
+        let start = source.pending
+        if let bigEndian = PacketLogger.detect(start) {
+            return (.packetLogger(bigEndian: bigEndian), .packetLogger(PacketLoggerReader(source: source, bigEndian: bigEndian)))
+        }
+        // Text: no NUL in the first bytes. Scanning stops at the first btsnooz section.
+        if !start.isEmpty, !start.contains(0), let reader = try readBtsnoozSection(source, name: source.name) {
+            return (.btsnooz(version: reader.version), .btsnooz(reader))
+        }
+        throw CaptureError.notACapture(name)
+    }
+
+    /// The format a magic number at the start names (4 bytes are enough for pcap and pcapng,
+    /// btsnoop needs 16 for its datalink).
+    static func magicFormat(_ firstBytes: ArraySlice<UInt8>) -> CaptureFormat? {
+        let b = Array(firstBytes.prefix(16))
+        guard b.count >= 4 else { return nil }
+        switch (b[0], b[1], b[2], b[3]) {
+        case (0xd4, 0xc3, 0xb2, 0xa1), (0x34, 0xcd, 0xb2, 0xa1): return .pcap(nanoseconds: false, bigEndian: false)
+        case (0xa1, 0xb2, 0xc3, 0xd4), (0xa1, 0xb2, 0xcd, 0x34): return .pcap(nanoseconds: false, bigEndian: true)
+        case (0x4d, 0x3c, 0xb2, 0xa1): return .pcap(nanoseconds: true, bigEndian: false)
+        case (0xa1, 0xb2, 0x3c, 0x4d): return .pcap(nanoseconds: true, bigEndian: true)
+        case (0x0a, 0x0d, 0x0d, 0x0a): return .pcapng
+        default: break
+        }
+        guard b.count >= 16, b[0..<8].elementsEqual(btsnoopMagic) else { return nil }
+        return .btsnoop(datalink: b[...].be32(at: 12))
     }
 
     /// btsnoop cumulative drop count of the last record read (0 for other formats).
@@ -105,7 +126,7 @@ public final class CaptureReader {
         case .libpcap(let r): return r.linkType
         case .btsnoop(let r): return LinkType.btsnoop(r.datalink)
         case .pcapng: return 0
-        case .other(let r): return r.linkType
+        case .packetLogger, .btsnooz, .bugReportZip: return LinkType.btsnoopH4
         }
     }
 
@@ -146,7 +167,15 @@ public final class CaptureReader {
             truncation = r.truncation
             if r.mixedLinkTypes { return try switchToOwnPcapngParser(number: number) }
             return nil
-        case .other(let r):
+        case .packetLogger(let r):
+            if let record = try r.next(number: number) { return record }
+            truncation = r.truncation
+            return nil
+        case .btsnooz(let r):
+            if let record = try r.next(number: number) { return record }
+            truncation = r.truncation
+            return nil
+        case .bugReportZip(let r):
             if let record = try r.next(number: number) { return record }
             truncation = r.truncation
             return nil

@@ -1,17 +1,6 @@
 import Glibc
 import Wire
 
-/// Anything that hands out records one at a time, blocking until the next one is there:
-/// the live sources and a `CaptureReader` over a pipe.
-public protocol RecordSource: AnyObject {
-    var name: String { get }
-    func next() throws(CaptureError) -> Record?
-}
-
-extension CaptureReader: RecordSource {}
-extension MonitorSocketSource: RecordSource {}
-extension FileDescriptorSource: RecordSource {}
-
 /// Monotonic clock in nanoseconds, for deadlines.
 func monotonicNow() -> Int64 {
     var ts = timespec()

@@ -2,15 +2,6 @@ import CBluetooth
 import Glibc
 import Wire
 
-/// A source of records as they happen. Every record is Linux-monitor framed, link type 254:
-/// 2-byte adapter index and 2-byte monitor opcode (both big-endian), then the payload.
-public protocol LiveSource: AnyObject {
-    /// Name used in messages.
-    var name: String { get }
-    /// Blocks until the next record; nil when the source is closed. `data` is valid until the next call.
-    func next() throws(CaptureError) -> Record?
-}
-
 /// Monitor header as the kernel sends it (BlueZ `struct hci_mon_hdr`, little-endian):
 /// opcode, controller index, payload length.
 let monitorHeaderLength = 6
@@ -68,7 +59,7 @@ func now() -> Int64 {
 /// Records carry the kernel's time (SO_TIMESTAMPNS), as btmon's do: the time the kernel queued
 /// the record, not the time this process got round to reading it, which lags by however long
 /// the reading thread was not scheduled (milliseconds on a loaded machine).
-public final class MonitorSocketSource: LiveSource {
+public final class MonitorSocketSource {
     public let name = "Bluetooth monitor"
     private let fd: Int32
     private var framer: MonitorFramer
@@ -161,7 +152,7 @@ public final class MonitorSocketSource: LiveSource {
 /// Monitor records in the kernel's framing (6-byte little-endian header: opcode, index, length;
 /// then the payload) read from any descriptor: a socket relayed from another machine, a pipe
 /// from `btmon`-like tools, a socketpair in tests.
-public final class FileDescriptorSource: LiveSource {
+public final class FileDescriptorSource {
     public let name: String
     private let source: ByteSource
     private var framer: MonitorFramer

@@ -18,6 +18,9 @@ public final class MergedReader {
     /// Readers that ended inside a record (warnings, as `CaptureReader.truncation`).
     public var truncations: [CaptureError] { readers.compactMap(\.truncation) }
 
+    /// The files' names, as given.
+    public var name: String { readers.map(\.name).joined(separator: ", ") }
+
     public init(_ readers: [CaptureReader]) {
         self.readers = readers
         heads = Array(repeating: nil, count: readers.count)

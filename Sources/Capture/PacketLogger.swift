@@ -118,7 +118,7 @@ public enum PacketLogger {
 }
 
 /// Reads PacketLogger records from a stream (see `PacketLogger`).
-final class PacketLoggerReader: FormatBackend {
+final class PacketLoggerReader {
     let source: ByteSource
     let bigEndian: Bool
     private(set) var truncation: CaptureError?
@@ -129,8 +129,6 @@ final class PacketLoggerReader: FormatBackend {
         self.source = source
         self.bigEndian = bigEndian
     }
-
-    var linkType: UInt32 { LinkType.btsnoopH4 }
 
     func next(number: Int) throws(CaptureError) -> Record? {
         let at = source.offset

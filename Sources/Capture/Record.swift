@@ -90,21 +90,4 @@ public struct CaptureError: Error, CustomStringConvertible, Equatable, Sendable 
 /// Largest record blesniff accepts: longer lengths come from corrupt headers.
 public let maxRecordLength = 16 << 20
 
-/// Recognises a capture format from its first bytes (4 are enough for pcap and pcapng,
-/// btsnoop needs 16 for its datalink). Never looks at the file name.
-public func detectFormat(_ firstBytes: ArraySlice<UInt8>) -> CaptureFormat? {
-    let b = Array(firstBytes.prefix(16))
-    guard b.count >= 4 else { return nil }
-    switch (b[0], b[1], b[2], b[3]) {
-    case (0xd4, 0xc3, 0xb2, 0xa1), (0x34, 0xcd, 0xb2, 0xa1): return .pcap(nanoseconds: false, bigEndian: false)
-    case (0xa1, 0xb2, 0xc3, 0xd4), (0xa1, 0xb2, 0xcd, 0x34): return .pcap(nanoseconds: false, bigEndian: true)
-    case (0x4d, 0x3c, 0xb2, 0xa1): return .pcap(nanoseconds: true, bigEndian: false)
-    case (0xa1, 0xb2, 0x3c, 0x4d): return .pcap(nanoseconds: true, bigEndian: true)
-    case (0x0a, 0x0d, 0x0d, 0x0a): return .pcapng
-    default: break
-    }
-    guard b.count >= 16, b[0..<8].elementsEqual(btsnoopMagic) else { return nil }
-    return .btsnoop(datalink: b[...].be32(at: 12))
-}
-
 let btsnoopMagic: [UInt8] = Array("btsnoop".utf8) + [0]
