@@ -27,7 +27,7 @@ let package = Package(
         // record and the packet taken out of it. Standard library only.
         .target(name: "Wire", swiftSettings: release),
         // Pure decoding: bytes in, typed values out. No I/O, standard library only.
-        .target(name: "Decoders", dependencies: ["Wire"], exclude: ["AssignedNumbers.LICENSE"], swiftSettings: release),
+        .target(name: "Decoders", dependencies: ["Wire"], exclude: ["generated/AssignedNumbers.LICENSE"], swiftSettings: release),
         .target(name: "Report", dependencies: ["Decoders", "Wire", .product(name: "Yams", package: "Yams")], swiftSettings: release),
         .systemLibrary(
             name: "CPcap",

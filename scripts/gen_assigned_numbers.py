@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Generates Sources/Decoders/AssignedNumbers.swift from the Bluetooth SIG assigned numbers in JSON
-(BSD licensed; the licence is kept beside the generated file).
+"""Generates Sources/Decoders/generated/AssignedNumbers.swift from the Bluetooth SIG assigned numbers
+in JSON (BSD licensed; the licence is kept beside the generated file).
 
-Usage: scripts/gen_assigned_numbers.py [DIR]   (default: ../shared/assigned-numbers)
+Usage: scripts/gen_assigned_numbers.py [DIR [OUTPUT]]   (default: ../shared/assigned-numbers, and
+the file above; a test writes to a scratch OUTPUT and compares)
 
 Each table is one string literal (fast to compile) parsed once on first use."""
 import json, os, shutil, sys
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, '..', 'shared', 'assigned-numbers')
-out = os.path.join(root, 'Sources', 'Decoders', 'AssignedNumbers.swift')
+out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, 'Sources', 'Decoders', 'generated', 'AssignedNumbers.swift')
 
 # GATT attribute types (Core Vol 3 Part G 3) are not in the JSON lists; add them from the spec.
 GATT_DECLARATIONS = [
