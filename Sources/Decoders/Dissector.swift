@@ -68,10 +68,10 @@ public final class Dissector {
         case .hci(.scoData), .hci(.isoData): isochronous(&d, packet)
         case .linkLayer: linkLayerFrame(&d, packet)
         case .monitor, .unsupported, .unknownHCIType: break
-        case .truncatedHeader: d.problem("record too short for its link-layer header")
+        case .truncatedHeader: d.problem(.linkHeader, "record too short for its link-layer header")
         }
         if let note = capNote {
-            d.problem(note)
+            d.problem(.captureLimit, note)
             capNote = nil
         }
         if findsFieldFaults { markFieldFault(&d) }
@@ -124,13 +124,13 @@ public final class Dissector {
     private func command(_ d: inout Decoded, _ p: Packet) {
         var r = ByteReader(p.payload)
         guard let opcode = try? r.u16(), let len = try? r.u8() else {
-            d.problem("HCI command header truncated")
+            d.problem(.hciHeader, "HCI command header truncated")
             return
         }
         let params = r.rest()
         d.hci = .command(opcode: opcode, params: params)
         if params.count != Int(len) {
-            d.problem("parameter length \(len) but \(params.count) bytes follow")
+            d.problem(.hciLength, "parameter length \(len) but \(params.count) bytes follow")
         }
     }
 
@@ -139,13 +139,13 @@ public final class Dissector {
     private func event(_ d: inout Decoded, _ p: Packet) {
         var r = ByteReader(p.payload)
         guard let code = try? r.u8(), let len = try? r.u8() else {
-            d.problem("HCI event header truncated")
+            d.problem(.hciHeader, "HCI event header truncated")
             return
         }
         let params = r.rest()
         d.hci = .event(code: code, params: params)
         if params.count != Int(len) {
-            d.problem("parameter length \(len) but \(params.count) bytes follow")
+            d.problem(.hciLength, "parameter length \(len) but \(params.count) bytes follow")
         }
         let adapter = p.adapter, number = p.number, time = p.timestamp
         switch code {
@@ -222,7 +222,7 @@ public final class Dissector {
 
     private func acl(_ d: inout Decoded, _ p: Packet) {
         guard let h = ACLHeader(p.payload) else {
-            d.problem("ACL header truncated")
+            d.problem(.aclHeader, "ACL header truncated")
             return
         }
         let data = p.payload.from(4)
@@ -246,7 +246,7 @@ public final class Dissector {
             if sent { c.skippingTruncated.sent = false } else { c.skippingTruncated.received = false }
         }
         if data.count != Int(h.length) {
-            d.problem("ACL length \(h.length) but \(data.count) bytes follow")
+            d.problem(.aclLength, "ACL length \(h.length) but \(data.count) bytes follow")
         }
         l2cap(&d, p, c, data, start: h.isStart, side: direction == .sent ? .local : .remote)
     }
@@ -258,7 +258,7 @@ public final class Dissector {
         let (result, dropped) = side == .local
             ? c.reassembly.sent.add(data, start: start, frame: n)
             : c.reassembly.received.add(data, start: start, frame: n)
-        if case .malformed(let why, let frames)? = dropped { d.problem(why + " (frames \(frames.map(String.init).joined(separator: ", ")))") }
+        if case .malformed(let why, let frames)? = dropped { d.problem(.l2capReassembly, why + " (frames \(frames.map(String.init).joined(separator: ", ")))") }
         switch result {
         case .frame(let f):
             d.l2cap = f
@@ -266,7 +266,7 @@ public final class Dissector {
         case .pending(let have, let of):
             d.fragment = (have, of)
         case .malformed(let why, _):
-            d.problem(why)
+            d.problem(.l2capReassembly, why)
         }
     }
 
@@ -274,7 +274,7 @@ public final class Dissector {
 
     private func linkLayerFrame(_ d: inout Decoded, _ p: Packet) {
         var f = linkLayer.process(p)
-        for p in f.problems { d.problem(p) }
+        for p in f.problems { d.problem(.linkLayer, p) }
         if let a = f.advertisingPDU, f.crc != .invalid {
             if let rep = a.report(rssi: f.header.rssi), advertisingEvents.isNew(rep, time: p.timestamp) {
                 f.report = rep
@@ -334,14 +334,14 @@ public final class Dissector {
             let pdu = SMPPDU(f.payload)
             c.isLE = true
             c.pairing.feed(pdu, from: side, frame: n)
-            if let m = pdu.malformed { d.problem("SMP: " + m) }
+            if let m = pdu.malformed { d.problem(.smp, "SMP: " + m) }
             d.upper = .smp(pdu)
         case L2CAPChannel.leSignaling, L2CAPChannel.signaling:
             let frame = SignalingFrame(f.payload, channel: f.cid == L2CAPChannel.signaling ? .bredr : .le)
             if f.cid == L2CAPChannel.leSignaling { c.isLE = true } else { c.isLE = false }
             c.channels.feed(frame, from: side, frame: n)
-            if let m = frame.malformed { d.problem("L2CAP signaling: " + m) }
-            for cmd in frame.commands { if let m = cmd.malformed { d.problem(cmd.name + ": " + m) } }
+            if let m = frame.malformed { d.problem(.l2capSignaling, "L2CAP signaling: " + m) }
+            for cmd in frame.commands { if let m = cmd.malformed { d.problem(.l2capSignaling, cmd.name + ": " + m) } }
             d.upper = .signaling(frame)
         case 0x0040...:
             guard let ch = c.channels.channel(cid: f.cid, from: side) else {
@@ -349,7 +349,7 @@ public final class Dissector {
                 return
             }
             let result = ch.receive(f.payload, from: side, frame: n)
-            if case .malformed(let why) = result { d.problem("K-frame: " + why) }
+            if case .malformed(let why) = result { d.problem(.creditBasedChannel, "K-frame: " + why) }
             if ch.isATTOverBREDR, case .sdu(let sdu, _) = result {
                 // The connection's one ATT bearer, on a dynamic channel instead of CID 0x0004.
                 let pdu = ATTPDU(sdu[...])
@@ -382,7 +382,7 @@ public final class Dissector {
 
     private func att(_ pdu: ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded, _ p: Packet) -> ATTResult {
         let r = b.process(pdu, from: side, frame: p.number, time: p.timestamp)
-        if let m = pdu.malformed { d.problem("ATT: " + m) }
+        if let m = pdu.malformed { d.problem(.att, "ATT: " + m) }
         return r
     }
 
@@ -396,7 +396,7 @@ public final class Dissector {
 
     private func isochronous(_ d: inout Decoded, _ p: Packet) {
         guard let w = p.payload.le16(0) else {
-            d.problem("header truncated")
+            d.problem(.isochronousHeader, "header truncated")
             return
         }
         d.hci = .isochronous(handle: w & 0x0FFF, p.payload.from(p.kind == .hci(.scoData) ? 3 : 4))
@@ -470,11 +470,11 @@ public struct Decoded {
     /// initialise and copy its space.
     fileprivate var linkLayerBox: LLFrameBox?
     /// What broke the specification in this frame, found while dissecting it (empty: nothing).
-    public private(set) var problems: [String] = []
+    public private(set) var problems: [DecodeProblem] = []
 
     init(packet: Packet) { self.packet = packet }
 
-    public mutating func problem(_ why: String) { problems.append(why) }
+    public mutating func problem(_ code: DecodeProblem.Code, _ why: String) { problems.append(DecodeProblem(code, why)) }
 
     /// Malformed when any layer is: the one definition every output and count uses. A fault only
     /// a layer's full decode finds (an HCI parameter, an AD structure, an LL field) counts too, so
@@ -483,7 +483,7 @@ public struct Decoded {
     public var isMalformed: Bool { !problems.isEmpty || fieldFault }
 
     /// Every reason the frame is malformed: `problems`, else what its layers' fields mark.
-    public var malformedReasons: [String] { problems.isEmpty && fieldFault ? layerProblems : problems }
+    public var malformedReasons: [String] { problems.isEmpty && fieldFault ? layerProblems : problems.map(\.reason) }
 
     /// A layer's full decode marks a fault that dissecting did not report (set by a dissector that
     /// `findsFieldFaults`).

@@ -250,7 +250,7 @@ extension Decoded {
         }
         if !problems.isEmpty {
             layer("Malformed")
-            if let out { for p in problems { out.malformed(p) } }
+            if let out { for p in problems { out.malformed(p.reason) } }
         }
     }
 

@@ -64,11 +64,11 @@ final class MalformedTests: XCTestCase {
     func assertClean(_ o: Outcome, _ frames: [Int], file: StaticString = #filePath, line: UInt = #line) {
         for n in frames {
             guard let d = o.frame(n) else { return XCTFail("frame \(n) missing", file: file, line: line) }
-            XCTAssertFalse(d.isMalformed, "frame \(n): \(d.problems)", file: file, line: line)
+            XCTAssertFalse(d.isMalformed, "frame \(n): \(d.problems.map(\.reason))", file: file, line: line)
         }
     }
 
-    func problems(_ o: Outcome, _ n: Int) -> String { o.frame(n)?.problems.joined(separator: "; ") ?? "" }
+    func problems(_ o: Outcome, _ n: Int) -> String { o.frame(n)?.problems.map(\.reason).joined(separator: "; ") ?? "" }
 
     // MARK: Containers
 
@@ -316,7 +316,7 @@ final class MalformedTests: XCTestCase {
             let acl: [UInt8] = [0x40, 0x20, 5, 0, 1, 0, 4, 0, 0x1E]
             let d = dissector.dissect(Packet(number: i + 1, timestamp: Int64(i), direction: .received,
                                              adapter: UInt16(i & 0xFFFF), kind: .hci(.aclData), payload: acl[...]))
-            if d.problems.contains(where: { $0.contains("connection table full") }) { capNotes += 1 }
+            if d.problems.contains(where: { $0.code == .captureLimit && $0.reason.contains("connection table full") }) { capNotes += 1 }
         }
         XCTAssertLessThanOrEqual(dissector.allConnections.count, Dissector.maxLiveConnections + Dissector.maxEndedKept * 9 / 8)
         XCTAssertGreaterThan(capNotes, 0)
@@ -404,6 +404,24 @@ final class MalformedCountTests: XCTestCase {
             let c = try counts(Fixtures.captures + "/" + name)
             XCTAssertEqual(c.text, c.json, name)
             XCTAssertTrue(c.quiet.hasSuffix(" \(c.text) malformed\n"), "\(name): \(c.quiet) vs \(c.text)")
+        }
+    }
+}
+
+extension MalformedTests {
+    /// Each problem carries a stable code naming the layer at fault, besides its reason.
+    func testProblemsCarryStableCodes() throws {
+        let codes: [(file: String, code: DecodeProblem.Code)] = [
+            ("hci_length_mismatch.btsnoop", .hciLength),
+            ("att_short_pdus.btsnoop", .att),
+            ("fragments_without_start.btsnoop", .l2capReassembly),
+        ]
+        for (file, code) in codes {
+            var seen: Set<DecodeProblem.Code> = []
+            try Fixtures.decode(Fixtures.captures + "/malformed/" + file) { d in
+                for p in d.problems { seen.insert(p.code) }
+            }
+            XCTAssert(seen.contains(code), "\(file): \(seen)")
         }
     }
 }
