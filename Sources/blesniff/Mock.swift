@@ -54,7 +54,8 @@ struct Mock: ParsableCommand {
         if !read && frames == 0 { throw ExitCode(2) }
         dissector.finish()
 
-        let peer = try choose(collector, advertisers: dissector.advertisers, file: file)
+        let connected = Set(dissector.allConnections.compactMap(\.peer))
+        let peer = choose(collector, connected: connected, advertisers: dissector.advertisers, file: file)
         let summary = dissector.advertisers?.devices.first { $0.address == peer.peer.address }
         guard let model = collector.device(peer.peer, database: peer.database, advertiser: summary) else { throw ExitCode(2) }
         let script = MockScript.render(model, source: files.count == 1 ? files[0] : file,
@@ -64,25 +65,26 @@ struct Mock: ParsableCommand {
     }
 
     /// The peer to stand in for: the one named, else the only one whose database was discovered.
-    func choose(_ c: MockCollector, advertisers: Advertisers?, file: String) throws -> (peer: PeerKey, database: GATTDatabase) {
+    func choose(_ c: MockCollector, connected: Set<BDAddr>, advertisers: Advertisers?, file: String) -> (peer: PeerKey, database: GATTDatabase) {
         let peers = c.peerDatabases
+        let undiscovered = ": its GATT database was never discovered (no service discovery in the capture)"
         if let d = device, let address = MockDevice.parseAddress(d) {
             guard let p = peers.first(where: { $0.peer.address == address }) else {
                 let seen = advertisers?.devices.contains { $0.address == address } == true
-                fail(file, address.description + (seen ? ": advertised but never connected to, so its GATT database is not in the capture"
-                                                       : ": not in the capture") + Self.candidates(peers))
+                let why = connected.contains(address) ? undiscovered
+                    : seen ? ": advertised but never connected to, so its GATT database is not in the capture" : ": not in the capture"
+                fail(file, address.description + why + Self.candidates(peers))
             }
-            guard p.discovered else {
-                fail(file, address.description + ": its GATT database was never discovered (no service discovery in the capture)")
-            }
+            guard p.discovered else { fail(file, address.description + undiscovered) }
             return (p.peer, p.database)
         }
         let discovered = peers.filter(\.discovered)
         switch discovered.count {
         case 1: return (discovered[0].peer, discovered[0].database)
         case 0:
-            fail(file, peers.isEmpty ? "no connection to a device with GATT traffic in the capture"
-                                     : "no device's GATT database was discovered in the capture" + Self.candidates(peers))
+            if peers.isEmpty, connected.count == 1, let a = connected.first { fail(file, a.description + undiscovered) }
+            fail(file, connected.isEmpty ? "no connection to a device in the capture, so no GATT database"
+                                         : "no device's GATT database was discovered in the capture" + Self.candidates(peers))
         default:
             fail(file, "\(discovered.count) devices have a GATT database: choose one with --device" + Self.candidates(discovered))
         }

@@ -28,7 +28,7 @@ public enum MockScript {
         let who = (d.name.map { "\($0) " } ?? "") + "(" + d.address.description + ")"
         return """
             #!/usr/bin/env python3
-            \"\"\"\(docText(who)), as a Bluetooth LE peripheral rebuilt from the capture \(docText(baseName(source))).
+            \"\"\"\(docText(who)), as a Bluetooth LE peripheral rebuilt from \(docText(describe(source))).
 
             It advertises what the device advertised, serves the GATT database the capture
             discovered, answers reads with the values the device gave (successive reads of an
@@ -43,7 +43,7 @@ public enum MockScript {
                   serves and browses the database in this process and prints what a client
                   finds, as JSON
 
-            Needs Bumble (pip install bumble).
+            Made by `blesniff mock`. Needs Bumble (pip install bumble).
 
             Handles: Bumble numbers attributes itself, in the order they are added. The database
             is added in the capture's order and gaps between services are kept with placeholder
@@ -254,7 +254,11 @@ public enum MockScript {
     }
 
     static func baseName(_ path: String) -> String {
-        path == "-" ? "standard input" : String(path.split(separator: "/").last ?? Substring(path))
+        path == "-" ? "(standard input)" : String(path.split(separator: "/").last ?? Substring(path))
+    }
+
+    static func describe(_ source: String) -> String {
+        source == "-" ? "a capture read from standard input" : "the capture " + baseName(source)
     }
 
     static func decimal(_ v: Double, places: Int) -> String {
