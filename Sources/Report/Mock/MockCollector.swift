@@ -12,9 +12,12 @@ public final class MockCollector {
     /// enough to replay a session, small enough for a script someone reads.
     public static let maxValues = 64
     public static let maxEmissions = 1000
+    /// Bytes of values and emissions kept over all peers: a crafted capture with thousands of
+    /// handles cannot make the collector hold gigabytes.
+    public static let maxStoredBytes = 32 << 20
 
-    struct Emission { var handle: UInt16; var time: Int64; var connection: Int; var value: [UInt8]; var indication: Bool }
-    struct Subscription { var cccd: UInt16; var time: Int64; var connection: Int }
+    struct Emission { var handle: UInt16; var frame: Int; var time: Int64; var connection: Int; var value: [UInt8]; var indication: Bool }
+    struct Subscription { var cccd: UInt16; var frame: Int; var time: Int64; var connection: Int }
 
     final class PeerLog {
         var history: [UInt16: [[UInt8]]] = [:]
@@ -28,21 +31,25 @@ public final class MockCollector {
         var connectionStart: [Int: Int64] = [:]
         var capped: Set<UInt16> = []
 
-        func record(_ h: UInt16, _ bytes: [UInt8], continuing: Bool) {
+        /// Returns the bytes newly kept.
+        func record(_ h: UInt16, _ bytes: [UInt8], continuing: Bool, room: Bool) -> Int {
+            var added = 0
             var list = history[h, default: []]
             if continuing, let i = partial[h], i == list.count - 1, bytes.starts(with: list[i]) {
-                list.removeLast() // the first piece of this long value
+                added -= list.removeLast().count // the first piece of this long value
             }
             partial[h] = nil
             if !list.contains(bytes) {
-                if list.count < MockCollector.maxValues {
+                if list.count < MockCollector.maxValues && room {
                     list.append(bytes)
+                    added += bytes.count
                     partial[h] = list.count - 1
                 } else {
                     capped.insert(h)
                 }
             }
             history[h] = list
+            return added
         }
     }
 
@@ -51,6 +58,8 @@ public final class MockCollector {
     let gatt: GATTStore
     var peers: [PeerKey: PeerLog] = [:]
     var advertising: [BDAddr: Advertising] = [:]
+    var storedBytes = 0
+    var room: Bool { storedBytes < MockCollector.maxStoredBytes }
 
     public init(gatt: GATTStore) { self.gatt = gatt }
 
@@ -77,9 +86,11 @@ public final class MockCollector {
         for e in r.entries {
             let h = e.attribute.handle
             if (kind == .notification || kind == .indication), let v = e.value {
-                if log.emissionCounts[h, default: 0] < MockCollector.maxEmissions {
+                if log.emissionCounts[h, default: 0] < MockCollector.maxEmissions && room {
                     log.emissionCounts[h, default: 0] += 1
-                    log.emissions.append(Emission(handle: h, time: time, connection: c.id, value: Array(v), indication: kind == .indication))
+                    storedBytes += v.count
+                    log.emissions.append(Emission(handle: h, frame: d.packet.number, time: time, connection: c.id, value: Array(v),
+                                                  indication: kind == .indication))
                 } else {
                     log.capped.insert(h)
                 }
@@ -88,12 +99,13 @@ public final class MockCollector {
             if let prev = log.last[h], prev.frame == v.frame, prev.bytes == v.bytes { continue }
             log.last[h] = (v.frame, v.bytes)
             if e.attribute.role == .descriptor, e.attribute.uuid?.uuid16 == 0x2902 {
-                if v.bytes.first.map({ $0 & 3 != 0 }) == true {
-                    log.subscriptions.append(Subscription(cccd: h, time: time, connection: c.id))
+                if v.bytes.first.map({ $0 & 3 != 0 }) == true, room {
+                    storedBytes += 32
+                    log.subscriptions.append(Subscription(cccd: h, frame: d.packet.number, time: time, connection: c.id))
                 }
                 continue
             }
-            log.record(h, v.bytes, continuing: r.pdu.opcode == .readBlobResponse)
+            storedBytes += log.record(h, v.bytes, continuing: r.pdu.opcode == .readBlobResponse, room: room)
         }
     }
 
@@ -144,10 +156,16 @@ public final class MockCollector {
         }
         var previous: [UInt16: (connection: Int, time: Int64)] = [:]
         var out: [UInt16: [MockEmission]] = [:]
+        // Both lists are in frame order: one sweep keeps the latest subscription per CCCD.
+        var subscribed: [UInt16: Subscription] = [:]
+        var next = 0
         for e in log.emissions {
+            while next < log.subscriptions.count, log.subscriptions[next].frame <= e.frame {
+                subscribed[log.subscriptions[next].cccd] = log.subscriptions[next]
+                next += 1
+            }
             var anchor = log.connectionStart[e.connection] ?? e.time
-            if let cccd = cccdOf[e.handle],
-               let s = log.subscriptions.last(where: { $0.cccd == cccd && $0.connection == e.connection && $0.time <= e.time }) {
+            if let cccd = cccdOf[e.handle], let s = subscribed[cccd], s.connection == e.connection {
                 anchor = max(anchor, s.time)
             }
             if let p = previous[e.handle], p.connection == e.connection { anchor = max(anchor, p.time) }

@@ -102,12 +102,12 @@ public enum MockScript {
     static func advertising(_ name: String, _ data: [UInt8]?, what: String) -> String {
         guard let data, !data.isEmpty else { return name + " = b''  # no " + what + " in the capture\n" }
         let ad = AdvertisingData(data[...], legacy: true)
-        var kept = ad.structures.filter { $0.offset + 2 + $0.data.count <= AdvertisingData.legacyMaximum }
+        // Legacy advertising carries 31 bytes: longer (extended) data keeps the structures that fit.
+        let kept = ad.structures.filter { $0.offset + 2 + $0.data.count <= AdvertisingData.legacyMaximum }
         var out = ""
-        if kept.count < ad.structures.count || !ad.problems.isEmpty && ad.structures.isEmpty {
-            out += "# The captured " + what + " does not fit legacy advertising (31 bytes) or is malformed: the AD structures that fit are kept.\n"
+        if kept.count < ad.structures.count || !ad.problems.isEmpty {
+            out += "# The captured " + what + " is longer than legacy advertising allows (31 bytes) or malformed: the AD structures that fit are kept.\n"
         }
-        if ad.structures.isEmpty { kept = [] }
         out += name + " = (\n"
         for s in kept {
             let bytes = Array(data[s.offset..<(s.offset + 2 + s.data.count)])
