@@ -7,13 +7,19 @@ public enum CharacteristicValues {
     /// The full decode of `value` as the characteristic or descriptor `uuid`; nil when blesniff
     /// does not know the UUID's format.
     public static func decode(_ uuid: BluetoothUUID, _ value: Bytes) -> [Field]? {
-        run(uuid, value)?.fields
+        run(uuid, value, wants: .fields)?.fields
+    }
+
+    /// False when `value` does not decode as the characteristic or descriptor `uuid` (its `decode`
+    /// holds a Malformed field); nil when the UUID's format is unknown. Builds neither fields nor text.
+    public static func decodes(_ uuid: BluetoothUUID, _ value: Bytes) -> Bool? {
+        run(uuid, value, wants: []).map { !$0.failed }
     }
 
     /// One line: "Heart Rate 72 bpm, RR 0.830 s"; nil when the UUID's format is unknown.
     public static func summary(_ uuid: BluetoothUUID, _ value: Bytes) -> String? {
-        guard let b = run(uuid, value) else { return nil }
-        return b.parts.joined(separator: ", ")
+        guard let b = run(uuid, value, wants: .parts) else { return nil }
+        return b.parts.count == 1 ? b.parts[0] : b.parts.joined(separator: ", ")
     }
 
     /// True when `decode` knows the UUID.
@@ -60,16 +66,19 @@ public enum CharacteristicValues {
         return s
     }
 
-    static func run(_ uuid: BluetoothUUID, _ value: Bytes) -> ValueBuilder? {
+    static func run(_ uuid: BluetoothUUID, _ value: Bytes, wants: ValueBuilder.Wants) -> ValueBuilder? {
         guard let u16 = uuid.uuid16, let decoder = table[u16] else { return nil }
-        var b = ValueBuilder(value)
+        var b = ValueBuilder(value, wants: wants)
         do throws(DecodeError) {
             try decoder(&b)
-            if b.r.remaining > 0 { b.fields.append(Field("Additional Data", .bytes(b.r.rest()))) }
+            if b.r.remaining > 0 {
+                let rest = b.r.rest()
+                b.add(Field("Additional Data", .bytes(rest)))
+            }
         } catch {
+            b.failed = true
             let why = ATTPDU.describe(error)
-            b.fields.append(.malformed(why))
-            b.parts.append("[Malformed: " + why + "]")
+            b.add(.malformed(why), "[Malformed: " + why + "]")
         }
         return b
     }
@@ -157,25 +166,45 @@ public enum CharacteristicValues {
 
 /// Collects the field tree and the summary parts side by side.
 struct ValueBuilder {
+    /// What the caller reads: the fields (`decode`), the summary's parts (`summary`), or neither
+    /// (`decodes`, which only asks whether the value decodes). What is not wanted is not built:
+    /// `add` takes its field and part unevaluated.
+    struct Wants: OptionSet {
+        let rawValue: UInt8
+        static let fields = Wants(rawValue: 1), parts = Wants(rawValue: 2)
+    }
+
     var r: ByteReader
+    let wants: Wants
     var fields: [Field] = []
     var parts: [String] = []
-    init(_ value: Bytes) { r = ByteReader(value) }
+    /// The decoder threw: the value is malformed.
+    var failed = false
+    init(_ value: Bytes, wants: Wants = [.fields, .parts]) {
+        r = ByteReader(value)
+        self.wants = wants
+    }
 
-    mutating func add(_ f: Field, _ part: String? = nil) {
-        fields.append(f)
-        if let p = part { parts.append(p) }
+    mutating func add(_ f: @autoclosure () -> Field, _ part: @autoclosure () -> String? = nil) {
+        if wants.contains(.fields) { fields.append(f()) }
+        if wants.contains(.parts), let p = part() { parts.append(p) }
+    }
+
+    /// A part of the summary with no field of its own.
+    mutating func part(_ p: @autoclosure () -> String) {
+        if wants.contains(.parts) { parts.append(p()) }
     }
 
     /// A quantity field and "Label 1.23 unit" in the summary.
     mutating func quantity(_ label: String, raw: UInt64, hex: Int = 0, _ value: Double, _ unit: String,
                            decimals: Int, summary: String? = nil) {
-        let text = fixed(value, decimals) + (unit.isEmpty ? "" : " " + unit)
-        add(Field(label, .quantity(raw, hex: hex, value, unit: unit)), summary.map { $0 + " " + text })
+        add(Field(label, .quantity(raw, hex: hex, value, unit: unit)),
+            summary.map { $0 + " " + fixed(value, decimals) + (unit.isEmpty ? "" : " " + unit) })
     }
 
     /// A medical float field; special values are named.
     mutating func medical(_ label: String, _ f: MedicalFloat, raw: UInt64, hex: Int, _ unit: String, summary: String? = nil) {
+        guard !wants.isEmpty else { return }
         let part = summary.map { $0 + " " + f.description + (f.double != nil && !unit.isEmpty ? " " + unit : "") }
         if let d = f.double, d.isFinite {
             add(Field(label, .quantity(raw, hex: hex, d, unit: unit), [Field("Text", .text(f.description))]), part)
@@ -190,6 +219,7 @@ struct ValueBuilder {
     }
 
     mutating func flags<T: FixedWidthInteger>(_ label: String, _ v: T, _ names: [String]) {
+        guard wants.contains(.fields) else { return }
         var set: [String] = []
         for (i, n) in names.enumerated() where i < T.bitWidth && v & (1 << i) != 0 { set.append(n) }
         add(Field(label, .flags(UInt64(v), hex: T.bitWidth / 4, set)))
@@ -199,6 +229,7 @@ struct ValueBuilder {
     mutating func dateTime(_ label: String, summary: Bool) throws(DecodeError) {
         let year = try r.u16(), month = try r.u8(), day = try r.u8()
         let h = try r.u8(), m = try r.u8(), s = try r.u8()
+        guard wants.contains(.fields) || (summary && wants.contains(.parts)) else { return }
         func two(_ v: UInt8) -> String { v < 10 ? "0\(v)" : "\(v)" }
         let text = (year == 0 ? "????" : String(year)) + "-" + two(month) + "-" + two(day) + " "
             + two(h) + ":" + two(m) + ":" + two(s)
@@ -273,7 +304,7 @@ extension CharacteristicValues {
             let v = try b.r.u8()
             b.flags(label, v, names)
             let set = names.indices.filter { v & (1 << $0) != 0 }.map { names[$0] }
-            b.parts.append(label + ": " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
+            b.part(label + ": " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
         }
     }
 
@@ -282,7 +313,7 @@ extension CharacteristicValues {
             let v = try b.r.u16()
             b.flags(label, v, names)
             let set = names.indices.filter { v & (1 << $0) != 0 }.map { names[$0] }
-            b.parts.append(label + ": " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
+            b.part(label + ": " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
         }
     }
 
@@ -325,14 +356,14 @@ extension CharacteristicValues {
             b.add(Field("Connection Supervision Timeout Multiplier", .quantity(UInt64(timeout), hex: 4, Double(timeout) * 10, unit: "ms")))
             t = "\(Int(timeout) * 10) ms"
         }
-        b.parts.append("Interval " + a.1 + "–" + c.1 + " ms, Latency \(latency), Timeout " + t)
+        b.part("Interval " + a.1 + "–" + c.1 + " ms, Latency \(latency), Timeout " + t)
     }
 
     static func serviceChanged(_ b: inout ValueBuilder) throws(DecodeError) {
         let s = try b.r.u16(), e = try b.r.u16()
         b.add(Field("Start of Affected Attribute Handle Range", .uint(UInt64(s), hex: 4)))
         b.add(Field("End of Affected Attribute Handle Range", .uint(UInt64(e), hex: 4)))
-        b.parts.append("Service Changed " + Hex.prefixed(s, width: 4) + "–" + Hex.prefixed(e, width: 4))
+        b.part("Service Changed " + Hex.prefixed(s, width: 4) + "–" + Hex.prefixed(e, width: 4))
     }
 
     /// Heart Rate Measurement (HRS 3.1): flags select 16-bit rate, contact, energy, RR intervals.
@@ -352,14 +383,14 @@ extension CharacteristicValues {
             b.quantity("Energy Expended", raw: UInt64(e), Double(e), "kJ", decimals: 0, summary: "Energy")
         }
         if f & 0x10 != 0 {
-            var rr: [String] = []
+            var rr = ""
             while b.r.remaining >= 2 {
                 let v = try b.r.u16()
                 let s = Double(v) / 1024
                 b.add(Field("RR-Interval", .quantity(UInt64(v), hex: 0, s, unit: "s")))
-                rr.append(fixed(s, 3))
+                if b.wants.contains(.parts) { rr += (rr.isEmpty ? "RR " : " ") + fixed(s, 3) }
             }
-            if !rr.isEmpty { b.parts.append("RR " + rr.joined(separator: " ") + " s") }
+            if !rr.isEmpty { b.part(rr + " s") }
         }
     }
 
@@ -391,7 +422,7 @@ extension CharacteristicValues {
         b.medical("Systolic", fs, raw: UInt64(sys), hex: 4, unit)
         b.medical("Diastolic", fd, raw: UInt64(dia), hex: 4, unit)
         b.medical("Mean Arterial Pressure", fm, raw: UInt64(map), hex: 4, unit)
-        b.parts.append("Blood Pressure " + fs.description + "/" + fd.description + " " + unit + ", MAP " + fm.description)
+        b.part("Blood Pressure " + fs.description + "/" + fd.description + " " + unit + ", MAP " + fm.description)
         if f & 2 != 0 { try b.dateTime("Time Stamp", summary: false) }
         if f & 4 != 0 { try b.sfloat("Pulse Rate", "bpm", summary: "Pulse") }
         if f & 8 != 0 {
@@ -494,7 +525,7 @@ extension CharacteristicValues {
             let d = try b.r.u32()
             b.quantity("Total Distance", raw: UInt64(d), Double(d) / 10, "m", decimals: 1, summary: "Distance")
         }
-        b.parts.append(f & 4 != 0 ? "running" : "walking")
+        b.part(f & 4 != 0 ? "running" : "walking")
     }
 
     /// Cycling Power Measurement (CPS 3.2): 16-bit flags select thirteen optional fields.
@@ -561,7 +592,7 @@ extension CharacteristicValues {
         let m = try b.r.uint(width: 5), oui = try b.r.u24()
         b.add(Field("Manufacturer Identifier", .uint(m, hex: 10)))
         b.add(Field("Organizationally Unique Identifier", .uint(UInt64(oui), hex: 6)))
-        b.parts.append("System ID " + Hex.prefixed(m, width: 10) + ", OUI " + Hex.prefixed(oui, width: 6))
+        b.part("System ID " + Hex.prefixed(m, width: 10) + ", OUI " + Hex.prefixed(oui, width: 6))
     }
 
     /// PnP ID: vendor ID source (1 Bluetooth SIG, 2 USB-IF), vendor, product, version 0xJJMN.
@@ -574,7 +605,7 @@ extension CharacteristicValues {
         b.add(Field("Product ID", .uint(UInt64(product), hex: 4)))
         let v = "\(version >> 8).\(version >> 4 & 0xF).\(version & 0xF)"
         b.add(Field("Product Version", .uint(UInt64(version), hex: 4), [Field("Text", .text(v))]))
-        b.parts.append("Vendor " + Hex.prefixed(vendor, width: 4) + (company.map { " (" + $0 + ")" } ?? " (" + srcName + ")")
+        b.part("Vendor " + Hex.prefixed(vendor, width: 4) + (company.map { " (" + $0 + ")" } ?? " (" + srcName + ")")
                        + ", Product " + Hex.prefixed(product, width: 4) + ", Version " + v)
     }
 
@@ -622,7 +653,7 @@ extension CharacteristicValues {
     static func cccd(_ b: inout ValueBuilder) throws(DecodeError) {
         let v = try b.r.u16()
         b.flags("Client Characteristic Configuration", v, ["Notification", "Indication"])
-        b.parts.append(GATTSubscription.describe(notify: v & 1 != 0, indicate: v & 2 != 0))
+        b.part(GATTSubscription.describe(notify: v & 1 != 0, indicate: v & 2 != 0))
     }
 
     /// Characteristic Presentation Format (Vol 3 Part G 3.3.3.5).
@@ -635,7 +666,7 @@ extension CharacteristicValues {
         b.add(Field("Name Space", .named(UInt64(ns), hex: 2, ns == 1 ? "Bluetooth SIG" : "Reserved")))
         let dname = ns == 1 ? GATTValueTables.descriptionName(desc) : "Unknown"
         b.add(Field("Description", .named(UInt64(desc), hex: 4, dname)))
-        b.parts.append("Format " + fname + ", Exponent \(exponent), Unit " + uname + (ns == 1 && desc != 0 ? ", " + dname : ""))
+        b.part("Format " + fname + ", Exponent \(exponent), Unit " + uname + (ns == 1 && desc != 0 ? ", " + dname : ""))
     }
 
     static func aggregateFormat(_ b: inout ValueBuilder) throws(DecodeError) {
@@ -645,7 +676,7 @@ extension CharacteristicValues {
             b.add(.handle(h))
             hs.append(Hex.prefixed(h, width: 4))
         }
-        b.parts.append("Aggregate of " + hs.joined(separator: ", "))
+        b.part("Aggregate of " + hs.joined(separator: ", "))
     }
 
     static func externalReportReference(_ b: inout ValueBuilder) throws(DecodeError) {
@@ -659,6 +690,6 @@ extension CharacteristicValues {
         let n = GATTValueTables.name(GATTValueTables.reportTypes, type)
         b.add(Field("Report ID", .uint(UInt64(id), hex: 2)))
         b.add(Field("Report Type", .named(UInt64(type), hex: 2, n)))
-        b.parts.append("Report ID \(id), " + n)
+        b.part("Report ID \(id), " + n)
     }
 }

@@ -617,10 +617,8 @@ extension ATTResult: Dissectable {
         if let r = pdu.range, !r.isValid { return true }
         for n in notes { if case .malformed(let why) = n, why != pdu.malformed { return true } }
         for e in entries {
-            guard let v = e.value, let u = e.attribute.valueUUID, CharacteristicValues.knows(u) else { continue }
-            if CharacteristicValues.decode(u, v)?.contains(where: { if case .error = $0.value { return true } else { return false } }) == true {
-                return true
-            }
+            guard let v = e.value, let u = e.attribute.valueUUID else { continue }
+            if CharacteristicValues.decodes(u, v) == false { return true }
         }
         return false
     }

@@ -74,17 +74,26 @@ public enum MedicalFloat: Equatable, Sendable, CustomStringConvertible {
 /// Decimal text of `x` with `decimals` digits after the point, without Foundation.
 func fixed(_ x: Double, _ decimals: Int) -> String {
     guard x.isFinite else { return x.isNaN ? "NaN" : (x < 0 ? "-INF" : "+INF") }
-    var scale = 1.0
-    for _ in 0..<decimals { scale *= 10 }
-    let scaled = (x.magnitude * scale).rounded()
-    guard scaled < 9.0e18 else { return String(x) }
+    var scale: UInt64 = 1
+    for _ in 0..<decimals { scale &*= 10 }
+    let scaled = (x.magnitude * Double(scale)).rounded()
+    guard decimals <= 18, scaled < 9.0e18 else { return String(x) }
     let n = UInt64(scaled)
-    var s = String(n / UInt64(scale))
-    if decimals > 0 {
-        let frac = String(n % UInt64(scale))
-        s += "." + String(repeating: "0", count: decimals - frac.count) + frac
+    // Digits written backwards into one buffer: this runs for every value printed.
+    let negative = x < 0 && n != 0
+    var whole = n / scale, digits = 1
+    while whole >= 10 { whole /= 10; digits &+= 1 }
+    let count = (negative ? 1 : 0) &+ digits &+ (decimals > 0 ? decimals &+ 1 : 0)
+    return String(unsafeUninitializedCapacity: count) { buf in
+        var i = count, v = n, d = 0
+        while d < decimals {
+            i &-= 1; buf[i] = 0x30 &+ UInt8(truncatingIfNeeded: v % 10); v /= 10; d &+= 1
+        }
+        if decimals > 0 { i &-= 1; buf[i] = UInt8(ascii: ".") }
+        repeat { i &-= 1; buf[i] = 0x30 &+ UInt8(truncatingIfNeeded: v % 10); v /= 10 } while v > 0
+        if negative { buf[0] = UInt8(ascii: "-") }
+        return count
     }
-    return x < 0 && n != 0 ? "-" + s : s
 }
 
 enum GATTValueTables {

@@ -164,3 +164,31 @@ final class GATTValueTests: XCTestCase {
         }
     }
 }
+
+extension GATTValueTests {
+    /// `fixed` writes its digits into one buffer; it must print what plain string arithmetic does.
+    func testFixedPointFormattingMatchesStringArithmetic() {
+        func reference(_ x: Double, _ decimals: Int) -> String {
+            var scale = 1.0
+            for _ in 0..<decimals { scale *= 10 }
+            let n = UInt64((x.magnitude * scale).rounded())
+            var s = String(n / UInt64(scale))
+            if decimals > 0 {
+                let frac = String(n % UInt64(scale))
+                s += "." + String(repeating: "0", count: decimals - frac.count) + frac
+            }
+            return x < 0 && n != 0 ? "-" + s : s
+        }
+        var g = SystemRandomNumberGenerator()
+        let samples: [Double] = [0, -0.0, 0.0004, -0.0004, 0.0005, 1, -1, 9.9995, 123.456, -98.7654, 1e12, 0.830078125]
+        for x in samples + (0..<2000).map { _ in Double.random(in: -1e6...1e6, using: &g) } {
+            for d in 0...4 { XCTAssertEqual(fixed(x, d), reference(x, d), "\(x) with \(d) decimals") }
+        }
+        XCTAssertEqual(fixed(.nan, 2), "NaN")
+        // Whether a value decodes: unknown formats are not judged, a short Heart Rate Measurement fails.
+        XCTAssertNil(CharacteristicValues.decodes(BluetoothUUID(uuid16: 0xFFF1), [1, 2][...]))
+        XCTAssertEqual(CharacteristicValues.decodes(BluetoothUUID(uuid16: 0x2A37), [0x00, 72][...]), true)
+        XCTAssertEqual(CharacteristicValues.decodes(BluetoothUUID(uuid16: 0x2A37), [0x01, 72][...]), false)
+        XCTAssertEqual(fixed(-.infinity, 2), "-INF")
+    }
+}
