@@ -108,8 +108,12 @@ public enum FieldCatalog {
 /// Records every field path the decoders write and its types: the input of `generated/FieldTable.swift`.
 public final class FieldScanner: FieldSink {
     public private(set) var types: [String: Set<String>] = [:]
+    /// Fields seen more than once in one object: `read --format json` writes them as arrays always.
+    public private(set) var repeatable: Set<String> = []
     private var layer = ""
     private var path: [String] = []
+    /// The keys written so far in each open object, the layer's first.
+    private var siblings: [Set<String>] = [[]]
 
     public init() {}
 
@@ -117,17 +121,27 @@ public final class FieldScanner: FieldSink {
         d.writeLayers(to: self) { name in
             layer = FieldRendering.key(for: name)
             path = []
+            siblings = [[]]
             if name != "Malformed" { types[layer, default: []].insert("group") }
         }
     }
 
     public func begin(_ label: String, _ value: FieldValue) {
-        path.append(FieldRendering.key(for: label))
+        let key = FieldRendering.key(for: label)
+        path.append(key)
         // The Malformed layer is not a JSON key: its reasons are the frame's `malformed`.
-        if layer != "malformed" { types[([layer] + path).joined(separator: "."), default: []].insert(FieldCatalog.typeName(value)) }
+        if layer != "malformed" {
+            let name = ([layer] + path).joined(separator: ".")
+            types[name, default: []].insert(FieldCatalog.typeName(value))
+            if !siblings[siblings.count - 1].insert(key).inserted { repeatable.insert(name) }
+        }
+        siblings.append([])
     }
 
-    public func end() { _ = path.popLast() }
+    public func end() {
+        _ = path.popLast()
+        _ = siblings.popLast()
+    }
 
     /// The Swift source of `generated/FieldTable.swift`.
     public func source(generator: String) -> String {
@@ -137,6 +151,9 @@ public final class FieldScanner: FieldSink {
         for name in types.keys.sorted() {
             s += "        (\"\(name)\", \"\(types[name]!.sorted().joined(separator: "|"))\"),\n"
         }
+        s += "    ]\n\n    /// Fields seen repeated within one object: always arrays in `read --format json`.\n"
+        s += "    static let repeatable: [String] = [\n"
+        for name in repeatable.sorted() { s += "        \"\(name)\",\n" }
         s += "    ]\n}\n"
         return s
     }

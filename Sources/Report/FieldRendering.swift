@@ -88,7 +88,72 @@ public enum FieldRendering {
     public static func writeJSONMembers(_ list: FieldList, arrays: Set<String> = [], to out: Output) {
         list.close()
         let arrayHashes = arrays.map(keyHash)
-        list.nodes.withUnsafeBufferPointer { _ = members($0, 0, $0.count, out, skip: [], arrays: arrayHashes, first: true) }
+        list.nodes.withUnsafeBufferPointer {
+            _ = members($0, 0, $0.count, out, skip: [], arrays: ArrayKeys(keys: arrayHashes), first: true)
+        }
+    }
+
+    /// A layer's fields as the members of its object in `read --format json`: fields that can repeat
+    /// (`FieldTable.repeatable`, by their dotted path from the layer) are arrays, also with one element.
+    public static func writeJSONMembers(layer: String, _ list: FieldList, to out: Output) {
+        list.close()
+        let keys = ArrayKeys(paths: repeatablePaths, root: pathStep(0, keyHash(layer)))
+        list.nodes.withUnsafeBufferPointer { _ = members($0, 0, $0.count, out, skip: [], arrays: keys, first: true) }
+    }
+
+    /// Which keys are written as arrays always: by key anywhere (`keys`), or by the path of the field
+    /// (`paths`, hashes made by `pathStep` from the layer's key down).
+    struct ArrayKeys {
+        var keys: [UInt64] = []
+        var paths: PathSet?
+        /// The path hash of the object being written.
+        var path: UInt64 = 0
+
+        init(keys: [UInt64]) { self.keys = keys }
+        init(paths: PathSet, root: UInt64) {
+            self.paths = paths
+            path = root
+        }
+
+        var isEmpty: Bool { keys.isEmpty && paths == nil }
+
+        func always(_ key: UInt64) -> Bool {
+            (!keys.isEmpty && keys.contains(key)) || (paths?.contains(pathStep(path, key)) ?? false)
+        }
+
+        /// The same rules, inside the member `key`.
+        func inside(_ key: UInt64) -> ArrayKeys {
+            guard paths != nil else { return self }
+            var c = self
+            c.path = pathStep(path, key)
+            return c
+        }
+    }
+
+    /// A small set of path hashes, checked first against a 64-bit mask so most keys cost one AND.
+    struct PathSet {
+        private let mask: UInt64
+        private let hashes: Set<UInt64>
+        init(_ paths: [String]) {
+            var m: UInt64 = 0, h: Set<UInt64> = []
+            for p in paths {
+                var v: UInt64 = 0
+                for part in p.split(separator: ".") { v = pathStep(v, keyHash(String(part))) }
+                m |= 1 << (v & 63)
+                h.insert(v)
+            }
+            mask = m
+            hashes = h
+        }
+        @inline(__always) func contains(_ v: UInt64) -> Bool { mask & (1 << (v & 63)) != 0 && hashes.contains(v) }
+    }
+
+    static let repeatablePaths = PathSet(FieldTable.repeatable)
+
+    /// The hash of the path `parent`.`key`.
+    @inline(__always) static func pathStep(_ parent: UInt64, _ key: UInt64) -> UInt64 {
+        let x = (parent &* 0x9E37_79B9_7F4A_7C15) ^ key
+        return x ^ (x >> 29)
     }
 
     /// The keys a value writes itself as an object's members (`jsonMembers`): a child field with one
@@ -115,7 +180,7 @@ public enum FieldRendering {
     /// The siblings in `start..<end`, each with its subtree, leaving out those whose key is in
     /// `skip`; `first` when nothing was written in the object yet. Returns whether any was written.
     private static func members(_ n: UnsafeBufferPointer<FieldList.Node>, _ start: Int, _ end: Int, _ out: Output,
-                                skip: [UInt64], arrays: [UInt64], first: Bool) -> Bool {
+                                skip: [UInt64], arrays: ArrayKeys, first: Bool) -> Bool {
         var count = 0, bytes = 0
         var i = start
         while i < end { count &+= 1; bytes &+= n[i].label.utf8.count; i = n[i].end }
@@ -138,7 +203,7 @@ public enum FieldRendering {
                         keys[k] = (-1, 0, keyHash(n[i].label))
                     }
                     for j in 0..<k where keys[j].hash == keys[k].hash { return false }
-                    if !arrays.isEmpty, arrays.contains(keys[k].hash) { return false }
+                    if !arrays.isEmpty, arrays.always(keys[k].hash) { return false }
                     k &+= 1
                     i = n[i].end
                 }
@@ -160,7 +225,7 @@ public enum FieldRendering {
                         writeKey(n[i].label, to: out)
                     }
                     out.write(byte: UInt8(ascii: ":"))
-                    jsonValue(n, i, out, arrays: arrays)
+                    jsonValue(n, i, out, arrays: arrays.inside(key.hash))
                 }
                 return true
             }
@@ -182,13 +247,14 @@ public enum FieldRendering {
             wrote = true
             out.write(jsonString: g.key)
             out.write(byte: UInt8(ascii: ":"))
-            if g.members.count == 1 && !arrays.contains(h) {
-                jsonValue(n, g.members[0], out, arrays: arrays)
+            let inner = arrays.inside(h)
+            if g.members.count == 1 && !arrays.always(h) {
+                jsonValue(n, g.members[0], out, arrays: inner)
             } else {
                 out.write(byte: UInt8(ascii: "["))
                 for (j, m) in g.members.enumerated() {
                     if j > 0 { out.write(byte: UInt8(ascii: ",")) }
-                    jsonValue(n, m, out, arrays: arrays)
+                    jsonValue(n, m, out, arrays: inner)
                 }
                 out.write(byte: UInt8(ascii: "]"))
             }
@@ -196,7 +262,7 @@ public enum FieldRendering {
         return wrote
     }
 
-    private static func jsonValue(_ n: UnsafeBufferPointer<FieldList.Node>, _ i: Int, _ out: Output, arrays: [UInt64]) {
+    private static func jsonValue(_ n: UnsafeBufferPointer<FieldList.Node>, _ i: Int, _ out: Output, arrays: ArrayKeys) {
         let hasChildren = n[i].end > i &+ 1
         if !hasChildren, writeJSONScalar(n[i].value, to: out) { return }
         out.write(byte: UInt8(ascii: "{"))

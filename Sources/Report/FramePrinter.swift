@@ -104,7 +104,7 @@ public final class FramePrinter {
             first = false
             FieldRendering.writeKey(name, to: out)
             out.write(":{")
-            FieldRendering.writeJSONMembers(fields, to: out)
+            FieldRendering.writeJSONMembers(layer: FieldRendering.key(for: name), fields, to: out)
             out.write(byte: UInt8(ascii: "}"))
         }
         d.writeLayers(to: fields) { name in

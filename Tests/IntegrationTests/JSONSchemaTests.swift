@@ -39,3 +39,36 @@ final class JSONSchemaTests: XCTestCase {
         }
     }
 }
+
+extension JSONSchemaTests {
+    /// A field that repeats is an array in every frame, also where it appears once: no path of
+    /// `read --format json` is an array in one frame and an object or a value in another.
+    func testRepeatableFieldsAreAlwaysArrays() throws {
+        var files = Fixtures.committed.map { Fixtures.captures + "/" + $0 }
+        if let shared = try? Fixtures.sharedOrSkip() { files += shared.map { Fixtures.shared + "/" + $0 } }
+        var arrays: Set<String> = [], others: [String: String] = [:]
+        func walk(_ v: Any, _ path: String, _ frame: String) {
+            guard let o = v as? [String: Any] else { return }
+            for (k, child) in o {
+                let p = path.isEmpty ? k : path + "." + k
+                if let list = child as? [Any] {
+                    // Flag sets and malformed reasons are lists by nature, not repeated fields.
+                    if k == "set" || (path.isEmpty && k == "malformed") { continue }
+                    arrays.insert(p)
+                    for e in list { walk(e, p, frame) }
+                } else {
+                    others[p] = others[p] ?? frame
+                    walk(child, p, frame)
+                }
+            }
+        }
+        for f in files {
+            let r = try CLI.run(["read", "--format", "json", f])
+            for (n, line) in r.out.split(separator: "\n").enumerated() {
+                guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+                walk(o["layers"] ?? [:], "", "\((f as NSString).lastPathComponent) line \(n + 1)")
+            }
+        }
+        for p in arrays.sorted() { XCTAssertNil(others[p], "\(p) is an array in some frames but not in \(others[p] ?? "")") }
+    }
+}

@@ -1140,4 +1140,38 @@ enum FieldTable {
         ("smp.responder_key_distribution.signkey_csrk", "boolean"),
         ("smp.signature_key", "bytes"),
     ]
+
+    /// Fields seen repeated within one object: always arrays in `read --format json`.
+    static let repeatable: [String] = [
+        "att.attribute",
+        "att.attribute_data",
+        "att.handle",
+        "att.note",
+        "hci_command.advertising_data.complete_list_of_16_bit_service_or_service_class_uuids.uuid",
+        "hci_command.advertising_set",
+        "hci_command.extended_inquiry_response.complete_list_of_128_bit_service_or_service_class_uuids.uuid",
+        "hci_command.extended_inquiry_response.complete_list_of_16_bit_service_or_service_class_uuids.uuid",
+        "hci_event.extended_inquiry_response.complete_list_of_16_bit_service_or_service_class_uuids.uuid",
+        "hci_event.report_1.advertising_data.complete_list_of_16_bit_service_or_service_class_uuids.uuid",
+        "hci_event.report_1.advertising_data.manufacturer_specific_data.apple_continuity",
+        "hci_event.report_1.advertising_data.service_data_16_bit_uuid",
+        "hci_event.standard_codec",
+        "hci_event.supported_commands.command",
+        "l2cap_signaling.command.option",
+        "link_layer.bluetooth_low_energy_link_layer.access_address",
+        "link_layer.bluetooth_low_energy_link_layer.advertising_data.complete_list_of_16_bit_service_or_service_class_uuids.uuid",
+        "link_layer.bluetooth_low_energy_link_layer.advertising_data.complete_list_of_32_bit_service_or_service_class_uuids.uuid",
+        "link_layer.bluetooth_low_energy_link_layer.advertising_data.incomplete_list_of_16_bit_service_or_service_class_uuids.uuid",
+        "link_layer.bluetooth_low_energy_link_layer.advertising_data.incomplete_list_of_32_bit_service_or_service_class_uuids.uuid",
+        "link_layer.bluetooth_low_energy_link_layer.advertising_data.list_of_16_bit_service_solicitation_uuids.uuid",
+        "link_layer.bluetooth_low_energy_link_layer.advertising_data.malformed",
+        "link_layer.bluetooth_low_energy_link_layer.advertising_data.manufacturer_specific_data.apple_continuity",
+        "link_layer.bluetooth_low_energy_link_layer.advertising_data.manufacturer_specific_data.data",
+        "link_layer.bluetooth_low_energy_link_layer.advertising_data.public_target_address.bd_addr",
+        "link_layer.bluetooth_low_energy_link_layer.advertising_data.random_target_address.bd_addr",
+        "link_layer.bluetooth_low_energy_link_layer.advertising_data.unknown_ad_type",
+        "link_layer.bluetooth_low_energy_link_layer.malformed",
+        "link_layer.bluetooth_low_energy_link_layer.scan_response_data.manufacturer_specific_data.apple_continuity",
+        "link_layer.bluetooth_low_energy_link_layer.scan_response_data.unknown_ad_type",
+    ]
 }
