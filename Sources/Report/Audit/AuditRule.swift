@@ -126,22 +126,24 @@ public struct ATTOpcodeSet: Sendable {
     /// Opcodes 0-127 and 128-255, a bit each.
     private var low: UInt128 = 0, high: UInt128 = 0
 
-    public init(_ opcodes: [UInt8]) {
-        for op in opcodes {
+    public init(_ opcodes: [ATTOpcode]) {
+        for op in opcodes.map(\.rawValue) {
             if op < 128 { low |= 1 << op } else { high |= 1 << (op - 128) }
         }
     }
 
     /// The opcodes whose PDUs play one of these roles (Core Vol 3 Part F 3.3).
     public init(kinds: Set<ATTKind>) {
-        self.init((0...255).filter { kinds.contains(Decoders.ATTOpcode(UInt8($0)).kind) }.map { UInt8($0) })
+        self.init(Self.every.filter { kinds.contains($0.kind) })
     }
 
-    public static let all = ATTOpcodeSet(Array(0...255))
+    private static let every = (0...255).map { ATTOpcode(UInt8($0)) }
+    public static let all = ATTOpcodeSet(every)
 
     @inline(__always)
-    public func contains(_ op: UInt8) -> Bool {
-        (op < 128 ? low >> op : high >> (op - 128)) & 1 != 0
+    public func contains(_ opcode: ATTOpcode) -> Bool {
+        let op = opcode.rawValue
+        return (op < 128 ? low >> op : high >> (op - 128)) & 1 != 0
     }
 
     public func union(_ other: ATTOpcodeSet) -> ATTOpcodeSet {

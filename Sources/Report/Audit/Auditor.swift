@@ -61,7 +61,7 @@ public final class Auditor: AuditEventSink {
         byKind = (0..<UInt16.bitWidth).map { bit in buffer(enabled.filter { $0.consumes.rawValue & (1 << bit) != 0 }) }
         let att = enabled.filter { $0.consumes.contains(.att) }
         attRules = .allocate(capacity: 256)
-        attRules.initialize(from: (0...255).map { op in buffer(att.filter { $0.attOpcodes.contains(UInt8(op)) }) }, count: 256)
+        attRules.initialize(from: (0...255).map { op in buffer(att.filter { $0.attOpcodes.contains(ATTOpcode(UInt8(op))) }) }, count: 256)
         tickers = buffer(enabled.filter { $0.checksTime })
         earliest.pointee = enabled.map(\.nextTick).min() ?? .max
         lastFrame = .allocate(capacity: 1)
@@ -117,7 +117,7 @@ public final class Auditor: AuditEventSink {
     /// An ATT PDU, lent to each rule.
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
         advance(to: frame)
-        for r in attRules[Int(a.opcode)] { r._withUnsafeGuaranteedRef { $0.observeATT(a, c, frame, emit) } }
+        for r in attRules[Int(a.opcode.rawValue)] { r._withUnsafeGuaranteedRef { $0.observeATT(a, c, frame, emit) } }
     }
 
     /// Closes what is still open and returns the findings, one per rule and subject, sorted by first

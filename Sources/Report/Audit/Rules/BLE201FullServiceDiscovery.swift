@@ -39,7 +39,7 @@ struct BLE201FullServiceDiscovery: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([ATTOpcode.readByGroupTypeRequest]).union(.responses).union(.valueUses)
+    static let attOpcodes = ATTOpcodeSet([.readByGroupTypeRequest]).union(.responses).union(.valueUses)
     let settings: RuleSettings
     private var states = ConnectionTable<State>(capacity: 4096)
 
@@ -55,7 +55,7 @@ struct BLE201FullServiceDiscovery: AuditRule {
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
-        if a.origin == .local, a.kind == .request, a.opcode == ATTOpcode.readByGroupTypeRequest,
+        if a.origin == .local, a.kind == .request, a.opcode == .readByGroupTypeRequest,
            a.attributeType == GATTType.primaryService {
             if !states.contains(c.id) {
                 if a.handle == 0x0001 && (a.endHandle ?? 0xFFFF) == 0xFFFF {
@@ -76,8 +76,8 @@ struct BLE201FullServiceDiscovery: AuditRule {
             if a.origin == .remote, a.kind == .response, s.awaitingResponse {
                 s.awaitingResponse = false
                 // Attribute Not Found ends the walk: the client went to the end of the database.
-                if a.opcode == ATTOpcode.errorResponse { s.reachedEnd = true }
-                if a.opcode == 0x11, let found = a.found, s.discovered.count < 256 { s.discovered.formUnion(found) }
+                if a.opcode == .errorResponse { s.reachedEnd = true }
+                if a.opcode == .readByGroupTypeResponse, let found = a.found, s.discovered.count < 256 { s.discovered.formUnion(found) }
             }
             if a.usesAttribute, let svc = a.service, s.used.count < 256 { s.used.insert(svc) }
         }

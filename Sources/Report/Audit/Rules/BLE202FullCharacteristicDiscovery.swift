@@ -31,13 +31,13 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
     struct State {
         var connection: Connection
         var ranges: [Range] = []
-        var flaggedWhole: Set<UInt8> = []
+        var flaggedWhole: Set<ATTOpcode> = []
         /// The frame of the last ATT PDU seen on the link.
         var lastATT = 0
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([ATTOpcode.readByTypeRequest, ATTOpcode.findInformationRequest]).union(.valueUses)
+    static let attOpcodes = ATTOpcodeSet([.readByTypeRequest, .findInformationRequest]).union(.valueUses)
     let settings: RuleSettings
     private var states = ConnectionTable<State>(capacity: 4096)
 
@@ -53,8 +53,8 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
-        let isCharDiscovery = a.opcode == ATTOpcode.readByTypeRequest && a.attributeType == GATTType.characteristic
-        let isDescDiscovery = a.opcode == ATTOpcode.findInformationRequest
+        let isCharDiscovery = a.opcode == .readByTypeRequest && a.attributeType == GATTType.characteristic
+        let isDescDiscovery = a.opcode == .findInformationRequest
         if a.origin == .local, a.kind == .request, isCharDiscovery || isDescDiscovery, let start = a.handle {
             let end = a.endHandle ?? 0xFFFF
             if start == 0x0001 && end == 0xFFFF {

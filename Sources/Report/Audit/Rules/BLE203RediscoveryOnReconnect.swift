@@ -37,8 +37,8 @@ struct BLE203RediscoveryOnReconnect: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([ATTOpcode.indication, ATTOpcode.readByGroupTypeRequest, ATTOpcode.readByTypeRequest,
-                                          0x09])
+    static let attOpcodes = ATTOpcodeSet([.handleValueIndication, .readByGroupTypeRequest, .readByTypeRequest,
+                                          .readByTypeResponse])
     static let databaseHash = BluetoothUUID(uuid16: 0x2B2A)
     let settings: RuleSettings
     private var peers = BoundedMap<PeerKey, Peer>(capacity: 10_000)
@@ -61,7 +61,7 @@ struct BLE203RediscoveryOnReconnect: AuditRule {
             return
         }
         // Characteristic discovery responses: what the server has.
-        if a.origin == .remote, a.opcode == 0x09, let found = a.found, c.peer != nil {
+        if a.origin == .remote, a.opcode == .readByTypeResponse, let found = a.found, c.peer != nil {
             guard !found.isEmpty else { return }
             let sc = found.contains(GATTType.serviceChanged), hash = found.contains(Self.databaseHash)
             peers.update(c.peerKey, default: Peer(connectionID: c.id, frame: frame)) {
@@ -72,8 +72,8 @@ struct BLE203RediscoveryOnReconnect: AuditRule {
             return
         }
         guard a.origin == .local, a.kind == .request, a.handle == 0x0001, discovered[c.id] == nil else { return }
-        let full = (a.opcode == ATTOpcode.readByGroupTypeRequest && a.attributeType == GATTType.primaryService)
-            || (a.opcode == ATTOpcode.readByTypeRequest && a.attributeType == GATTType.characteristic
+        let full = (a.opcode == .readByGroupTypeRequest && a.attributeType == GATTType.primaryService)
+            || (a.opcode == .readByTypeRequest && a.attributeType == GATTType.characteristic
                 && (a.endHandle ?? 0xFFFF) == 0xFFFF)
         guard full, c.peer != nil else { return }
         discovered[c.id] = true

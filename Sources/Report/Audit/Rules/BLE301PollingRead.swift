@@ -72,7 +72,7 @@ struct BLE301PollingRead: AuditRule {
                              emit: (Finding) -> Void) {
         guard a.newRead == true, let h = a.handle else { return }
         // A read by UUID names a value by its type: reads of other types over one range are not one value.
-        let t = a.opcode == ATTOpcode.readByTypeRequest ? a.attributeType : nil
+        let t = a.opcode == .readByTypeRequest ? a.attributeType : nil
         let need = max(1, readsSetting), window = windowSetting
         states.update(c.id, default: State(connection: c)) { s in
             let i: Int

@@ -62,7 +62,7 @@ struct BLE302RedundantRead: AuditRule {
                              emit: (Finding) -> Void) {
         guard a.newRead == true else { return }
         // "Read Using Characteristic UUID" (Read By Type) names the value by its type.
-        let byType = a.opcode == ATTOpcode.readByTypeRequest
+        let byType = a.opcode == .readByTypeRequest
         guard let u = byType ? a.attributeType : a.characteristic, Self.staticValues.contains(u) else { return }
         let h = byType ? nil : a.handle
         states.update(c.id, default: State(connection: c)) { s in

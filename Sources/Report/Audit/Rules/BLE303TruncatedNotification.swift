@@ -31,7 +31,7 @@ struct BLE303TruncatedNotification: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([ATTOpcode.notification, ATTOpcode.indication]).union(.valueReads)
+    static let attOpcodes = ATTOpcodeSet([.handleValueNotification, .handleValueIndication]).union(.valueReads)
     let settings: RuleSettings
     private var states = ConnectionTable<State>(capacity: 4096)
 
@@ -48,7 +48,7 @@ struct BLE303TruncatedNotification: AuditRule {
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
         guard let h = a.handle else { return }
-        if a.origin == .remote, a.opcode == ATTOpcode.notification || a.opcode == ATTOpcode.indication {
+        if a.origin == .remote, a.opcode == .handleValueNotification || a.opcode == .handleValueIndication {
             let full = a.valueLength > 0 && a.valueLength == a.mtu - 3
             states.update(c.id, default: State(connection: c)) { s in
                 if full {

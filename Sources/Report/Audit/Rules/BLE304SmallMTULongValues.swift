@@ -27,8 +27,8 @@ struct BLE304SmallMTULongValues: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([ATTOpcode.exchangeMTURequest, ATTOpcode.exchangeMTUResponse,
-                                          ATTOpcode.readBlobRequest, ATTOpcode.prepareWriteRequest])
+    static let attOpcodes = ATTOpcodeSet([.exchangeMTURequest, .exchangeMTUResponse,
+                                          .readBlobRequest, .prepareWriteRequest])
     let settings: RuleSettings
     private var states = ConnectionTable<State>(capacity: 4096)
 
@@ -44,10 +44,10 @@ struct BLE304SmallMTULongValues: AuditRule {
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
-        if a.opcode == ATTOpcode.exchangeMTURequest || a.opcode == ATTOpcode.exchangeMTUResponse {
+        if a.opcode == .exchangeMTURequest || a.opcode == .exchangeMTUResponse {
             states.update(c.id, default: State(connection: c)) { $0.exchanged = true }
         } else if a.origin == .local, a.kind == .request, a.mtu <= 23,
-                  a.opcode == ATTOpcode.readBlobRequest || a.opcode == ATTOpcode.prepareWriteRequest {
+                  a.opcode == .readBlobRequest || a.opcode == .prepareWriteRequest {
             states.update(c.id, default: State(connection: c)) { s in
                 guard !s.exchanged else { return }
                 s.count += 1

@@ -77,7 +77,7 @@ struct BLE401IdleConnection: AuditRule {
                              emit: (Finding) -> Void) {
         data(c, frame)
         guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
-              a.opcode == ATTOpcode.writeRequest || a.opcode == ATTOpcode.writeCommand, states.contains(c.id) else { return }
+              a.opcode == .writeRequest || a.opcode == .writeCommand, states.contains(c.id) else { return }
         let waits = states.update(c.id, default: State(connection: c, lastData: frame)) { s -> Bool in
             if v & 0x3 != 0 {
                 if s.subscribed.count < 256 { s.subscribed.insert(h) }

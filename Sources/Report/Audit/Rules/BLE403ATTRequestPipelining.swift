@@ -22,9 +22,9 @@ struct BLE403ATTRequestPipelining: AuditRule {
             embedded: .app("wait for each ATT response before the next request, and answer every request within 30 s")))
 
     struct Side {
-        var outstanding: (opcode: UInt8, frame: FrameRef)?
+        var outstanding: (opcode: ATTOpcode, frame: FrameRef)?
         var pipelined = 0
-        var first: (FrameRef, FrameRef, UInt8, UInt8)?
+        var first: (FrameRef, FrameRef, ATTOpcode, ATTOpcode)?
         var timedOut = false
     }
 
@@ -90,7 +90,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
     }
 
     /// A request on one side: one still outstanding there means the two are pipelined.
-    private static func request(_ side: inout Side, _ opcode: UInt8, _ frame: FrameRef, pipelining: Bool) {
+    private static func request(_ side: inout Side, _ opcode: ATTOpcode, _ frame: FrameRef, pipelining: Bool) {
         if pipelining, let (op, f) = side.outstanding {
             side.pipelined += 1
             if side.first == nil { side.first = (f, frame, op, opcode) }
@@ -133,7 +133,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
         // cut off, not left unanswered.
         if c.overTheAir, c.lastActivity &- f.time < limit { return }
         emit(finding("""
-            \(ATTOpcode.name(op)) (\(hex: op)) sent by \(who) got no response in \(seconds: limit) \
+            \(op.name) (\(hex: op.rawValue)) sent by \(who) got no response in \(seconds: limit) \
             (transaction timeout)
             """,
                      subject: .connection(c), evidence: [f, now], decisive: f, detail: "timeout " + who,
@@ -153,7 +153,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
         guard let (pending, second, op1, op2) = side.first else { return }
         emit(finding("""
             \(plural: side.pipelined, "ATT request") sent by \(who) before the response to the previous one \
-            (first: \(ATTOpcode.name(op2)) while \(ATTOpcode.name(op1)) was outstanding)
+            (first: \(op2.name) while \(op1.name) was outstanding)
             """,
                      subject: .connection(c), evidence: [pending, second], decisive: second,
                      detail: "pipelining " + who, actor: who == Self.host ? .host : .peer))

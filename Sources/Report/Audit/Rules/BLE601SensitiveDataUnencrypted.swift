@@ -78,15 +78,15 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
     private func isSensitive(_ a: ATTObservation) -> BluetoothUUID? {
         guard !a.isCCCD else { return nil }
         if let u = a.characteristic, sensitive.contains(u) || a.service == Self.userDataService { return u }
-        if a.opcode == ATTOpcode.readByTypeRequest, let u = a.attributeType, sensitive.contains(u) { return u }
+        if a.opcode == .readByTypeRequest, let u = a.attributeType, sensitive.contains(u) { return u }
         return nil
     }
 
-    private static func kind(_ op: UInt8) -> Kinds {
+    private static func kind(_ op: ATTOpcode) -> Kinds {
         switch op {
-        case 0x08, 0x0A, 0x0C, 0x0E, 0x20: return .read
-        case 0x1B, 0x23: return .notification
-        case 0x1D: return .indication
+        case .readByTypeRequest, .readRequest, .readBlobRequest, .readMultipleRequest, .readMultipleVariableRequest: return .read
+        case .handleValueNotification, .multipleHandleValueNotification: return .notification
+        case .handleValueIndication: return .indication
         default: return .write
         }
     }
@@ -117,8 +117,8 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
             case .response:
                 // The response answers the other side's request.
                 let p = a.origin == .remote ? s.pendingLocal.take() : s.pendingRemote.take()
-                if let p, a.opcode != ATTOpcode.errorResponse { Self.count(&s, p.uuid, p.handle, p.frame, p.kind) }
-            case .command, .notification, .indication:
+                if let p, a.opcode != .errorResponse { Self.count(&s, p.uuid, p.handle, p.frame, p.kind) }
+            case .command, .notification, .indication, .unknown:
                 if let u = uuid { Self.count(&s, u, a.handle, frame, Self.kind(a.opcode)) }
             case .confirmation: break
             }
