@@ -218,6 +218,57 @@ extension AuditRule {
     }
 }
 
+/// How a connection's state came to be judged.
+enum ConnectionEnd {
+    /// The connection ended at this frame (its Disconnection Complete, or for a rule that takes it
+    /// as the end, this host's Disconnect).
+    case disconnected(FrameRef)
+    /// Still open when the capture ended: the capture's last frame, when known.
+    case captureEnded(FrameRef?)
+
+    var frame: FrameRef? {
+        switch self {
+        case .disconnected(let f): return f
+        case .captureEnded(let f): return f
+        }
+    }
+}
+
+/// A rule that keeps state per connection, in `states` by connection number: the state is judged
+/// (`close`) when the connection ends, and at the end of the capture for those still open. The
+/// skeleton is here once: `.disconnected` closes the connection's state (rules that act on more
+/// events call `disconnected` from their own `observe`), `finish` closes every state left.
+protocol PerConnectionRule: AuditRule {
+    associatedtype ConnectionState
+    var states: ConnectionTable<ConnectionState> { get set }
+    /// Judges a connection's state, taken out of `states`, and emits what it decides.
+    mutating func close(_ state: ConnectionState, _ end: ConnectionEnd, emit: (Finding) -> Void)
+    /// The order states still open at the end of the capture are closed in (default: connection
+    /// order). Findings that share a subject keep the first one's message.
+    func closingOrder(_ open: [ConnectionState]) -> [ConnectionState]
+}
+
+extension PerConnectionRule {
+    func closingOrder(_ open: [ConnectionState]) -> [ConnectionState] { open }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        if case .disconnected(let c, _) = event { disconnected(c.id, at: frame, emit: emit) }
+    }
+
+    /// The connection ended: its state, if any, is closed and dropped.
+    mutating func disconnected(_ id: Int, at frame: FrameRef, emit: (Finding) -> Void) {
+        if let s = states.removeValue(forKey: id) { close(s, .disconnected(frame), emit: emit) }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) { closeAll(at: frame, emit: emit) }
+
+    /// Closes every state still open at the end of the capture.
+    mutating func closeAll(at frame: FrameRef?, emit: (Finding) -> Void) {
+        for s in closingOrder(states.values) { close(s, .captureEnded(frame), emit: emit) }
+        states.removeAll()
+    }
+}
+
 /// The registry: adding a rule is one file and one line here.
 public enum AuditRules {
     static var entries: [RuleEntry] { [

@@ -2,7 +2,7 @@ import Decoders
 
 /// Characteristic and descriptor discovery over ranges the app never touches afterwards is
 /// wasted air time.
-struct BLE202FullCharacteristicDiscovery: AuditRule {
+struct BLE202FullCharacteristicDiscovery: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE202", name: "full-characteristic-discovery", severity: .warning,
         summary: "Characteristics discovered over the whole database or in services never used",
@@ -39,17 +39,9 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let attOpcodes = ATTOpcodeSet([.readByTypeRequest, .findInformationRequest]).union(.valueUses)
     let settings: RuleSettings
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) { self.settings = settings }
-
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        switch event {
-        case .disconnected(let c, _):
-            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
-        default: break
-        }
-    }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
@@ -87,12 +79,7 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
         }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in states.values { report(s, emit: emit) }
-        states.removeAll()
-    }
-
-    private func report(_ s: State, emit: (Finding) -> Void) {
+    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
         let unused = s.ranges.filter { !$0.used }
         guard let first = unused.first, let last = unused.last else { return }
         // A HID device's host discovers everything by its profile; an encrypted sniffed link hides the use.

@@ -2,7 +2,7 @@ import Decoders
 
 /// Long values moved 22 bytes at a time cost a round trip per chunk; one MTU exchange at the start
 /// of the connection usually removes most of them.
-struct BLE304SmallMTULongValues: AuditRule {
+struct BLE304SmallMTULongValues: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE304", name: "small-mtu-long-values", severity: .note,
         summary: "Read Blob / Prepare Write at the default ATT_MTU of 23 with no MTU exchange",
@@ -30,17 +30,9 @@ struct BLE304SmallMTULongValues: AuditRule {
     static let attOpcodes = ATTOpcodeSet([.exchangeMTURequest, .exchangeMTUResponse,
                                           .readBlobRequest, .prepareWriteRequest])
     let settings: RuleSettings
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) { self.settings = settings }
-
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        switch event {
-        case .disconnected(let c, _):
-            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
-        default: break
-        }
-    }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
@@ -57,12 +49,7 @@ struct BLE304SmallMTULongValues: AuditRule {
         }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in states.values { report(s, emit: emit) }
-        states.removeAll()
-    }
-
-    private func report(_ s: State, emit: (Finding) -> Void) {
+    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
         guard let first = s.first, let last = s.last else { return }
         emit(finding("\(plural: s.count, "Read Blob / Prepare Write request") at ATT_MTU 23 with no MTU exchange tried",
                      subject: .connection(s.connection), evidence: [first, last], decisive: first, detail: "mtu 23"))

@@ -2,7 +2,7 @@ import Decoders
 
 /// ATT allows one outstanding request per client on a bearer (Core Vol 3 Part F 3.3.2); a server
 /// may drop a second one, and a request left unanswered for 30 s ends the bearer.
-struct BLE403ATTRequestPipelining: AuditRule {
+struct BLE403ATTRequestPipelining: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE403", name: "att-request-pipelining", severity: .error,
         summary: "An ATT request sent before the previous one was answered, or never answered",
@@ -37,7 +37,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let timeoutSetting: Int64
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
     private var nextDeadline = Int64.max
 
     init(settings: RuleSettings) {
@@ -53,16 +53,6 @@ struct BLE403ATTRequestPipelining: AuditRule {
 
     mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {
         if frame.time > nextDeadline { checkTimeouts(now: frame, emit: emit) }
-    }
-
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        switch event {
-        case .disconnected(let c, _):
-            guard var s = states.removeValue(forKey: c.id) else { return }
-            timeout(&s, now: frame, emit: emit)
-            report(s, emit: emit)
-        default: break
-        }
     }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
@@ -98,12 +88,11 @@ struct BLE403ATTRequestPipelining: AuditRule {
         side.outstanding = (opcode, frame)
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for var s in states.values {
-            if let f = frame { timeout(&s, now: f, emit: emit) }
-            report(s, emit: emit)
-        }
-        states.removeAll()
+    /// A request still outstanding at the end times out then, if its time has passed.
+    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+        var s = s
+        if let f = end.frame { timeout(&s, now: f, emit: emit) }
+        report(s, emit: emit)
     }
 
     private mutating func checkTimeouts(now: FrameRef, emit: (Finding) -> Void) {

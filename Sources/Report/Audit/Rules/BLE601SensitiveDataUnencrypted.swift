@@ -1,7 +1,7 @@
 import Decoders
 
 /// Personal data sent on an unencrypted link can be read by anyone in radio range with a sniffer.
-struct BLE601SensitiveDataUnencrypted: AuditRule {
+struct BLE601SensitiveDataUnencrypted: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE601", name: "sensitive-data-unencrypted", severity: .warning,
         summary: "Personal data read, written or notified on a link that was not encrypted",
@@ -68,7 +68,7 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
     static let consumes: AuditEventKinds = [.encryptionChanged, .att, .disconnected]
     let settings: RuleSettings
     private let sensitive: UUIDSet
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) {
         self.settings = settings
@@ -99,7 +99,7 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
                 if s.encryptedAt == nil { s.encryptedAt = frame }
             } }
         case .disconnected(let c, _):
-            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
+            disconnected(c.id, at: frame, emit: emit)
         default: break
         }
     }
@@ -139,12 +139,7 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
         s.accesses[i].last = f
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in states.values { report(s, emit: emit) }
-        states.removeAll()
-    }
-
-    private func report(_ s: State, emit: (Finding) -> Void) {
+    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
         for x in s.accesses.sorted(by: { $0.first.number < $1.first.number }) {
             let u = x.uuid
             let name = AssignedNumbers.characteristicName(u).map { $0 + " " } ?? ""
