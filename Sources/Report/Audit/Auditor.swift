@@ -8,7 +8,9 @@ public final class Auditor: AuditEventSink {
     /// event visits only its rules rather than testing every rule's interests. The rules (each
     /// behind a `RuleRunner`) and the last frame seen live behind pointers, the rules unretained:
     /// the per-event path then goes without retains, run-time exclusivity checks and array
-    /// uniqueness checks.
+    /// uniqueness checks. The same auditor with arrays of runners and each rule in a class box took
+    /// 4% longer on a mixed capture, 9% on notifications and 17% on an advertising flood (audit
+    /// --format json of 400,000 frames, median CPU time of 5 alternating runs).
     private let byKind: [UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>]
     /// The same for ATT PDUs, the most frequent event, by opcode: a PDU visits only the rules that
     /// act on its opcode.
