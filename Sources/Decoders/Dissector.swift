@@ -148,72 +148,68 @@ public final class Dissector {
             d.problem(.hciLength, "parameter length \(len) but \(params.count) bytes follow")
         }
         let adapter = p.adapter, number = p.number, time = p.timestamp
-        switch code {
-        case 0x03: // Connection Complete (BR/EDR)
-            guard params.byte(0) == 0, let h = params.le16(1) else { return }
-            var rr = ByteReader(params.from(3))
-            let c = open(adapter: adapter, handle: h & 0x0FFF, isLE: false, frame: number, time: time, complete: true)
-            c.peer = try? rr.address()
+        let view = HCIEvent(code: code, params)
+        d.event = view
+        switch view {
+        case .connectionComplete(let e)?:
+            guard e.status == 0 else { return }
+            let c = open(adapter: adapter, handle: e.connectionHandle, isLE: false, frame: number, time: time, complete: true)
+            c.peer = e.bdAddr
             c.peerAddressType = 0
             d.connection = c
-        case 0x05: // Disconnection Complete
-            guard let h = params.le16(1) else { return }
-            d.connection = live[key(adapter, h & 0x0FFF)]
-            guard params.byte(0) == 0, let c = d.connection else { return }
+        case .disconnectionComplete(let e)?:
+            d.connection = live[key(adapter, e.connectionHandle)]
+            guard e.status == 0, let c = d.connection else { return }
             c.endedFrame = number
             c.endedTime = time
-            c.endReason = params.byte(3)
+            c.endReason = e.reason
             close(c)
-        case 0x08, 0x59: // Encryption Change v1, v2
-            guard params.byte(0) == 0, let h = params.le16(1), let on = params.byte(3) else { return }
-            let c = connection(adapter, h & 0x0FFF, frame: number, time: time)
-            c.encrypted = on != 0
-            if on != 0, c.encryptedFrame == nil { c.encryptedFrame = number }
+        case .encryptionChange(let e)?:
+            guard e.status == 0 else { return }
+            let c = connection(adapter, e.connectionHandle, frame: number, time: time)
+            c.encrypted = e.isOn
+            if e.isOn, c.encryptedFrame == nil { c.encryptedFrame = number }
             d.connection = c
-        case 0x30: // Encryption Key Refresh Complete
-            guard let h = params.le16(1) else { return }
-            d.connection = live[key(adapter, h & 0x0FFF)]
-        case 0x3E: leMeta(&d, p, params)
-        default: break
+        case .encryptionKeyRefreshComplete(let e)?:
+            d.connection = live[key(adapter, e.connectionHandle)]
+        case .leConnectionComplete(let e)?:
+            guard e.status == 0 else { return }
+            let c = open(adapter: adapter, handle: e.connectionHandle, isLE: true, frame: number, time: time, complete: true)
+            c.isCentral = e.role == 0
+            c.peer = e.peerAddress
+            c.peerAddressType = e.peerAddressType
+            c.interval = e.connectionInterval
+            c.latency = e.peripheralLatency
+            c.supervisionTimeout = e.supervisionTimeout
+            d.connection = c
+            advertisers?.noteConnection(to: e.peerAddress, frame: number)
+        case .leConnectionUpdateComplete(let e)?:
+            guard e.status == 0 else { return }
+            let c = connection(adapter, e.connectionHandle, frame: number, time: time)
+            c.interval = e.connectionInterval
+            c.latency = e.peripheralLatency
+            c.supervisionTimeout = e.supervisionTimeout
+            if c.updates.count < 1000 {
+                c.updates.append((number, e.connectionInterval, e.peripheralLatency, e.supervisionTimeout))
+            }
+            d.connection = c
+        case nil:
+            if code == HCIEvents.leMeta { leMeta(&d, p, params) }
         }
     }
 
+    /// The LE subevents without a view: those of a connection, tied to it, and advertising reports.
     private func leMeta(_ d: inout Decoded, _ p: Packet, _ params: Bytes) {
         guard let sub = params.byte(0) else { return }
-        let adapter = p.adapter, number = p.number, time = p.timestamp
         switch sub {
-        case 0x01, 0x0A, 0x29: // LE Connection Complete, Enhanced v1/v2
-            var r = ByteReader(params.from(1))
-            guard let status = try? r.u8(), status == 0, let h = try? r.u16(), let role = try? r.u8(),
-                  let type = try? r.u8(), let addr = try? r.address() else { return }
-            if sub != 0x01 { _ = try? r.skip(12) } // local and peer resolvable private addresses
-            let c = open(adapter: adapter, handle: h & 0x0FFF, isLE: true, frame: number, time: time, complete: true)
-            c.isCentral = role == 0
-            c.peer = addr
-            c.peerAddressType = type
-            c.interval = try? r.u16()
-            c.latency = try? r.u16()
-            c.supervisionTimeout = try? r.u16()
-            d.connection = c
-            advertisers?.noteConnection(to: addr, frame: number)
-        case 0x03: // LE Connection Update Complete
-            var r = ByteReader(params.from(1))
-            guard let status = try? r.u8(), status == 0, let h = try? r.u16(), let i = try? r.u16(),
-                  let l = try? r.u16(), let t = try? r.u16() else { return }
-            let c = connection(adapter, h & 0x0FFF, frame: number, time: time)
-            c.interval = i
-            c.latency = l
-            c.supervisionTimeout = t
-            if c.updates.count < 1000 { c.updates.append((number, i, l, t)) }
-            d.connection = c
         case 0x04, 0x05, 0x06, 0x07, 0x0C, 0x14: // per-connection subevents: tie them to the connection
             if let h = params.le16(sub == 0x04 || sub == 0x0C ? 2 : 1) {
-                d.connection = live[key(adapter, h & 0x0FFF)]
+                d.connection = live[key(p.adapter, h & 0x0FFF)]
             }
         default:
             if let adv = advertisers, AdvertisingReports.isReport(subevent: sub) {
                 let parsed = AdvertisingReports.parse(subevent: sub, params.from(1))
-                for r in parsed.reports { adv.add(r, frame: number, time: time) }
+                for r in parsed.reports { adv.add(r, frame: p.number, time: p.timestamp) }
             }
         }
     }
@@ -456,6 +452,8 @@ public final class Dissector {
 public struct Decoded {
     public let packet: Packet
     public var hci: HCILayer = .none
+    /// The HCI event read into its view, for the events the connection table follows.
+    public internal(set) var event: HCIEvent?
     public var connection: Connection?
     public var l2cap: L2CAPFrame?
     /// An ACL fragment stored for reassembly: bytes held so far and the L2CAP total (0 if unknown yet).

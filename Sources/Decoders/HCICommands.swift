@@ -7,6 +7,8 @@ public enum HCICommands {
     @inlinable public static func ogf(_ opcode: UInt16) -> UInt16 { opcode >> 10 }
     /// Opcode Command Field: the lower 10 bits.
     @inlinable public static func ocf(_ opcode: UInt16) -> UInt16 { opcode & 0x03FF }
+    /// OGF 0x3F: vendor-specific commands.
+    @inlinable public static func isVendor(_ opcode: UInt16) -> Bool { ogf(opcode) == 0x3F }
 
     /// Whether the specification defines the opcode.
     public static func isKnown(_ opcode: UInt16) -> Bool { index(opcode) != nil }
@@ -15,7 +17,7 @@ public enum HCICommands {
     /// Unknown: "Unknown Command (0x....)".
     public static func name(_ opcode: UInt16) -> String {
         if let i = index(opcode) { return table[i].name }
-        if ogf(opcode) == 0x3F { return "Vendor Command (OCF " + Hex.prefixed(ocf(opcode), width: 4) + ")" }
+        if isVendor(opcode) { return "Vendor Command (OCF " + Hex.prefixed(ocf(opcode), width: 4) + ")" }
         return "Unknown Command (" + Hex.prefixed(opcode, width: 4) + ")"
     }
 
@@ -216,7 +218,7 @@ extension HCICommands {
     c(0x0403, "Periodic Inquiry Mode", [.u16("Max Period Length", .s128), .u16("Min Period Length", .s128), .u24("LAP", .hex), .u8("Inquiry Length", .s128), .u8("Num Responses", .dec)], ok),
     c(0x0404, "Exit Periodic Inquiry Mode", [], ok),
     c(0x0405, "Create Connection", [.bdAddr, .u16("Packet Type", .flags(HCINames.packetType)), .u8("Page Scan Repetition Mode", .names(HCINames.pageScanRepetitionMode)), .u8("Reserved", .hex), .u16("Clock Offset", .hex), .u8("Allow Role Switch", .names(HCINames.allowRoleSwitch))]),
-    c(0x0406, "Disconnect", [.connectionHandle, .reason]),
+    c(disconnect, "Disconnect", [.connectionHandle, .reason]),
     c(0x0407, "Add SCO Connection", [.connectionHandle, .u16("Packet Type", .hex)]),
     c(0x0408, "Create Connection Cancel", addrOnly, statusAddr),
     c(0x0409, "Accept Connection Request", [.bdAddr, .u8("Role", .names(HCINames.acceptRole))]),
@@ -436,14 +438,14 @@ extension HCICommands {
     c(0x2002, "LE Read Buffer Size", [], [.status, .u16("LE ACL Data Packet Length", .octets), .u8("Total Num LE ACL Data Packets", .dec)]),
     c(0x2003, "LE Read Local Supported Features", [], [.status, .u64("LE Features", .flags(HCINames.leFeatures))]),
     c(0x2005, "LE Set Random Address", [.address("Random Address")], ok),
-    c(0x2006, "LE Set Advertising Parameters", [.u16("Advertising Interval Min", .slots), .u16("Advertising Interval Max", .slots), .u8("Advertising Type", .names(HCINames.advertisingType)), .u8("Own Address Type", .names(HCINames.ownAddressType)), .u8("Peer Address Type", .names(HCINames.addressType)), .address("Peer Address"), .u8("Advertising Channel Map", .flags(HCINames.channelMap)), .u8("Advertising Filter Policy", .names(HCINames.advertisingFilterPolicy))], ok),
+    c(leSetAdvertisingParameters, "LE Set Advertising Parameters", [.u16("Advertising Interval Min", .slots), .u16("Advertising Interval Max", .slots), .u8("Advertising Type", .names(HCINames.advertisingType)), .u8("Own Address Type", .names(HCINames.ownAddressType)), .u8("Peer Address Type", .names(HCINames.addressType)), .address("Peer Address"), .u8("Advertising Channel Map", .flags(HCINames.channelMap)), .u8("Advertising Filter Policy", .names(HCINames.advertisingFilterPolicy))], ok),
     c(0x2007, "LE Read Advertising Physical Channel Tx Power", [], [.status, .u8("TX Power Level", .dBm)]),
-    c(0x2008, "LE Set Advertising Data", [.adFixed(length: "Advertising Data Length", data: "Advertising Data", size: 31)], ok),
-    c(0x2009, "LE Set Scan Response Data", [.adFixed(length: "Scan Response Data Length", data: "Scan Response Data", size: 31)], ok),
-    c(0x200A, "LE Set Advertising Enable", [.u8("Advertising Enable", .enable)], ok),
-    c(0x200B, "LE Set Scan Parameters", [.u8("LE Scan Type", .names(HCINames.scanType)), .u16("LE Scan Interval", .slots), .u16("LE Scan Window", .slots), .u8("Own Address Type", .names(HCINames.ownAddressType)), .u8("Scanning Filter Policy", .names(HCINames.scanningFilterPolicy))], ok),
-    c(0x200C, "LE Set Scan Enable", [.u8("LE Scan Enable", .enable), .u8("Filter Duplicates", .enable)], ok),
-    c(0x200D, "LE Create Connection", [.u16("LE Scan Interval", .slots), .u16("LE Scan Window", .slots), .u8("Initiator Filter Policy", .names(HCINames.initiatorFilterPolicy)), .u8("Peer Address Type", .names(HCINames.identityAddressType)), .address("Peer Address"), .u8("Own Address Type", .names(HCINames.ownAddressType))] + connectionParameters),
+    c(leSetAdvertisingData, "LE Set Advertising Data", [.adFixed(length: "Advertising Data Length", data: "Advertising Data", size: 31)], ok),
+    c(leSetScanResponseData, "LE Set Scan Response Data", [.adFixed(length: "Scan Response Data Length", data: "Scan Response Data", size: 31)], ok),
+    c(leSetAdvertisingEnable, "LE Set Advertising Enable", [.u8("Advertising Enable", .enable)], ok),
+    c(leSetScanParameters, "LE Set Scan Parameters", [.u8("LE Scan Type", .names(HCINames.scanType)), .u16("LE Scan Interval", .slots), .u16("LE Scan Window", .slots), .u8("Own Address Type", .names(HCINames.ownAddressType)), .u8("Scanning Filter Policy", .names(HCINames.scanningFilterPolicy))], ok),
+    c(leSetScanEnable, "LE Set Scan Enable", [.u8("LE Scan Enable", .enable), .u8("Filter Duplicates", .enable)], ok),
+    c(leCreateConnection, "LE Create Connection", [.u16("LE Scan Interval", .slots), .u16("LE Scan Window", .slots), .u8("Initiator Filter Policy", .names(HCINames.initiatorFilterPolicy)), .u8("Peer Address Type", .names(HCINames.identityAddressType)), .address("Peer Address"), .u8("Own Address Type", .names(HCINames.ownAddressType))] + connectionParameters),
     c(0x200E, "LE Create Connection Cancel", [], ok),
     c(0x200F, "LE Read Filter Accept List Size", [], [.status, .u8("Filter Accept List Size", .dec)]),
     c(0x2010, "LE Clear Filter Accept List", [], ok),
@@ -484,10 +486,10 @@ extension HCICommands {
     c(0x2033, "LE Receiver Test [v2]", [.u8("RX Channel", .dec), .u8("PHY", .names(HCINames.phy)), .u8("Modulation Index", .names(HCINames.modulationIndex))], ok),
     c(0x2034, "LE Transmitter Test [v2]", [.u8("TX Channel", .dec), .u8("Test Data Length", .octets), .u8("Packet Payload", .names(HCINames.testPayload)), .u8("PHY", .names(HCINames.phyCoding))], ok),
     c(0x2035, "LE Set Advertising Set Random Address", [.advertisingHandle, .address("Random Address")], ok),
-    c(0x2036, "LE Set Extended Advertising Parameters", extendedAdvertisingParameters, [.status, .u8("Selected TX Power", .dBm)]),
-    c(0x2037, "LE Set Extended Advertising Data", [.advertisingHandle, .u8("Operation", .names(HCINames.dataOperation)), .u8("Fragment Preference", .names(HCINames.fragmentPreference)), .adData(length: "Advertising Data Length", data: "Advertising Data")], ok),
-    c(0x2038, "LE Set Extended Scan Response Data", [.advertisingHandle, .u8("Operation", .names(HCINames.dataOperation)), .u8("Fragment Preference", .names(HCINames.fragmentPreference)), .adData(length: "Scan Response Data Length", data: "Scan Response Data")], ok),
-    c(0x2039, "LE Set Extended Advertising Enable", [.u8("Enable", .enable), .array(count: "Num Sets", element: "Advertising Set", [.advertisingHandle, .u16("Duration", .ms10), .u8("Max Extended Advertising Events", .dec)])], ok),
+    c(leSetExtendedAdvertisingParameters, "LE Set Extended Advertising Parameters", extendedAdvertisingParameters, [.status, .u8("Selected TX Power", .dBm)]),
+    c(leSetExtendedAdvertisingData, "LE Set Extended Advertising Data", [.advertisingHandle, .u8("Operation", .names(HCINames.dataOperation)), .u8("Fragment Preference", .names(HCINames.fragmentPreference)), .adData(length: "Advertising Data Length", data: "Advertising Data")], ok),
+    c(leSetExtendedScanResponseData, "LE Set Extended Scan Response Data", [.advertisingHandle, .u8("Operation", .names(HCINames.dataOperation)), .u8("Fragment Preference", .names(HCINames.fragmentPreference)), .adData(length: "Scan Response Data Length", data: "Scan Response Data")], ok),
+    c(leSetExtendedAdvertisingEnable, "LE Set Extended Advertising Enable", [.u8("Enable", .enable), .array(count: "Num Sets", element: "Advertising Set", [.advertisingHandle, .u16("Duration", .ms10), .u8("Max Extended Advertising Events", .dec)])], ok),
     c(0x203A, "LE Read Maximum Advertising Data Length", [], [.status, .u16("Max Advertising Data Length", .octets)]),
     c(0x203B, "LE Read Number of Supported Advertising Sets", [], [.status, .u8("Num Supported Advertising Sets", .dec)]),
     c(0x203C, "LE Remove Advertising Set", [.advertisingHandle], ok),
@@ -495,9 +497,9 @@ extension HCICommands {
     c(0x203E, "LE Set Periodic Advertising Parameters", periodicAdvertisingParameters, ok),
     c(0x203F, "LE Set Periodic Advertising Data", [.advertisingHandle, .u8("Operation", .names(HCINames.dataOperation)), .adData(length: "Advertising Data Length", data: "Advertising Data")], ok),
     c(0x2040, "LE Set Periodic Advertising Enable", [.u8("Enable", .flags(HCINames.periodicEnable)), .advertisingHandle], ok),
-    c(0x2041, "LE Set Extended Scan Parameters", [.u8("Own Address Type", .names(HCINames.ownAddressType)), .u8("Scanning Filter Policy", .names(HCINames.scanningFilterPolicy)), .perPHY("Scanning PHYs", [.u8("Scan Type", .names(HCINames.scanType)), .u16("Scan Interval", .slots), .u16("Scan Window", .slots)])], ok),
-    c(0x2042, "LE Set Extended Scan Enable", [.u8("Enable", .enable), .u8("Filter Duplicates", .names(HCINames.filterDuplicates)), .u16("Duration", .ms10), .u16("Period", .s128)], ok),
-    c(0x2043, "LE Extended Create Connection", extendedCreateConnection),
+    c(leSetExtendedScanParameters, "LE Set Extended Scan Parameters", [.u8("Own Address Type", .names(HCINames.ownAddressType)), .u8("Scanning Filter Policy", .names(HCINames.scanningFilterPolicy)), .perPHY("Scanning PHYs", [.u8("Scan Type", .names(HCINames.scanType)), .u16("Scan Interval", .slots), .u16("Scan Window", .slots)])], ok),
+    c(leSetExtendedScanEnable, "LE Set Extended Scan Enable", [.u8("Enable", .enable), .u8("Filter Duplicates", .names(HCINames.filterDuplicates)), .u16("Duration", .ms10), .u16("Period", .s128)], ok),
+    c(leExtendedCreateConnection, "LE Extended Create Connection", extendedCreateConnection),
     c(0x2044, "LE Periodic Advertising Create Sync", [.u8("Options", .flags(HCINames.syncOptions)), .u8("Advertising SID", .dec), .u8("Advertiser Address Type", .names(HCINames.addressType)), .address("Advertiser Address"), .u16("Skip", .dec), .u16("Sync Timeout", .ms10), .u8("Sync CTE Type", .flags(HCINames.syncCTEType))]),
     c(0x2045, "LE Periodic Advertising Create Sync Cancel", [], ok),
     c(0x2046, "LE Periodic Advertising Terminate Sync", [.syncHandle], ok),
@@ -557,13 +559,13 @@ extension HCICommands {
     c(0x207C, "LE Set Data Related Address Changes", [.advertisingHandle, .u8("Change Reasons", .flags(HCINames.addressChangeReasons))], ok),
     c(0x207D, "LE Set Default Subrate", subrateParameters, ok),
     c(0x207E, "LE Subrate Request", [.connectionHandle] + subrateParameters),
-    c(0x207F, "LE Set Extended Advertising Parameters [v2]", extendedAdvertisingParameters + [.u8("Primary Advertising PHY Options", .names(HCINames.advPhyOptions)), .u8("Secondary Advertising PHY Options", .names(HCINames.advPhyOptions))], [.status, .u8("Selected TX Power", .dBm)]),
+    c(leSetExtendedAdvertisingParametersV2, "LE Set Extended Advertising Parameters [v2]", extendedAdvertisingParameters + [.u8("Primary Advertising PHY Options", .names(HCINames.advPhyOptions)), .u8("Secondary Advertising PHY Options", .names(HCINames.advPhyOptions))], [.status, .u8("Selected TX Power", .dBm)]),
     c(0x2080, "LE Set Decision Data"),
     c(0x2081, "LE Set Decision Instructions"),
     c(0x2082, "LE Set Periodic Advertising Subevent Data", [.advertisingHandle, .array(count: "Num Subevents", element: "Subevent", [.u8("Subevent", .dec), .u8("Response Slot Start", .dec), .u8("Response Slot Count", .dec), .adData(length: "Subevent Data Length", data: "Subevent Data")])], [.status, .advertisingHandle]),
     c(0x2083, "LE Set Periodic Advertising Response Data", [.syncHandle, .u16("Request Event", .dec), .u8("Request Subevent", .dec), .u8("Response Subevent", .dec), .u8("Response Slot", .dec), .adData(length: "Response Data Length", data: "Response Data")], [.status, .syncHandle]),
     c(0x2084, "LE Set Periodic Sync Subevent", [.syncHandle, .u16("Periodic Advertising Properties", .flags(HCINames.periodicProperties)), .array(count: "Num Subevents", element: "Subevent", [.u8("Subevent", .dec)])], [.status, .syncHandle]),
-    c(0x2085, "LE Extended Create Connection [v2]", [.advertisingHandle, .u8("Subevent", .dec)] + extendedCreateConnection),
+    c(leExtendedCreateConnectionV2, "LE Extended Create Connection [v2]", [.advertisingHandle, .u8("Subevent", .dec)] + extendedCreateConnection),
     c(0x2086, "LE Set Periodic Advertising Parameters [v2]", periodicAdvertisingParameters + [.u8("Num Subevents", .dec), .u8("Subevent Interval", .interval), .u8("Response Slot Delay", .interval), .u8("Response Slot Spacing", .unit(0.125, "ms")), .u8("Num Response Slots", .dec)], [.status, .advertisingHandle]),
     c(0x2087, "LE Read All Local Supported Features"),
     c(0x2088, "LE Read All Remote Features"),

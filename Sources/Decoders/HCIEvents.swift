@@ -123,11 +123,11 @@ private let inquiryResponse: [ParamSpec] = [
 private let leConnectionTiming: [ParamSpec] = [
     .u16("Connection Interval", .interval), .u16("Peripheral Latency", .dec), .u16("Supervision Timeout", .ms10),
 ]
-private let leConnectionComplete: [ParamSpec] = [
+private let leConnectionCompleteParameters: [ParamSpec] = [
     .status, .connectionHandle, .u8("Role", .names(HCINames.role)),
     .u8("Peer Address Type", .names(HCINames.identityAddressType)), .address("Peer Address"),
 ]
-private let enhancedConnectionComplete: [ParamSpec] = leConnectionComplete + [
+private let enhancedConnectionComplete: [ParamSpec] = leConnectionCompleteParameters + [
     .address("Local Resolvable Private Address"), .address("Peer Resolvable Private Address"),
 ] + leConnectionTiming + [.u8("Central Clock Accuracy", .names(HCINames.clockAccuracy))]
 private let syncEstablished: [ParamSpec] = [
@@ -177,12 +177,12 @@ extension HCIEvents {
     static let events: [EventInfo] = [
         e(0x01, "Inquiry Complete", [.status]),
         e(0x02, "Inquiry Result", [.array(count: "Num Responses", element: "Response", inquiryResponse + [.u8("Reserved", .hex), .u8("Reserved", .hex), .classOfDevice, .u16("Clock Offset", .hex)])]),
-        e(0x03, "Connection Complete", statusHandle + [.bdAddr, .u8("Link Type", .names(HCINames.linkType)), .u8("Encryption Enabled", .enable)]),
+        e(connectionComplete, "Connection Complete", statusHandle + [.bdAddr, .u8("Link Type", .names(HCINames.linkType)), .u8("Encryption Enabled", .enable)]),
         e(0x04, "Connection Request", [.bdAddr, .classOfDevice, .u8("Link Type", .names(HCINames.linkType))]),
-        e(0x05, "Disconnection Complete", statusHandle + [.reason]),
+        e(disconnectionComplete, "Disconnection Complete", statusHandle + [.reason]),
         e(0x06, "Authentication Complete", statusHandle),
         e(0x07, "Remote Name Request Complete", [.status, .bdAddr, .text("Remote Name", 248)]),
-        e(0x08, "Encryption Change", statusHandle + [.u8("Encryption Enabled", .names(HCINames.encryptionEnabled))]),
+        e(encryptionChange, "Encryption Change", statusHandle + [.u8("Encryption Enabled", .names(HCINames.encryptionEnabled))]),
         e(0x09, "Change Connection Link Key Complete", statusHandle),
         e(0x0A, "Link Key Type Changed", statusHandle + [.u8("Key Flag", .names(["Semi-permanent Link Key", "Temporary Link Key"]))]),
         e(0x0B, "Read Remote Supported Features Complete", statusHandle + [.u64("LMP Features", .flags(HCINames.lmpFeatures))]),
@@ -214,7 +214,7 @@ extension HCIEvents {
         e(0x2D, "Synchronous Connection Changed", statusHandle + synchronousTiming),
         e(0x2E, "Sniff Subrating", statusHandle + [.u16("Max TX Latency", .slots), .u16("Max RX Latency", .slots), .u16("Min Remote Timeout", .slots), .u16("Min Local Timeout", .slots)]),
         e(0x2F, "Extended Inquiry Result", [.u8("Num Responses", .dec)] + inquiryResponse + [.u8("Reserved", .hex), .classOfDevice, .u16("Clock Offset", .hex), .rssi, .adPadded("Extended Inquiry Response")]),
-        e(0x30, "Encryption Key Refresh Complete", statusHandle),
+        e(encryptionKeyRefreshComplete, "Encryption Key Refresh Complete", statusHandle),
         e(0x31, "IO Capability Request", [.bdAddr]),
         e(0x32, "IO Capability Response", [.bdAddr, .u8("IO Capability", .names(HCINames.ioCapability)), .u8("OOB Data Present", .names(HCINames.oobDataPresent)), .u8("Authentication Requirements", .names(HCINames.authenticationRequirements))]),
         e(0x33, "User Confirmation Request", [.bdAddr, .u32("Numeric Value", .dec)]),
@@ -252,21 +252,21 @@ extension HCIEvents {
         e(0x56, "Inquiry Response Notification", [.u24("LAP", .hex), .rssi]),
         e(0x57, "Authenticated Payload Timeout Expired", [.connectionHandle]),
         e(0x58, "SAM Status Change", [.connectionHandle, .u8("Local SAM Index", .dec), .u8("Local SAM TX Availability", .hex), .u8("Local SAM RX Availability", .hex), .u8("Remote SAM Index", .dec), .u8("Remote SAM TX Availability", .hex), .u8("Remote SAM RX Availability", .hex)]),
-        e(0x59, "Encryption Change [v2]", statusHandle + [.u8("Encryption Enabled", .names(HCINames.encryptionEnabled)), .u8("Encryption Key Size", .octets)]),
+        e(encryptionChangeV2, "Encryption Change [v2]", statusHandle + [.u8("Encryption Enabled", .names(HCINames.encryptionEnabled)), .u8("Encryption Key Size", .octets)]),
         e(0xFF, "Vendor"),
     ]
 
     static let subevents: [EventInfo] = [
-        e(0x01, "LE Connection Complete", leConnectionComplete + leConnectionTiming + [.u8("Central Clock Accuracy", .names(HCINames.clockAccuracy))]),
+        e(leConnectionComplete, "LE Connection Complete", leConnectionCompleteParameters + leConnectionTiming + [.u8("Central Clock Accuracy", .names(HCINames.clockAccuracy))]),
         e(0x02, "LE Advertising Report", [.array(count: "Num Reports", element: "Report", [.u8("Event Type", .names(HCINames.advertisingReportEventType)), .u8("Address Type", .names(HCINames.identityAddressType)), .address("Address"), advertisingData, .rssi])]),
-        e(0x03, "LE Connection Update Complete", statusHandle + leConnectionTiming),
+        e(leConnectionUpdateComplete, "LE Connection Update Complete", statusHandle + leConnectionTiming),
         e(0x04, "LE Read Remote Features Complete", statusHandle + [.u64("LE Features", .flags(HCINames.leFeatures))]),
         e(0x05, "LE Long Term Key Request", [.connectionHandle, .u64("Random Number", .hex), .u16("Encrypted Diversifier", .hex)]),
         e(0x06, "LE Remote Connection Parameter Request", [.connectionHandle, .u16("Interval Min", .interval), .u16("Interval Max", .interval), .u16("Max Latency", .dec), .u16("Timeout", .ms10)]),
         e(0x07, "LE Data Length Change", [.connectionHandle, .u16("Max TX Octets", .octets), .u16("Max TX Time", .us), .u16("Max RX Octets", .octets), .u16("Max RX Time", .us)]),
         e(0x08, "LE Read Local P-256 Public Key Complete", [.status, .bytes("Local P-256 Public Key", 64)]),
         e(0x09, "LE Generate DHKey Complete", [.status, .bytes("DHKey", 32)]),
-        e(0x0A, "LE Enhanced Connection Complete", enhancedConnectionComplete),
+        e(leEnhancedConnectionComplete, "LE Enhanced Connection Complete", enhancedConnectionComplete),
         e(0x0B, "LE Directed Advertising Report", [.array(count: "Num Reports", element: "Report", [.u8("Event Type", .names(HCINames.advertisingReportEventType)), .u8("Address Type", .names(HCINames.identityAddressType)), .address("Address"), .u8("Direct Address Type", .hex), .address("Direct Address"), .rssi])]),
         e(0x0C, "LE PHY Update Complete", statusHandle + [.u8("TX PHY", .names(HCINames.phy)), .u8("RX PHY", .names(HCINames.phy))]),
         e(0x0D, "LE Extended Advertising Report", [.array(count: "Num Reports", element: "Report", [.u16("Event Type", .flags(HCINames.extendedReportEventType)), .u8("Address Type", .lookup(HCINames.reportAddressType)), .address("Address"), .u8("Primary PHY", .names(HCINames.phy)), .u8("Secondary PHY", .names(["No packets on the secondary advertising physical channel", "LE 1M", "LE 2M", "LE Coded"])), .u8("Advertising SID", .dec), .u8("TX Power", .dBm), .rssi, .u16("Periodic Advertising Interval", .interval), .u8("Direct Address Type", .hex), .address("Direct Address"), advertisingData])]),
@@ -297,7 +297,7 @@ extension HCIEvents {
         e(0x26, "LE Periodic Advertising Sync Transfer Received [v2]", pastReceived + pawrTiming),
         e(0x27, "LE Periodic Advertising Subevent Data Request", [.advertisingHandle, .u8("Subevent Start", .dec), .u8("Subevent Data Count", .dec)]),
         e(0x28, "LE Periodic Advertising Response Report", [.advertisingHandle, .u8("Subevent", .dec), .u8("TX Status", .hex), .array(count: "Num Responses", element: "Response", [.u8("TX Power", .dBm), .rssi, .u8("CTE Type", .hex), .u8("Response Slot", .dec), .u8("Data Status", .names(HCINames.dataStatus)), advertisingData])]),
-        e(0x29, "LE Enhanced Connection Complete [v2]", enhancedConnectionComplete + [.advertisingHandle, .syncHandle]),
+        e(leEnhancedConnectionCompleteV2, "LE Enhanced Connection Complete [v2]", enhancedConnectionComplete + [.advertisingHandle, .syncHandle]),
         e(0x2A, "LE CIS Established [v2]", cisEstablished + [.u24("Sub Interval", .us), .u16("Max SDU C To P", .octets), .u16("Max SDU P To C", .octets), .u24("SDU Interval C To P", .us), .u24("SDU Interval P To C", .us), .u8("Framing", .names(HCINames.framing))]),
         e(0x2B, "LE Read All Remote Features Complete", statusHandle + [.u8("Max Remote Page", .dec), .u8("Max Valid Page", .dec), .bytes("LE Features", 248)]),
         e(0x2C, "LE CS Read Remote Supported Capabilities Complete"),

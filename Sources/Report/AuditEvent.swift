@@ -17,21 +17,18 @@ public struct FrameRef: Sendable, Hashable {
     }
 }
 
-/// Which side of a connection sent something: this host (the capture's side) or the peer.
-public enum Origin: Sendable { case local, remote }
-
 /// What the auditor sees of the traffic: the decoded frames reduced to the facts rules need.
 /// The dissector's output is turned into these by `AuditFeed`; rules never parse bytes.
 public enum AuditEvent: Sendable {
-    /// LE Set Scan Enable (0x200C) or LE Set Extended Scan Enable (0x2042) sent by the host.
+    /// LE Set Scan Enable or LE Set Extended Scan Enable sent by the host.
     case scanEnable(adapter: UInt16, enabled: Bool, filterDuplicates: UInt8, extended: Bool)
     /// One advertising report (legacy or extended) received while scanning.
     case advertisingReport(adapter: UInt16, address: BDAddr, addressType: UInt8, rssi: Int8?, scanResponse: Bool)
-    /// LE Create Connection (0x200D) / Extended Create Connection (0x2043, 0x2085) sent by the host.
+    /// LE Create Connection or LE Extended Create Connection (v1, v2) sent by the host.
     case createConnection(adapter: UInt16, peer: BDAddr?, peerType: UInt8?)
     /// Connection Complete with success; `connection.isCentral` tells whether this host initiated it.
     case connected(Connection)
-    /// HCI Disconnect (0x0406) sent by the host for a handle.
+    /// HCI Disconnect sent by the host for a handle.
     case disconnectCommand(adapter: UInt16, handle: UInt16, peer: BDAddr?)
     case disconnected(Connection, reason: UInt8)
     case encryptionChanged(Connection, on: Bool)
@@ -43,7 +40,7 @@ public enum AuditEvent: Sendable {
     /// or received in a report; `legacy` data is limited to 31 bytes. A slice of the frame: rules that
     /// keep any of it copy what they keep.
     case advertisingData(adapter: UInt16, advertiser: BDAddr?, data: Bytes, scanResponse: Bool, legacy: Bool, sentByHost: Bool)
-    /// LE Set Advertising Enable (0x200A) / Extended Advertising Enable (0x2039) sent by the host.
+    /// LE Set Advertising Enable or LE Set Extended Advertising Enable sent by the host.
     case advertisingEnable(adapter: UInt16, enabled: Bool)
     /// Advertising interval maximum the host configured, in units of 0.625 ms.
     case advertisingParameters(adapter: UInt16, intervalMax: UInt32)
@@ -56,10 +53,11 @@ public enum AuditEvent: Sendable {
 
 /// An ATT PDU as the auditor sees it.
 public struct ATTObservation: Sendable {
-    public enum Kind: Sendable { case request, response, command, notification, indication, confirmation }
-    public var origin: Origin
-    public var opcode: UInt8
-    public var kind: Kind
+    /// Who sent it: this host (the capture's side) or the peer.
+    public var origin: Side
+    public var opcode: ATTOpcode
+    /// The opcode's role (`opcode.kind`, kept at hand: rules test it on every PDU).
+    public var kind: ATTKind
     /// The handle the PDU concerns (Read, Write, Notification...), or the starting handle of a range.
     public var handle: UInt16?
     /// Ending handle of a range request (Read By Group Type, Read By Type, Find Information, Find By Type Value).
@@ -88,7 +86,7 @@ public struct ATTObservation: Sendable {
     /// characteristics (Read By Type Response to 0x2803) it lists; nil for other PDUs.
     public var found: [BluetoothUUID]?
 
-    public init(origin: Origin, opcode: UInt8, kind: Kind, handle: UInt16? = nil, endHandle: UInt16? = nil,
+    public init(origin: Side, opcode: ATTOpcode, kind: ATTKind, handle: UInt16? = nil, endHandle: UInt16? = nil,
                 attributeType: BluetoothUUID? = nil, valueLength: Int = 0, mtu: Int = 23,
                 characteristic: BluetoothUUID? = nil, service: BluetoothUUID? = nil, properties: UInt8? = nil,
                 isCCCD: Bool = false, cccdValue: UInt16? = nil, answers: FrameRef? = nil, newRead: Bool? = nil) {

@@ -56,8 +56,8 @@ public final class AuditFeed {
         if restarts.holding { restarts.flush(before: at.time &- restartGap, sink) }
         switch d.hci {
         case .command(let op, let params):
-            if op >= 0xFC00, let g = platform.command(op, frame: number) { sink.observe(.platform(g), at: at) }
-            command(op, params, adapter: d.packet.adapter, at, sink)
+            if HCICommands.isVendor(op), let g = platform.command(op, frame: number) { sink.observe(.platform(g), at: at) }
+            if let c = HCICommand(opcode: op, params) { command(c, adapter: d.packet.adapter, at, sink) }
         case .event(let code, let params): event(code, params, d, at, sink)
         case .none:
             if case .monitor(let op) = d.packet.kind, let g = platform.monitor(op, frame: number) {
@@ -90,85 +90,73 @@ public final class AuditFeed {
 
     // MARK: Commands
 
-    private func command<S: AuditEventSink>(_ op: UInt16, _ b: Bytes, adapter: UInt16, _ at: FrameRef, _ sink: S) {
-        switch op {
-        case 0x200C, 0x2042: // LE Set (Extended) Scan Enable: enable, filter duplicates[, duration, period]
-            guard let en = b.byte(0), let fd = b.byte(1) else { return }
-            restarts.scanEnable(.scanEnable(adapter: adapter, enabled: en != 0, filterDuplicates: fd, extended: op == 0x2042),
-                                adapter: adapter, enabled: en != 0, at: at, within: restartGap, sink)
-        case 0x200B, 0x2041: // LE Set (Extended) Scan Parameters: a restart with new ones is a new scan
-            restarts.parameters(adapter: adapter, Self.digest(b))
-        case 0x200D: // LE Create Connection: interval, window, filter policy, peer type, peer address
-            guard let policy = b.byte(4), let type = b.byte(5) else { return }
-            var r = ByteReader(b.from(6))
-            sink.observe(.createConnection(adapter: adapter, peer: policy == 0 ? try? r.address() : nil, peerType: type), at: at)
-        case 0x2043, 0x2085: // LE Extended Create Connection v1 / v2 (v2 starts with handle and subevent)
-            let o = op == 0x2085 ? 2 : 0
-            guard let policy = b.byte(o), let type = b.byte(o + 2) else { return }
-            var r = ByteReader(b.from(o + 3))
-            sink.observe(.createConnection(adapter: adapter, peer: policy == 0 ? try? r.address() : nil, peerType: type), at: at)
-        case 0x0406: // Disconnect: handle, reason
-            guard let h = b.le16(0) else { return }
-            sink.observe(.disconnectCommand(adapter: adapter, handle: h & 0x0FFF,
-                                         peer: dissector.liveConnection(adapter: adapter, handle: h)?.peer), at: at)
-        case 0x2008, 0x2009: // LE Set Advertising / Scan Response Data: significant length, 31 octets
-            guard let len = b.byte(0) else { return }
-            sink.observe(.advertisingData(adapter: adapter, advertiser: nil, data: b.from(1).prefix(Int(len)),
-                                       scanResponse: op == 0x2009, legacy: true, sentByHost: true), at: at)
-        case 0x2037, 0x2038: // LE Set Extended Advertising / Scan Response Data
-            guard let handle = b.byte(0), let len = b.byte(3) else { return }
-            sink.observe(.advertisingData(adapter: adapter, advertiser: nil, data: b.from(4).prefix(Int(len)),
-                                       scanResponse: op == 0x2038, legacy: legacySets.contains(setKey(adapter, handle)),
-                                       sentByHost: true), at: at)
-        case 0x200A: // LE Set Advertising Enable
-            guard let en = b.byte(0) else { return }
-            sink.observe(.advertisingEnable(adapter: adapter, enabled: en != 0), at: at)
-        case 0x2039: // LE Set Extended Advertising Enable: enable, number of sets, ...
-            guard let en = b.byte(0) else { return }
-            sink.observe(.advertisingEnable(adapter: adapter, enabled: en != 0), at: at)
-        case 0x2006: // LE Set Advertising Parameters: interval min, interval max (0.625 ms)
-            guard let max = b.le16(2) else { return }
-            sink.observe(.advertisingParameters(adapter: adapter, intervalMax: UInt32(max)), at: at)
-        case 0x2036, 0x207F: // LE Set Extended Advertising Parameters v1/v2: handle, properties, min (3), max (3)
-            guard let handle = b.byte(0), let props = b.le16(1), let m0 = b.byte(6), let m1 = b.byte(7), let m2 = b.byte(8) else { return }
-            if props & 0x10 != 0 { legacySets.insert(setKey(adapter, handle)) } else { legacySets.remove(setKey(adapter, handle)) }
-            sink.observe(.advertisingParameters(adapter: adapter, intervalMax: UInt32(m0) | UInt32(m1) << 8 | UInt32(m2) << 16), at: at)
-        default: break
+    private func command<S: AuditEventSink>(_ c: HCICommand, adapter: UInt16, _ at: FrameRef, _ sink: S) {
+        switch c {
+        case .leSetScanEnable(let p):
+            scanEnable(adapter: adapter, enabled: p.enable, filterDuplicates: p.filterDuplicates, extended: false, at, sink)
+        case .leSetExtendedScanEnable(let p):
+            scanEnable(adapter: adapter, enabled: p.enable, filterDuplicates: p.filterDuplicates, extended: true, at, sink)
+        case .leSetScanParameters(let p):
+            restarts.parameters(adapter: adapter, .legacy(p))
+        case .leSetExtendedScanParameters(let p):
+            restarts.parameters(adapter: adapter, .extended(p))
+        case .leCreateConnection(let p):
+            sink.observe(.createConnection(adapter: adapter, peer: p.peer, peerType: p.peerAddressType), at: at)
+        case .leExtendedCreateConnection(let p):
+            sink.observe(.createConnection(adapter: adapter, peer: p.peer, peerType: p.peerAddressType), at: at)
+        case .disconnect(let p):
+            let peer = dissector.liveConnection(adapter: adapter, handle: p.connectionHandle)?.peer
+            sink.observe(.disconnectCommand(adapter: adapter, handle: p.connectionHandle, peer: peer), at: at)
+        case .leSetAdvertisingData(let p):
+            sink.observe(.advertisingData(adapter: adapter, advertiser: nil, data: p.data, scanResponse: p.isScanResponse,
+                                          legacy: true, sentByHost: true), at: at)
+        case .leSetExtendedAdvertisingData(let p):
+            sink.observe(.advertisingData(adapter: adapter, advertiser: nil, data: p.data, scanResponse: p.isScanResponse,
+                                          legacy: legacySets.contains(setKey(adapter, p.advertisingHandle)),
+                                          sentByHost: true), at: at)
+        case .leSetAdvertisingEnable(let p):
+            sink.observe(.advertisingEnable(adapter: adapter, enabled: p.advertisingEnable), at: at)
+        case .leSetExtendedAdvertisingEnable(let p):
+            sink.observe(.advertisingEnable(adapter: adapter, enabled: p.enable), at: at)
+        case .leSetAdvertisingParameters(let p):
+            sink.observe(.advertisingParameters(adapter: adapter, intervalMax: UInt32(p.advertisingIntervalMax)), at: at)
+        case .leSetExtendedAdvertisingParameters(let p):
+            let set = setKey(adapter, p.advertisingHandle)
+            if p.usesLegacyPDUs { legacySets.insert(set) } else { legacySets.remove(set) }
+            sink.observe(.advertisingParameters(adapter: adapter, intervalMax: p.primaryAdvertisingIntervalMax), at: at)
         }
+    }
+
+    private func scanEnable<S: AuditEventSink>(adapter: UInt16, enabled: Bool, filterDuplicates: UInt8, extended: Bool,
+                                               _ at: FrameRef, _ sink: S) {
+        restarts.scanEnable(.scanEnable(adapter: adapter, enabled: enabled, filterDuplicates: filterDuplicates, extended: extended),
+                            adapter: adapter, enabled: enabled, at: at, within: restartGap, sink)
     }
 
     private func setKey(_ adapter: UInt16, _ handle: UInt8) -> UInt32 { UInt32(adapter) << 8 | UInt32(handle) }
 
-    /// FNV-1a of a command's parameters: tells whether scan parameters changed.
-    private static func digest(_ b: Bytes) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for x in b { h = (h ^ UInt64(x)) &* 0x0000_0100_0000_01B3 }
-        return h
-    }
-
     // MARK: Events
 
     private func event<S: AuditEventSink>(_ code: UInt8, _ b: Bytes, _ d: Decoded, _ at: FrameRef, _ sink: S) {
-        switch code {
-        case 0x03: // Connection Complete (BR/EDR)
+        switch d.event {
+        case .connectionComplete?, .leConnectionComplete?:
             if let c = d.connection, c.createdFrame == d.packet.number { sink.observe(.connected(c), at: at) }
-        case 0x3E:
-            guard let sub = b.byte(0) else { return }
-            if let c = d.connection, c.createdFrame == d.packet.number { sink.observe(.connected(c), at: at) }
-            guard AdvertisingReports.isReport(subevent: sub) else { return }
+        case .disconnectionComplete(let e)?:
+            guard e.status == 0, let c = d.connection, let reason = e.reason else { return }
+            _ = reads.removeValue(forKey: c.id)
+            sink.observe(.disconnected(c, reason: reason), at: at)
+        case .encryptionChange(let e)?:
+            guard e.status == 0, let c = d.connection else { return }
+            sink.observe(.encryptionChanged(c, on: e.isOn), at: at)
+        case .encryptionKeyRefreshComplete?, .leConnectionUpdateComplete?:
+            break
+        case nil:
+            guard code == HCIEvents.leMeta, let sub = b.first, AdvertisingReports.isReport(subevent: sub) else { return }
             let adapter = d.packet.adapter
-            AdvertisingReports.forEach(subevent: sub, b.from(1)) { r in
+            AdvertisingReports.forEach(subevent: sub, b.dropFirst()) { r in
                 guard r.syncHandle == nil else { return }
                 report(r, adapter: adapter, at, sink)
             }
-        case 0x05:
-            guard b.byte(0) == 0, let c = d.connection, let reason = b.byte(3) else { return }
-            _ = reads.removeValue(forKey: c.id)
-            sink.observe(.disconnected(c, reason: reason), at: at)
-        case 0x08, 0x59:
-            guard b.byte(0) == 0, let c = d.connection, let on = b.byte(3) else { return }
-            sink.observe(.encryptionChanged(c, on: on != 0), at: at)
-        default: break
         }
     }
 
@@ -184,22 +172,14 @@ public final class AuditFeed {
 
     private func observation(_ r: ATTResult, _ c: Connection, _ d: Decoded) -> ATTObservation {
         let pdu = r.pdu
-        let kind: ATTObservation.Kind
-        switch pdu.kind {
-        case .request: kind = .request
-        case .response: kind = .response
-        case .command, .unknown: kind = .command
-        case .notification: kind = .notification
-        case .indication: kind = .indication
-        case .confirmation: kind = .confirmation
-        }
+        let kind = pdu.kind
         let a = r.attribute
         let isCCCD = a?.role == .descriptor && a?.uuid == BluetoothUUID(uuid16: 0x2902)
         var cccd: UInt16?
         if isCCCD, kind == .request || kind == .command, let v = pdu.value { cccd = v.le16(0) ?? v.byte(0).map(UInt16.init) }
         let answers = r.request.map { FrameRef(number: $0.frame, time: d.packet.timestamp &- $0.rtt) }
         var o = ATTObservation(
-            origin: r.side == .local ? .local : .remote, opcode: pdu.opcode.rawValue, kind: kind,
+            origin: r.side, opcode: pdu.opcode, kind: kind,
             handle: pdu.range?.start ?? pdu.handle, endHandle: pdu.range?.end, attributeType: pdu.attributeType,
             valueLength: pdu.value?.count ?? 0, mtu: c.att?.mtu ?? 23,
             characteristic: a?.characteristic ?? (a?.role == .characteristicValue ? a?.uuid : nil),
@@ -242,22 +222,28 @@ struct ScanRestarts {
         var adapter: UInt16
         var event: AuditEvent
         var at: FrameRef
-        var parameters: UInt64
+        var parameters: Parameters?
+    }
+
+    /// LE Set (Extended) Scan Parameters: a restart with other ones is a new scan.
+    enum Parameters: Equatable {
+        case legacy(LESetScanParameters)
+        case extended(LESetExtendedScanParameters)
     }
 
     /// Per adapter: the scan parameters last set, the duplicate filter of the scan last enabled,
     /// and the disable held back.
-    private var parameters = AdapterTable<UInt64>()
+    private var parameters = AdapterTable<Parameters>()
     private var filters = AdapterTable<UInt8>()
     private var held: [Held] = []
     private(set) var holding = false
 
-    mutating func parameters(adapter: UInt16, _ digest: UInt64) { parameters[adapter] = digest }
+    mutating func parameters(adapter: UInt16, _ p: Parameters) { parameters[adapter] = p }
 
     mutating func scanEnable<S: AuditEventSink>(_ event: AuditEvent, adapter: UInt16, enabled: Bool, at: FrameRef,
                                                within gap: Int64, _ sink: S) {
         guard case .scanEnable(_, _, let filter, _) = event else { return }
-        let params = parameters[adapter] ?? 0
+        let params = parameters[adapter]
         if !enabled {
             // A second disable while one is held: the first stands.
             if !held.contains(where: { $0.adapter == adapter }) {

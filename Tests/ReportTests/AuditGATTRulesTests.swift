@@ -80,11 +80,11 @@ final class AuditGATTRulesTests: XCTestCase {
         s.add(0, .connected(c1))
         s.add(0.1, att(c1, .local, 0x10, .request, handle: 0x0001, end: 0xFFFF, type: 0x2800))
         s.add(0.2, att(c1, .remote, 0x01, .response))
-        var found = ATTObservation(origin: .remote, opcode: 0x09, kind: .response)
+        var found = ATTObservation(origin: .remote, opcode: .readByTypeResponse, kind: .response)
         found.found = has.map { BluetoothUUID(uuid16: $0) }
         s.add(0.3, .att(c1, found))
         if serviceChanged {
-            s.add(0.5, .att(c1, ATTObservation(origin: .remote, opcode: 0x1D, kind: .indication, handle: 0x0003,
+            s.add(0.5, .att(c1, ATTObservation(origin: .remote, opcode: .handleValueIndication, kind: .indication, handle: 0x0003,
                                                characteristic: BluetoothUUID(uuid16: 0x2A05))))
         }
         s.add(1, .disconnected(c1, reason: 0x13))

@@ -260,13 +260,13 @@ final class AuditReportTests: XCTestCase {
 
     func testATTOpcodeSets() {
         let responses = ATTOpcodeSet.responses
-        for op: UInt8 in [0x01, 0x03, 0x0B, 0x0D, 0x11, 0x13, 0x17, 0x19, 0x21] { XCTAssertTrue(responses.contains(op), "\(op)") }
-        for op: UInt8 in [0x0A, 0x12, 0x1B, 0x1D, 0x1E, 0x52, 0xD2] { XCTAssertFalse(responses.contains(op), "\(op)") }
-        let writes = ATTOpcodeSet([0x12, 0x52, 0xD2])
-        XCTAssertTrue(writes.contains(0xD2))
-        XCTAssertFalse(writes.contains(0x92))
-        XCTAssertTrue(writes.union(.valueReads).contains(0x0C))
-        XCTAssertTrue((0...255).allSatisfy { ATTOpcodeSet.all.contains(UInt8($0)) })
+        for op: UInt8 in [0x01, 0x03, 0x0B, 0x0D, 0x11, 0x13, 0x17, 0x19, 0x21] { XCTAssertTrue(responses.contains(ATTOpcode(op)), "\(op)") }
+        for op: UInt8 in [0x0A, 0x12, 0x1B, 0x1D, 0x1E, 0x52, 0xD2] { XCTAssertFalse(responses.contains(ATTOpcode(op)), "\(op)") }
+        let writes = ATTOpcodeSet([.writeRequest, .writeCommand, .signedWriteCommand])
+        XCTAssertTrue(writes.contains(.signedWriteCommand))
+        XCTAssertFalse(writes.contains(ATTOpcode(0x92)))
+        XCTAssertTrue(writes.union(.valueReads).contains(.readBlobRequest))
+        XCTAssertTrue((0...255).allSatisfy { ATTOpcodeSet.all.contains(ATTOpcode(UInt8($0))) })
     }
 
     func testAdapterTable() {

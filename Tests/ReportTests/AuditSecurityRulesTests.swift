@@ -8,7 +8,7 @@ final class AuditSecurityRulesTests: XCTestCase {
         let c = s.connection()
         s.add(0, .connected(c))
         if encryptFirst { s.add(0.5, .encryptionChanged(c, on: true)) }
-        let obs = ATTObservation(origin: .local, opcode: 0x0A, kind: .request, handle: 0x0030,
+        let obs = ATTObservation(origin: .local, opcode: .readRequest, kind: .request, handle: 0x0030,
                                  characteristic: custom ?? BluetoothUUID(uuid16: 0x2A87), service: BluetoothUUID(uuid16: 0x181C))
         s.add(1, .att(c, obs))
         s.add(1.1, att(c, .remote, error ? 0x01 : 0x0B, .response, length: 14))
@@ -31,7 +31,7 @@ final class AuditSecurityRulesTests: XCTestCase {
         var s = EventStream()
         let c = s.connection()
         s.add(0, .connected(c))
-        s.add(1, .att(c, ATTObservation(origin: .local, opcode: 0x52, kind: .command, handle: 0x0020, characteristic: custom)))
+        s.add(1, .att(c, ATTObservation(origin: .local, opcode: .writeCommand, kind: .command, handle: 0x0020, characteristic: custom)))
         s.add(2, .disconnected(c, reason: 0x13))
         assertNone(audit(s, only: "BLE601"))
         let f = audit(s, only: "BLE601") { $0.sensitiveCharacteristics = [custom] }

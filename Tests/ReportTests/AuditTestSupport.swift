@@ -37,10 +37,10 @@ struct EventStream {
     var last: FrameRef? { items.last?.1 }
 }
 
-func att(_ c: Connection, _ origin: Origin, _ op: UInt8, _ kind: ATTObservation.Kind, handle: UInt16? = nil,
+func att(_ c: Connection, _ origin: Side, _ op: UInt8, _ kind: ATTKind, handle: UInt16? = nil,
          end: UInt16? = nil, type: UInt16? = nil, length: Int = 0, mtu: Int = 23, characteristic: UInt16? = nil,
          service: UInt16? = nil, properties: UInt8? = nil, cccd: UInt16? = nil) -> AuditEvent {
-    .att(c, ATTObservation(origin: origin, opcode: op, kind: kind, handle: handle, endHandle: end,
+    .att(c, ATTObservation(origin: origin, opcode: ATTOpcode(op), kind: kind, handle: handle, endHandle: end,
                            attributeType: type.map { BluetoothUUID(uuid16: $0) }, valueLength: length, mtu: mtu,
                            characteristic: characteristic.map { BluetoothUUID(uuid16: $0) },
                            service: service.map { BluetoothUUID(uuid16: $0) }, properties: properties,

@@ -126,22 +126,24 @@ public struct ATTOpcodeSet: Sendable {
     /// Opcodes 0-127 and 128-255, a bit each.
     private var low: UInt128 = 0, high: UInt128 = 0
 
-    public init(_ opcodes: [UInt8]) {
-        for op in opcodes {
+    public init(_ opcodes: [ATTOpcode]) {
+        for op in opcodes.map(\.rawValue) {
             if op < 128 { low |= 1 << op } else { high |= 1 << (op - 128) }
         }
     }
 
     /// The opcodes whose PDUs play one of these roles (Core Vol 3 Part F 3.3).
     public init(kinds: Set<ATTKind>) {
-        self.init((0...255).filter { kinds.contains(Decoders.ATTOpcode(UInt8($0)).kind) }.map { UInt8($0) })
+        self.init(Self.every.filter { kinds.contains($0.kind) })
     }
 
-    public static let all = ATTOpcodeSet(Array(0...255))
+    private static let every = (0...255).map { ATTOpcode(UInt8($0)) }
+    public static let all = ATTOpcodeSet(every)
 
     @inline(__always)
-    public func contains(_ op: UInt8) -> Bool {
-        (op < 128 ? low >> op : high >> (op - 128)) & 1 != 0
+    public func contains(_ opcode: ATTOpcode) -> Bool {
+        let op = opcode.rawValue
+        return (op < 128 ? low >> op : high >> (op - 128)) & 1 != 0
     }
 
     public func union(_ other: ATTOpcodeSet) -> ATTOpcodeSet {
@@ -213,6 +215,57 @@ extension AuditRule {
         Finding(rule: Self.info.id, ruleName: Self.info.name, severity: severity ?? settings.severity,
                 message: message.string, subject: subject, evidence: evidence, decisive: decisive, detail: detail,
                 actor: actor)
+    }
+}
+
+/// How a connection's state came to be judged.
+enum ConnectionEnd {
+    /// The connection ended at this frame (its Disconnection Complete, or for a rule that takes it
+    /// as the end, this host's Disconnect).
+    case disconnected(FrameRef)
+    /// Still open when the capture ended: the capture's last frame, when known.
+    case captureEnded(FrameRef?)
+
+    var frame: FrameRef? {
+        switch self {
+        case .disconnected(let f): return f
+        case .captureEnded(let f): return f
+        }
+    }
+}
+
+/// A rule that keeps state per connection, in `states` by connection number: the state is judged
+/// (`close`) when the connection ends, and at the end of the capture for those still open. The
+/// skeleton is here once: `.disconnected` closes the connection's state (rules that act on more
+/// events call `disconnected` from their own `observe`), `finish` closes every state left.
+protocol PerConnectionRule: AuditRule {
+    associatedtype ConnectionState
+    var states: ConnectionTable<ConnectionState> { get set }
+    /// Judges a connection's state, taken out of `states`, and emits what it decides.
+    mutating func close(_ state: ConnectionState, _ end: ConnectionEnd, emit: (Finding) -> Void)
+    /// The order states still open at the end of the capture are closed in (default: connection
+    /// order). Findings that share a subject keep the first one's message.
+    func closingOrder(_ open: [ConnectionState]) -> [ConnectionState]
+}
+
+extension PerConnectionRule {
+    func closingOrder(_ open: [ConnectionState]) -> [ConnectionState] { open }
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        if case .disconnected(let c, _) = event { disconnected(c.id, at: frame, emit: emit) }
+    }
+
+    /// The connection ended: its state, if any, is closed and dropped.
+    mutating func disconnected(_ id: Int, at frame: FrameRef, emit: (Finding) -> Void) {
+        if let s = states.removeValue(forKey: id) { close(s, .disconnected(frame), emit: emit) }
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) { closeAll(at: frame, emit: emit) }
+
+    /// Closes every state still open at the end of the capture.
+    mutating func closeAll(at frame: FrameRef?, emit: (Finding) -> Void) {
+        for s in closingOrder(states.values) { close(s, .captureEnded(frame), emit: emit) }
+        states.removeAll()
     }
 }
 

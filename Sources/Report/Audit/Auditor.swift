@@ -9,7 +9,9 @@ public final class Auditor: AuditEventSink {
     /// event visits only its rules rather than testing every rule's interests. The rules (each
     /// behind a `RuleRunner`) and the last frame seen live behind pointers, the rules unretained:
     /// the per-event path then goes without retains, run-time exclusivity checks and array
-    /// uniqueness checks.
+    /// uniqueness checks. The same auditor with arrays of runners and each rule in a class box took
+    /// 4% longer on a mixed capture, 9% on notifications and 17% on an advertising flood (audit
+    /// --format json of 400,000 frames, median CPU time of 5 alternating runs).
     private let byKind: [UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>]
     /// The same for ATT PDUs, the most frequent event, by opcode: a PDU visits only the rules that
     /// act on its opcode.
@@ -62,7 +64,7 @@ public final class Auditor: AuditEventSink {
         byKind = (0..<UInt16.bitWidth).map { bit in buffer(enabled.filter { $0.consumes.rawValue & (1 << bit) != 0 }) }
         let att = enabled.filter { $0.consumes.contains(.att) }
         attRules = .allocate(capacity: 256)
-        attRules.initialize(from: (0...255).map { op in buffer(att.filter { $0.attOpcodes.contains(UInt8(op)) }) }, count: 256)
+        attRules.initialize(from: (0...255).map { op in buffer(att.filter { $0.attOpcodes.contains(ATTOpcode(UInt8(op))) }) }, count: 256)
         tickers = buffer(enabled.filter { $0.checksTime })
         earliest.pointee = enabled.map(\.nextTick).min() ?? .max
         lastFrame = .allocate(capacity: 1)
@@ -118,7 +120,7 @@ public final class Auditor: AuditEventSink {
     /// An ATT PDU, lent to each rule.
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
         advance(to: frame)
-        for r in attRules[Int(a.opcode)] { r._withUnsafeGuaranteedRef { $0.observeATT(a, c, frame, emit) } }
+        for r in attRules[Int(a.opcode.rawValue)] { r._withUnsafeGuaranteedRef { $0.observeATT(a, c, frame, emit) } }
     }
 
     /// Closes what is still open and returns the findings, one per rule and subject, sorted by first

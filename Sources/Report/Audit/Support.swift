@@ -1,46 +1,6 @@
 import Decoders
 import Wire
 
-/// ATT opcodes the rules look at (Core Vol 3 Part F 3.4.8).
-enum ATTOpcode {
-    static let errorResponse: UInt8 = 0x01
-    static let exchangeMTURequest: UInt8 = 0x02
-    static let exchangeMTUResponse: UInt8 = 0x03
-    static let findInformationRequest: UInt8 = 0x04
-    static let findByTypeValueRequest: UInt8 = 0x06
-    static let readByTypeRequest: UInt8 = 0x08
-    static let readRequest: UInt8 = 0x0A
-    static let readResponse: UInt8 = 0x0B
-    static let readBlobRequest: UInt8 = 0x0C
-    static let readBlobResponse: UInt8 = 0x0D
-    static let readByGroupTypeRequest: UInt8 = 0x10
-    static let writeRequest: UInt8 = 0x12
-    static let prepareWriteRequest: UInt8 = 0x16
-    static let notification: UInt8 = 0x1B
-    static let indication: UInt8 = 0x1D
-    static let writeCommand: UInt8 = 0x52
-    static let signedWriteCommand: UInt8 = 0xD2
-
-    static func name(_ op: UInt8) -> String {
-        switch op {
-        case 0x02: return "Exchange MTU Request"
-        case 0x04: return "Find Information Request"
-        case 0x06: return "Find By Type Value Request"
-        case 0x08: return "Read By Type Request"
-        case 0x0A: return "Read Request"
-        case 0x0C: return "Read Blob Request"
-        case 0x0E: return "Read Multiple Request"
-        case 0x10: return "Read By Group Type Request"
-        case 0x12: return "Write Request"
-        case 0x16: return "Prepare Write Request"
-        case 0x18: return "Execute Write Request"
-        case 0x1D: return "Handle Value Indication"
-        case 0x20: return "Read Multiple Variable Request"
-        default: return "ATT opcode " + Hex.prefixed(op, width: 2)
-        }
-    }
-}
-
 /// GATT declaration types (Core Vol 3 Part G 3.1-3.3).
 enum GATTType {
     static let primaryService = BluetoothUUID(uuid16: 0x2800)
@@ -59,20 +19,22 @@ extension ATTOpcodeSet {
     static let requests = ATTOpcodeSet(kinds: [.request])
     static let responses = ATTOpcodeSet(kinds: [.response])
     /// Client reads of a value (`isValueRead`): Read, Read Blob, Read By Type.
-    static let valueReads = ATTOpcodeSet([ATTOpcode.readRequest, ATTOpcode.readBlobRequest, ATTOpcode.readByTypeRequest])
+    static let valueReads = ATTOpcodeSet([.readRequest, .readBlobRequest, .readByTypeRequest])
     /// What a `ReadTracker` looks at: value reads, and the responses that may end one.
     static let readTracked = valueReads.union(responses)
     /// PDUs that may touch an attribute value (`usesAttribute`): reads, writes, notifications.
-    static let valueUses = ATTOpcodeSet([0x0A, 0x0C, 0x0E, 0x12, 0x16, 0x1B, 0x1D, 0x20, 0x23, 0x52, 0xD2,
-                                         ATTOpcode.readByTypeRequest])
+    static let valueUses = ATTOpcodeSet([.readRequest, .readBlobRequest, .readMultipleRequest, .writeRequest,
+                                         .prepareWriteRequest, .handleValueNotification, .handleValueIndication,
+                                         .readMultipleVariableRequest, .multipleHandleValueNotification,
+                                         .writeCommand, .signedWriteCommand, .readByTypeRequest])
 }
 
 extension ATTObservation {
     /// A read of one attribute's value by the client.
     var isValueRead: Bool {
         switch opcode {
-        case ATTOpcode.readRequest, ATTOpcode.readBlobRequest: return kind == .request
-        case ATTOpcode.readByTypeRequest: return kind == .request && !GATTType.isDeclaration(attributeType)
+        case .readRequest, .readBlobRequest: return kind == .request
+        case .readByTypeRequest: return kind == .request && !GATTType.isDeclaration(attributeType)
         default: return false
         }
     }
@@ -80,7 +42,7 @@ extension ATTObservation {
     /// The PDU touches an attribute value (read, write, notification): use of the characteristic.
     var usesAttribute: Bool {
         guard ATTOpcodeSet.valueUses.contains(opcode) else { return false }
-        return opcode == ATTOpcode.readByTypeRequest ? !GATTType.isDeclaration(attributeType) : handle != nil
+        return opcode == .readByTypeRequest ? !GATTType.isDeclaration(attributeType) : handle != nil
     }
 }
 
@@ -392,12 +354,12 @@ struct ReadTracker {
     mutating func classify(_ a: ATTObservation) -> Bool? {
         if a.kind == .response, awaiting, a.origin == .remote {
             awaiting = false
-            lastFull = (a.opcode == ATTOpcode.readResponse || a.opcode == ATTOpcode.readBlobResponse)
+            lastFull = (a.opcode == .readResponse || a.opcode == .readBlobResponse)
                 && a.valueLength >= a.mtu - 1
             return nil
         }
         guard a.isValueRead, let h = a.handle else { return nil }
-        let continuation = a.opcode == ATTOpcode.readBlobRequest && lastHandle == h && lastFull
+        let continuation = a.opcode == .readBlobRequest && lastHandle == h && lastFull
         lastHandle = h
         lastFull = false
         awaiting = true

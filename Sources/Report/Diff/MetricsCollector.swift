@@ -199,8 +199,8 @@ public final class MetricsCollector: AuditEventSink {
 
     private static func isDiscovery(_ a: ATTObservation) -> Bool {
         switch a.opcode {
-        case 0x04, 0x06, 0x10: return true // Find Information, Find By Type Value, Read By Group Type
-        case 0x08: // Read By Type: of characteristic or include declarations
+        case .findInformationRequest, .findByTypeValueRequest, .readByGroupTypeRequest: return true
+        case .readByTypeRequest: // of characteristic or include declarations
             return a.attributeType == BluetoothUUID(uuid16: 0x2803) || a.attributeType == BluetoothUUID(uuid16: 0x2802)
         default: return false
         }
@@ -208,7 +208,7 @@ public final class MetricsCollector: AuditEventSink {
 
     private static func key(_ a: ATTObservation) -> String {
         let name: String
-        if let u = a.characteristic { name = u.description } else if a.opcode == 0x08, let t = a.attributeType {
+        if let u = a.characteristic { name = u.description } else if a.opcode == .readByTypeRequest, let t = a.attributeType {
             name = "by type " + t.description
         } else if let h = a.handle { name = "handle " + Hex.prefixed(h, width: 4) } else { name = "unknown" }
         return a.isCCCD ? name + " CCCD" : name
@@ -232,15 +232,15 @@ public final class MetricsCollector: AuditEventSink {
             charKey = Self.key(a)
             o.lastRead = charKey
             counts.reads = 1
-        } else if local, a.opcode == 0x12 || a.opcode == 0x52 || a.opcode == 0xD2 {
+        } else if local, a.opcode == .writeRequest || a.opcode == .writeCommand || a.opcode == .signedWriteCommand {
             charKey = Self.key(a)
             counts.writes = 1
             counts.bytesOut = a.valueLength
-        } else if !local, a.opcode == 0x1B || a.opcode == 0x1D {
+        } else if !local, a.opcode == .handleValueNotification || a.opcode == .handleValueIndication {
             charKey = Self.key(a)
-            if a.opcode == 0x1B { counts.notifications = 1 } else { counts.indications = 1 }
+            if a.opcode == .handleValueNotification { counts.notifications = 1 } else { counts.indications = 1 }
             counts.bytesIn = a.valueLength
-        } else if !local, a.opcode == 0x0B || a.opcode == 0x0D || (a.opcode == 0x09 && a.valueLength > 0) {
+        } else if !local, a.opcode == .readResponse || a.opcode == .readBlobResponse || (a.opcode == .readByTypeResponse && a.valueLength > 0) {
             charKey = a.characteristic.map { _ in Self.key(a) } ?? o.lastRead
             counts.bytesIn = a.valueLength
         }

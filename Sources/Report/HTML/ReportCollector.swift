@@ -290,7 +290,7 @@ final class ConnectionTrack {
         }
         var m = ATTMarks()
         switch o.kind {
-        case .request, .command:
+        case .request, .command, .unknown:
             switch ATTActivity.of(opcode: o.opcode, type: o.attributeType) {
             case .discovery: m.discovery = 1
             case .read: m.reads = 1
@@ -322,15 +322,15 @@ final class ConnectionTrack {
 enum ATTActivity {
     case discovery, read, write, mtu, other
 
-    static func of(opcode: UInt8, type: BluetoothUUID?) -> ATTActivity {
+    static func of(opcode: ATTOpcode, type: BluetoothUUID?) -> ATTActivity {
         switch opcode {
-        case 0x02: return .mtu
-        case 0x04, 0x06, 0x10: return .discovery  // Find Information, Find By Type Value, Read By Group Type
-        case 0x08:  // Read By Type: discovery when it asks for declarations (include, characteristic)
+        case .exchangeMTURequest: return .mtu
+        case .findInformationRequest, .findByTypeValueRequest, .readByGroupTypeRequest: return .discovery
+        case .readByTypeRequest:  // discovery when it asks for declarations (include, characteristic)
             if let u = type?.uuid16, u == 0x2802 || u == 0x2803 { return .discovery }
             return .read
-        case 0x0A, 0x0C, 0x0E, 0x20: return .read
-        case 0x12, 0x16, 0x18, 0x52, 0xD2: return .write
+        case .readRequest, .readBlobRequest, .readMultipleRequest, .readMultipleVariableRequest: return .read
+        case .writeRequest, .prepareWriteRequest, .executeWriteRequest, .writeCommand, .signedWriteCommand: return .write
         default: return .other
         }
     }

@@ -2,7 +2,7 @@ import Decoders
 
 /// Discovering every primary service costs one round trip per few services, on every connection,
 /// when the app only ever uses one or two of them.
-struct BLE201FullServiceDiscovery: AuditRule {
+struct BLE201FullServiceDiscovery: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE201", name: "full-service-discovery", severity: .warning,
         summary: "Discover All Primary Services instead of discovery by service UUID",
@@ -39,23 +39,15 @@ struct BLE201FullServiceDiscovery: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([ATTOpcode.readByGroupTypeRequest]).union(.responses).union(.valueUses)
+    static let attOpcodes = ATTOpcodeSet([.readByGroupTypeRequest]).union(.responses).union(.valueUses)
     let settings: RuleSettings
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) { self.settings = settings }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        switch event {
-        case .disconnected(let c, _):
-            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
-        default: break
-        }
-    }
-
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
-        if a.origin == .local, a.kind == .request, a.opcode == ATTOpcode.readByGroupTypeRequest,
+        if a.origin == .local, a.kind == .request, a.opcode == .readByGroupTypeRequest,
            a.attributeType == GATTType.primaryService {
             if !states.contains(c.id) {
                 if a.handle == 0x0001 && (a.endHandle ?? 0xFFFF) == 0xFFFF {
@@ -76,19 +68,17 @@ struct BLE201FullServiceDiscovery: AuditRule {
             if a.origin == .remote, a.kind == .response, s.awaitingResponse {
                 s.awaitingResponse = false
                 // Attribute Not Found ends the walk: the client went to the end of the database.
-                if a.opcode == ATTOpcode.errorResponse { s.reachedEnd = true }
-                if a.opcode == 0x11, let found = a.found, s.discovered.count < 256 { s.discovered.formUnion(found) }
+                if a.opcode == .errorResponse { s.reachedEnd = true }
+                if a.opcode == .readByGroupTypeResponse, let found = a.found, s.discovered.count < 256 { s.discovered.formUnion(found) }
             }
             if a.usesAttribute, let svc = a.service, s.used.count < 256 { s.used.insert(svc) }
         }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in states.values.sorted(by: { $0.first.number < $1.first.number }) { report(s, emit: emit) }
-        states.removeAll()
-    }
+    /// In order of the discoveries.
+    func closingOrder(_ open: [State]) -> [State] { open.sorted { $0.first.number < $1.first.number } }
 
-    private func report(_ s: State, emit: (Finding) -> Void) {
+    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
         // Discovery by UUID would have found the same services: nothing to save.
         if !s.discovered.isEmpty, s.discovered.isSubset(of: s.used) { return }
         // A HID device's host discovers everything by its profile; an encrypted sniffed link hides the use.

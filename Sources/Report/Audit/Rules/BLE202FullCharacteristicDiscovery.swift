@@ -2,7 +2,7 @@ import Decoders
 
 /// Characteristic and descriptor discovery over ranges the app never touches afterwards is
 /// wasted air time.
-struct BLE202FullCharacteristicDiscovery: AuditRule {
+struct BLE202FullCharacteristicDiscovery: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE202", name: "full-characteristic-discovery", severity: .warning,
         summary: "Characteristics discovered over the whole database or in services never used",
@@ -31,30 +31,22 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
     struct State {
         var connection: Connection
         var ranges: [Range] = []
-        var flaggedWhole: Set<UInt8> = []
+        var flaggedWhole: Set<ATTOpcode> = []
         /// The frame of the last ATT PDU seen on the link.
         var lastATT = 0
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([ATTOpcode.readByTypeRequest, ATTOpcode.findInformationRequest]).union(.valueUses)
+    static let attOpcodes = ATTOpcodeSet([.readByTypeRequest, .findInformationRequest]).union(.valueUses)
     let settings: RuleSettings
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) { self.settings = settings }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        switch event {
-        case .disconnected(let c, _):
-            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
-        default: break
-        }
-    }
-
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
-        let isCharDiscovery = a.opcode == ATTOpcode.readByTypeRequest && a.attributeType == GATTType.characteristic
-        let isDescDiscovery = a.opcode == ATTOpcode.findInformationRequest
+        let isCharDiscovery = a.opcode == .readByTypeRequest && a.attributeType == GATTType.characteristic
+        let isDescDiscovery = a.opcode == .findInformationRequest
         if a.origin == .local, a.kind == .request, isCharDiscovery || isDescDiscovery, let start = a.handle {
             let end = a.endHandle ?? 0xFFFF
             if start == 0x0001 && end == 0xFFFF {
@@ -87,12 +79,7 @@ struct BLE202FullCharacteristicDiscovery: AuditRule {
         }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in states.values { report(s, emit: emit) }
-        states.removeAll()
-    }
-
-    private func report(_ s: State, emit: (Finding) -> Void) {
+    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
         let unused = s.ranges.filter { !$0.used }
         guard let first = unused.first, let last = unused.last else { return }
         // A HID device's host discovers everything by its profile; an encrypted sniffed link hides the use.

@@ -3,7 +3,7 @@ import Decoders
 /// A client may keep the handles it discovered on a server across connections whenever they cannot
 /// have changed (Core Vol 3 Part G 2.5.2): walking the whole database again on every reconnection
 /// then costs the same round trips each time for nothing.
-struct BLE203RediscoveryOnReconnect: AuditRule {
+struct BLE203RediscoveryOnReconnect: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE203", name: "rediscovery-on-reconnect", severity: .note,
         summary: "The same full discovery repeated on a later connection although the cached handles were valid",
@@ -37,22 +37,15 @@ struct BLE203RediscoveryOnReconnect: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([ATTOpcode.indication, ATTOpcode.readByGroupTypeRequest, ATTOpcode.readByTypeRequest,
-                                          0x09])
+    static let attOpcodes = ATTOpcodeSet([.handleValueIndication, .readByGroupTypeRequest, .readByTypeRequest,
+                                          .readByTypeResponse])
     static let databaseHash = BluetoothUUID(uuid16: 0x2B2A)
     let settings: RuleSettings
     private var peers = BoundedMap<PeerKey, Peer>(capacity: 10_000)
-    private var discovered = ConnectionTable<Bool>(capacity: 4096)
+    /// The connections whose full discovery was seen (only the first one on each is judged).
+    var states = ConnectionTable<Bool>(capacity: 4096)
 
     init(settings: RuleSettings) { self.settings = settings }
-
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        switch event {
-        case .disconnected(let c, _):
-            _ = discovered.removeValue(forKey: c.id)
-        default: break
-        }
-    }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
@@ -61,7 +54,7 @@ struct BLE203RediscoveryOnReconnect: AuditRule {
             return
         }
         // Characteristic discovery responses: what the server has.
-        if a.origin == .remote, a.opcode == 0x09, let found = a.found, c.peer != nil {
+        if a.origin == .remote, a.opcode == .readByTypeResponse, let found = a.found, c.peer != nil {
             guard !found.isEmpty else { return }
             let sc = found.contains(GATTType.serviceChanged), hash = found.contains(Self.databaseHash)
             peers.update(c.peerKey, default: Peer(connectionID: c.id, frame: frame)) {
@@ -71,12 +64,12 @@ struct BLE203RediscoveryOnReconnect: AuditRule {
             }
             return
         }
-        guard a.origin == .local, a.kind == .request, a.handle == 0x0001, discovered[c.id] == nil else { return }
-        let full = (a.opcode == ATTOpcode.readByGroupTypeRequest && a.attributeType == GATTType.primaryService)
-            || (a.opcode == ATTOpcode.readByTypeRequest && a.attributeType == GATTType.characteristic
+        guard a.origin == .local, a.kind == .request, a.handle == 0x0001, states[c.id] == nil else { return }
+        let full = (a.opcode == .readByGroupTypeRequest && a.attributeType == GATTType.primaryService)
+            || (a.opcode == .readByTypeRequest && a.attributeType == GATTType.characteristic
                 && (a.endHandle ?? 0xFFFF) == 0xFFFF)
         guard full, c.peer != nil else { return }
-        discovered[c.id] = true
+        states[c.id] = true
         if let p = peers[c.peerKey], p.connectionID != c.id, !p.serviceChanged, let why = Self.cacheValid(p, bonded: c.encrypted) {
             emit(finding("""
                 full discovery repeated on connection #\(c.id) to \(c.peerKey.description) (first on connection \
@@ -101,5 +94,6 @@ struct BLE203RediscoveryOnReconnect: AuditRule {
         return nil
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
+    /// A repeated discovery is judged when it starts: nothing is left to judge at the end.
+    func close(_ discovered: Bool, _ end: ConnectionEnd, emit: (Finding) -> Void) {}
 }

@@ -3,7 +3,7 @@ import Wire
 
 /// Reading the same value again and again keeps the link busy and the peripheral awake; a
 /// characteristic that can notify sends the value only when it changes.
-struct BLE301PollingRead: AuditRule {
+struct BLE301PollingRead: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE301", name: "polling-read", severity: .warning,
         summary: "The same attribute read repeatedly in a short time (polling)",
@@ -53,7 +53,7 @@ struct BLE301PollingRead: AuditRule {
     /// Options read once: a lookup by name per event costs a string hash.
     private let readsSetting: Int
     private let windowSetting: Int64
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) {
         self.settings = settings
@@ -61,19 +61,11 @@ struct BLE301PollingRead: AuditRule {
         windowSetting = settings.duration("window")
     }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        switch event {
-        case .disconnected(let c, _):
-            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
-        default: break
-        }
-    }
-
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
         guard a.newRead == true, let h = a.handle else { return }
         // A read by UUID names a value by its type: reads of other types over one range are not one value.
-        let t = a.opcode == ATTOpcode.readByTypeRequest ? a.attributeType : nil
+        let t = a.opcode == .readByTypeRequest ? a.attributeType : nil
         let need = max(1, readsSetting), window = windowSetting
         states.update(c.id, default: State(connection: c)) { s in
             let i: Int
@@ -103,12 +95,7 @@ struct BLE301PollingRead: AuditRule {
         return true
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in states.values { report(s, emit: emit) }
-        states.removeAll()
-    }
-
-    private func report(_ s: State, emit: (Finding) -> Void) {
+    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
         let need = max(1, readsSetting)
         // Most connections poll nothing.
         guard s.polled else { return }

@@ -1,7 +1,7 @@
 import Decoders
 
 /// Values that never change during a connection need reading once.
-struct BLE302RedundantRead: AuditRule {
+struct BLE302RedundantRead: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE302", name: "redundant-read", severity: .note,
         summary: "A static value (Device Name, Appearance, Device Information) read repeatedly",
@@ -43,26 +43,18 @@ struct BLE302RedundantRead: AuditRule {
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let readsSetting: Int
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) {
         self.settings = settings
         readsSetting = settings.count("reads")
     }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        switch event {
-        case .disconnected(let c, _):
-            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
-        default: break
-        }
-    }
-
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
         guard a.newRead == true else { return }
         // "Read Using Characteristic UUID" (Read By Type) names the value by its type.
-        let byType = a.opcode == ATTOpcode.readByTypeRequest
+        let byType = a.opcode == .readByTypeRequest
         guard let u = byType ? a.attributeType : a.characteristic, Self.staticValues.contains(u) else { return }
         let h = byType ? nil : a.handle
         states.update(c.id, default: State(connection: c)) { s in
@@ -76,12 +68,7 @@ struct BLE302RedundantRead: AuditRule {
         }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in states.values { report(s, emit: emit) }
-        states.removeAll()
-    }
-
-    private func report(_ s: State, emit: (Finding) -> Void) {
+    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
         for r in s.values.values.sorted(by: { $0.first.number < $1.first.number }) where r.reads >= max(2, readsSetting) {
             let what: Message = r.handle.map { "\(attribute: $0, r.uuid)" } ?? "\(r.uuid)"
             emit(finding("\(what) read \(r.reads) times in one connection; the value does not change",

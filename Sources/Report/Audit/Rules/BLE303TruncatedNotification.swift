@@ -3,7 +3,7 @@ import Wire
 
 /// A notification that exactly fills the PDU is often a value cut to fit; the central then reads it
 /// to get the rest, so each update costs a notification plus a read round trip.
-struct BLE303TruncatedNotification: AuditRule {
+struct BLE303TruncatedNotification: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE303", name: "truncated-notification", severity: .note,
         summary: "Notifications filling ATT_MTU-3 followed by a read of the same handle",
@@ -32,24 +32,16 @@ struct BLE303TruncatedNotification: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([ATTOpcode.notification, ATTOpcode.indication]).union(.valueReads)
+    static let attOpcodes = ATTOpcodeSet([.handleValueNotification, .handleValueIndication]).union(.valueReads)
     let settings: RuleSettings
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) { self.settings = settings }
-
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        switch event {
-        case .disconnected(let c, _):
-            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
-        default: break
-        }
-    }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
         guard let h = a.handle else { return }
-        if a.origin == .remote, a.opcode == ATTOpcode.notification || a.opcode == ATTOpcode.indication {
+        if a.origin == .remote, a.opcode == .handleValueNotification || a.opcode == .handleValueIndication {
             let full = a.valueLength > 0 && a.valueLength == a.mtu - 3
             states.update(c.id, default: State(connection: c)) { s in
                 if full {
@@ -69,12 +61,7 @@ struct BLE303TruncatedNotification: AuditRule {
         }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in states.values { report(s, emit: emit) }
-        states.removeAll()
-    }
-
-    private func report(_ s: State, emit: (Finding) -> Void) {
+    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
         for (h, r) in s.handles.storage.filter({ $0.value.first != nil }).sorted(by: { $0.key < $1.key }) {
             guard let (n, read) = r.first, r.count > 0 else { continue }
             emit(finding("""

@@ -2,7 +2,7 @@ import Decoders
 
 /// Long values moved 22 bytes at a time cost a round trip per chunk; one MTU exchange at the start
 /// of the connection usually removes most of them.
-struct BLE304SmallMTULongValues: AuditRule {
+struct BLE304SmallMTULongValues: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE304", name: "small-mtu-long-values", severity: .note,
         summary: "Read Blob / Prepare Write at the default ATT_MTU of 23 with no MTU exchange",
@@ -27,27 +27,19 @@ struct BLE304SmallMTULongValues: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([ATTOpcode.exchangeMTURequest, ATTOpcode.exchangeMTUResponse,
-                                          ATTOpcode.readBlobRequest, ATTOpcode.prepareWriteRequest])
+    static let attOpcodes = ATTOpcodeSet([.exchangeMTURequest, .exchangeMTUResponse,
+                                          .readBlobRequest, .prepareWriteRequest])
     let settings: RuleSettings
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) { self.settings = settings }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        switch event {
-        case .disconnected(let c, _):
-            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
-        default: break
-        }
-    }
-
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
-        if a.opcode == ATTOpcode.exchangeMTURequest || a.opcode == ATTOpcode.exchangeMTUResponse {
+        if a.opcode == .exchangeMTURequest || a.opcode == .exchangeMTUResponse {
             states.update(c.id, default: State(connection: c)) { $0.exchanged = true }
         } else if a.origin == .local, a.kind == .request, a.mtu <= 23,
-                  a.opcode == ATTOpcode.readBlobRequest || a.opcode == ATTOpcode.prepareWriteRequest {
+                  a.opcode == .readBlobRequest || a.opcode == .prepareWriteRequest {
             states.update(c.id, default: State(connection: c)) { s in
                 guard !s.exchanged else { return }
                 s.count += 1
@@ -57,12 +49,7 @@ struct BLE304SmallMTULongValues: AuditRule {
         }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in states.values { report(s, emit: emit) }
-        states.removeAll()
-    }
-
-    private func report(_ s: State, emit: (Finding) -> Void) {
+    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
         guard let first = s.first, let last = s.last else { return }
         emit(finding("\(plural: s.count, "Read Blob / Prepare Write request") at ATT_MTU 23 with no MTU exchange tried",
                      subject: .connection(s.connection), evidence: [first, last], decisive: first, detail: "mtu 23"))

@@ -2,7 +2,7 @@ import Decoders
 
 /// An open connection that carries nothing still costs both sides a radio event every interval,
 /// and keeps the peripheral from advertising to others.
-struct BLE401IdleConnection: AuditRule {
+struct BLE401IdleConnection: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE401", name: "idle-connection", severity: .warning,
         summary: "Connection kept open with no data, or after all notifications were switched off",
@@ -35,7 +35,7 @@ struct BLE401IdleConnection: AuditRule {
     /// Options read once: a lookup by name per event costs a string hash.
     private let idleSetting: Int64
     private let afterUnsubscribeSetting: Int64
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
     /// When the earliest unsubscription still waiting for its disconnect overstays (`.max` when
     /// none waits): until then a tick has nothing to check.
     private var nextDeadline = Int64.max
@@ -66,9 +66,9 @@ struct BLE401IdleConnection: AuditRule {
         case .disconnectCommand(let adapter, let handle, _):
             guard let id = states.newest(where: { $0.connection.adapter == adapter && $0.connection.handle == handle }),
                   let s = states.removeValue(forKey: id) else { return }
-            close(s, at: frame, emit: emit)
+            close(s, .disconnected(frame), emit: emit)
         case .disconnected(let c, _):
-            if let s = states.removeValue(forKey: c.id) { close(s, at: frame, emit: emit) }
+            disconnected(c.id, at: frame, emit: emit)
         default: break
         }
     }
@@ -77,7 +77,7 @@ struct BLE401IdleConnection: AuditRule {
                              emit: (Finding) -> Void) {
         data(c, frame)
         guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
-              a.opcode == ATTOpcode.writeRequest || a.opcode == ATTOpcode.writeCommand, states.contains(c.id) else { return }
+              a.opcode == .writeRequest || a.opcode == .writeCommand, states.contains(c.id) else { return }
         let waits = states.update(c.id, default: State(connection: c, lastData: frame)) { s -> Bool in
             if v & 0x3 != 0 {
                 if s.subscribed.count < 256 { s.subscribed.insert(h) }
@@ -94,20 +94,28 @@ struct BLE401IdleConnection: AuditRule {
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
         if let f = frame, f.time > nextDeadline { checkUnsubscribed(now: f, emit: emit) }
-        for s in states.values {
-            var s = s
+        closeAll(at: frame, emit: emit)
+    }
+
+    mutating func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+        var s = s
+        switch end {
+        case .disconnected(let frame):
+            if s.unsubscribed != nil && !s.unsubscribeFlagged { judgeUnsubscribed(&s, now: frame, emit: emit) }
+            gapEnds(&s, at: frame)
+            reportGap(s, stillOpen: false, emit: emit)
+        case .captureEnded(let frame):
             let c = s.connection
             // A sniffer that stopped seeing the link lost it (or it ended unseen): it was open up to
             // its last packet, not to the end of the capture.
             if c.overTheAir, let f = frame, f.time &- c.lastActivity > Self.lostAfter(c) {
                 gapEnds(&s, at: FrameRef(number: s.lastData.number, time: c.lastActivity))
                 reportGap(s, stillOpen: false, emit: emit)
-                continue
+                return
             }
             if let f = frame { gapEnds(&s, at: f) }
             reportGap(s, stillOpen: true, emit: emit)
         }
-        states.removeAll()
     }
 
     /// The link's supervision timeout (10 ms units), or 6 s when the capture does not show it.
@@ -137,13 +145,6 @@ struct BLE401IdleConnection: AuditRule {
         guard s.subscribed.isEmpty, gap > idle else { return }
         if let g = s.gap, g.1.time &- g.0.time >= gap { return }
         s.gap = (s.lastData, frame)
-    }
-
-    private mutating func close(_ s: State, at frame: FrameRef, emit: (Finding) -> Void) {
-        var s = s
-        if s.unsubscribed != nil && !s.unsubscribeFlagged { judgeUnsubscribed(&s, now: frame, emit: emit) }
-        gapEnds(&s, at: frame)
-        reportGap(s, stillOpen: false, emit: emit)
     }
 
     private func reportGap(_ s: State, stillOpen: Bool, emit: (Finding) -> Void) {

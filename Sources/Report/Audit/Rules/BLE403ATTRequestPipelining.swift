@@ -2,7 +2,7 @@ import Decoders
 
 /// ATT allows one outstanding request per client on a bearer (Core Vol 3 Part F 3.3.2); a server
 /// may drop a second one, and a request left unanswered for 30 s ends the bearer.
-struct BLE403ATTRequestPipelining: AuditRule {
+struct BLE403ATTRequestPipelining: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE403", name: "att-request-pipelining", severity: .error,
         summary: "An ATT request sent before the previous one was answered, or never answered",
@@ -22,9 +22,9 @@ struct BLE403ATTRequestPipelining: AuditRule {
             embedded: .app("wait for each ATT response before the next request, and answer every request within 30 s")))
 
     struct Side {
-        var outstanding: (opcode: UInt8, frame: FrameRef)?
+        var outstanding: (opcode: ATTOpcode, frame: FrameRef)?
         var pipelined = 0
-        var first: (FrameRef, FrameRef, UInt8, UInt8)?
+        var first: (FrameRef, FrameRef, ATTOpcode, ATTOpcode)?
         var timedOut = false
     }
 
@@ -37,7 +37,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let timeoutSetting: Int64
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
     private var nextDeadline = Int64.max
 
     init(settings: RuleSettings) {
@@ -53,16 +53,6 @@ struct BLE403ATTRequestPipelining: AuditRule {
 
     mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {
         if frame.time > nextDeadline { checkTimeouts(now: frame, emit: emit) }
-    }
-
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        switch event {
-        case .disconnected(let c, _):
-            guard var s = states.removeValue(forKey: c.id) else { return }
-            timeout(&s, now: frame, emit: emit)
-            report(s, emit: emit)
-        default: break
-        }
     }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
@@ -90,7 +80,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
     }
 
     /// A request on one side: one still outstanding there means the two are pipelined.
-    private static func request(_ side: inout Side, _ opcode: UInt8, _ frame: FrameRef, pipelining: Bool) {
+    private static func request(_ side: inout Side, _ opcode: ATTOpcode, _ frame: FrameRef, pipelining: Bool) {
         if pipelining, let (op, f) = side.outstanding {
             side.pipelined += 1
             if side.first == nil { side.first = (f, frame, op, opcode) }
@@ -98,12 +88,11 @@ struct BLE403ATTRequestPipelining: AuditRule {
         side.outstanding = (opcode, frame)
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for var s in states.values {
-            if let f = frame { timeout(&s, now: f, emit: emit) }
-            report(s, emit: emit)
-        }
-        states.removeAll()
+    /// A request still outstanding at the end times out then, if its time has passed.
+    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+        var s = s
+        if let f = end.frame { timeout(&s, now: f, emit: emit) }
+        report(s, emit: emit)
     }
 
     private mutating func checkTimeouts(now: FrameRef, emit: (Finding) -> Void) {
@@ -133,7 +122,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
         // cut off, not left unanswered.
         if c.overTheAir, c.lastActivity &- f.time < limit { return }
         emit(finding("""
-            \(ATTOpcode.name(op)) (\(hex: op)) sent by \(who) got no response in \(seconds: limit) \
+            \(op.name) (\(hex: op.rawValue)) sent by \(who) got no response in \(seconds: limit) \
             (transaction timeout)
             """,
                      subject: .connection(c), evidence: [f, now], decisive: f, detail: "timeout " + who,
@@ -153,7 +142,7 @@ struct BLE403ATTRequestPipelining: AuditRule {
         guard let (pending, second, op1, op2) = side.first else { return }
         emit(finding("""
             \(plural: side.pipelined, "ATT request") sent by \(who) before the response to the previous one \
-            (first: \(ATTOpcode.name(op2)) while \(ATTOpcode.name(op1)) was outstanding)
+            (first: \(op2.name) while \(op1.name) was outstanding)
             """,
                      subject: .connection(c), evidence: [pending, second], decisive: second,
                      detail: "pipelining " + who, actor: who == Self.host ? .host : .peer))

@@ -1,7 +1,7 @@
 import Decoders
 
 /// Personal data sent on an unencrypted link can be read by anyone in radio range with a sniffer.
-struct BLE601SensitiveDataUnencrypted: AuditRule {
+struct BLE601SensitiveDataUnencrypted: PerConnectionRule {
     static let info = RuleInfo(
         id: "BLE601", name: "sensitive-data-unencrypted", severity: .warning,
         summary: "Personal data read, written or notified on a link that was not encrypted",
@@ -68,7 +68,7 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
     static let consumes: AuditEventKinds = [.encryptionChanged, .att, .disconnected]
     let settings: RuleSettings
     private let sensitive: UUIDSet
-    private var states = ConnectionTable<State>(capacity: 4096)
+    var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) {
         self.settings = settings
@@ -78,15 +78,15 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
     private func isSensitive(_ a: ATTObservation) -> BluetoothUUID? {
         guard !a.isCCCD else { return nil }
         if let u = a.characteristic, sensitive.contains(u) || a.service == Self.userDataService { return u }
-        if a.opcode == ATTOpcode.readByTypeRequest, let u = a.attributeType, sensitive.contains(u) { return u }
+        if a.opcode == .readByTypeRequest, let u = a.attributeType, sensitive.contains(u) { return u }
         return nil
     }
 
-    private static func kind(_ op: UInt8) -> Kinds {
+    private static func kind(_ op: ATTOpcode) -> Kinds {
         switch op {
-        case 0x08, 0x0A, 0x0C, 0x0E, 0x20: return .read
-        case 0x1B, 0x23: return .notification
-        case 0x1D: return .indication
+        case .readByTypeRequest, .readRequest, .readBlobRequest, .readMultipleRequest, .readMultipleVariableRequest: return .read
+        case .handleValueNotification, .multipleHandleValueNotification: return .notification
+        case .handleValueIndication: return .indication
         default: return .write
         }
     }
@@ -99,7 +99,7 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
                 if s.encryptedAt == nil { s.encryptedAt = frame }
             } }
         case .disconnected(let c, _):
-            if let s = states.removeValue(forKey: c.id) { report(s, emit: emit) }
+            disconnected(c.id, at: frame, emit: emit)
         default: break
         }
     }
@@ -117,8 +117,8 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
             case .response:
                 // The response answers the other side's request.
                 let p = a.origin == .remote ? s.pendingLocal.take() : s.pendingRemote.take()
-                if let p, a.opcode != ATTOpcode.errorResponse { Self.count(&s, p.uuid, p.handle, p.frame, p.kind) }
-            case .command, .notification, .indication:
+                if let p, a.opcode != .errorResponse { Self.count(&s, p.uuid, p.handle, p.frame, p.kind) }
+            case .command, .notification, .indication, .unknown:
                 if let u = uuid { Self.count(&s, u, a.handle, frame, Self.kind(a.opcode)) }
             case .confirmation: break
             }
@@ -139,12 +139,7 @@ struct BLE601SensitiveDataUnencrypted: AuditRule {
         s.accesses[i].last = f
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in states.values { report(s, emit: emit) }
-        states.removeAll()
-    }
-
-    private func report(_ s: State, emit: (Finding) -> Void) {
+    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
         for x in s.accesses.sorted(by: { $0.first.number < $1.first.number }) {
             let u = x.uuid
             let name = AssignedNumbers.characteristicName(u).map { $0 + " " } ?? ""
