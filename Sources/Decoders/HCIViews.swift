@@ -1,3 +1,5 @@
+import Wire
+
 /// The HCI commands and events blesniff acts on beyond showing their fields, each read once into a
 /// value named as Core Vol 4 Part E §7 names it. The opcodes and event codes are declared here and
 /// the tables (`HCICommands.table`, `HCIEvents.events`) list their rows under the same names.
