@@ -103,7 +103,7 @@ public enum ATTError {
         "Invalid Attribute Value Length", "Unlikely Error", "Insufficient Encryption", "Unsupported Group Type",
         "Insufficient Resources", "Database Out Of Sync", "Value Not Allowed",
     ]
-    static let commonProfile: [UInt8: String] = [
+    static let commonProfile: ByteTable<String> = [
         0xFC: "Write Request Rejected",
         0xFD: "Client Characteristic Configuration Descriptor Improperly Configured",
         0xFE: "Procedure Already in Progress", 0xFF: "Out of Range",

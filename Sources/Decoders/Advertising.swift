@@ -308,7 +308,7 @@ public enum ADType {
 
     public static func name(_ type: UInt8) -> String { names[type] ?? "Unknown AD Type" }
 
-    static let names: [UInt8: String] = [
+    static let names: ByteTable<String> = [
         0x01: "Flags",
         0x02: "Incomplete List of 16-bit Service or Service Class UUIDs",
         0x03: "Complete List of 16-bit Service or Service Class UUIDs",
@@ -362,16 +362,16 @@ public enum ADType {
     ]
 
     /// Service UUID lists: UUID width and whether the list is complete.
-    static let serviceLists: [UInt8: (width: Int, complete: Bool)] = [
+    static let serviceLists: ByteTable<(width: Int, complete: Bool)> = [
         0x02: (2, false), 0x03: (2, true), 0x04: (4, false), 0x05: (4, true), 0x06: (16, false), 0x07: (16, true),
     ]
-    static let solicitationWidth: [UInt8: Int] = [0x14: 2, 0x1F: 4, 0x15: 16]
-    static let serviceDataWidth: [UInt8: Int] = [0x16: 2, 0x20: 4, 0x21: 16]
+    static let solicitationWidth: ByteTable<Int> = [0x14: 2, 0x1F: 4, 0x15: 16]
+    static let serviceDataWidth: ByteTable<Int> = [0x16: 2, 0x20: 4, 0x21: 16]
 
     static func listWidth(_ type: UInt8) -> Int? { serviceLists[type]?.width ?? solicitationWidth[type] }
 
     /// Allowed data sizes of fixed-layout types; [-1, n] means "at least n".
-    static let sizes: [UInt8: [Int]] = [
+    static let sizes: ByteTable<[Int]> = [
         0x01: [1], 0x0A: [1], 0x0D: [3], 0x0E: [16], 0x0F: [16], 0x10: [8, 16], 0x11: [1], 0x12: [4],
         0x16: [-1, 2], 0x17: [-1, 6], 0x18: [-1, 6], 0x19: [2], 0x1A: [2], 0x1B: [7], 0x1C: [1],
         0x1D: [16], 0x1E: [16], 0x20: [-1, 4], 0x21: [-1, 16], 0x22: [16], 0x23: [16], 0x28: [7],
@@ -488,7 +488,7 @@ enum ADValue {
 
     static let serviceClasses = ["Limited Discoverable Mode", "LE Audio", "Reserved", "Positioning", "Networking",
                                  "Rendering", "Capturing", "Object Transfer", "Audio", "Telephony", "Information"]
-    static let majorDeviceClasses: [UInt8: String] = [
+    static let majorDeviceClasses: ByteTable<String> = [
         0: "Miscellaneous", 1: "Computer", 2: "Phone", 3: "LAN/Network Access Point", 4: "Audio/Video",
         5: "Peripheral", 6: "Imaging", 7: "Wearable", 8: "Toy", 9: "Health", 31: "Uncategorized",
     ]

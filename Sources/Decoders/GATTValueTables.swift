@@ -161,13 +161,13 @@ enum GATTValueTables {
         "Arterial Whole blood", "Arterial Plasma", "Undetermined Whole blood", "Undetermined Plasma",
         "Interstitial Fluid (ISF)", "Control Solution",
     ]
-    static let glucoseLocations: [UInt8: String] = [
+    static let glucoseLocations: ByteTable<String> = [
         1: "Finger", 2: "Alternate Site Test (AST)", 3: "Earlobe", 4: "Control solution",
         15: "Sample Location value not available",
     ]
     static let protocolModes: [String] = ["Boot Protocol Mode", "Report Protocol Mode"]
     static let reportTypes: [String] = ["Reserved", "Input Report", "Output Report", "Feature Report"]
-    static let dstOffsets: [UInt8: String] = [
+    static let dstOffsets: ByteTable<String> = [
         0: "Standard Time", 2: "Half an Hour Daylight Time (+0.5h)", 4: "Daylight Time (+1h)",
         8: "Double Daylight Time (+2h)", 255: "DST is not known",
     ]

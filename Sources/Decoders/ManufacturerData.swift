@@ -160,7 +160,7 @@ public struct OverflowMatch: Sendable, Equatable {
 /// Apple Continuity messages: a sequence of `type | length | data`, except the overflow area
 /// (type 0x01), which has no length byte. Names from public reverse engineering.
 enum AppleContinuity {
-    static let names: [UInt8: String] = [
+    static let names: ByteTable<String> = [
         0x01: "Overflow Area", 0x02: "iBeacon", 0x03: "AirPrint", 0x05: "AirDrop", 0x06: "HomeKit",
         0x07: "Proximity Pairing", 0x08: "Hey Siri", 0x09: "AirPlay Target", 0x0A: "AirPlay Source",
         0x0B: "Magic Switch", 0x0C: "Handoff", 0x0D: "Tethering Target Presence", 0x0E: "Tethering Source Presence",
@@ -198,8 +198,8 @@ enum AppleContinuity {
 
 /// Microsoft Beacon (company 0x0006): the first byte names the scenario.
 enum Microsoft {
-    static let scenarioNames: [UInt8: String] = [0x01: "Connected Devices Platform", 0x03: "Swift Pair"]
-    static let cdpDeviceTypes: [UInt8: String] = [
+    static let scenarioNames: ByteTable<String> = [0x01: "Connected Devices Platform", 0x03: "Swift Pair"]
+    static let cdpDeviceTypes: ByteTable<String> = [
         1: "Xbox One", 6: "Apple iPhone", 7: "Apple iPad", 8: "Android device", 9: "Windows 10 Desktop",
         11: "Windows 10 Phone", 12: "Linux device", 13: "Windows IoT", 14: "Surface Hub", 15: "Windows laptop",
         16: "Windows tablet",
@@ -236,7 +236,7 @@ enum Microsoft {
 public enum Eddystone {
     public static let uuid16: UInt16 = 0xFEAA
 
-    static let frameNames: [UInt8: String] = [0x00: "UID", 0x10: "URL", 0x20: "TLM", 0x30: "EID"]
+    static let frameNames: ByteTable<String> = [0x00: "UID", 0x10: "URL", 0x20: "TLM", 0x30: "EID"]
     static let schemes = ["http://www.", "https://www.", "http://", "https://"]
     static let expansions = [".com/", ".org/", ".edu/", ".net/", ".info/", ".biz/", ".gov/",
                              ".com", ".org", ".edu", ".net", ".info", ".biz", ".gov"]
