@@ -2,7 +2,7 @@ import Wire
 
 /// One ACL connection as seen across the capture: from its Connection Complete (or its first
 /// data when the capture starts mid-connection) to its Disconnection Complete.
-public final class Connection: @unchecked Sendable {
+public final class Connection {
     /// Sequential number of the connection in the capture (1-based).
     public let id: Int
     public let adapter: UInt16

@@ -19,7 +19,7 @@ public struct FrameRef: Sendable, Hashable {
 
 /// What the auditor sees of the traffic: the decoded frames reduced to the facts rules need.
 /// The dissector's output is turned into these by `AuditFeed`; rules never parse bytes.
-public enum AuditEvent: Sendable {
+public enum AuditEvent {
     /// LE Set Scan Enable or LE Set Extended Scan Enable sent by the host.
     case scanEnable(adapter: UInt16, enabled: Bool, filterDuplicates: UInt8, extended: Bool)
     /// One advertising report (legacy or extended) received while scanning.
