@@ -17,18 +17,24 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
     ],
     targets: [
         .executableTarget(
             name: "blesniff",
             dependencies: [
-                "Report", "Capture",
+                "Report", "Capture", "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ], swiftSettings: release),
+        // The commit a release is built from (scripts/build.sh defines it; empty otherwise).
+        .systemLibrary(name: "CBuildInfo"),
         // Pure decoding: bytes in, typed values out. No I/O, standard library only.
         .target(name: "Decoders", exclude: ["AssignedNumbers.LICENSE"], swiftSettings: release),
-        .target(name: "Report", dependencies: ["Decoders", .product(name: "Yams", package: "Yams")], swiftSettings: release),
+        .target(name: "Report", dependencies: ["Decoders", "CYaml"], swiftSettings: release),
+        // libyaml for `.blesniff.yml`: its parser's events become a small node tree in Report.
+        .systemLibrary(
+            name: "CYaml",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]),
         .systemLibrary(
             name: "CPcap",
             pkgConfig: "libpcap",
