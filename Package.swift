@@ -14,21 +14,27 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
     ],
     targets: [
         .executableTarget(
             name: "blesniff",
             dependencies: [
-                "Report", "Capture", "Wire",
+                "Report", "Capture", "Wire", "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ], swiftSettings: release),
+        // The commit a release is built from (scripts/build.sh defines it; empty otherwise).
+        .systemLibrary(name: "CBuildInfo"),
         // What every layer shares: bytes and their reader, addresses, link types, the captured
         // record and the packet taken out of it. Standard library only.
         .target(name: "Wire", swiftSettings: release),
         // Pure decoding: bytes in, typed values out. No I/O, standard library only.
         .target(name: "Decoders", dependencies: ["Wire"], exclude: ["generated/AssignedNumbers.LICENSE"], swiftSettings: release),
-        .target(name: "Report", dependencies: ["Decoders", "Wire", .product(name: "Yams", package: "Yams")], swiftSettings: release),
+        .target(name: "Report", dependencies: ["Decoders", "Wire", "CYaml"], swiftSettings: release),
+        // libyaml for `.blesniff.yml`: its parser's events become a small node tree in Report.
+        .systemLibrary(
+            name: "CYaml",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]),
         .systemLibrary(
             name: "CPcap",
             pkgConfig: "libpcap",

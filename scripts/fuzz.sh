@@ -45,19 +45,9 @@ target_modules() {
     esac
 }
 
-# Search paths of the system-library module maps (CPcap, CBluetooth, CZlib).
+# Search paths of the system-library module maps (CPcap, CBluetooth, CZlib, CYaml).
 c_modules() {
     for d in Sources/C*/; do if [[ -f $d/module.modulemap ]]; then printf -- '-I %s ' "${d%/}"; fi; done
-}
-
-# Report reads audit configuration with Yams (a package dependency): its module and objects come
-# from the ordinary debug build (not instrumented; only our code needs coverage).
-yams() {
-    if [[ ! -e .build/debug/Modules/Yams.swiftmodule ]]; then swift build --target Yams >&2; fi
-    case $1 in
-        flags) echo "-I .build/debug/Modules -I .build/checkouts/Yams/Sources/CYaml/include" ;;
-        objects) find .build/debug/Yams.build .build/debug/CYaml.build -name '*.o' | sort ;;
-    esac
 }
 
 # True when $1 is missing or older than any file under the given paths.
@@ -74,8 +64,7 @@ build_module() {
     if stale "$lib" "Sources/$m" "$0"; then
         echo "fuzz: building $m" >&2
         local extra=()
-        [[ $m == Capture ]] && extra=($(c_modules))
-        [[ $m == Report ]] && extra=($(yams flags))
+        [[ $m == Capture || $m == Report ]] && extra=($(c_modules))
         "$SWIFTC" "${FLAGS[@]}" "${extra[@]}" -I "$BIN" -module-name "$m" -emit-module \
             -emit-module-path "$BIN/$m.swiftmodule" -emit-library -static -o "$lib" $(find "Sources/$m" -name '*.swift' | sort)
     fi
@@ -92,7 +81,8 @@ build_target() {
     # Link order: dependents before their dependencies.
     for m in Report Capture Decoders Wire; do [[ " $mods " == *" $m "* ]] && libs+=("-l$m"); done
     [[ " $mods " == *" Capture "* ]] && libs+=($(c_modules) -lpcap -lz)
-    [[ " $mods " == *" Report "* ]] && libs+=($(yams flags) $(yams objects))
+    # Report reads audit configuration through libyaml.
+    [[ " $mods " == *" Report "* ]] && libs+=($(c_modules) -lyaml)
     if stale "$exe" "${deps[@]}"; then
         echo "fuzz: linking fuzz-$t" >&2
         "$SWIFTC" "${FLAGS[@]}" "${LINKER[@]}" -I "$BIN" -L "$BIN" -module-name "Fuzz_$t" \

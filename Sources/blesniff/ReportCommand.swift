@@ -1,7 +1,7 @@
 import ArgumentParser
 import Capture
 import Decoders
-import Foundation
+import FoundationEssentials
 import Report
 
 /// `blesniff report FILE -o report.html`: one self-contained HTML page per run.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Report
 
 /// `blesniff rules [ID]`: the audit rule catalogue, with the settings configuration gives them.
@@ -17,7 +17,7 @@ struct Rules: ParsableCommand {
         do {
             configuration = try AuditConfiguration.load(orDiscover: config)
         } catch {
-            FileHandle.standardError.write(Data(("blesniff: error: " + String(describing: error) + "\n").utf8))
+            writeStandardError("blesniff: error: " + String(describing: error) + "\n")
             throw ExitCode(AuditExit.inputError)
         }
         let settings = configuration.settings()
@@ -25,7 +25,7 @@ struct Rules: ParsableCommand {
         defer { out.flush() }
         if let key = rule {
             guard let t = AuditRules.type(named: key) else {
-                FileHandle.standardError.write(Data(("blesniff: error: no rule " + key + " (see `blesniff rules`)\n").utf8))
+                writeStandardError("blesniff: error: no rule " + key + " (see `blesniff rules`)\n")
                 throw ExitCode(AuditExit.inputError)
             }
             out.write(RuleText.full(t.info, settings[t.info.id]))

@@ -1,5 +1,4 @@
 import Decoders
-import Yams
 #if canImport(Glibc)
 import Glibc
 import Wire
@@ -161,9 +160,9 @@ public struct AuditConfiguration: Sendable {
 
     /// Parses configuration text. Unknown keys and bad values are errors naming the key.
     public static func parse(_ text: String, file: String = fileName) throws(ConfigurationError) -> AuditConfiguration {
-        let root: Node?
+        let root: YAMLNode?
         do {
-            root = try Yams.compose(yaml: text)
+            root = try YAML.compose(text)
         } catch {
             throw ConfigurationError(file: file, key: "", problem: "not valid YAML: " + String(describing: error))
         }
@@ -193,7 +192,7 @@ public struct AuditConfiguration: Sendable {
                 }
                 config.platform = pl == .unknown ? nil : pl
             case "devices":
-                let items: [Node] = v.sequence.map { Array($0) } ?? [v]
+                let items: [YAMLNode] = v.sequence.map { Array($0) } ?? [v]
                 for (i, item) in items.enumerated() {
                     config.devices.append(try p.device(item, path: key + "[" + String(i) + "]"))
                 }
@@ -224,11 +223,11 @@ public struct AuditConfiguration: Sendable {
 struct ConfigParser {
     let file: String
 
-    func error(_ node: Node, _ key: String, _ problem: String) -> ConfigurationError {
+    func error(_ node: YAMLNode, _ key: String, _ problem: String) -> ConfigurationError {
         ConfigurationError(file: file, line: node.mark.map { $0.line }, key: key, problem: problem)
     }
 
-    func rule(_ k: Node, _ v: Node, path: String) throws(ConfigurationError) -> (String, RuleOverride) {
+    func rule(_ k: YAMLNode, _ v: YAMLNode, path: String) throws(ConfigurationError) -> (String, RuleOverride) {
         let name = k.string ?? ""
         let keyPath = path.isEmpty ? name : path + "." + name
         guard let t = AuditRules.type(named: name) else { throw error(k, keyPath, "unknown rule") }
@@ -271,7 +270,7 @@ struct ConfigParser {
         return (info.id, o)
     }
 
-    func value(_ v: Node, _ opt: RuleOption, path: String) throws(ConfigurationError) -> Int64 {
+    func value(_ v: YAMLNode, _ opt: RuleOption, path: String) throws(ConfigurationError) -> Int64 {
         guard let s = v.string else { throw error(v, path, "expected a value") }
         switch opt.kind {
         case .count:
@@ -304,7 +303,7 @@ struct ConfigParser {
         return Int64((d * scale).rounded())
     }
 
-    func bool(_ v: Node) -> Bool? {
+    func bool(_ v: YAMLNode) -> Bool? {
         switch v.string?.lowercased() {
         case "true", "yes", "on": return true
         case "false", "no", "off": return false
@@ -312,8 +311,8 @@ struct ConfigParser {
         }
     }
 
-    func uuids(_ v: Node, path: String) throws(ConfigurationError) -> [BluetoothUUID] {
-        let items: [Node]
+    func uuids(_ v: YAMLNode, path: String) throws(ConfigurationError) -> [BluetoothUUID] {
+        let items: [YAMLNode]
         if let seq = v.sequence { items = Array(seq) } else { items = [v] }
         var out: [BluetoothUUID] = []
         for (i, item) in items.enumerated() {
@@ -327,7 +326,7 @@ struct ConfigParser {
 
     /// `AA:BB:CC:DD:EE:FF`, `{address: ...}`, `{name: "HR-*"}` or `{service: 180D}`; a bare string that
     /// is no address is a name pattern.
-    func device(_ v: Node, path: String) throws(ConfigurationError) -> DeviceMatcher {
+    func device(_ v: YAMLNode, path: String) throws(ConfigurationError) -> DeviceMatcher {
         if let s = v.string {
             return DeviceMatcher(parsing: s) ?? .name(s)
         }
@@ -352,7 +351,7 @@ struct ConfigParser {
     }
 
     /// `diff: { reads: "+10%", discovery_time: "+200ms", findings: new }`.
-    func diff(_ v: Node, path: String) throws(ConfigurationError) -> DiffThresholds {
+    func diff(_ v: YAMLNode, path: String) throws(ConfigurationError) -> DiffThresholds {
         guard let m = v.mapping else {
             throw error(v, path, "expected a mapping of metrics to thresholds, e.g. { reads: \"+10%\" }")
         }
@@ -372,7 +371,7 @@ struct ConfigParser {
         return out
     }
 
-    func override(_ v: Node, path: String) throws(ConfigurationError) -> PathOverride {
+    func override(_ v: YAMLNode, path: String) throws(ConfigurationError) -> PathOverride {
         guard let m = v.mapping else { throw error(v, path, "expected a mapping with paths and rules") }
         var patterns: [String] = []
         var rules: [String: RuleOverride] = [:]
@@ -380,7 +379,7 @@ struct ConfigParser {
             let key = k.string ?? ""
             switch key {
             case "paths", "path":
-                let items: [Node] = x.sequence.map { Array($0) } ?? [x]
+                let items: [YAMLNode] = x.sequence.map { Array($0) } ?? [x]
                 for item in items {
                     guard let s = item.string, !s.isEmpty else { throw error(item, path + "." + key, "expected a glob") }
                     patterns.append(s)

@@ -53,7 +53,8 @@ public enum HTMLReport {
 
     /// The file name of a path, of each path of a merged group ("a.log + b.log").
     static func baseName(_ path: String) -> String {
-        path.components(separatedBy: " + ").map { p in p.split(separator: "/").last.map(String.init) ?? p }.joined(separator: " + ")
+        path.split(separator: " + ", omittingEmptySubsequences: false)
+            .map { p in p.split(separator: "/").last.map(String.init) ?? String(p) }.joined(separator: " + ")
     }
 
     // MARK: One capture
