@@ -11,6 +11,9 @@ public struct ByteTable<Value>: ExpressibleByDictionaryLiteral {
     }
 
     @inlinable public subscript(_ key: UInt8) -> Value? { slots[Int(key)] }
+
+    /// The keys with a value, in order.
+    public var keys: [UInt8] { slots.indices.compactMap { slots[$0] == nil ? nil : UInt8($0) } }
 }
 
 extension ByteTable: Sendable where Value: Sendable {}

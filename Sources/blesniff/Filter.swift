@@ -47,13 +47,17 @@ struct Fields: ParsableCommand {
     @Argument(help: "Only the fields whose name starts with this.")
     var prefix: String?
 
-    @Option(help: ArgumentHelp("Print the field table the decoders write for these captures (Swift source).", visibility: .hidden))
+    @Option(help: ArgumentHelp("Print the field table: what the decoders' tables can write and what they write for these captures (Swift source).", visibility: .hidden))
     var scan: [String] = []
 
     func run() throws {
         let out = Output()
         if !scan.isEmpty {
             let scanner = FieldScanner()
+            // What the decoders' tables can write, then what the captures hold.
+            let examples = Dissector()
+            for p in FieldExamples.packets() { scanner.add(examples.dissect(p)) }
+            examples.finish()
             for path in scan {
                 let dissector = Dissector()
                 _ = try CaptureInput().forEachPacket([path]) { scanner.add(dissector.dissect($0)) }

@@ -161,3 +161,20 @@ final class FilterTests: XCTestCase {
         XCTAssert(missing.isEmpty, "run scripts/generate_field_table.sh: missing \(missing.prefix(20))")
     }
 }
+
+extension FilterTests {
+    /// The field catalogue comes from the decoders' tables as well as from captures: a field no
+    /// committed or shared capture holds (an SMP Keypress Notification's type, an HCI command's
+    /// parameter, an AD type) is listed and can be filtered on.
+    func testFieldsFromTheDecodersTablesAreKnown() throws {
+        let r = try CLI.run(["fields"])
+        XCTAssertEqual(r.status, 0, r.err)
+        for name in ["smp.notification_type", "hci_event.report_1.advertising_data.broadcast_name",
+                     "att.handle_length_value_tuple"] {
+            XCTAssert(r.out.contains("\n" + name + " "), "\(name) is not listed")
+        }
+        let f = try CLI.run(["read", "-Y", "smp.notification_type == 0", Fixtures.captures + "/gatt_session.btsnoop"])
+        XCTAssertEqual(f.status, 0, f.err)
+        XCTAssertEqual(f.out, "")
+    }
+}
