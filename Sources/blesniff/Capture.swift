@@ -154,6 +154,14 @@ struct CaptureCommand: ParsableCommand {
             do {
                 live = LiveCapture(source: try MonitorSocketSource())
             } catch {
+                // Listing needs no privileges: an ordinary HCI socket still lists the adapters.
+                if list, error.kind == .permission, let devices = try? HCIDeviceList.read() {
+                    stderr("blesniff: " + Self.explain(error) + "; listing the adapters through an HCI socket")
+                    let out = Output()
+                    out.write(AdapterList(devices: devices).text())
+                    out.flush()
+                    return 0
+                }
                 throw fail(Self.explain(error))
             }
         }
@@ -321,9 +329,26 @@ struct AdapterList {
         var address: BDAddr?
         var name = ""
         var manufacturer: UInt16?
+        /// Up or down, where known (the HCI socket says; the monitor channel's replay does not).
+        var up: Bool?
     }
 
     private(set) var adapters: [Adapter] = []
+
+    init() {}
+
+    /// Adapters as an HCI socket lists them (`capture --list` without privileges).
+    init(devices: [HCIDevice]) {
+        adapters = devices.map { d in
+            var a = Adapter(index: d.index)
+            a.type = d.type
+            a.bus = d.bus
+            a.address = d.address
+            a.name = d.name
+            a.up = d.isUp
+            return a
+        }
+    }
 
     /// Bus names (BlueZ `HCI_VIRTUAL` ... `HCI_VIRTIO`).
     static let buses = ["virtual", "USB", "PC Card", "UART", "RS232", "PCI", "SDIO", "SPI", "I2C", "SMD", "VIRTIO"]
@@ -372,6 +397,7 @@ struct AdapterList {
             if let m = a.manufacturer {
                 s += "  " + (AssignedNumbers.companyName(m) ?? "manufacturer") + " (\(m))"
             }
+            if let up = a.up { s += up ? "  up" : "  down" }
             s += "\n"
         }
         return s

@@ -25,9 +25,12 @@ if [ ! -d kernel ]; then
 fi
 VMLINUZ=$(ls kernel/boot/vmlinuz-*); KMOD=$(ls -d kernel/lib/modules/*)/kernel
 # Modules in load order: virtio + 9p for the shared folders, then Bluetooth and the virtual HCI driver.
+# SMP needs ECDH (whose self-test needs the default RNG: drbg, with sha512 and ctr) and AES-CMAC; without
+# them the kernel logs "Unable to create ECDH crypto context" and never pairs.
 MODS="drivers/virtio/virtio_ring drivers/virtio/virtio_pci_modern_dev drivers/virtio/virtio_pci_legacy_dev
 drivers/virtio/virtio drivers/virtio/virtio_pci net/9p/9pnet net/9p/9pnet_virtio fs/netfs/netfs
-fs/fscache/fscache fs/9p/9p crypto/ecc crypto/ecdh_generic net/rfkill/rfkill lib/crc16
+fs/fscache/fscache fs/9p/9p crypto/sha512_generic crypto/ctr crypto/jitterentropy_rng crypto/drbg crypto/ecc
+crypto/ecdh_generic crypto/cmac net/rfkill/rfkill lib/crc16
 net/bluetooth/bluetooth drivers/bluetooth/hci_vhci"
 rm -rf initramfs; mkdir -p initramfs/{bin,mods,proc,sys,dev,host}
 cp /bin/busybox initramfs/bin/; for m in $MODS; do cp "$KMOD/$m.ko" initramfs/mods/; done
