@@ -20,14 +20,14 @@ struct CaptureCommand: ParsableCommand {
         abstract: "Capture HCI traffic live, decode it as it happens and optionally write it to a file.",
         discussion: """
             Reads the kernel's Bluetooth monitor channel (every adapter, as btmon does; needs root or \
-            CAP_NET_RAW, dropped after opening), or with --from a pcap or btsnoop stream still being \
+            CAP_NET_RAW, dropped after opening; --list does not), or with --from a pcap or btsnoop stream still being \
             written to a named pipe or standard input (Bumble's pcapsnoop:pipe:PATH, btmon -w FIFO). \
             Frames are printed as they arrive (as `read` prints them) and written whole with -w, so an \
             interrupted capture is a valid file. Ctrl-C (SIGINT) or SIGTERM stops, closes the files and \
             prints a summary on standard error.
             """)
 
-    @Flag(help: "List the Bluetooth adapters and exit.")
+    @Flag(help: "List the Bluetooth adapters and exit (without privileges: through an ordinary HCI socket, with up or down).")
     var list = false
 
     @Option(name: .shortAndLong, help: "Capture only this adapter (hciN or N).")

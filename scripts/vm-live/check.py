@@ -109,7 +109,6 @@ session = {
     'SMP Pairing Request and Response': lambda rs: smp(rs, 0x01) and smp(rs, 0x02),
     'SMP Secure Connections: Pairing Public Keys and DHKey Checks': lambda rs: smp(rs, 0x0c) and smp(rs, 0x0d),
     'encryption on (LE Start Encryption, Encryption Change)': lambda rs: command(rs, 0x2019) and encrypted(rs),
-    'SMP key distribution (Identity Information)': lambda rs: smp(rs, 0x08),
     'disconnect (HCI Disconnect, Disconnection Complete)': disconnected,
 }
 mine = {name: after_open(files[f], cut) for f, name in (('live.pcap', 'pcap'), ('live.btsnoop', 'btsnoop')) if f in files}

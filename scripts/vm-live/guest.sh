@@ -81,7 +81,8 @@ log "notifications through CCCD ${CCCD:-?}"
 bt 12 gatttool -i hci0 -b $P -t random --char-write-req -a "${CCCD:-0x0000}" -n 0100 --listen > out/notify.txt
 bt 10 btmgmt --index 0 disconnect -t 2 $P > out/disconnect2.txt
 sleep 3
-for f in primary chars read notify pair; do head -3 out/$f.txt | sed "s/^/== $f: /"; done
+for f in primary chars read notify; do head -3 out/$f.txt | sed "s/^/== $f: /"; done
+grep -aoE "(Paired with|Pairing with .*failed|User Confirm ).*" out/pair.txt | sed 's/^/== pair: /'
 kill -INT $M $A $S $H $R $N
 for p in $M $A $S $H $I $R $N; do wait $p; echo "$p rc=$?"; done > out/exits.txt
 cp $PRIV/priv.pcap out/priv.pcap
