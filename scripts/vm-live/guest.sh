@@ -41,8 +41,7 @@ grep -E '^(Uid|Gid|CapEff|CapPrm):' /proc/$N/status > out/priv.status
 
 bt() { timeout "$1" "${@:2}" 2>&1; }
 btmgmt --index 0 le on >/dev/null 2>&1; btmgmt --index 0 bondable on >/dev/null 2>&1
-# Secure Connections: LE legacy Just Works would stop at a User Confirmation Request that only
-# an agent answers; SC Just Works as initiator does not ask.
+# LE Secure Connections (the peripheral offers it too): pairing with public keys and DHKey checks.
 btmgmt --index 0 io-cap 3 >/dev/null 2>&1; btmgmt --index 0 sc on >/dev/null 2>&1
 btmgmt --index 0 power on > out/power.txt 2>&1
 hciconfig hci1 up
