@@ -1,9 +1,13 @@
 #ifndef BLESNIFF_CBLUETOOTH_SHIM_H
 #define BLESNIFF_CBLUETOOTH_SHIM_H
 /* Constants and structures (AF_BLUETOOTH, BTPROTO_HCI, sockaddr_hci, HCI_CHANNEL_MONITOR), so
-   nothing links against libbluetooth; and the two socket calls below, whose CMSG_* and
-   SO_TIMESTAMP* macros Swift cannot import. */
+   nothing links against libbluetooth; and the socket calls below, whose CMSG_*, SO_TIMESTAMP*
+   and _IOR (HCIGETDEVLIST, HCIGETDEVINFO) macros Swift cannot import. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -53,5 +57,32 @@ static inline long blesniff_recv_timed(int fd, void *buf, size_t len, long long 
         }
     }
     return (long)n;
+}
+
+/* The adapters' indexes, from HCIGETDEVLIST on an unbound raw HCI socket (no privileges needed).
+   Stores up to max (at most 512) indexes in ids and returns how many, or -1 with errno set. */
+static inline int blesniff_hci_dev_list(int fd, uint16_t *ids, int max) {
+    if (max <= 0 || max > 512) { errno = EINVAL; return -1; }
+    struct hci_dev_list_req *req = calloc(1, sizeof *req + (size_t)max * sizeof(struct hci_dev_req));
+    if (req == NULL) { errno = ENOMEM; return -1; }
+    req->dev_num = (uint16_t)max;
+    if (ioctl(fd, HCIGETDEVLIST, req) < 0) {
+        int e = errno;
+        free(req);
+        errno = e;
+        return -1;
+    }
+    int n = req->dev_num < max ? req->dev_num : max;
+    for (int i = 0; i < n; i++) ids[i] = req->dev_req[i].dev_id;
+    free(req);
+    return n;
+}
+
+/* One adapter's name (hciN), address, bus and type, and flags (bit HCI_UP ...), from
+   HCIGETDEVINFO. Returns 0, or -1 with errno set (ENODEV: the adapter went away). */
+static inline int blesniff_hci_dev_info(int fd, uint16_t id, struct hci_dev_info *info) {
+    memset(info, 0, sizeof *info);
+    info->dev_id = id;
+    return ioctl(fd, HCIGETDEVINFO, info) < 0 ? -1 : 0;
 }
 #endif

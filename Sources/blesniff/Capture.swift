@@ -20,14 +20,14 @@ struct CaptureCommand: ParsableCommand {
         abstract: "Capture HCI traffic live, decode it as it happens and optionally write it to a file.",
         discussion: """
             Reads the kernel's Bluetooth monitor channel (every adapter, as btmon does; needs root or \
-            CAP_NET_RAW, dropped after opening), or with --from a pcap or btsnoop stream still being \
+            CAP_NET_RAW, dropped after opening; --list does not), or with --from a pcap or btsnoop stream still being \
             written to a named pipe or standard input (Bumble's pcapsnoop:pipe:PATH, btmon -w FIFO). \
             Frames are printed as they arrive (as `read` prints them) and written whole with -w, so an \
             interrupted capture is a valid file. Ctrl-C (SIGINT) or SIGTERM stops, closes the files and \
             prints a summary on standard error.
             """)
 
-    @Flag(help: "List the Bluetooth adapters and exit.")
+    @Flag(help: "List the Bluetooth adapters and exit (without privileges: through an ordinary HCI socket, with up or down).")
     var list = false
 
     @Option(name: .shortAndLong, help: "Capture only this adapter (hciN or N).")
@@ -154,6 +154,14 @@ struct CaptureCommand: ParsableCommand {
             do {
                 live = LiveCapture(source: try MonitorSocketSource())
             } catch {
+                // Listing needs no privileges: an ordinary HCI socket still lists the adapters.
+                if list, error.kind == .permission, let devices = try? HCIDeviceList.read() {
+                    stderr("blesniff: " + Self.explain(error) + "; listing the adapters through an HCI socket")
+                    let out = Output()
+                    out.write(AdapterList(devices: devices).text())
+                    out.flush()
+                    return 0
+                }
                 throw fail(Self.explain(error))
             }
         }
@@ -321,9 +329,26 @@ struct AdapterList {
         var address: BDAddr?
         var name = ""
         var manufacturer: UInt16?
+        /// Up or down, where known (the HCI socket says; the monitor channel's replay does not).
+        var up: Bool?
     }
 
     private(set) var adapters: [Adapter] = []
+
+    init() {}
+
+    /// Adapters as an HCI socket lists them (`capture --list` without privileges).
+    init(devices: [HCIDevice]) {
+        adapters = devices.map { d in
+            var a = Adapter(index: d.index)
+            a.type = d.type
+            a.bus = d.bus
+            a.address = d.address
+            a.name = d.name
+            a.up = d.isUp
+            return a
+        }
+    }
 
     /// Bus names (BlueZ `HCI_VIRTUAL` ... `HCI_VIRTIO`).
     static let buses = ["virtual", "USB", "PC Card", "UART", "RS232", "PCI", "SDIO", "SPI", "I2C", "SMD", "VIRTIO"]
@@ -372,6 +397,7 @@ struct AdapterList {
             if let m = a.manufacturer {
                 s += "  " + (AssignedNumbers.companyName(m) ?? "manufacturer") + " (\(m))"
             }
+            if let up = a.up { s += up ? "  up" : "  down" }
             s += "\n"
         }
         return s

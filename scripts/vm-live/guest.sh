@@ -41,14 +41,32 @@ grep -E '^(Uid|Gid|CapEff|CapPrm):' /proc/$N/status > out/priv.status
 
 bt() { timeout "$1" "${@:2}" 2>&1; }
 btmgmt --index 0 le on >/dev/null 2>&1; btmgmt --index 0 bondable on >/dev/null 2>&1
-btmgmt --index 0 io-cap 3 >/dev/null 2>&1; btmgmt --index 0 power on > out/power.txt 2>&1
+# LE Secure Connections (the peripheral offers it too): pairing with public keys and DHKey checks.
+btmgmt --index 0 io-cap 3 >/dev/null 2>&1; btmgmt --index 0 sc on >/dev/null 2>&1
+btmgmt --index 0 power on > out/power.txt 2>&1
 hciconfig hci1 up
 log "scan with duplicates"
 timeout -s INT 5 hcitool -i hci0 lescan --duplicates > out/lescan.txt 2>&1
 timeout -s INT 4 hcitool -i hci1 lescan > out/lescan1.txt 2>&1
 kill -INT $I   # mid-session: the file must still be complete
+# Without privileges (nobody, no capabilities) the monitor socket cannot open: --list falls back
+# to an ordinary HCI socket (HCIGETDEVLIST); capturing still fails. Both adapters are up now.
+cp "$B" $PRIV/blesniff; chmod 755 $PRIV/blesniff
+NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all"
+$NOBODY $PRIV/blesniff capture --list > out/list-nobody.txt 2> out/list-nobody.err; echo "rc=$?" >> out/list-nobody.txt
+$NOBODY $PRIV/blesniff capture -q -w $PRIV/denied.pcap > out/capture-nobody.txt 2>&1; echo "rc=$?" >> out/capture-nobody.txt
+sed 's/^/== unprivileged list: /' out/list-nobody.txt out/list-nobody.err
 log "SMP pairing"
-bt 15 btmgmt --index 0 pair -c 3 -t 2 $P > out/pair.txt
+# Linux asks user space to confirm every Just Works pairing (a User Confirmation Request, hint 1),
+# and btmgmt answers prompts only in its interactive shell: feed it the command, "yes" once the
+# request shows, and "quit" once the pairing is over.
+: > out/pair.txt
+{ echo "pair -c 3 -t 2 $P"
+  for i in $(seq 80); do grep -q "User Confirm" out/pair.txt && break; sleep 0.5; done
+  echo yes
+  for i in $(seq 80); do grep -qE "Paired with|failed" out/pair.txt && break; sleep 0.5; done
+  echo quit
+} | timeout 60 stdbuf -oL btmgmt --index 0 > out/pair.txt 2>&1
 sleep 1
 bt 10 btmgmt --index 0 disconnect -t 2 $P > out/disconnect.txt
 sleep 2
@@ -62,9 +80,11 @@ log "notifications through CCCD ${CCCD:-?}"
 bt 12 gatttool -i hci0 -b $P -t random --char-write-req -a "${CCCD:-0x0000}" -n 0100 --listen > out/notify.txt
 bt 10 btmgmt --index 0 disconnect -t 2 $P > out/disconnect2.txt
 sleep 3
-for f in primary chars read notify pair; do head -3 out/$f.txt | sed "s/^/== $f: /"; done
+for f in primary chars read notify; do head -3 out/$f.txt | sed "s/^/== $f: /"; done
+grep -aoE "(Paired with|Pairing with .*failed|User Confirm ).*" out/pair.txt | sed 's/^/== pair: /'
 kill -INT $M $A $S $H $R $N
 for p in $M $A $S $H $I $R $N; do wait $p; echo "$p rc=$?"; done > out/exits.txt
 cp $PRIV/priv.pcap out/priv.pcap
 "$B" audit out/live.btsnoop --fail-on never > out/offline-audit.txt 2>&1
+dmesg > out/dmesg.txt 2>&1
 log "recorded: $(ls out | tr '\n' ' ')"
