@@ -99,15 +99,9 @@ public struct TextLine: Sendable {
 
     /// "00:1b:dc:07:32:a1", as `BDAddr.description`.
     public mutating func write(_ a: BDAddr) {
-        var shift: UInt64 = 40
-        while true {
-            let b = UInt8(truncatingIfNeeded: a.raw >> shift)
-            bytes.append(Hex.lowerDigit(b >> 4))
-            bytes.append(Hex.lowerDigit(b & 0xF))
-            if shift == 0 { break }
-            bytes.append(UInt8(ascii: ":"))
-            shift -= 8
-        }
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: BDAddr.textLength))
+        bytes.withUnsafeMutableBufferPointer { a.store(at: $0.baseAddress! + start) }
     }
 
     /// "0x180D", or the 128-bit form when the UUID is not on the base: `BluetoothUUID.description`.

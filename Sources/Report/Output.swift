@@ -164,18 +164,7 @@ public final class Output {
     /// Appends the 48-bit device address `raw` as `BDAddr.description` spells it ("00:1b:dc:07:32:a1"),
     /// without building the string.
     public func write(address raw: UInt64) {
-        withRoom(17) { p in
-            var shift: UInt64 = 40, i = 0
-            while true {
-                let b = UInt8(truncatingIfNeeded: raw >> shift)
-                p[i] = Hex.lowerDigit(b >> 4)
-                p[i &+ 1] = Hex.lowerDigit(b & 0xF)
-                if shift == 0 { break }
-                p[i &+ 2] = UInt8(ascii: ":")
-                i &+= 3
-                shift -= 8
-            }
-        }
+        withRoom(BDAddr.textLength) { BDAddr(raw).store(at: $0) }
     }
 
     /// `withSpace` for exactly `n` bytes, which are stored apart and written out directly when they

@@ -5,19 +5,40 @@ public struct BDAddr: Hashable, Comparable, Sendable, CustomStringConvertible {
     @inlinable public init(_ raw: UInt64) { self.raw = raw & 0xFFFF_FFFF_FFFF }
 
     public var description: String {
-        String(unsafeUninitializedCapacity: 17) { buf in
-            var shift: UInt64 = 40, i = 0
-            while true {
-                let b = UInt8(truncatingIfNeeded: raw >> shift)
-                buf[i] = Hex.lowerDigit(b >> 4)
-                buf[i &+ 1] = Hex.lowerDigit(b & 0xF)
-                if shift == 0 { break }
-                buf[i &+ 2] = UInt8(ascii: ":")
-                i &+= 3
-                shift -= 8
-            }
-            return 17
+        String(unsafeUninitializedCapacity: Self.textLength) { buf in
+            store(at: buf.baseAddress!)
+            return Self.textLength
         }
+    }
+
+    /// Characters in `description`.
+    public static let textLength = 17
+
+    /// Stores the `textLength` characters of `description` from `p`: text outputs write addresses
+    /// straight into their buffers with it.
+    @inlinable public func store(at p: UnsafeMutablePointer<UInt8>) {
+        var shift: UInt64 = 40, i = 0
+        while true {
+            let b = UInt8(truncatingIfNeeded: raw >> shift)
+            p[i] = Hex.lowerDigit(b >> 4)
+            p[i &+ 1] = Hex.lowerDigit(b & 0xF)
+            if shift == 0 { break }
+            p[i &+ 2] = UInt8(ascii: ":")
+            i &+= 3
+            shift -= 8
+        }
+    }
+
+    /// "aa:bb:cc:dd:ee:ff", most significant byte first, in either case; nil for anything else.
+    public init?(parsing s: String) {
+        let parts = s.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 6 else { return nil }
+        var raw: UInt64 = 0
+        for p in parts {
+            guard p.count == 2, let b = UInt8(p, radix: 16) else { return nil }
+            raw = raw << 8 | UInt64(b)
+        }
+        self.init(raw)
     }
 
     /// The kind of a random address, from its two most significant bits (Vol 6 Part B 1.3.2).

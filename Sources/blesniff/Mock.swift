@@ -40,7 +40,7 @@ struct Mock: ParsableCommand {
 
     func validate() throws {
         for k in ltks where LTK(hex: k) == nil { throw ValidationError("--ltk \(k): expected 32 hex digits") }
-        if let d = device, MockDevice.parseAddress(d) == nil { throw ValidationError("--device \(d): expected an address like d4:ab:cd:00:00:01") }
+        if let d = device, BDAddr(parsing: d) == nil { throw ValidationError("--device \(d): expected an address like d4:ab:cd:00:00:01") }
     }
 
     mutating func run() throws {
@@ -69,7 +69,7 @@ struct Mock: ParsableCommand {
     func choose(_ c: MockCollector, connected: Set<BDAddr>, advertisers: Advertisers?, file: String) -> (peer: PeerKey, database: GATTDatabase) {
         let peers = c.peerDatabases
         let undiscovered = ": its GATT database was never discovered (no service discovery in the capture)"
-        if let d = device, let address = MockDevice.parseAddress(d) {
+        if let d = device, let address = BDAddr(parsing: d) {
             guard let p = peers.first(where: { $0.peer.address == address }) else {
                 let seen = advertisers?.devices.contains { $0.address == address } == true
                 let why = connected.contains(address) ? undiscovered

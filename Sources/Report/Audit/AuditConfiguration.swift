@@ -337,7 +337,7 @@ struct ConfigParser {
         let s = x.string ?? ""
         switch key {
         case "address":
-            guard let a = DeviceMatcher.address(s) else { throw error(x, path + ".address", "expected an address such as 00:1B:DC:07:32:A1") }
+            guard let a = BDAddr(parsing: s) else { throw error(x, path + ".address", "expected an address such as 00:1B:DC:07:32:A1") }
             return .address(a)
         case "name":
             guard !s.isEmpty else { throw error(x, path + ".name", "expected a name or a pattern such as HR-*") }
@@ -421,20 +421,10 @@ public enum DeviceMatcher: Sendable, Equatable {
 
     /// An address (`AA:BB:CC:DD:EE:FF`) or nil.
     public init?(parsing s: String) {
-        guard let a = Self.address(s) else { return nil }
+        guard let a = BDAddr(parsing: s) else { return nil }
         self = .address(a)
     }
 
-    static func address(_ s: String) -> BDAddr? {
-        let parts = s.split(separator: ":")
-        guard parts.count == 6 else { return nil }
-        var raw: UInt64 = 0
-        for p in parts {
-            guard p.count == 2, let b = UInt8(p, radix: 16) else { return nil }
-            raw = raw << 8 | UInt64(b)
-        }
-        return BDAddr(raw)
-    }
 }
 
 /// Shell-style globs over paths: `*` and `?` stay within one path component, `**` crosses them.

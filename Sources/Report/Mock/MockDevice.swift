@@ -37,15 +37,4 @@ public struct MockDevice: Sendable {
 }
 
 extension MockDevice {
-    /// "aa:bb:cc:dd:ee:ff" (either case) → address.
-    public static func parseAddress(_ s: String) -> BDAddr? {
-        let parts = s.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 6 else { return nil }
-        var raw: UInt64 = 0
-        for p in parts {
-            guard p.count == 2, let b = UInt8(p, radix: 16) else { return nil }
-            raw = raw << 8 | UInt64(b)
-        }
-        return BDAddr(raw)
-    }
 }
