@@ -1,7 +1,7 @@
 import Wire
 
 /// State across over-the-air frames: connections by access address (from CONNECT_IND or first
-/// sight), direction, retransmissions (SN/NESN, Vol 6 Part B 4.5.9), CRC-24 checks, encryption
+/// sight), direction, retransmissions (SN/NESN, Vol 6 Part B 4.5.9, `LLSequenceTracker`), CRC-24 checks, encryption
 /// start/pause and, with a key, AES-CCM decryption, and what goes on to L2CAP reassembly.
 
 /// Which side sent a data PDU.
@@ -71,8 +71,10 @@ public struct LLFrame: Sendable, Dissectable {
     /// Index (1-based, order of appearance) of the connection this data PDU belongs to.
     public var connection: Int?
     public var direction: LLDirection?
-    /// Same SN and content as the previous PDU in this direction: the peer did not acknowledge it.
-    public var isRetransmission = false
+    /// Whether SN and NESN make this data PDU new, a retransmission or, after missed packets,
+    /// unknown (`LLSequenceTracker`).
+    public var sequence: LLSequence = .new
+    public var isRetransmission: Bool { sequence == .retransmission }
     public var crc: LLCRCStatus = .unchecked
     public var encryption: LLEncryption = .none
     /// Set when this PDU carries L2CAP data to reassemble (not for retransmissions, bad CRCs,
@@ -113,6 +115,7 @@ public struct LLFrame: Sendable, Dissectable {
         if let d = direction { s = d.arrow + " " }
         s += pdu.summary
         if isRetransmission { s += " [retransmission]" }
+        if sequence == .unknown { s += " [after missed packets]" }
         if crc == .invalid { s += " [bad CRC]" }
         if encryption == .encrypted, dataPDU?.length ?? 0 > 0 { s += " [encrypted]" }
         // A malformed frame is marked once, by whoever prints the frame (its problems are the frame's).
@@ -136,6 +139,9 @@ public struct LLFrame: Sendable, Dissectable {
             ll.append(Field("CRC", .uint(UInt64(c), hex: 6), [Field("Status", .text(status))]))
         }
         if isRetransmission { ll.append(Field("Retransmission", .bool(true))) }
+        if sequence == .unknown {
+            ll.append(Field("Sequence", .text("unknown: the sniffer missed packets that could hold acknowledged PDUs")))
+        }
         switch encryption {
         case .none: break
         case .encrypted: ll.append(Field("Encryption", .text("encrypted, not decrypted")))
@@ -157,8 +163,7 @@ public final class LinkLayerTracker {
         var crcInit: UInt32?
         /// CRCInit recovered from a packet; trusted once a second packet agrees.
         var crcConfirmed = false
-        var lastSN: [Bool?] = [nil, nil]
-        var lastHash: [UInt64?] = [nil, nil]
+        var sequence = LLSequenceTracker()
         var lastDirection: LLDirection?
         var lastChannel: UInt8?
         var lastEvent: UInt16?
@@ -298,13 +303,17 @@ public final class LinkLayerTracker {
 
         let header = p.pdu.byte(0) ?? 0
         let length = Int(p.pdu.byte(1) ?? 0)
-        let sn = header & 0x08 != 0
-        let hash = LinkLayerTracker.contentHash(p.pdu)
-        let d = direction.index
+        // A copy of the sender's last PDU after missed packets is more likely a retransmission than
+        // two new PDUs alike: it is kept out of reassembly, other content goes in.
+        var heldBack = false
         if frame.crc != .invalid {
-            frame.isRetransmission = c.lastSN[d] == sn && c.lastHash[d] == hash
-            c.lastSN[d] = sn
-            c.lastHash[d] = hash
+            let event = h.eventCounter.map(UInt32.init) ?? h.channel.map(UInt32.init)
+            let (sequence, repeats) = c.sequence.receive(from: direction, header: header, hash: LinkLayerTracker.contentHash(p.pdu),
+                                                         event: event, counted: h.eventCounter != nil)
+            frame.sequence = sequence
+            heldBack = sequence == .unknown && repeats
+        } else if h.centralToPeripheral != nil {
+            c.sequence.damaged(from: direction)
         }
 
         // Encryption: payloads of non-empty PDUs after START_ENC carry a MIC.
@@ -332,7 +341,7 @@ public final class LinkLayerTracker {
         frame.pdu = .data(pdu)
         if let m = pdu.malformed { frame.problems.append(m) }
 
-        guard frame.crc != .invalid, !frame.isRetransmission, pdu.malformed == nil || pdu.llid != .reserved else { return }
+        guard frame.crc != .invalid, !frame.isRetransmission, !heldBack, pdu.malformed == nil || pdu.llid != .reserved else { return }
         if let ctl = pdu.control { control(ctl, c, direction) }
         if !pdu.encrypted, !pdu.payload.isEmpty, pdu.llid == .start || pdu.llid == .continuation {
             frame.l2cap = LLL2CAPFragment(data: pdu.payload, start: pdu.llid == .start)

@@ -270,3 +270,46 @@ final class LinkLayerPDUTests: XCTestCase {
         }
     }
 }
+
+/// SN/NESN across missed packets (Vol 6 Part B 4.5.9), on `LLSequenceTracker` directly.
+final class LinkLayerSequenceTests: XCTestCase {
+    /// Data header octet: LLID 1, NESN, SN.
+    static func header(sn: Int, nesn: Int) -> UInt8 { 0x01 | UInt8(nesn) << 2 | UInt8(sn) << 3 }
+
+    func testRetransmissionWithoutMissedPackets() {
+        var t = LLSequenceTracker()
+        XCTAssertEqual(t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 0), hash: 1, event: 1, counted: true).sequence, .new)
+        // No reply seen; the next event repeats SN 0: not acknowledged.
+        XCTAssertEqual(t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 0), hash: 1, event: 2, counted: true).sequence, .retransmission)
+        XCTAssertEqual(t.receive(from: .peripheralToCentral, header: Self.header(sn: 0, nesn: 1), hash: 1, event: 2, counted: true).sequence, .new)
+        XCTAssertEqual(t.receive(from: .centralToPeripheral, header: Self.header(sn: 1, nesn: 1), hash: 2, event: 3, counted: true).sequence, .new)
+    }
+
+    /// tesible__Lv4_passkey 2928-2932: the peripheral's reply in event 105 was missed; the central's
+    /// NESN went 0 then 1, so the peripheral's SN 1 in event 106 is a new PDU, not its last one again.
+    func testTwoAcknowledgementsOverAMissedPacketMeanNew() {
+        var t = LLSequenceTracker()
+        _ = t.receive(from: .centralToPeripheral, header: Self.header(sn: 1, nesn: 1), hash: 1, event: 104, counted: true)
+        _ = t.receive(from: .peripheralToCentral, header: Self.header(sn: 1, nesn: 0), hash: 2, event: 104, counted: true)
+        _ = t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 0), hash: 1, event: 105, counted: true)
+        _ = t.receive(from: .centralToPeripheral, header: Self.header(sn: 1, nesn: 1), hash: 1, event: 106, counted: true)
+        let p = t.receive(from: .peripheralToCentral, header: Self.header(sn: 1, nesn: 0), hash: 2, event: 106, counted: true)
+        XCTAssertEqual(p.sequence, .new)
+        XCTAssertTrue(p.repeats)
+    }
+
+    /// A skipped connection event could hide two acknowledged PDUs: the same SN is then unknown.
+    func testSkippedEventLeavesItUnknown() {
+        var t = LLSequenceTracker()
+        _ = t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 0), hash: 1, event: 44, counted: true)
+        _ = t.receive(from: .peripheralToCentral, header: Self.header(sn: 0, nesn: 1), hash: 2, event: 44, counted: true)
+        let c = t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 1), hash: 3, event: 46, counted: true)
+        XCTAssertEqual(c.sequence, .unknown)
+        XCTAssertFalse(c.repeats)
+        // A damaged PDU from a side also hides what it sent.
+        var d = LLSequenceTracker()
+        _ = d.receive(from: .centralToPeripheral, header: Self.header(sn: 1, nesn: 0), hash: 1, event: 1, counted: true)
+        d.damaged(from: .centralToPeripheral)
+        XCTAssertEqual(d.receive(from: .centralToPeripheral, header: Self.header(sn: 1, nesn: 0), hash: 1, event: 2, counted: true).sequence, .unknown)
+    }
+}

@@ -1058,6 +1058,7 @@ enum FieldTable {
         ("link_layer.bluetooth_low_energy_link_layer.scan_response_data.unknown_ad_type.length", "unsigned"),
         ("link_layer.bluetooth_low_energy_link_layer.scan_response_data.unknown_ad_type.type", "named"),
         ("link_layer.bluetooth_low_energy_link_layer.scanning_address", "address"),
+        ("link_layer.bluetooth_low_energy_link_layer.sequence", "string"),
         ("link_layer.bluetooth_low_energy_link_layer.sleep_clock_accuracy", "named"),
         ("link_layer.bluetooth_low_energy_link_layer.syncinfo", "bytes"),
         ("link_layer.bluetooth_low_energy_link_layer.target_address", "address"),
