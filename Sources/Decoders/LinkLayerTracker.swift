@@ -18,6 +18,10 @@ public enum LLCRCStatus: Sendable, Equatable {
     case invalid
     /// No CRC in the capture or no CRCInit known yet.
     case unchecked
+    /// The sniffer checked it on air and found it correct, but the CRC stored in the capture does
+    /// not match the packet (tools that log the packets they send can write a made-up one). The
+    /// packet is decoded as correct.
+    case storedMismatch
 }
 
 public enum LLEncryption: Sendable, Equatable {
@@ -76,6 +80,8 @@ public struct LLFrame: Sendable, Dissectable {
     public var sequence: LLSequence = .new
     public var isRetransmission: Bool { sequence == .retransmission }
     public var crc: LLCRCStatus = .unchecked
+    /// The capture stores the CRC as a little-endian number, not in air order (`LLPacket.crcAsNumber`).
+    public var crcStoredAsNumber = false
     public var encryption: LLEncryption = .none
     /// Set when this PDU carries L2CAP data to reassemble (not for retransmissions, bad CRCs,
     /// ciphertext or empty PDUs).
@@ -135,8 +141,11 @@ public struct LLFrame: Sendable, Dissectable {
             case .valid: status = "correct"
             case .invalid: status = "incorrect"
             case .unchecked: status = "unchecked"
+            case .storedMismatch: status = "correct by the sniffer; the stored CRC does not match the packet"
             }
-            ll.append(Field("CRC", .uint(UInt64(c), hex: 6), [Field("Status", .text(status))]))
+            var children = [Field("Status", .text(status))]
+            if crcStoredAsNumber { children.append(Field("Byte Order", .text("stored as a little-endian number, not in air order"))) }
+            ll.append(Field("CRC", .uint(UInt64(c), hex: 6), children))
         }
         if isRetransmission { ll.append(Field("Retransmission", .bool(true))) }
         if sequence == .unknown {
@@ -215,7 +224,7 @@ public final class LinkLayerTracker {
         }
         let advertising = h.channelKind == .advertising || (h.channelKind == .unknown && p.isAdvertising)
         if advertising {
-            frame.crc = crcStatus(h, p, initial: LLPacket.advertisingCRCInit)
+            frame.crc = crcStatus(&frame, p, initial: LLPacket.advertisingCRCInit)
             let secondary = h.auxiliary || (h.channel ?? 37) < 37
             let adv = LLAdvertisingPDU(p.pdu, secondary: secondary, auxType: h.auxType)
             frame.pdu = .advertising(adv)
@@ -227,10 +236,29 @@ public final class LinkLayerTracker {
         return frame
     }
 
-    private func crcStatus(_ h: LLPseudoHeader, _ p: LLPacket, initial: UInt32?) -> LLCRCStatus {
-        if h.crcChecked { return h.crcValid ? .valid : .invalid }
-        guard let crc = p.crc, let initial else { return .unchecked }
-        return LLCRC.compute(p.pdu, initial: initial) == crc ? .valid : .invalid
+    /// CRC-24 computed here from `initial` (Vol 6 Part B 3.1.1); the sniffer's verdict only when
+    /// the CRC or its initial value is not known.
+    private func crcStatus(_ frame: inout LLFrame, _ p: LLPacket, initial: UInt32?) -> LLCRCStatus {
+        guard p.crc != nil, let initial else { return snifferCRC(frame.header) }
+        return crcMatches(&frame, p, initial: initial) ? .valid : mismatch(frame.header)
+    }
+
+    /// A computed CRC that differs: bad, unless the sniffer found it correct on air.
+    private func mismatch(_ h: LLPseudoHeader) -> LLCRCStatus {
+        h.crcChecked && h.crcValid ? .storedMismatch : .invalid
+    }
+
+    /// Whether the packet's CRC is the one computed from `initial`, in air order or stored as a number.
+    private func crcMatches(_ frame: inout LLFrame, _ p: LLPacket, initial: UInt32) -> Bool {
+        let computed = LLCRC.compute(p.pdu, initial: initial)
+        if computed == p.crc { return true }
+        guard computed == p.crcAsNumber else { return false }
+        frame.crcStoredAsNumber = true
+        return true
+    }
+
+    private func snifferCRC(_ h: LLPseudoHeader) -> LLCRCStatus {
+        h.crcChecked ? (h.crcValid ? .valid : .invalid) : .unchecked
     }
 
     private func startConnection(_ c: LLConnectInd) {
@@ -250,27 +278,37 @@ public final class LinkLayerTracker {
     private func dataPDU(_ frame: inout LLFrame, _ p: LLPacket) {
         let h = frame.header
         var conn = connections[p.accessAddress]
-        // CRC first: a bad CRC must not create connections or move sequence numbers.
-        if h.crcChecked {
-            frame.crc = h.crcValid ? .valid : .invalid
-        } else if let crc = p.crc {
+        // CRC first: a bad CRC must not create connections or move sequence numbers. It is computed
+        // from the connection's CRCInit (its CONNECT_IND's, else run back from a packet: trusted
+        // once a second packet agrees, or the sniffer said the first was good).
+        let sniffer = snifferCRC(h)
+        // A payload the sniffer decrypted is not the ciphertext the CRC was computed over.
+        if let crc = p.crc, !(h.decrypted && h.micValid) {
             if let c = conn, let initial = c.crcInit {
-                let ok = LLCRC.compute(p.pdu, initial: initial) == crc
-                if ok {
+                if crcMatches(&frame, p, initial: initial) {
                     c.crcConfirmed = true
                     frame.crc = .valid
                 } else if c.crcConfirmed {
-                    frame.crc = .invalid
+                    frame.crc = mismatch(h)
                 } else {
-                    // The first packet we learnt CRCInit from may have been damaged: learn again.
+                    // The packet CRCInit was learnt from may have been damaged: learn again.
                     c.crcInit = LLCRC.recoverInit(p.pdu, crc: crc)
+                    c.crcConfirmed = sniffer == .valid
+                    frame.crc = sniffer
                 }
+            } else {
+                frame.crc = sniffer
             }
+        } else {
+            frame.crc = sniffer
         }
         if conn == nil, frame.crc != .invalid {
             let s = ConnectionState(index: nextIndex, accessAddress: p.accessAddress)
             nextIndex += 1
-            if let crc = p.crc, !h.crcChecked { s.crcInit = LLCRC.recoverInit(p.pdu, crc: crc) }
+            if let crc = p.crc {
+                s.crcInit = LLCRC.recoverInit(p.pdu, crc: crc)
+                s.crcConfirmed = sniffer == .valid
+            }
             if connections.count >= LinkLayerTracker.maxConnections { evictOldest() }
             connections[p.accessAddress] = s
             conn = s
@@ -317,13 +355,13 @@ public final class LinkLayerTracker {
         }
 
         // Encryption: payloads of non-empty PDUs after START_ENC carry a MIC.
-        let sniffer = h.decrypted && h.micValid
+        let decryptedBySniffer = h.decrypted && h.micValid
         // The nRF Sniffer flags every PDU it saw encrypted (and says whether it decrypted it), so
         // its word beats our START_ENC tracking (tools that log plaintext leave the flag clear).
         let onEncryptedLink = h.nordicFlags != nil ? h.micChecked : (c.encrypted || h.micChecked)
         var pdu: LLDataPDU
         if onEncryptedLink && length > 0 {
-            if sniffer {
+            if decryptedBySniffer {
                 // The nRF Sniffer hands over plaintext with the MIC removed and the length adjusted.
                 pdu = LLDataPDU(p.pdu)
                 frame.encryption = .decryptedBySniffer

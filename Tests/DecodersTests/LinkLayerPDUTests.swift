@@ -313,3 +313,31 @@ final class LinkLayerSequenceTests: XCTestCase {
         XCTAssertEqual(d.receive(from: .centralToPeripheral, header: Self.header(sn: 1, nesn: 0), hash: 1, event: 2, counted: true).sequence, .unknown)
     }
 }
+
+/// CRC-24 computed, not taken from the sniffer's flag.
+final class LinkLayerCRCTests: XCTestCase {
+    func testComputedCRCBeatsTheSnifferFlag() {
+        // tesible__mouse.pcapng's LL_VERSION_IND (CRC correct) with the nRF Sniffer's CRC flag cleared:
+        // no CONNECT_IND, so CRCInit is run back from it and the flag is all there is.
+        var bytes = LinkLayerPDUTests.hex("001900033e16060a030d240200 5813ce13 17656550 0f06 0c0b0f000863 1cc728")
+        bytes[8] &= 0xFE
+        let t = LinkLayerTracker()
+        XCTAssertEqual(t.process(LinkLayerPDUTests.packet(LinkType.nordicBLE, bytes)).crc, .invalid)
+        // An advertising PDU is checked from 0x555555 whatever the flag says.
+        var adv = LinkLayerPDUTests.sweynConnect
+        adv[8] &= 0xFE
+        XCTAssertEqual(LinkLayerTracker().process(LinkLayerPDUTests.packet(LinkType.nordicBLE, adv)).crc, .valid)
+        // A flipped payload bit with the flag saying correct: the stored CRC does not match.
+        var damaged = LinkLayerPDUTests.sweynConnect
+        damaged[30] ^= 0x01
+        XCTAssertEqual(LinkLayerTracker().process(LinkLayerPDUTests.packet(LinkType.nordicBLE, damaged)).crc, .storedMismatch)
+    }
+
+    func testCRCStoredAsANumber() {
+        // sweyn__capture_nxp_ll_length_crash_capture.pcap frame 1: ADV_IND whose CRC 0x362E3A is stored 3a 2e 36.
+        let bytes = LinkLayerPDUTests.hex("4b2f00020000000a0100000f0100000000d6be898e001caa4be1b416d002010408ff7d02010300ffcc09160238d016b4e14baa3a2e36")
+        let f = LinkLayerTracker().process(LinkLayerPDUTests.packet(LinkType.nordicBLE, bytes))
+        XCTAssertEqual(f.crc, .valid)
+        XCTAssertTrue(f.crcStoredAsNumber)
+    }
+}

@@ -897,6 +897,7 @@ enum FieldTable {
         ("link_layer.bluetooth_low_energy_link_layer.channel_map.used_channels", "unsigned"),
         ("link_layer.bluetooth_low_energy_link_layer.connection", "unsigned"),
         ("link_layer.bluetooth_low_energy_link_layer.crc", "unsigned"),
+        ("link_layer.bluetooth_low_energy_link_layer.crc.byte_order", "string"),
         ("link_layer.bluetooth_low_energy_link_layer.crc.status", "string"),
         ("link_layer.bluetooth_low_energy_link_layer.crc_init", "unsigned"),
         ("link_layer.bluetooth_low_energy_link_layer.cteinfo", "unsigned"),
