@@ -430,6 +430,7 @@ public final class Dissector {
 
     /// Ends the capture: requests still unanswered 30 s after they were sent become timeouts.
     public func finish() {
+        gatt.finish()
         for c in connections.values {
             c.att?.finish(at: lastTime)
             for b in c.eatt.values { b.finish(at: lastTime) }
