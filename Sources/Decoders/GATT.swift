@@ -194,12 +194,25 @@ public final class GATTDatabase {
 
     // MARK: Recording discovery
 
+    /// A handle holds one attribute: what discovery now shows there replaces what it showed before
+    /// (a database that changed, a stale record).
+    func vacate(_ h: UInt16) {
+        services[h] = nil
+        includes[h] = nil
+        descriptors[h] = nil
+        if let v = declarations.removeValue(forKey: h) { characteristics[v] = nil }
+        if let c = characteristics.removeValue(forKey: h) { declarations[c.declaration] = nil }
+    }
+
     func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool) {
+        vacate(start)
         services[start] = ServiceRecord(uuid: uuid, end: end, isPrimary: primary)
         rediscovery?.fresh.addService(start: start, end: end, uuid: uuid, primary: primary)
     }
 
     func addCharacteristic(declaration: UInt16, properties: UInt8, valueHandle: UInt16, uuid: BluetoothUUID) {
+        vacate(declaration)
+        if characteristics[valueHandle]?.declaration != declaration { vacate(valueHandle) }
         characteristics[valueHandle] = CharacteristicRecord(declaration: declaration, properties: GATTProperties(rawValue: properties), uuid: uuid)
         declarations[declaration] = valueHandle
         descriptors[valueHandle] = nil
@@ -207,6 +220,7 @@ public final class GATTDatabase {
     }
 
     func addInclude(_ include: GATTInclude) {
+        vacate(include.handle)
         includes[include.handle] = include
         rediscovery?.fresh.addInclude(include)
     }

@@ -17,6 +17,7 @@ enum FieldTable {
         ("att.attribute.decoded_value.body_sensor_location", "named"),
         ("att.attribute.decoded_value.client_characteristic_configuration", "flags"),
         ("att.attribute.decoded_value.device_name", "string"),
+        ("att.attribute.decoded_value.firmware_revision", "string"),
         ("att.attribute.decoded_value.flags", "flags"),
         ("att.attribute.decoded_value.heart_rate_measurement_value", "quantity"),
         ("att.attribute.decoded_value.manufacturer_identifier", "unsigned"),
