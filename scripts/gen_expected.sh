@@ -24,7 +24,7 @@ btle.advertising_header.pdu_type btle.data_header.llid btle.control_opcode
 btcommon.eir_ad.entry.type btcommon.eir_ad.entry.uuid_16 btcommon.eir_ad.entry.uuid_128
 btcommon.eir_ad.entry.custom_uuid_128
 btcommon.eir_ad.entry.device_name btcommon.eir_ad.entry.company_id bthci_evt.bd_addr
-bthci_evt.rssi _ws.malformed"
+bthci_evt.rssi _ws.malformed btle.retransmit btle.crc.incorrect"
 
 field_args=""
 for f in $fields; do field_args="$field_args -e $f"; done

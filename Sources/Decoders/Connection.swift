@@ -32,6 +32,11 @@ public final class Connection {
     /// Connection parameter updates: (frame, interval, latency, timeout).
     public internal(set) var updates: [(frame: Int, interval: UInt16, latency: UInt16, timeout: UInt16)] = []
     public internal(set) var lastActivity: Int64
+    /// Frame of the last packet of a sniffed link (for `lastActivity`).
+    public internal(set) var lastPacketFrame: Int?
+    /// A sniffed link that ended without a disconnect the sniffer saw: a new CONNECT_IND between the
+    /// same devices, or no packet for longer than its supervision timeout. It ended at its last packet.
+    public internal(set) var lost = false
 
     var reassembly: (sent: L2CAPReassembler, received: L2CAPReassembler) = (.init(), .init())
     /// A PDU whose start the capture truncated is being skipped in that direction (sent, received).

@@ -40,6 +40,12 @@ public final class Dissector {
     private let linkLayer: LinkLayerTracker
     /// Connections seen over the air, by the link-layer tracker's index.
     private var llConnections: [Int: Connection] = [:]
+    /// Central and peripheral of the sniffed links that began with a CONNECT_IND, by tracker index.
+    private var llDevices: [Int: (central: BDAddr, peripheral: BDAddr)] = [:]
+    /// When the first sniffed link outlives its supervision timeout with no packet (`.max`: none open).
+    private var nextLossCheck = Int64.max
+    /// Without a CONNECT_IND the supervision timeout is not known: the longest the spec allows, 32 s.
+    static let defaultSupervisionTimeout: Int64 = 32_000_000_000
 
     /// - Parameters:
     ///   - keys: long-term keys to decrypt encrypted link-layer connections with.
@@ -271,12 +277,16 @@ public final class Dissector {
     private func linkLayerFrame(_ d: inout Decoded, _ p: Packet) {
         var f = linkLayer.process(p)
         for p in f.problems { d.problem(.linkLayer, p) }
+        if p.timestamp > nextLossCheck { endSilentLinks(now: p.timestamp, &d) }
         if let a = f.advertisingPDU, f.crc != .invalid {
             if let rep = a.report(rssi: f.header.rssi), advertisingEvents.isNew(rep, time: p.timestamp) {
                 f.report = rep
                 advertisers?.add(rep, frame: p.number, time: p.timestamp)
             }
-            if let c = a.connectInd { advertisers?.noteConnection(to: c.advA, frame: p.number) }
+            if let c = a.connectInd {
+                advertisers?.noteConnection(to: c.advA, frame: p.number)
+                endLinks(central: c.initA, peripheral: c.advA, &d)
+            }
         }
         d.linkLayer = f
         guard let index = f.connection else { return }
@@ -290,6 +300,7 @@ public final class Dissector {
             nextConnectionID += 1
             if let ind = linkLayer.knownConnections.first(where: { $0.index == index })?.connect {
                 // The sniffer sees both sides; report from the central's point of view.
+                llDevices[index] = (ind.initA, ind.advA)
                 c.peer = ind.advA
                 c.isCentral = true
                 c.interval = ind.interval
@@ -307,12 +318,47 @@ public final class Dissector {
         d.connection = c
         // Any packet of the link, empty PDUs too, shows the sniffer still follows it.
         c.lastActivity = p.timestamp
+        c.lastPacketFrame = p.number
+        nextLossCheck = min(nextLossCheck, p.timestamp &+ supervisionTimeout(c))
         if f.encryption != .none, !c.encrypted {
             c.encrypted = true
             c.encryptedFrame = p.number
         }
         guard let frag = f.l2cap, let dir = f.direction else { return }
         l2cap(&d, p, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
+    }
+
+    /// A link the sniffer lost ends at its last packet (Vol 6 Part B 4.5.2: with no packet for the
+    /// supervision timeout the devices end it themselves), so it is not one long quiet link.
+    private func endSilentLinks(now: Int64, _ d: inout Decoded) {
+        nextLossCheck = .max
+        for (index, c) in llConnections {
+            let deadline = c.lastActivity &+ supervisionTimeout(c)
+            if now > deadline { endLink(index, c, &d) } else { nextLossCheck = min(nextLossCheck, deadline) }
+        }
+    }
+
+    /// A new CONNECT_IND between two devices ends the link they had: a device in a connection does
+    /// not initiate or accept another to the same peer, so the sniffer missed its end.
+    private func endLinks(central: BDAddr, peripheral: BDAddr, _ d: inout Decoded) {
+        for (index, pair) in llDevices where pair.central == central && pair.peripheral == peripheral {
+            if let c = llConnections[index] { endLink(index, c, &d) }
+            llDevices[index] = nil
+        }
+    }
+
+    private func endLink(_ index: Int, _ c: Connection, _ d: inout Decoded) {
+        llConnections[index] = nil
+        llDevices[index] = nil
+        c.lost = true
+        c.endedFrame = c.lastPacketFrame ?? c.firstFrame
+        c.endedTime = c.lastActivity
+        retire(c)
+        d.lostConnections.append(c)
+    }
+
+    private func supervisionTimeout(_ c: Connection) -> Int64 {
+        c.supervisionTimeout.map { Int64($0) * 10_000_000 } ?? Dissector.defaultSupervisionTimeout
     }
 
     /// Hands a whole L2CAP frame to the protocol of its channel.
@@ -384,6 +430,7 @@ public final class Dissector {
 
     /// Ends the capture: requests still unanswered 30 s after they were sent become timeouts.
     public func finish() {
+        gatt.finish()
         for c in connections.values {
             c.att?.finish(at: lastTime)
             for b in c.eatt.values { b.finish(at: lastTime) }
@@ -437,6 +484,10 @@ public final class Dissector {
 
     private func close(_ c: Connection) {
         live[key(c.adapter, c.handle)] = nil
+        retire(c)
+    }
+
+    private func retire(_ c: Connection) {
         ended.append(c)
         // Trim in batches: removing one from the front per connection moved the whole array each time.
         if ended.count >= endedKept + endedKept / 8 {
@@ -459,6 +510,8 @@ public struct Decoded {
     /// An ACL fragment stored for reassembly: bytes held so far and the L2CAP total (0 if unknown yet).
     public var fragment: (have: Int, of: Int)?
     public var upper: UpperLayer?
+    /// Sniffed links this frame showed lost (`Connection.lost`), ended at their last packet.
+    public var lostConnections: [Connection] = []
     /// The link-layer decode of an over-the-air frame.
     public var linkLayer: LLFrame? {
         get { linkLayerBox?.frame }

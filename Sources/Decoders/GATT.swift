@@ -172,24 +172,62 @@ public final class GATTDatabase {
     /// Keyed by characteristic value handle.
     var subscriptions: [UInt16: GATTSubscription] = [:]
 
+    /// Versions (GATTVersions.swift): those before the current one, oldest first, and what the
+    /// current one is.
+    var earlier: [GATTDatabaseVersion] = []
+    var current = GATTVersionSpan()
+    /// Discovery that began after the database may have changed, compared with what it had.
+    var rediscovery: GATTRediscovery?
+    /// Why the database may have changed, until discovery starts again.
+    var trigger: GATTVersionCause?
+    /// The bearer whose discovery filled the database last: another one is a later connection.
+    var discoveryBearer: ObjectIdentifier?
+    /// The bearer of the last PDU to or from this server, since which frame, and the last frame of
+    /// the bearer before it.
+    var touchBearer: ObjectIdentifier?
+    var touchBearerSince: Int?
+    var previousTouch: Int?
+
     public init() {}
 
     public var isEmpty: Bool { services.isEmpty && characteristics.isEmpty && descriptors.isEmpty && values.isEmpty }
 
     // MARK: Recording discovery
 
+    /// A handle holds one attribute: what discovery now shows there replaces what it showed before
+    /// (a database that changed, a stale record).
+    func vacate(_ h: UInt16) {
+        services[h] = nil
+        includes[h] = nil
+        descriptors[h] = nil
+        if let v = declarations.removeValue(forKey: h) { characteristics[v] = nil }
+        if let c = characteristics.removeValue(forKey: h) { declarations[c.declaration] = nil }
+    }
+
     func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool) {
+        vacate(start)
         services[start] = ServiceRecord(uuid: uuid, end: end, isPrimary: primary)
+        rediscovery?.fresh.addService(start: start, end: end, uuid: uuid, primary: primary)
     }
 
     func addCharacteristic(declaration: UInt16, properties: UInt8, valueHandle: UInt16, uuid: BluetoothUUID) {
+        vacate(declaration)
+        if characteristics[valueHandle]?.declaration != declaration { vacate(valueHandle) }
         characteristics[valueHandle] = CharacteristicRecord(declaration: declaration, properties: GATTProperties(rawValue: properties), uuid: uuid)
         declarations[declaration] = valueHandle
         descriptors[valueHandle] = nil
+        rediscovery?.fresh.addCharacteristic(declaration: declaration, properties: properties, valueHandle: valueHandle, uuid: uuid)
+    }
+
+    func addInclude(_ include: GATTInclude) {
+        vacate(include.handle)
+        includes[include.handle] = include
+        rediscovery?.fresh.addInclude(include)
     }
 
     /// A Find Information entry: declarations and values already known are left alone.
     func addInformation(handle: UInt16, uuid: BluetoothUUID) {
+        rediscovery?.fresh.addInformation(handle: handle, uuid: uuid)
         guard characteristics[handle] == nil, declarations[handle] == nil, services[handle] == nil,
               includes[handle] == nil else { return }
         if let u = uuid.uuid16, (0x2800...0x2803).contains(u) { return }
@@ -475,6 +513,11 @@ public final class GATTStore {
         order.compactMap { k in byKey[k].map { (k, $0) } }
     }
 
+    /// Ends what is pending at the end of the capture (`GATTDatabase.settle`).
+    public func finish() {
+        for d in byKey.values { d.settle() }
+    }
+
     /// A new bearer between this host (`local`) and `remote`, sharing their databases.
     public func bearer(local: AnyHashable, remote: AnyHashable, mtu: Int = ATTBearer.defaultMTU) -> ATTBearer {
         ATTBearer(local: database(for: local), remote: database(for: remote), mtu: mtu)
@@ -725,6 +768,12 @@ public final class ATTBearer {
     /// Handles one PDU sent by `side` in frame `frame` at `time` (ns).
     public func process(_ pdu: ATTPDU, from side: Side, frame: Int, time: Int64) -> ATTResult {
         var result = ATTResult(pdu: pdu, side: side)
+        // The server of this PDU was in use: its current version holds up to here.
+        switch pdu.kind {
+        case .request, .command, .confirmation: database(of: side.other).touch(frame, by: self)
+        case .response, .notification, .indication: database(of: side).touch(frame, by: self)
+        case .unknown: break
+        }
         expire(before: time, into: &result.notes)
         if let m = pdu.malformed { result.notes.append(.malformed(m)) }
         if pdu.bytes.count > mtu { result.notes.append(.exceedsMTU(length: pdu.bytes.count, mtu: mtu)) }
@@ -748,8 +797,11 @@ public final class ATTBearer {
             if let h = pdu.handle, let v = pdu.value {
                 db.setValue(h, v, frame: frame)
                 entry(db, h, v, &result)
-                // A Service Changed indication leaves the database as it is: the old names stay
-                // useful until the client rediscovers, which overwrites them.
+                // Service Changed: the names stay useful until the client rediscovers, which
+                // then starts a new version if the database did change.
+                if db.attribute(h).uuid == GATTDatabase.serviceChangedUUID, let start = v.le16(0), let end = v.le16(2) {
+                    db.serviceChanged(start: start, end: end, frame: frame)
+                }
             }
             enqueue(&pendingIndications[side.rawValue], Pending(tx: ATTTransaction(frame: frame, opcode: pdu.opcode, time: time, side: side)), &result)
         case .confirmation:
@@ -920,6 +972,7 @@ public final class ATTBearer {
         case .exchangeMTUResponse:
             if let m = pdu.mtu { setRxMTU(m, side, &result) }
         case .readByGroupTypeResponse:
+            server.discovering(frame: frame, by: self)
             let primary = p?.type?.uuid16 != 0x2801
             for g in pdu.groups {
                 guard let u = BluetoothUUID(littleEndian: g.value) else { continue }
@@ -928,11 +981,13 @@ public final class ATTBearer {
             }
         case .findByTypeValueResponse:
             if let u = p?.searched, let t = p?.type?.uuid16, t == 0x2800 || t == 0x2801 {
+                server.discovering(frame: frame, by: self)
                 for g in pdu.groups { server.addService(start: g.start, end: g.end, uuid: u, primary: t == 0x2800) }
             }
         case .readByTypeResponse:
             readByType(pdu, p, server, frame, &result)
         case .findInformationResponse:
+            server.discovering(frame: frame, by: self)
             for e in pdu.information { server.addInformation(handle: e.handle, uuid: e.uuid) }
         case .readResponse:
             if let h = p?.handle, p?.tx.opcode == .readRequest, let v = pdu.value {
@@ -968,6 +1023,7 @@ public final class ATTBearer {
 
     func readByType(_ pdu: ATTPDU, _ p: Pending?, _ server: GATTDatabase, _ frame: Int, _ result: inout ATTResult) {
         let type = p?.type?.uuid16
+        if type == 0x2803 || type == 0x2802 { server.discovering(frame: frame, by: self) }
         for e in pdu.attributeData {
             var r = ByteReader(e.value)
             switch type {
@@ -985,7 +1041,7 @@ public final class ATTBearer {
                 }
                 let u = r.remaining == 2 ? try? r.uuid(width: 2) : nil
                 let include = GATTInclude(handle: e.handle, start: s, end: end, uuid: u)
-                server.includes[e.handle] = include
+                server.addInclude(include)
                 result.entries.append(ATTResultEntry(attribute: server.attribute(e.handle), value: nil, include: include))
             default:
                 // Read Using Characteristic UUID: the handle is a value of that type.

@@ -7,6 +7,9 @@ public enum HCIErrors {
         Int(code) < names.count ? names[Int(code)] : "Unknown Error (" + Hex.prefixed(code, width: 2) + ")"
     }
 
+    /// Connection Timeout: the reason a link ends when its supervision timeout passes.
+    public static let connectionTimeout: UInt8 = 0x08
+
     /// Whether the specification assigns the code.
     public static func isKnown(_ code: UInt8) -> Bool {
         Int(code) < names.count && !names[Int(code)].hasPrefix("Reserved")

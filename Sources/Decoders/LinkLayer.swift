@@ -13,6 +13,9 @@ public struct LLPacket: Sendable {
     public let pdu: Bytes
     /// The CRC as sent (LFSR value, bit 23 first on air); nil when the capture cut it off.
     public let crc: UInt32?
+    /// The same three octets read as a little-endian number: how some tools (SweynTooth's capture
+    /// writer) store the LFSR value instead of its bits in air order.
+    public let crcAsNumber: UInt32?
 
     /// Splits access address + PDU + CRC. The PDU's length octet decides where the CRC is; extra
     /// bytes are ignored, a short packet keeps what there is (no CRC).
@@ -23,6 +26,7 @@ public struct LLPacket: Sendable {
         guard let len = rest.byte(1) else {
             pdu = rest
             crc = nil
+            crcAsNumber = nil
             return
         }
         let pduLen = 2 + Int(len)
@@ -32,9 +36,11 @@ public struct LLPacket: Sendable {
             // Bytes on air are sent LSB first; the CRC is sent bit 23 first.
             crc = UInt32(LLCRC.reverse(c.byte(0) ?? 0)) << 16 | UInt32(LLCRC.reverse(c.byte(1) ?? 0)) << 8
                 | UInt32(LLCRC.reverse(c.byte(2) ?? 0))
+            crcAsNumber = UInt32(c.byte(0) ?? 0) | UInt32(c.byte(1) ?? 0) << 8 | UInt32(c.byte(2) ?? 0) << 16
         } else {
             pdu = rest.prefix(pduLen)
             crc = nil
+            crcAsNumber = nil
         }
     }
 

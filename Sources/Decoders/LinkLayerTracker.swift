@@ -1,7 +1,7 @@
 import Wire
 
 /// State across over-the-air frames: connections by access address (from CONNECT_IND or first
-/// sight), direction, retransmissions (SN/NESN, Vol 6 Part B 4.5.9), CRC-24 checks, encryption
+/// sight), direction, retransmissions (SN/NESN, Vol 6 Part B 4.5.9, `LLSequenceTracker`), CRC-24 checks, encryption
 /// start/pause and, with a key, AES-CCM decryption, and what goes on to L2CAP reassembly.
 
 /// Which side sent a data PDU.
@@ -18,6 +18,10 @@ public enum LLCRCStatus: Sendable, Equatable {
     case invalid
     /// No CRC in the capture or no CRCInit known yet.
     case unchecked
+    /// The sniffer checked it on air and found it correct, but the CRC stored in the capture does
+    /// not match the packet (tools that log the packets they send can write a made-up one). The
+    /// packet is decoded as correct.
+    case storedMismatch
 }
 
 public enum LLEncryption: Sendable, Equatable {
@@ -71,9 +75,13 @@ public struct LLFrame: Sendable, Dissectable {
     /// Index (1-based, order of appearance) of the connection this data PDU belongs to.
     public var connection: Int?
     public var direction: LLDirection?
-    /// Same SN and content as the previous PDU in this direction: the peer did not acknowledge it.
-    public var isRetransmission = false
+    /// Whether SN and NESN make this data PDU new, a retransmission or, after missed packets,
+    /// unknown (`LLSequenceTracker`).
+    public var sequence: LLSequence = .new
+    public var isRetransmission: Bool { sequence == .retransmission }
     public var crc: LLCRCStatus = .unchecked
+    /// The capture stores the CRC as a little-endian number, not in air order (`LLPacket.crcAsNumber`).
+    public var crcStoredAsNumber = false
     public var encryption: LLEncryption = .none
     /// Set when this PDU carries L2CAP data to reassemble (not for retransmissions, bad CRCs,
     /// ciphertext or empty PDUs).
@@ -113,6 +121,7 @@ public struct LLFrame: Sendable, Dissectable {
         if let d = direction { s = d.arrow + " " }
         s += pdu.summary
         if isRetransmission { s += " [retransmission]" }
+        if sequence == .unknown { s += " [after missed packets]" }
         if crc == .invalid { s += " [bad CRC]" }
         if encryption == .encrypted, dataPDU?.length ?? 0 > 0 { s += " [encrypted]" }
         // A malformed frame is marked once, by whoever prints the frame (its problems are the frame's).
@@ -132,10 +141,16 @@ public struct LLFrame: Sendable, Dissectable {
             case .valid: status = "correct"
             case .invalid: status = "incorrect"
             case .unchecked: status = "unchecked"
+            case .storedMismatch: status = "correct by the sniffer; the stored CRC does not match the packet"
             }
-            ll.append(Field("CRC", .uint(UInt64(c), hex: 6), [Field("Status", .text(status))]))
+            var children = [Field("Status", .text(status))]
+            if crcStoredAsNumber { children.append(Field("Byte Order", .text("stored as a little-endian number, not in air order"))) }
+            ll.append(Field("CRC", .uint(UInt64(c), hex: 6), children))
         }
         if isRetransmission { ll.append(Field("Retransmission", .bool(true))) }
+        if sequence == .unknown {
+            ll.append(Field("Sequence", .text("unknown: the sniffer missed packets that could hold acknowledged PDUs")))
+        }
         switch encryption {
         case .none: break
         case .encrypted: ll.append(Field("Encryption", .text("encrypted, not decrypted")))
@@ -157,8 +172,7 @@ public final class LinkLayerTracker {
         var crcInit: UInt32?
         /// CRCInit recovered from a packet; trusted once a second packet agrees.
         var crcConfirmed = false
-        var lastSN: [Bool?] = [nil, nil]
-        var lastHash: [UInt64?] = [nil, nil]
+        var sequence = LLSequenceTracker()
         var lastDirection: LLDirection?
         var lastChannel: UInt8?
         var lastEvent: UInt16?
@@ -210,7 +224,7 @@ public final class LinkLayerTracker {
         }
         let advertising = h.channelKind == .advertising || (h.channelKind == .unknown && p.isAdvertising)
         if advertising {
-            frame.crc = crcStatus(h, p, initial: LLPacket.advertisingCRCInit)
+            frame.crc = crcStatus(&frame, p, initial: LLPacket.advertisingCRCInit)
             let secondary = h.auxiliary || (h.channel ?? 37) < 37
             let adv = LLAdvertisingPDU(p.pdu, secondary: secondary, auxType: h.auxType)
             frame.pdu = .advertising(adv)
@@ -222,10 +236,29 @@ public final class LinkLayerTracker {
         return frame
     }
 
-    private func crcStatus(_ h: LLPseudoHeader, _ p: LLPacket, initial: UInt32?) -> LLCRCStatus {
-        if h.crcChecked { return h.crcValid ? .valid : .invalid }
-        guard let crc = p.crc, let initial else { return .unchecked }
-        return LLCRC.compute(p.pdu, initial: initial) == crc ? .valid : .invalid
+    /// CRC-24 computed here from `initial` (Vol 6 Part B 3.1.1); the sniffer's verdict only when
+    /// the CRC or its initial value is not known.
+    private func crcStatus(_ frame: inout LLFrame, _ p: LLPacket, initial: UInt32?) -> LLCRCStatus {
+        guard p.crc != nil, let initial else { return snifferCRC(frame.header) }
+        return crcMatches(&frame, p, initial: initial) ? .valid : mismatch(frame.header)
+    }
+
+    /// A computed CRC that differs: bad, unless the sniffer found it correct on air.
+    private func mismatch(_ h: LLPseudoHeader) -> LLCRCStatus {
+        h.crcChecked && h.crcValid ? .storedMismatch : .invalid
+    }
+
+    /// Whether the packet's CRC is the one computed from `initial`, in air order or stored as a number.
+    private func crcMatches(_ frame: inout LLFrame, _ p: LLPacket, initial: UInt32) -> Bool {
+        let computed = LLCRC.compute(p.pdu, initial: initial)
+        if computed == p.crc { return true }
+        guard computed == p.crcAsNumber else { return false }
+        frame.crcStoredAsNumber = true
+        return true
+    }
+
+    private func snifferCRC(_ h: LLPseudoHeader) -> LLCRCStatus {
+        h.crcChecked ? (h.crcValid ? .valid : .invalid) : .unchecked
     }
 
     private func startConnection(_ c: LLConnectInd) {
@@ -245,27 +278,37 @@ public final class LinkLayerTracker {
     private func dataPDU(_ frame: inout LLFrame, _ p: LLPacket) {
         let h = frame.header
         var conn = connections[p.accessAddress]
-        // CRC first: a bad CRC must not create connections or move sequence numbers.
-        if h.crcChecked {
-            frame.crc = h.crcValid ? .valid : .invalid
-        } else if let crc = p.crc {
+        // CRC first: a bad CRC must not create connections or move sequence numbers. It is computed
+        // from the connection's CRCInit (its CONNECT_IND's, else run back from a packet: trusted
+        // once a second packet agrees, or the sniffer said the first was good).
+        let sniffer = snifferCRC(h)
+        // A payload the sniffer decrypted is not the ciphertext the CRC was computed over.
+        if let crc = p.crc, !(h.decrypted && h.micValid) {
             if let c = conn, let initial = c.crcInit {
-                let ok = LLCRC.compute(p.pdu, initial: initial) == crc
-                if ok {
+                if crcMatches(&frame, p, initial: initial) {
                     c.crcConfirmed = true
                     frame.crc = .valid
                 } else if c.crcConfirmed {
-                    frame.crc = .invalid
+                    frame.crc = mismatch(h)
                 } else {
-                    // The first packet we learnt CRCInit from may have been damaged: learn again.
+                    // The packet CRCInit was learnt from may have been damaged: learn again.
                     c.crcInit = LLCRC.recoverInit(p.pdu, crc: crc)
+                    c.crcConfirmed = sniffer == .valid
+                    frame.crc = sniffer
                 }
+            } else {
+                frame.crc = sniffer
             }
+        } else {
+            frame.crc = sniffer
         }
         if conn == nil, frame.crc != .invalid {
             let s = ConnectionState(index: nextIndex, accessAddress: p.accessAddress)
             nextIndex += 1
-            if let crc = p.crc, !h.crcChecked { s.crcInit = LLCRC.recoverInit(p.pdu, crc: crc) }
+            if let crc = p.crc {
+                s.crcInit = LLCRC.recoverInit(p.pdu, crc: crc)
+                s.crcConfirmed = sniffer == .valid
+            }
             if connections.count >= LinkLayerTracker.maxConnections { evictOldest() }
             connections[p.accessAddress] = s
             conn = s
@@ -298,23 +341,27 @@ public final class LinkLayerTracker {
 
         let header = p.pdu.byte(0) ?? 0
         let length = Int(p.pdu.byte(1) ?? 0)
-        let sn = header & 0x08 != 0
-        let hash = LinkLayerTracker.contentHash(p.pdu)
-        let d = direction.index
+        // A copy of the sender's last PDU after missed packets is more likely a retransmission than
+        // two new PDUs alike: it is kept out of reassembly, other content goes in.
+        var heldBack = false
         if frame.crc != .invalid {
-            frame.isRetransmission = c.lastSN[d] == sn && c.lastHash[d] == hash
-            c.lastSN[d] = sn
-            c.lastHash[d] = hash
+            let event = h.eventCounter.map(UInt32.init) ?? h.channel.map(UInt32.init)
+            let (sequence, repeats) = c.sequence.receive(from: direction, header: header, hash: LinkLayerTracker.contentHash(p.pdu),
+                                                         event: event, counted: h.eventCounter != nil)
+            frame.sequence = sequence
+            heldBack = sequence == .unknown && repeats
+        } else if h.centralToPeripheral != nil {
+            c.sequence.damaged(from: direction)
         }
 
         // Encryption: payloads of non-empty PDUs after START_ENC carry a MIC.
-        let sniffer = h.decrypted && h.micValid
+        let decryptedBySniffer = h.decrypted && h.micValid
         // The nRF Sniffer flags every PDU it saw encrypted (and says whether it decrypted it), so
         // its word beats our START_ENC tracking (tools that log plaintext leave the flag clear).
         let onEncryptedLink = h.nordicFlags != nil ? h.micChecked : (c.encrypted || h.micChecked)
         var pdu: LLDataPDU
         if onEncryptedLink && length > 0 {
-            if sniffer {
+            if decryptedBySniffer {
                 // The nRF Sniffer hands over plaintext with the MIC removed and the length adjusted.
                 pdu = LLDataPDU(p.pdu)
                 frame.encryption = .decryptedBySniffer
@@ -332,7 +379,7 @@ public final class LinkLayerTracker {
         frame.pdu = .data(pdu)
         if let m = pdu.malformed { frame.problems.append(m) }
 
-        guard frame.crc != .invalid, !frame.isRetransmission, pdu.malformed == nil || pdu.llid != .reserved else { return }
+        guard frame.crc != .invalid, !frame.isRetransmission, !heldBack, pdu.malformed == nil || pdu.llid != .reserved else { return }
         if let ctl = pdu.control { control(ctl, c, direction) }
         if !pdu.encrypted, !pdu.payload.isEmpty, pdu.llid == .start || pdu.llid == .continuation {
             frame.l2cap = LLL2CAPFragment(data: pdu.payload, start: pdu.llid == .start)

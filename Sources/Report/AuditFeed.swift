@@ -54,6 +54,11 @@ public final class AuditFeed {
         let number = d.packet.number
         let at = FrameRef(number: number, time: d.packet.timestamp, fileOffset: d.packet.fileOffset, fileLength: d.packet.fileLength)
         if restarts.holding { restarts.flush(before: at.time &- restartGap, sink) }
+        // Sniffed links this frame showed lost end at their last packet, before anything else it says.
+        for c in d.lostConnections {
+            _ = reads.removeValue(forKey: c.id)
+            sink.observe(.disconnected(c, reason: HCIErrors.connectionTimeout), at: FrameRef(number: c.endedFrame ?? number, time: c.endedTime ?? at.time))
+        }
         switch d.hci {
         case .command(let op, let params):
             if HCICommands.isVendor(op), let g = platform.command(op, frame: number) { sink.observe(.platform(g), at: at) }

@@ -39,11 +39,22 @@ struct Gatt: ParsableCommand {
                 out.write(display: file)
                 out.write(": \(dbs.count) attribute database\(dbs.count == 1 ? "" : "s")\n")
                 for db in dbs {
-                    out.write("\n" + db.name + "\n")
-                    // Values quote what the peer sent (names, strings): escaped, line breaks kept.
-                    let tree = db.database.textTree()
-                    out.write(display: tree, .keepNewlines)
-                    if !tree.hasSuffix("\n") { out.write("\n") }
+                    let versions = db.database.versions
+                    guard versions.count > 1 else {
+                        out.write("\n" + db.name + "\n")
+                        Self.writeTree(db.database, to: out)
+                        continue
+                    }
+                    out.write("\n" + db.name + ": \(versions.count) database versions\n")
+                    let changes = db.database.changesByVersion
+                    for (i, v) in versions.enumerated() {
+                        out.write("Version \(i + 1) (" + Self.frames(v.span) + ")" + (v.span.cause.map { ": " + $0.description } ?? "") + "\n")
+                        if i > 0 {
+                            out.write("Changes from version \(i):\n")
+                            for c in changes[i] { out.write("  " + c.description + "\n") }
+                        }
+                        Self.writeTree(v.database, to: out)
+                    }
                 }
             case .json:
                 out.write("{\"file\":" + FieldRendering.jsonString(file) + ",\"databases\":[")
@@ -56,6 +67,8 @@ struct Gatt: ParsableCommand {
                         if let t = p.type { out.write("\"address_type\":\"" + (t == 1 ? "random" : "public") + "\",") }
                     }
                     FieldRendering.writeJSONMembers(db.database.fields, arrays: Self.repeatable, to: out)
+                    let versions = db.database.versions
+                    if versions.count > 1 { Self.writeJSONVersions(versions, changes: db.database.changesByVersion, to: out) }
                     out.write("}")
                 }
                 out.write("]}\n")
@@ -63,6 +76,49 @@ struct Gatt: ParsableCommand {
         }
         out.flush()
         if !ok { throw ExitCode(2) }
+    }
+
+    /// The tree; values quote what the peer sent (names, strings): escaped, line breaks kept.
+    static func writeTree(_ db: GATTDatabase, to out: Output) {
+        let tree = db.textTree()
+        out.write(display: tree, .keepNewlines)
+        if !tree.hasSuffix("\n") { out.write("\n") }
+    }
+
+    static func frames(_ s: GATTVersionSpan) -> String {
+        guard let a = s.firstFrame, let b = s.lastFrame else { return "no frames" }
+        return a == b ? "frame \(a)" : "frames \(a)–\(b)"
+    }
+
+    /// `"versions"`: each version with its frames, why it began, what changed and its tree.
+    static func writeJSONVersions(_ versions: [GATTDatabaseVersion], changes: [[GATTChange]], to out: Output) {
+        out.write(",\"versions\":[")
+        for (i, v) in versions.enumerated() {
+            if i > 0 { out.write(",") }
+            out.write("{\"version\":\(i + 1)")
+            if let f = v.span.firstFrame { out.write(",\"first_frame\":\(f)") }
+            if let f = v.span.lastFrame { out.write(",\"last_frame\":\(f)") }
+            switch v.span.cause {
+            case .serviceChanged(let f, let a, let b)?:
+                out.write(",\"cause\":{\"kind\":\"service_changed\",\"frame\":\(f),\"start_handle\":\(a),\"end_handle\":\(b)}")
+            case .rediscovered(let f)?:
+                out.write(",\"cause\":{\"kind\":\"rediscovered\",\"frame\":\(f)}")
+            case nil: break
+            }
+            out.write(",\"changes\":[")
+            for (j, c) in changes[i].enumerated() {
+                if j > 0 { out.write(",") }
+                out.write("{\"change\":\"\(c.kind.rawValue)\",\"element\":\"\(c.element.rawValue)\",\"uuid\":" + FieldRendering.jsonString(c.uuid.description))
+                if let sv = c.service { out.write(",\"service\":" + FieldRendering.jsonString(sv.description)) }
+                if let h = c.before { out.write(",\"before\":\(h)") }
+                if let h = c.after { out.write(",\"after\":\(h)") }
+                out.write("}")
+            }
+            out.write("],")
+            FieldRendering.writeJSONMembers(v.database.fields, arrays: repeatable, to: out)
+            out.write("}")
+        }
+        out.write("]")
     }
 
     /// Keys that can repeat in a database: always arrays in JSON, also with one element.

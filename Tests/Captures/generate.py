@@ -37,6 +37,7 @@ secrets.randbelow = lambda n: RNG.randrange(n)
 
 from bumble import att, gatt, hci, ll  # noqa: E402
 from bumble import controller as bumble_controller  # noqa: E402
+from bumble import gatt_server  # noqa: E402
 from bumble import crypto  # noqa: E402
 from bumble.controller import Controller  # noqa: E402
 from bumble.core import UUID  # noqa: E402
@@ -261,6 +262,31 @@ class World:
             gatt.Service(UUID.from_16_bits(0x181C), [self.first_name]),
         ])
 
+    def update_firmware(self):
+        """The peripheral's database after a firmware update: Battery gone, Device Information
+        with one more characteristic (so the services after it move), Running Speed and Cadence new."""
+        R = gatt.Characteristic.Properties
+        P = gatt.Characteristic.Permissions
+        self.periph.gatt_server = gatt_server.Server(self.periph)
+        self.periph.add_default_services()
+        self.periph.add_services([
+            gatt.Service(gatt.GATT_HEART_RATE_SERVICE, [self.hr_measurement, self.body_location]),
+            gatt.Service(gatt.GATT_DEVICE_INFORMATION_SERVICE, [
+                gatt.Characteristic(gatt.GATT_MANUFACTURER_NAME_STRING_CHARACTERISTIC,
+                                    R.READ, P.READABLE, b'Bumble Labs'),
+                gatt.Characteristic(gatt.GATT_MODEL_NUMBER_STRING_CHARACTERISTIC,
+                                    R.READ, P.READABLE, b'HRM-1000'),
+                gatt.Characteristic(gatt.GATT_FIRMWARE_REVISION_STRING_CHARACTERISTIC,
+                                    R.READ, P.READABLE, b'2.0.0'),
+                gatt.Characteristic(gatt.GATT_HARDWARE_REVISION_STRING_CHARACTERISTIC,
+                                    R.READ, P.READABLE, b'B'),
+            ]),
+            gatt.Service(UUID.from_16_bits(0x1814), [
+                gatt.Characteristic(UUID.from_16_bits(0x2A53), R.NOTIFY, 0, bytes(4))]),
+            gatt.Service(CUSTOM_SERVICE, [self.long_value, self.writable, self.indicate]),
+            gatt.Service(UUID.from_16_bits(0x181C), [self.first_name]),
+        ])
+
     async def power_on(self):
         await self.periph.power_on()
         await self.central.power_on()
@@ -368,6 +394,33 @@ async def sc_gatt_session(loop):
     await settle()
     await hrm.unsubscribe()
     await ind.unsubscribe()
+    await w.disconnect(conn)
+    return w
+
+
+async def _discover_all(peer):
+    await peer.discover_services()
+    for s in peer.services:
+        await s.discover_characteristics()
+        for ch in s.characteristics:
+            await ch.discover_descriptors()
+
+
+async def sc_gatt_db_change(loop):
+    """The peripheral's database changes between two connections (a firmware update)."""
+    w = World(loop)
+    await w.power_on()
+    await w.advertise()
+    await w.scan(0.5)
+    conn, peer = await w.connect()
+    await _discover_all(peer)
+    await find_char(peer, gatt.GATT_FIRMWARE_REVISION_STRING_CHARACTERISTIC).read_value()
+    await w.disconnect(conn)
+    w.update_firmware()
+    await w.advertise()
+    conn, peer = await w.connect()
+    await _discover_all(peer)
+    await find_char(peer, gatt.GATT_FIRMWARE_REVISION_STRING_CHARACTERISTIC).read_value()
     await w.disconnect(conn)
     return w
 
@@ -651,6 +704,7 @@ class RawCommand(hci.HCI_Command):
 SCENARIOS = {
     'adv_scan': sc_adv_scan,
     'gatt_session': sc_gatt_session,
+    'gatt_db_change': sc_gatt_db_change,
     'bad_scan_duplicates': sc_bad_scan_duplicates,
     'good_scan_duplicates': sc_good_scan_duplicates,
     'bad_scan_not_stopped': sc_bad_scan_not_stopped,

@@ -78,11 +78,15 @@ final class LinkLayerCryptoTests: XCTestCase {
         let aa: [UInt8] = [0x78, 0x56, 0x34, 0x12]
         var frames: [[UInt8]] = []
         func pdu(_ h: UInt8, _ payload: [UInt8]) -> [UInt8] { aa + [h, UInt8(payload.count)] + payload + [0, 0, 0] }
+        // SN and NESN follow the acknowledgement scheme (the sample headers' own values do not;
+        // they are not part of the MIC).
         frames.append(pdu(0x03, [0x03] + [UInt8](repeating: 0, count: 10) + Self.skdm + Self.ivm))   // C→P LL_ENC_REQ
-        frames.append(pdu(0x0B, [0x04] + Self.skds + Self.ivs))                                      // P→C LL_ENC_RSP
-        frames.append(pdu(0x07, [0x05]))                                                              // C→P empty would be here; P→C START_ENC_REQ
-        for (header, _, _, _, air) in Self.packets { frames.append(pdu(header, air)) }
-        let dirs: [Bool] = [true, false, false, true, false, true, false]
+        frames.append(pdu(0x07, [0x04] + Self.skds + Self.ivs))                                      // P→C LL_ENC_RSP
+        frames.append(pdu(0x0D, []))                                                                  // C→P empty
+        frames.append(pdu(0x0B, [0x05]))                                                              // P→C START_ENC_REQ
+        let sequenced: [UInt8] = [0x03, 0x07, 0x0E, 0x0A]
+        for (i, (_, _, _, _, air)) in Self.packets.enumerated() { frames.append(pdu(sequenced[i], air)) }
+        let dirs: [Bool] = [true, false, true, false, true, false, true, false]
         let tracker = LinkLayerTracker(keys: [LTK(hex: "00000000000000000000000000000001")!, Self.ltk])
         var results: [LLFrame] = []
         for (i, f) in frames.enumerated() {
@@ -94,15 +98,16 @@ final class LinkLayerCryptoTests: XCTestCase {
             results.append(tracker.process(p))
         }
         XCTAssertEqual(results[0].dataPDU?.control?.name, "LL_ENC_REQ")
-        XCTAssertEqual(results[2].dataPDU?.control?.name, "LL_START_ENC_REQ")
-        XCTAssertEqual(results[3].encryption, .decrypted)
-        XCTAssertEqual(results[3].dataPDU?.control?.name, "LL_START_ENC_RSP")
+        XCTAssertEqual(results[3].dataPDU?.control?.name, "LL_START_ENC_REQ")
+        XCTAssertEqual(results[4].encryption, .decrypted)
         XCTAssertEqual(results[4].dataPDU?.control?.name, "LL_START_ENC_RSP")
-        XCTAssertEqual(results[5].encryption, .decrypted)
-        XCTAssertEqual(results[5].l2cap.map { Array($0.data) }, Self.packets[2].3)
-        XCTAssertEqual(results[5].l2cap?.start, true)
-        XCTAssertEqual(results[6].l2cap.map { Array($0.data) }, Self.packets[3].3)
-        XCTAssertEqual(results[6].direction, .peripheralToCentral)
+        XCTAssertEqual(results[5].dataPDU?.control?.name, "LL_START_ENC_RSP")
+        XCTAssertEqual(results[6].encryption, .decrypted)
+        XCTAssertEqual(results[6].l2cap.map { Array($0.data) }, Self.packets[2].3)
+        XCTAssertEqual(results[6].l2cap?.start, true)
+        XCTAssertEqual(results[7].l2cap.map { Array($0.data) }, Self.packets[3].3)
+        XCTAssertEqual(results[7].direction, .peripheralToCentral)
+        XCTAssertFalse(results.contains { $0.sequence != .new })
 
         // Without the key: marked encrypted, nothing for L2CAP.
         let blind = LinkLayerTracker()
@@ -111,7 +116,7 @@ final class LinkLayerCryptoTests: XCTestCase {
             let phdr: [UInt8] = [5, 0, 0, 0, 0, 0, 0, 0, UInt8(flags & 0xFF), UInt8(flags >> 8)]
             let r = blind.process(Packet(number: i + 1, timestamp: 0, direction: .unknown, adapter: 0,
                                          kind: .linkLayer(linkType: LinkType.leLLWithPHDR), payload: ArraySlice(phdr + f)))
-            if i >= 3 {
+            if i >= 4 {
                 XCTAssertEqual(r.encryption, .encrypted)
                 XCTAssertNil(r.l2cap)
                 XCTAssertTrue(r.summary.contains("[encrypted]"))

@@ -270,3 +270,74 @@ final class LinkLayerPDUTests: XCTestCase {
         }
     }
 }
+
+/// SN/NESN across missed packets (Vol 6 Part B 4.5.9), on `LLSequenceTracker` directly.
+final class LinkLayerSequenceTests: XCTestCase {
+    /// Data header octet: LLID 1, NESN, SN.
+    static func header(sn: Int, nesn: Int) -> UInt8 { 0x01 | UInt8(nesn) << 2 | UInt8(sn) << 3 }
+
+    func testRetransmissionWithoutMissedPackets() {
+        var t = LLSequenceTracker()
+        XCTAssertEqual(t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 0), hash: 1, event: 1, counted: true).sequence, .new)
+        // No reply seen; the next event repeats SN 0: not acknowledged.
+        XCTAssertEqual(t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 0), hash: 1, event: 2, counted: true).sequence, .retransmission)
+        XCTAssertEqual(t.receive(from: .peripheralToCentral, header: Self.header(sn: 0, nesn: 1), hash: 1, event: 2, counted: true).sequence, .new)
+        XCTAssertEqual(t.receive(from: .centralToPeripheral, header: Self.header(sn: 1, nesn: 1), hash: 2, event: 3, counted: true).sequence, .new)
+    }
+
+    /// tesible__Lv4_passkey 2928-2932: the peripheral's reply in event 105 was missed; the central's
+    /// NESN went 0 then 1, so the peripheral's SN 1 in event 106 is a new PDU, not its last one again.
+    func testTwoAcknowledgementsOverAMissedPacketMeanNew() {
+        var t = LLSequenceTracker()
+        _ = t.receive(from: .centralToPeripheral, header: Self.header(sn: 1, nesn: 1), hash: 1, event: 104, counted: true)
+        _ = t.receive(from: .peripheralToCentral, header: Self.header(sn: 1, nesn: 0), hash: 2, event: 104, counted: true)
+        _ = t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 0), hash: 1, event: 105, counted: true)
+        _ = t.receive(from: .centralToPeripheral, header: Self.header(sn: 1, nesn: 1), hash: 1, event: 106, counted: true)
+        let p = t.receive(from: .peripheralToCentral, header: Self.header(sn: 1, nesn: 0), hash: 2, event: 106, counted: true)
+        XCTAssertEqual(p.sequence, .new)
+        XCTAssertTrue(p.repeats)
+    }
+
+    /// A skipped connection event could hide two acknowledged PDUs: the same SN is then unknown.
+    func testSkippedEventLeavesItUnknown() {
+        var t = LLSequenceTracker()
+        _ = t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 0), hash: 1, event: 44, counted: true)
+        _ = t.receive(from: .peripheralToCentral, header: Self.header(sn: 0, nesn: 1), hash: 2, event: 44, counted: true)
+        let c = t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 1), hash: 3, event: 46, counted: true)
+        XCTAssertEqual(c.sequence, .unknown)
+        XCTAssertFalse(c.repeats)
+        // A damaged PDU from a side also hides what it sent.
+        var d = LLSequenceTracker()
+        _ = d.receive(from: .centralToPeripheral, header: Self.header(sn: 1, nesn: 0), hash: 1, event: 1, counted: true)
+        d.damaged(from: .centralToPeripheral)
+        XCTAssertEqual(d.receive(from: .centralToPeripheral, header: Self.header(sn: 1, nesn: 0), hash: 1, event: 2, counted: true).sequence, .unknown)
+    }
+}
+
+/// CRC-24 computed, not taken from the sniffer's flag.
+final class LinkLayerCRCTests: XCTestCase {
+    func testComputedCRCBeatsTheSnifferFlag() {
+        // tesible__mouse.pcapng's LL_VERSION_IND (CRC correct) with the nRF Sniffer's CRC flag cleared:
+        // no CONNECT_IND, so CRCInit is run back from it and the flag is all there is.
+        var bytes = LinkLayerPDUTests.hex("001900033e16060a030d240200 5813ce13 17656550 0f06 0c0b0f000863 1cc728")
+        bytes[8] &= 0xFE
+        let t = LinkLayerTracker()
+        XCTAssertEqual(t.process(LinkLayerPDUTests.packet(LinkType.nordicBLE, bytes)).crc, .invalid)
+        // An advertising PDU is checked from 0x555555 whatever the flag says.
+        var adv = LinkLayerPDUTests.sweynConnect
+        adv[8] &= 0xFE
+        XCTAssertEqual(LinkLayerTracker().process(LinkLayerPDUTests.packet(LinkType.nordicBLE, adv)).crc, .valid)
+        // A flipped payload bit with the flag saying correct: the stored CRC does not match.
+        var damaged = LinkLayerPDUTests.sweynConnect
+        damaged[30] ^= 0x01
+        XCTAssertEqual(LinkLayerTracker().process(LinkLayerPDUTests.packet(LinkType.nordicBLE, damaged)).crc, .storedMismatch)
+    }
+
+    func testCRCStoredAsANumber() {
+        // sweyn__capture_nxp_ll_length_crash_capture.pcap frame 1: ADV_IND whose CRC 0x362E3A is stored 3a 2e 36.
+        let bytes = LinkLayerPDUTests.hex("4b2f00020000000a0100000f0100000000d6be898e001caa4be1b416d002010408ff7d02010300ffcc09160238d016b4e14baa3a2e36")
+        let f = LinkLayerTracker().process(LinkLayerPDUTests.packet(LinkType.nordicBLE, bytes))
+        XCTAssertEqual(f.crc, .valid)
+        XCTAssertTrue(f.crcStoredAsNumber)
+    }
+}

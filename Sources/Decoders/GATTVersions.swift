@@ -1,0 +1,210 @@
+import Wire
+
+/// A peer's database changes: a Service Changed indication (Core Vol 3 Part G 7.1) says which
+/// handles, and a firmware update shows as a different database on a later connection. Each
+/// version is kept with the frames it held for, and what changed from one to the next.
+
+/// Why a version began.
+public enum GATTVersionCause: Sendable, Equatable {
+    /// The server indicated Service Changed for these handles in this frame.
+    case serviceChanged(frame: Int, start: UInt16, end: UInt16)
+    /// A later connection's discovery, from this frame, found a different database.
+    case rediscovered(frame: Int)
+
+    public var frame: Int {
+        switch self {
+        case .serviceChanged(let f, _, _), .rediscovered(let f): return f
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .serviceChanged(let f, let s, let e):
+            return "Service Changed indicated in frame \(f) for handles " + GATTDatabase.range(s, e)
+        case .rediscovered(let f): return "discovery from frame \(f) found a different database"
+        }
+    }
+}
+
+/// The frames a version held for and why it began.
+public struct GATTVersionSpan: Sendable {
+    public var firstFrame: Int?
+    public var lastFrame: Int?
+    /// Nil for the first version.
+    public var cause: GATTVersionCause?
+}
+
+/// One version of a database: the database as it was, frozen.
+public struct GATTDatabaseVersion {
+    public let database: GATTDatabase
+    public let span: GATTVersionSpan
+}
+
+/// What discovery found since a trigger, next to what the database held before it.
+struct GATTRediscovery {
+    let baseline: GATTDatabase
+    let baselineSpan: GATTVersionSpan
+    /// First frame of the version it would start.
+    let since: Int
+    let fresh = GATTDatabase()
+    let cause: GATTVersionCause
+}
+
+/// One difference between two versions.
+public struct GATTChange: Sendable, Equatable {
+    public enum Kind: String, Sendable { case added, removed, moved }
+    public enum Element: String, Sendable { case service, characteristic }
+    public let kind: Kind
+    public let element: Element
+    public let uuid: BluetoothUUID
+    /// The service a characteristic belongs to.
+    public let service: BluetoothUUID?
+    /// Service start or characteristic value handle, before and after (nil where it did not exist).
+    public let before: UInt16?
+    public let after: UInt16?
+
+    public var description: String {
+        let name = element == .service
+            ? GATTDatabase.label(uuid, AssignedNumbers.serviceName(uuid), unknown: "Unknown Service")
+            : GATTDatabase.label(uuid, AssignedNumbers.characteristicName(uuid), unknown: "Unknown Characteristic")
+        let what = (element == .service ? "Service " : "Characteristic ") + name
+            + (service.map { " in " + GATTDatabase.label($0, AssignedNumbers.serviceName($0), unknown: "Unknown Service") } ?? "")
+        let at = element == .service ? "at " : "value "
+        switch kind {
+        case .added: return "added: " + what + " " + at + Hex.prefixed(after ?? 0, width: 4)
+        case .removed: return "removed: " + what + " " + at + Hex.prefixed(before ?? 0, width: 4)
+        case .moved:
+            return "moved: " + what + " from " + Hex.prefixed(before ?? 0, width: 4) + " to " + Hex.prefixed(after ?? 0, width: 4)
+        }
+    }
+
+    /// Services and characteristics added, removed or moved from `old` to `new`, as far as `new`'s
+    /// discovery reached: a service of `old` counts as removed only where `new` discovered services
+    /// around its handle, a characteristic only in a service whose characteristics `new` discovered.
+    public static func between(_ old: GATTDatabase, _ new: GATTDatabase) -> [GATTChange] {
+        let before = old.serviceTree, after = new.serviceTree
+        var changes: [GATTChange] = []
+        var unmatched = before
+        var pairs: [(GATTService, GATTService)] = []
+        for s in after {
+            // The same UUID pairs in order: a database can hold a service type more than once.
+            if let i = unmatched.firstIndex(where: { $0.uuid == s.uuid && $0.isPrimary == s.isPrimary }) {
+                let o = unmatched.remove(at: i)
+                pairs.append((o, s))
+                if o.start != s.start { changes.append(GATTChange(kind: .moved, element: .service, uuid: s.uuid, service: nil, before: o.start, after: s.start)) }
+            } else if !before.isEmpty {
+                changes.append(GATTChange(kind: .added, element: .service, uuid: s.uuid, service: nil, before: nil, after: s.start))
+            }
+        }
+        for o in unmatched where after.contains(where: { $0.start <= o.start && o.start <= $0.end }) {
+            changes.append(GATTChange(kind: .removed, element: .service, uuid: o.uuid, service: nil, before: o.start, after: nil))
+        }
+        for (o, s) in pairs where !o.characteristics.isEmpty && !s.characteristics.isEmpty {
+            var left = o.characteristics
+            for c in s.characteristics {
+                if let i = left.firstIndex(where: { $0.uuid == c.uuid }) {
+                    let was = left.remove(at: i)
+                    // Inside a moved service every handle moves with it: only a change of place within it counts.
+                    if Int(was.valueHandle) - Int(o.start) != Int(c.valueHandle) - Int(s.start) {
+                        changes.append(GATTChange(kind: .moved, element: .characteristic, uuid: c.uuid, service: s.uuid,
+                                                  before: was.valueHandle, after: c.valueHandle))
+                    }
+                } else {
+                    changes.append(GATTChange(kind: .added, element: .characteristic, uuid: c.uuid, service: s.uuid, before: nil, after: c.valueHandle))
+                }
+            }
+            for c in left {
+                changes.append(GATTChange(kind: .removed, element: .characteristic, uuid: c.uuid, service: s.uuid, before: c.valueHandle, after: nil))
+            }
+        }
+        return changes
+    }
+}
+
+extension GATTDatabase {
+    static let serviceChangedUUID = BluetoothUUID(uuid16: 0x2A05)
+
+    /// Every version, oldest first, the current one last.
+    public var versions: [GATTDatabaseVersion] { earlier + [GATTDatabaseVersion(database: self, span: current)] }
+
+    /// A PDU to or from this server in `frame`, on `bearer`.
+    func touch(_ frame: Int, by bearer: ATTBearer) {
+        let id = ObjectIdentifier(bearer)
+        if touchBearer != id {
+            previousTouch = current.lastFrame
+            touchBearer = id
+            touchBearerSince = frame
+        }
+        if current.firstFrame == nil { current.firstFrame = frame }
+        current.lastFrame = frame
+    }
+
+    /// A discovery response in `frame` on `bearer`: discovery on another connection than the last,
+    /// or after Service Changed, is compared with what the database held.
+    func discovering(frame: Int, by bearer: ATTBearer) {
+        let id = ObjectIdentifier(bearer)
+        if let last = discoveryBearer, last != id, trigger == nil, !services.isEmpty || !characteristics.isEmpty {
+            trigger = .rediscovered(frame: frame)
+        }
+        discoveryBearer = id
+        guard let cause = trigger else { return }
+        trigger = nil
+        settle()
+        var span = current
+        var since = cause.frame
+        if case .rediscovered = cause {
+            // The old version held until the previous connection's last PDU; the new one from this
+            // connection's first.
+            span.lastFrame = previousTouch ?? span.lastFrame
+            since = touchBearerSince ?? frame
+        }
+        rediscovery = GATTRediscovery(baseline: frozen(), baselineSpan: span, since: since, cause: cause)
+    }
+
+    /// The server says the handles from `start` to `end` changed.
+    func serviceChanged(start: UInt16, end: UInt16, frame: Int) {
+        settle()
+        trigger = .serviceChanged(frame: frame, start: start, end: end)
+    }
+
+    /// Ends a rediscovery: a new version when it found a different database. Called at each
+    /// trigger and at the end of the capture.
+    public func settle() {
+        guard let r = rediscovery else { return }
+        rediscovery = nil
+        guard !GATTChange.between(r.baseline, r.fresh).isEmpty else { return }
+        var old = r.baselineSpan
+        if case .serviceChanged(let f, _, _) = r.cause { old.lastFrame = f }
+        earlier.append(GATTDatabaseVersion(database: r.baseline, span: old))
+        // The new version is what discovery found, with the values and subscriptions seen since
+        // it began (older ones belong to the old version's handles).
+        values = values.filter { $0.value.frame >= r.since }
+        subscriptions = subscriptions.filter { $0.value.frame >= r.since }
+        services = r.fresh.services
+        includes = r.fresh.includes
+        characteristics = r.fresh.characteristics
+        declarations = r.fresh.declarations
+        descriptors = r.fresh.descriptors
+        current = GATTVersionSpan(firstFrame: r.since, lastFrame: current.lastFrame, cause: r.cause)
+    }
+
+    /// A copy that later traffic does not change.
+    func frozen() -> GATTDatabase {
+        let d = GATTDatabase()
+        d.services = services
+        d.includes = includes
+        d.characteristics = characteristics
+        d.declarations = declarations
+        d.descriptors = descriptors
+        d.typeHints = typeHints
+        d.values = values
+        d.subscriptions = subscriptions
+        return d
+    }
+
+    /// The changes that made each version from the one before (empty for the first).
+    public var changesByVersion: [[GATTChange]] {
+        let all = versions
+        return all.indices.map { i in i == 0 ? [] : GATTChange.between(all[i - 1].database, all[i].database) }
+    }
+}

@@ -1,0 +1,119 @@
+import XCTest
+@testable import Decoders
+import Foundation
+import Wire
+
+/// A peer's database kept per version: the Bumble capture whose peripheral changes its database
+/// between two connections (Tests/Captures/gatt_db_change, a firmware update), and a Service
+/// Changed indication replayed through a bearer.
+final class GATTVersionTests: XCTestCase {
+    static let battery = BluetoothUUID(uuid16: 0x180F), deviceInformation = BluetoothUUID(uuid16: 0x180A)
+    static let rsc = BluetoothUUID(uuid16: 0x1814), userData = BluetoothUUID(uuid16: 0x181C)
+    static let custom = BluetoothUUID("8D5A0001-6C3B-4E5F-9A1D-2B7C4E8F0A11")!
+
+    func testDatabaseChangedBetweenConnections() throws {
+        for file in ["gatt_db_change.btsnoop", "gatt_db_change.pcap"] {
+            let dissector = Dissector()
+            try Fixtures.decode(Fixtures.captures + "/" + file, dissector: dissector) { _ in }
+            dissector.finish()
+            let dbs = dissector.gatt.databases.filter { !$0.database.isEmpty && $0.key.base is PeerKey }
+            XCTAssertEqual(dbs.count, 1, file)
+            guard let db = dbs.first?.database else { continue }
+            let versions = db.versions
+            XCTAssertEqual(versions.count, 2, file)
+            XCTAssertEqual(versions.map(\.span.firstFrame), [40, 124])
+            XCTAssertEqual(versions.map(\.span.lastFrame), [117, 204])
+            XCTAssertNil(versions[0].span.cause)
+            XCTAssertEqual(versions[1].span.cause, .rediscovered(frame: 126))
+            XCTAssertEqual(versions[0].database.serviceTree.map(\.uuid).contains(Self.battery), true)
+            XCTAssertEqual(versions[1].database.serviceTree.map(\.uuid).contains(Self.battery), false)
+            // Each version keeps the value read while it held: firmware 1.2.3, then 2.0.0.
+            XCTAssertEqual(versions[0].database.lastValue(0x001E)?.bytes, Array("1.2.3".utf8))
+            XCTAssertEqual(versions[1].database.lastValue(0x001A)?.bytes, Array("2.0.0".utf8))
+            XCTAssertNil(versions[1].database.lastValue(0x001E))
+            let changes = db.changesByVersion
+            XCTAssertEqual(changes[0], [])
+            XCTAssertEqual(changes[1], [
+                GATTChange(kind: .moved, element: .service, uuid: Self.deviceInformation, service: nil, before: 0x0018, after: 0x0014),
+                GATTChange(kind: .added, element: .service, uuid: Self.rsc, service: nil, before: nil, after: 0x001D),
+                GATTChange(kind: .moved, element: .service, uuid: Self.custom, service: nil, before: 0x001F, after: 0x0021),
+                GATTChange(kind: .moved, element: .service, uuid: Self.userData, service: nil, before: 0x0027, after: 0x0029),
+                GATTChange(kind: .removed, element: .service, uuid: Self.battery, service: nil, before: 0x0014, after: nil),
+                GATTChange(kind: .added, element: .characteristic, uuid: BluetoothUUID(uuid16: 0x2A27),
+                           service: Self.deviceInformation, before: nil, after: 0x001C),
+            ], file)
+        }
+    }
+
+    /// `gatt` shows both versions with their frames and the change list, in text and JSON.
+    func testGattCommandShowsVersions() throws {
+        let path = Fixtures.captures + "/gatt_db_change.btsnoop"
+        let text = try CLI.run(["gatt", path])
+        XCTAssertEqual(text.status, 0)
+        for line in ["Peer d4:ab:cd:00:00:01 (random): 2 database versions", "Version 1 (frames 40–117)",
+                     "Version 2 (frames 124–204): discovery from frame 126 found a different database",
+                     "Changes from version 1:", "  removed: Service 0x180F Battery Service at 0x0014",
+                     "  added: Service 0x1814 Running Speed and Cadence at 0x001D",
+                     "  moved: Service 0x180A Device Information from 0x0018 to 0x0014",
+                     "  added: Characteristic 0x2A27 Hardware Revision String in 0x180A Device Information value 0x001C"] {
+            XCTAssertTrue(text.out.contains(line + "\n"), line)
+        }
+        let json = try CLI.run(["gatt", "--format", "json", path])
+        let root = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any]
+        let db = (root?["databases"] as? [[String: Any]])?.first { $0["address"] as? String == "d4:ab:cd:00:00:01" }
+        let versions = db?["versions"] as? [[String: Any]] ?? []
+        XCTAssertEqual(versions.compactMap { $0["first_frame"] as? Int }, [40, 124])
+        XCTAssertEqual((versions.last?["cause"] as? [String: Any])?["kind"] as? String, "rediscovered")
+        let changes = versions.last?["changes"] as? [[String: Any]] ?? []
+        XCTAssertEqual(changes.compactMap { $0["change"] as? String }, ["moved", "added", "moved", "moved", "removed", "added"])
+        XCTAssertEqual(changes.first?["before"] as? Int, 0x18)
+        // The database's own members are the last version.
+        let services = (db?["primary_service"] as? [[String: Any]])?.compactMap { $0["uuid"] as? String } ?? []
+        XCTAssertTrue(services.contains("0x1814") && !services.contains("0x180F"))
+    }
+
+    /// The same database found again on a later connection is one version.
+    func testSameDatabaseOnALaterConnectionIsOneVersion() throws {
+        let dissector = Dissector()
+        try Fixtures.decode(Fixtures.captures + "/gatt_session.btsnoop", dissector: dissector) { _ in }
+        dissector.finish()
+        for (_, db) in dissector.gatt.databases { XCTAssertEqual(db.versions.count, 1) }
+        let store = GATTStore()
+        let first = store.bearer(local: "local", remote: "peer")
+        discover(first, frame: 10, services: [(0x0001, 0x0005, 0x1800), (0x0006, 0xFFFF, 0x180F)])
+        let second = store.bearer(local: "local", remote: "peer")
+        discover(second, frame: 50, services: [(0x0001, 0x0005, 0x1800), (0x0006, 0xFFFF, 0x180F)])
+        store.finish()
+        XCTAssertEqual(store.database(for: "peer").versions.count, 1)
+    }
+
+    /// A Service Changed indication, then rediscovery that finds another service there.
+    func testServiceChangedIndication() {
+        let store = GATTStore()
+        let b = store.bearer(local: "local", remote: "peer")
+        discover(b, frame: 10, services: [(0x0001, 0x0005, 0x1801), (0x0006, 0xFFFF, 0x180F)])
+        // The Service Changed characteristic: declaration 0x0002, value 0x0003, in the GATT service.
+        _ = b.process(ATTPDU([0x08, 0x01, 0x00, 0x05, 0x00, 0x03, 0x28][...]), from: .local, frame: 20, time: 0)
+        _ = b.process(ATTPDU([0x09, 0x07, 0x02, 0x00, 0x20, 0x03, 0x00, 0x05, 0x2A][...]), from: .remote, frame: 21, time: 0)
+        _ = b.process(ATTPDU([0x1D, 0x03, 0x00, 0x06, 0x00, 0xFF, 0xFF][...]), from: .remote, frame: 30, time: 0)
+        _ = b.process(ATTPDU([0x1E][...]), from: .local, frame: 31, time: 0)
+        discover(b, frame: 40, services: [(0x0001, 0x0005, 0x1801), (0x0006, 0xFFFF, 0x180D)])
+        store.finish()
+        let db = store.database(for: "peer")
+        XCTAssertEqual(db.versions.count, 2)
+        XCTAssertEqual(db.versions[0].span.lastFrame, 30)
+        XCTAssertEqual(db.versions[1].span.cause, .serviceChanged(frame: 30, start: 0x0006, end: 0xFFFF))
+        XCTAssertEqual(db.changesByVersion[1], [
+            GATTChange(kind: .added, element: .service, uuid: BluetoothUUID(uuid16: 0x180D), service: nil, before: nil, after: 0x0006),
+            GATTChange(kind: .removed, element: .service, uuid: BluetoothUUID(uuid16: 0x180F), service: nil, before: 0x0006, after: nil),
+        ])
+    }
+
+    /// Read By Group Type request and response for primary services (16-bit UUIDs).
+    func discover(_ b: ATTBearer, frame: Int, services: [(UInt16, UInt16, UInt16)]) {
+        _ = b.process(ATTPDU([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28][...]), from: .local, frame: frame, time: 0)
+        var rsp: [UInt8] = [0x11, 6]
+        for (s, e, u) in services { rsp += [UInt8(s & 0xFF), UInt8(s >> 8), UInt8(e & 0xFF), UInt8(e >> 8), UInt8(u & 0xFF), UInt8(u >> 8)] }
+        _ = b.process(ATTPDU(rsp[...]), from: .remote, frame: frame + 1, time: 0)
+    }
+}
