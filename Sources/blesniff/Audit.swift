@@ -56,12 +56,7 @@ struct Audit: ParsableCommand {
     @OptionGroup var scope: AuditScopeOptions
 
     func run() throws {
-        let configuration: AuditConfiguration
-        do {
-            configuration = try scope.configuration()
-        } catch {
-            fail(String(describing: error))
-        }
+        let configuration = scope.configurationOrExit()
 
         var accepted: Baseline?
         if let path = baseline {
@@ -191,6 +186,14 @@ struct AuditScopeOptions: ParsableArguments {
     /// options over them.
     func configuration() throws(ConfigurationError) -> AuditConfiguration {
         apply(to: try AuditConfiguration.load(orDiscover: config))
+    }
+
+    /// `configuration()`, or its error on standard error and exit 2 (an input error).
+    func configurationOrExit() -> AuditConfiguration {
+        do { return try configuration() } catch {
+            stderr("blesniff: error: \(error)")
+            Glibc.exit(AuditExit.inputError)
+        }
     }
 
     func apply(to configuration: AuditConfiguration) -> AuditConfiguration {

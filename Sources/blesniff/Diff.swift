@@ -47,12 +47,7 @@ struct DiffCommand: ParsableCommand {
     @OptionGroup var scope: AuditScopeOptions
 
     func run() throws {
-        let configuration: AuditConfiguration
-        do {
-            configuration = try scope.configuration()
-        } catch {
-            fail(String(describing: error))
-        }
+        let configuration = scope.configurationOrExit()
 
         let (pairs, onlyBase, onlyNew) = try pairs()
         var diffs: [CaptureDiff] = []

@@ -36,13 +36,7 @@ struct ReportCommand: ParsableCommand {
     @OptionGroup var filtering: FilterOptions
 
     mutating func run() throws {
-        let configuration: AuditConfiguration
-        do {
-            configuration = try scope.configuration()
-        } catch {
-            stderr("blesniff: error: \(error)")
-            throw ExitCode(2)
-        }
+        let configuration = scope.configurationOrExit()
         var accepted: Baseline?
         if let path = baseline {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
