@@ -125,6 +125,12 @@ if 'hci1.pcap' in files:
     result('--interface hci1: only hci1 and system records', all(r[1] in (1, 0xffff) for r in h) and any(r[1] == 1 for r in h),
            'adapters seen: ' + str(sorted({r[1] for r in h})))
     compare('--interface hci1: equal to btmon\'s hci1 records', ref, after_open(h, cut), adapter=1)
+# Started before any adapter existed: said once that it waits, then recorded hci1 once it came.
+wait_err = open(os.path.join(OUT, 'wait.err'), errors='replace').read() if os.path.exists(os.path.join(OUT, 'wait.err')) else ''
+wait = read_records(os.path.join(OUT, 'wait.pcap')) if os.path.exists(os.path.join(OUT, 'wait.pcap')) else []
+result('--interface hci1 before hci1 exists: waits, says so once, then records hci1',
+       wait_err.count('waiting for hci1') == 1 and any(r[1] == 1 for r in wait) and all(r[1] in (1, 0xffff) for r in wait),
+       f'{wait_err.count("waiting for hci1")} waiting messages, adapters seen: {sorted({r[1] for r in wait})}; stderr: {wait_err.strip()[:200]}')
 if 'sigint.btsnoop' in files:
     compare('SIGINT mid-session: complete file, equal to btmon\'s up to the stop', ref, after_open(files['sigint.btsnoop'], cut), prefix=True)
 else:
@@ -177,5 +183,5 @@ except Exception as e:
     result('--user nobody: file written', False, str(e))
 
 ex = text('exits.txt')
-result('every recorder exited 0 on SIGINT', ex.count('rc=0') == 7, ex.strip().replace('\n', '; '))
+result('every recorder exited 0 on SIGINT', ex.count('rc=0') == 8, ex.strip().replace('\n', '; '))
 sys.exit(1 if failures else 0)

@@ -14,6 +14,8 @@ log() { echo "== $*"; }
 
 # Adapter list with no adapter, then with two (two vhci controllers).
 "$B" capture --list > out/list0.txt 2>&1; echo "rc=$?" >> out/list0.txt
+# A capture of an adapter that does not exist yet waits for it (as a USB dongle plugged in later).
+"$B" capture -q --interface hci1 -w out/wait.pcap 2> out/wait.err & W=$!
 "$PY" "$VMLIVE/peripheral.py" 400 2 > out/peripheral.txt 2>&1 &
 for i in $(seq 150); do grep -q advertising out/peripheral.txt 2>/dev/null && break; sleep 1; done
 log "peripheral up after ${i}s"
@@ -82,8 +84,8 @@ bt 10 btmgmt --index 0 disconnect -t 2 $P > out/disconnect2.txt
 sleep 3
 for f in primary chars read notify; do head -3 out/$f.txt | sed "s/^/== $f: /"; done
 grep -aoE "(Paired with|Pairing with .*failed|User Confirm ).*" out/pair.txt | sed 's/^/== pair: /'
-kill -INT $M $A $S $H $R $N
-for p in $M $A $S $H $I $R $N; do wait $p; echo "$p rc=$?"; done > out/exits.txt
+kill -INT $M $A $S $H $R $N $W
+for p in $M $A $S $H $I $R $N $W; do wait $p; echo "$p rc=$?"; done > out/exits.txt
 cp $PRIV/priv.pcap out/priv.pcap
 "$B" audit out/live.btsnoop --fail-on never > out/offline-audit.txt 2>&1
 dmesg > out/dmesg.txt 2>&1
