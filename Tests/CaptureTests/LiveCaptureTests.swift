@@ -286,19 +286,4 @@ final class LiveCaptureTests: TempDirTestCase {
         }
         XCTAssertEqual(captureError { _ = try Privileges.target(user: "no-such-user-blesniff") }?.message, "no user named no-such-user-blesniff")
     }
-
-    private func checkTshark(_ path: String, count: Int) throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else { return }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/tshark")
-        p.arguments = ["-r", path, "-T", "fields", "-e", "frame.number"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = Pipe()
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, "tshark -r \(path)")
-        XCTAssertEqual(String(decoding: data, as: UTF8.self).split(separator: "\n").count, count, path)
-    }
 }

@@ -65,9 +65,11 @@ final class WriterTests: TempDirTestCase {
         XCTAssertNotNil(captureError { _ = try BtsnoopWriter(path: self.path("link.pcap"), datalink: 1002) })
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: target)), Data([1, 2, 3]))
     }
+}
 
-    /// Wireshark opens what we write, with the same frame count.
-    private func checkTshark(_ path: String, count: Int) throws {
+extension XCTestCase {
+    /// Wireshark opens what we write, with the same frame count (checked where tshark is installed).
+    func checkTshark(_ path: String, count: Int, file: StaticString = #filePath, line: UInt = #line) throws {
         let candidates = ["/usr/bin/tshark", "/usr/local/bin/tshark"]
         guard let tshark = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return }
         let p = Process()
@@ -75,12 +77,13 @@ final class WriterTests: TempDirTestCase {
         p.arguments = ["-r", path, "-T", "fields", "-e", "frame.number"]
         let out = Pipe()
         p.standardOutput = out
-        p.standardError = Pipe()
+        p.standardError = FileHandle.nullDevice
         try p.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, "tshark -r \(path)")
+        try? out.fileHandleForReading.close()
+        XCTAssertEqual(p.terminationStatus, 0, "tshark -r \(path)", file: file, line: line)
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
-        XCTAssertEqual(lines.count, count, "tshark frame count for \(path)")
+        XCTAssertEqual(lines.count, count, "tshark frame count for \(path)", file: file, line: line)
     }
 }

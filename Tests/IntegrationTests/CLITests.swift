@@ -4,6 +4,15 @@ import XCTest
 final class CLITests: XCTestCase {
     func lines(_ s: String) -> [Substring] { s.split(separator: "\n") }
 
+    /// Hundreds of runs per suite must not pile up descriptors in the test process.
+    func testRunsLeaveNoDescriptorsOpen() throws {
+        func open() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
+        _ = try CLI.run(["--version"])
+        let before = open()
+        for _ in 0..<20 { _ = try CLI.run(["read", "--quiet", Fixtures.captures + "/gatt_session.btsnoop"]) }
+        XCTAssertEqual(open(), before)
+    }
+
     func testReadPrintsOneLinePerFrameAndExitsZero() throws {
         let r = try CLI.run(["read", Fixtures.captures + "/gatt_session.btsnoop"])
         XCTAssertEqual(r.status, 0, r.err)

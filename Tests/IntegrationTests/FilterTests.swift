@@ -26,16 +26,8 @@ final class FilterTests: XCTestCase {
 
     /// Frame numbers tshark selects.
     static func tsharkFrames(_ tshark: String, _ path: String, _ filter: String) throws -> [Int] {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tshark)
-        p.arguments = ["-r", path, "-Y", filter, "-T", "fields", "-e", "frame.number"]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { Int($0) }
+        try Subprocess.run(tshark, ["-r", path, "-Y", filter, "-T", "fields", "-e", "frame.number"]).out
+            .split(separator: "\n").compactMap { Int($0) }
     }
 
     func testSelectsTheFramesTsharkSelects() throws {

@@ -112,17 +112,9 @@ final class GATTDecodeGapTests: XCTestCase {
         XCTAssertTrue(gatt.out.contains("Peer 11:22:33:44:55:66"), gatt.out)
 
         // tshark, where installed, finds the same ATT PDUs.
-        let tshark = Process()
-        tshark.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        tshark.arguments = ["tshark", "-r", path, "-Y", "btatt", "-T", "fields", "-e", "btatt.opcode"]
-        let out = Pipe()
-        tshark.standardOutput = out
-        tshark.standardError = Pipe()
-        do { try tshark.run() } catch { return }
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        tshark.waitUntilExit()
-        guard tshark.terminationStatus == 0 else { return }
-        XCTAssertEqual(text.split(separator: "\n").count, frames.count, text)
+        guard let tshark = try? Subprocess.run("tshark", ["-r", path, "-Y", "btatt", "-T", "fields", "-e", "btatt.opcode"]),
+              tshark.status == 0 else { return }
+        XCTAssertEqual(tshark.out.split(separator: "\n").count, frames.count, tshark.out)
     }
 
     /// GATT discovery with an included service, with whether this host sent each PDU: Battery

@@ -39,13 +39,6 @@ final class GeneratedCodeTests: XCTestCase {
     }
 
     private static func run(_ exe: String, _ args: [String]) throws -> Int32 {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: exe)
-        p.arguments = args
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        return p.terminationStatus
+        try Subprocess.run(exe, args).status
     }
 }

@@ -353,14 +353,9 @@ final class HTMLReportTests: XCTestCase {
         for name in ["gatt_session.btsnoop", "bad_polling_read.btsnoop"] {
             let html = dir.appendingPathComponent(name + ".html"), png = dir.appendingPathComponent(name + ".png")
             try Self.report(name).page.write(to: html, atomically: true, encoding: .utf8)
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/bin/sh")
-            p.arguments = [Fixtures.root + "/scripts/screenshot.sh", html.path, png.path, "1200", "1600"]
-            p.standardOutput = FileHandle.nullDevice
-            try p.run()
-            p.waitUntilExit()
+            let p = try Subprocess.run("/bin/sh", [Fixtures.root + "/scripts/screenshot.sh", html.path, png.path, "1200", "1600"])
             let log = (try? String(contentsOf: URL(fileURLWithPath: png.path + ".log"), encoding: .utf8)) ?? ""
-            XCTAssertEqual(p.terminationStatus, 0, name + ": " + log.split(separator: "\n").filter { $0.contains("CONSOLE") }.joined())
+            XCTAssertEqual(p.status, 0, name + ": " + log.split(separator: "\n").filter { $0.contains("CONSOLE") }.joined())
             XCTAssertFalse(log.contains("Uncaught"), name)
             let size = (try? FileManager.default.attributesOfItem(atPath: png.path)[.size] as? Int) ?? 0
             XCTAssertGreaterThan(size, 10_000, name)

@@ -26,16 +26,9 @@ final class JSONSchemaTests: XCTestCase {
                 try r.out.write(toFile: path, atomically: false, encoding: .utf8)
                 outputs.append(path)
             }
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["python3", Fixtures.root + "/scripts/validate_json.py", Fixtures.root + "/schemas/\(c.schema).schema.json"] + outputs
-            let err = Pipe()
-            p.standardError = err
-            try p.run()
-            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            if p.terminationStatus == 77 { throw XCTSkip("the jsonschema Python module is absent") }
-            XCTAssertEqual(p.terminationStatus, 0, "\(c.schema): \(text)")
+            let p = try Subprocess.run("python3", [Fixtures.root + "/scripts/validate_json.py", Fixtures.root + "/schemas/\(c.schema).schema.json"] + outputs)
+            if p.status == 77 { throw XCTSkip("the jsonschema Python module is absent") }
+            XCTAssertEqual(p.status, 0, "\(c.schema): \(p.err)")
         }
     }
 }

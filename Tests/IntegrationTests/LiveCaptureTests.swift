@@ -30,17 +30,9 @@ final class LiveCaptureTests: XCTestCase {
 
     func tsharkCount(_ path: String) throws -> Int? {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else { return nil }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/tshark")
-        p.arguments = ["-r", path, "-T", "fields", "-e", "frame.number"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = Pipe()
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, "tshark -r \(path)")
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").count
+        let p = try Subprocess.run("/usr/bin/tshark", ["-r", path, "-T", "fields", "-e", "frame.number"])
+        XCTAssertEqual(p.status, 0, "tshark -r \(path)")
+        return p.out.split(separator: "\n").count
     }
 
     // MARK: -
@@ -85,25 +77,14 @@ final class LiveCaptureTests: XCTestCase {
     /// A Bumble session streamed through its pcap snooper into a FIFO: decoded live, it prints what
     /// an offline `read` of the same traffic prints, and the written file holds the same frames.
     func testBumbleSessionThroughAFIFO() throws {
-        let check = Process()
-        check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        check.arguments = ["python3", "-c", "import bumble"]
-        check.standardError = Pipe()
-        check.standardOutput = Pipe()
-        do { try check.run() } catch { throw XCTSkip("python3 is not available") }
-        check.waitUntilExit()
-        guard check.terminationStatus == 0 else { throw XCTSkip("python3 cannot import bumble") }
+        guard let check = try? Subprocess.run("python3", ["-c", "import bumble"]) else { throw XCTSkip("python3 is not available") }
+        guard check.status == 0 else { throw XCTSkip("python3 cannot import bumble") }
 
         let fifo = dir + "/hci.fifo", out = dir + "/out.pcap", reference = dir + "/reference.pcap"
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
         let capture = try Run(try binary(), ["capture", "--from", fifo, "-w", out])
-        let helper = Process()
-        helper.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        helper.arguments = ["python3", Fixtures.captures + "/live_helper.py", fifo, reference]
-        helper.standardError = Pipe()
-        try helper.run()
-        helper.waitUntilExit()
-        XCTAssertEqual(helper.terminationStatus, 0, "live_helper.py")
+        let helper = try Subprocess.run("python3", [Fixtures.captures + "/live_helper.py", fifo, reference])
+        XCTAssertEqual(helper.status, 0, "live_helper.py: \(helper.err)")
         let live = capture.wait()
         XCTAssertEqual(live.status, 0, live.err)
 
@@ -147,7 +128,7 @@ final class LiveCaptureTests: XCTestCase {
         while Date() < deadline, size() < cut {
             Thread.sleep(forTimeInterval: 0.02)
         }
-        kill(capture.process.processIdentifier, SIGINT)
+        kill(capture.pid, SIGINT)
         let r = capture.wait(timeout: 10)
         XCTAssertEqual(r.status, 0, r.err)
         XCTAssertTrue(r.err.hasPrefix("blesniff: 40 frames (hci0 40), 0 malformed, "), r.err)

@@ -45,16 +45,8 @@ final class MalformedTests: XCTestCase {
 
     /// Exit status of `blesniff read ARGS FILE`, or nil when the executable is not built.
     func exitCode(_ name: String, _ args: [String] = []) throws -> Int32? {
-        let exe = Fixtures.root + "/.build/debug/blesniff"
-        guard FileManager.default.isExecutableFile(atPath: exe) else { return nil }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: exe)
-        p.arguments = ["read"] + args + [Self.dir + "/" + name]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        return p.terminationStatus
+        guard let exe = try? CLI.binary() else { return nil }
+        return try Subprocess.run(exe, ["read"] + args + [Self.dir + "/" + name]).status
     }
 
     func assertExit(_ name: String, args: [String] = [], _ expected: Int32, file: StaticString = #filePath, line: UInt = #line) throws {

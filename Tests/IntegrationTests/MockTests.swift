@@ -12,14 +12,8 @@ final class MockTests: XCTestCase {
                            "good_polling_read.btsnoop", "bad_sensitive_unencrypted.btsnoop", "gatt_session.pcapng"]
 
     func requireBumble() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", "import bumble"]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        do { try p.run() } catch { throw XCTSkip("python3 is not available") }
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw XCTSkip("python3 cannot import bumble") }
+        guard let p = try? Subprocess.run("python3", ["-c", "import bumble"]) else { throw XCTSkip("python3 is not available") }
+        guard p.status == 0 else { throw XCTSkip("python3 cannot import bumble") }
     }
 
     func json(_ s: String) throws -> [String: Any] {
@@ -34,7 +28,7 @@ final class MockTests: XCTestCase {
             defer { try? FileManager.default.removeItem(atPath: script) }
             let made = try CLI.run(["mock", path, "-o", script])
             XCTAssertEqual(made.status, 0, name + ": " + made.err)
-            let ran = try CLI.Run("/usr/bin/env", ["python3", script, "--self-test"]).wait(timeout: 120)
+            let ran = try Subprocess.run("python3", [script, "--self-test"], timeout: 120)
             XCTAssertEqual(ran.status, 0, name + ": " + ran.err)
             let found = try json(ran.out)
             let gatt = try json(try CLI.run(["gatt", "--format", "json", path]).out)

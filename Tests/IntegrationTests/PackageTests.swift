@@ -6,17 +6,8 @@ import XCTest
 /// runs that script); skipped when it is unset or dpkg-deb is missing.
 final class PackageTests: XCTestCase {
     private func sh(_ script: String, _ environment: [String: String] = [:]) throws -> (status: Int32, out: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = ["-c", script]
-        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        let p = try Subprocess.run("/bin/bash", ["-c", script], environment: environment)
+        return (p.status, p.out + p.err)
     }
 
     func testDebianPackageInstallsAWorkingTool() throws {

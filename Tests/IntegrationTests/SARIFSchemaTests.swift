@@ -76,15 +76,8 @@ final class SARIFSchemaTests: XCTestCase {
     /// Validates SARIF files against the 2.1.0 schema and GitHub's upload rules
     /// (scripts/validate_sarif.py; skipped where its Python modules are absent).
     private func validate(_ files: String...) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", Fixtures.root + "/scripts/validate_sarif.py"] + files
-        let err = Pipe()
-        p.standardError = err
-        try p.run()
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        if p.terminationStatus == 77 { throw XCTSkip(message) }
-        XCTAssertEqual(p.terminationStatus, 0, message)
+        let p = try Subprocess.run("python3", [Fixtures.root + "/scripts/validate_sarif.py"] + files)
+        if p.status == 77 { throw XCTSkip(p.err) }
+        XCTAssertEqual(p.status, 0, p.err)
     }
 }

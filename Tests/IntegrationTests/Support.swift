@@ -73,39 +73,67 @@ enum CLI {
         return found
     }
 
-    struct Run {
-        let process: Process
-        let stdout: String
-        let stderr: String
-        init(_ binary: String, _ args: [String], environment: [String: String] = [:], stdin: String? = nil) throws {
-            process = Process()
-            if let stdin { process.standardInput = FileHandle(forReadingAtPath: stdin) }
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = args
-            if !environment.isEmpty {
-                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            }
-            stdout = NSTemporaryDirectory() + "blesniff-out-\(UUID().uuidString)"
-            stderr = stdout + ".err"
-            _ = FileManager.default.createFile(atPath: stdout, contents: nil)
-            _ = FileManager.default.createFile(atPath: stderr, contents: nil)
-            process.standardOutput = FileHandle(forWritingAtPath: stdout)
-            process.standardError = FileHandle(forWritingAtPath: stderr)
-            try process.run()
-        }
-        func wait(timeout: TimeInterval = 60) -> (status: Int32, out: String, err: String) {
-            let end = Date().addingTimeInterval(timeout)
-            while process.isRunning && Date() < end { Thread.sleep(forTimeInterval: 0.02) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
-            let out = (try? String(contentsOfFile: stdout, encoding: .utf8)) ?? ""
-            let err = (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? ""
-            try? FileManager.default.removeItem(atPath: stdout)
-            try? FileManager.default.removeItem(atPath: stderr)
-            return (process.terminationStatus, out, err)
-        }
-    }
+    /// A running `blesniff` (or any program); see `Subprocess`.
+    typealias Run = Subprocess
 
     static func run(_ args: [String], environment: [String: String] = [:], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
         try Run(try binary(), args, environment: environment, stdin: stdin).wait()
+    }
+}
+
+/// A child process started with posix_spawn, its output going to temporary files.
+/// Foundation's `Process` leaves descriptors open on Linux; after a few hundred runs its own
+/// scan of /proc/self/fd reads past a buffer, which AddressSanitizer stops. Here the parent
+/// opens nothing: the child's descriptors are opened by the spawn's file actions.
+struct Subprocess {
+    let pid: pid_t
+    private let outPath: String
+    private let errPath: String
+
+    /// Starts `program` (a path, or a name looked up in PATH) with `args`; `stdin` is a file to
+    /// read from (default /dev/null).
+    init(_ program: String, _ args: [String], environment: [String: String] = [:], stdin: String? = nil) throws {
+        outPath = NSTemporaryDirectory() + "blesniff-out-\(UUID().uuidString)"
+        errPath = outPath + ".err"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, stdin ?? "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let env = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0)=\($1)" }
+        let argv = ([program] + args).map { strdup($0) } + [nil]
+        let envp = env.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child: pid_t = 0
+        let rc = posix_spawnp(&child, program, &actions, nil, argv, envp)
+        guard rc == 0 else {
+            throw NSError(domain: NSPOSIXErrorDomain, code: Int(rc), userInfo: [NSLocalizedDescriptionKey: "cannot run \(program): \(String(cString: strerror(rc)))"])
+        }
+        pid = child
+    }
+
+    /// Waits for the exit (killing the process after `timeout`) and returns its status and output.
+    /// A process ended by a signal reports the signal's number, as `Process` did.
+    func wait(timeout: TimeInterval = 60) -> (status: Int32, out: String, err: String) {
+        let end = Date().addingTimeInterval(timeout)
+        var raw: Int32 = 0
+        while waitpid(pid, &raw, WNOHANG) == 0 {
+            if Date() >= end { kill(pid, SIGKILL); _ = waitpid(pid, &raw, 0); break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let signal = raw & 0x7f
+        let status = signal == 0 ? (raw >> 8) & 0xff : signal
+        let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: outPath)
+        try? FileManager.default.removeItem(atPath: errPath)
+        return (status, out, err)
+    }
+
+    /// Runs a program to its end.
+    static func run(_ program: String, _ args: [String], environment: [String: String] = [:], stdin: String? = nil,
+                    timeout: TimeInterval = 600) throws -> (status: Int32, out: String, err: String) {
+        try Subprocess(program, args, environment: environment, stdin: stdin).wait(timeout: timeout)
     }
 }
