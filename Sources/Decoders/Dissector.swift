@@ -106,7 +106,7 @@ public final class Dissector {
         case .command(let op, _): return memoised(&d, kind: UInt64(op) << 8 | 1)
         case .event(let code, _): return memoised(&d, kind: UInt64(code) << 8 | 4)
         case .acl, .isochronous, .none:
-            if case .att(let r, _)? = d.upper, r.hasFieldFaults { return true }
+            if d.attFieldFault { return true }
             return d.linkLayerBox?.frame.hasFieldFaults ?? false
         }
     }
@@ -425,6 +425,8 @@ public final class Dissector {
     private func att(_ pdu: ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded, _ p: Packet) -> ATTResult {
         let r = b.process(pdu, from: side, frame: p.number, time: p.timestamp)
         if let m = pdu.malformed { d.problem(.att, "ATT: " + m) }
+        // Checked here, where the result is at hand: read back out of `d.upper` it is copied.
+        if findsFieldFaults { d.attFieldFault = r.hasFieldFaults }
         return r
     }
 
@@ -539,6 +541,8 @@ public struct Decoded {
     /// A layer's full decode marks a fault that dissecting did not report (set by a dissector that
     /// `findsFieldFaults`).
     public internal(set) var fieldFault = false
+    /// The ATT result's full decode marks a fault (`ATTResult.hasFieldFaults`; set when asked).
+    var attFieldFault = false
 
     /// The reasons of the `Malformed` fields of the full decode (already shown in those fields).
     public var layerProblems: [String] {

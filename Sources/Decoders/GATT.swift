@@ -235,8 +235,14 @@ public final class GATTDatabase {
     }
 
     func setValue(_ handle: UInt16, _ bytes: some Collection<UInt8>, frame: Int) {
-        guard values[handle] != nil || values.count < GATTDatabase.maxStoredValues else { return }
-        values[handle] = GATTValue(bytes: Array(bytes.prefix(GATTDatabase.maxValueLength)), frame: frame)
+        let kept = bytes.prefix(GATTDatabase.maxValueLength)
+        if let i = values.index(forKey: handle) {
+            // In place: a value notified over and over reuses its storage instead of a new array.
+            values.values[i].bytes.replaceSubrange(values.values[i].bytes.indices, with: kept)
+            values.values[i].frame = frame
+        } else if values.count < GATTDatabase.maxStoredValues {
+            values[handle] = GATTValue(bytes: Array(kept), frame: frame)
+        }
     }
 
     // MARK: Lookup

@@ -26,10 +26,12 @@ public struct TextLine: Sendable {
     }
 
     public mutating func write(_ s: String) {
-        // Through a buffer of the string's UTF-8 (a copy only for a small or bridged string): a
-        // memcpy rather than the generic append of a UTF8View.
-        var s = s
-        s.withUTF8 { bytes.append(contentsOf: $0) }
+        // Native strings are read in place (`withUTF8` needs a mutable copy: a retain and release);
+        // either way a memcpy rather than the generic append of a UTF8View.
+        if s.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+            var s = s
+            s.withUTF8 { bytes.append(contentsOf: $0) }
+        }
     }
 
     public mutating func write(byte: UInt8) { bytes.append(byte) }

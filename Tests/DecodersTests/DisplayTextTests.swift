@@ -52,6 +52,26 @@ final class DisplayTextTests: XCTestCase {
         XCTAssertEqual(runs, 1)
     }
 
+    /// Plain text is checked eight bytes at a time: every byte that needs escaping is still found,
+    /// wherever it falls in a word. `.keepNewlines` takes the byte-by-byte path, the reference for
+    /// input without newlines.
+    func testWordAtATimeScanFindsEveryByteToEscape() {
+        var rng = SystemRandomNumberGenerator()
+        let specials: [UInt8] = [0x00, 0x01, 0x1F, 0x7F, 0x80, 0xC3, 0xA9, 0xE2, 0x80, 0xAE, 0xFF, 0x20, 0x7E]
+        for length in 0..<40 {
+            for position in 0..<max(length, 1) {
+                for special in specials {
+                    var input = (0..<length).map { _ in UInt8.random(in: 0x21...0x7D, using: &rng) }
+                    if length > 0 { input[position] = special }
+                    if length > 2, special == 0xE2 { input[position...].prefix(3).indices.forEach { input[$0] = [0xE2, 0x80, 0xAE][$0 - position] } }
+                    let fast = input.withUnsafeBufferPointer { DisplayText.escaped($0) }
+                    let reference = input.withUnsafeBufferPointer { DisplayText.escaped($0, .keepNewlines) }
+                    XCTAssertEqual(fast, reference, "\(input)")
+                }
+            }
+        }
+    }
+
     /// Where `String(decoding:)` puts one U+FFFD, `decode` reports one ill-formed subpart.
     func testIllFormedSubpartsMatchStringDecoding() {
         for bytes: [UInt8] in [[0xE2, 0x82, 0x41], [0xF0, 0x80, 0x41], [0xFF], [0xC3], [0xF0, 0x9F, 0x99]] {
