@@ -606,15 +606,22 @@ public struct ATTResultEntry: Sendable {
     public var include: GATTInclude? = nil
 }
 
-/// What the bearer knows about one PDU beyond its bytes.
-public struct ATTResult: Sendable {
+/// What the bearer knows about one PDU beyond its bytes. A class: a frame's decode carries it and
+/// is passed around by value, and one reference copies cheaper than this many fields. Only the
+/// bearer fills it in, before handing it out.
+public final class ATTResult {
     public let pdu: ATTPDU
     public let side: Side
     /// The request this response (or confirmation) answers.
-    public var request: ATTRequestInfo?
+    public internal(set) var request: ATTRequestInfo?
     /// Attributes concerned, with their values (one for most PDUs).
-    public var entries: [ATTResultEntry] = []
-    public var notes: [ATTNote] = []
+    public internal(set) var entries: [ATTResultEntry] = []
+    public internal(set) var notes: [ATTNote] = []
+
+    init(pdu: ATTPDU, side: Side) {
+        self.pdu = pdu
+        self.side = side
+    }
 
     public var attribute: GATTAttribute? { entries.first?.attribute }
     public var value: Bytes? { entries.first?.value }
@@ -773,7 +780,7 @@ public final class ATTBearer {
 
     /// Handles one PDU sent by `side` in frame `frame` at `time` (ns).
     public func process(_ pdu: ATTPDU, from side: Side, frame: Int, time: Int64) -> ATTResult {
-        var result = ATTResult(pdu: pdu, side: side)
+        let result = ATTResult(pdu: pdu, side: side)
         // The server of this PDU was in use: its current version holds up to here.
         switch pdu.kind {
         case .request, .command, .confirmation: database(of: side.other).touch(frame, by: self)
@@ -784,32 +791,32 @@ public final class ATTBearer {
         if let m = pdu.malformed { result.notes.append(.malformed(m)) }
         if pdu.bytes.count > mtu { result.notes.append(.exceedsMTU(length: pdu.bytes.count, mtu: mtu)) }
         switch pdu.kind {
-        case .request: request(pdu, side, frame, time, &result)
-        case .response: response(pdu, side, frame, time, &result)
-        case .command: write(pdu, server: database(of: side.other), frame, &result, apply: true)
+        case .request: request(pdu, side, frame, time, result)
+        case .response: response(pdu, side, frame, time, result)
+        case .command: write(pdu, server: database(of: side.other), frame, result, apply: true)
         case .notification:
             let db = database(of: side)
             if case .handleValue(let h, let v) = pdu.parameters {
                 db.setValue(h, v, frame: frame)
-                entry(db, h, v, &result)
+                entry(db, h, v, result)
             } else {
                 for hv in pdu.handleValues {
                     db.setValue(hv.handle, hv.value, frame: frame)
-                    entry(db, hv.handle, hv.value, &result)
+                    entry(db, hv.handle, hv.value, result)
                 }
             }
         case .indication:
             let db = database(of: side)
             if let h = pdu.handle, let v = pdu.value {
                 db.setValue(h, v, frame: frame)
-                entry(db, h, v, &result)
+                entry(db, h, v, result)
                 // Service Changed: the names stay useful until the client rediscovers, which
                 // then starts a new version if the database did change.
                 if db.attribute(h).uuid == GATTDatabase.serviceChangedUUID, let start = v.le16(0), let end = v.le16(2) {
                     db.serviceChanged(start: start, end: end, frame: frame)
                 }
             }
-            enqueue(&pendingIndications[side.rawValue], Pending(tx: ATTTransaction(frame: frame, opcode: pdu.opcode, time: time, side: side)), &result)
+            enqueue(&pendingIndications[side.rawValue], Pending(tx: ATTTransaction(frame: frame, opcode: pdu.opcode, time: time, side: side)), result)
         case .confirmation:
             if pendingIndications[side.other.rawValue].isEmpty {
                 result.notes.append(.unsolicited)
@@ -844,7 +851,7 @@ public final class ATTBearer {
         }
     }
 
-    func enqueue(_ q: inout [Pending], _ p: Pending, _ result: inout ATTResult) {
+    func enqueue(_ q: inout [Pending], _ p: Pending, _ result: ATTResult) {
         if lossy, let last = q.last {
             result.notes.append(.responseNotCaptured(pendingFrame: last.tx.frame))
             q.removeAll()
@@ -854,7 +861,7 @@ public final class ATTBearer {
         q.append(p)
     }
 
-    func entry(_ db: GATTDatabase, _ h: UInt16, _ value: Bytes?, _ result: inout ATTResult) {
+    func entry(_ db: GATTDatabase, _ h: UInt16, _ value: Bytes?, _ result: ATTResult) {
         let a = db.attribute(h)
         if a.role == .unknown { result.notes.append(.undiscoveredHandle(h)) }
         result.entries.append(ATTResultEntry(attribute: a, value: value))
@@ -862,7 +869,7 @@ public final class ATTBearer {
 
     // MARK: Requests
 
-    func request(_ pdu: ATTPDU, _ side: Side, _ frame: Int, _ time: Int64, _ result: inout ATTResult) {
+    func request(_ pdu: ATTPDU, _ side: Side, _ frame: Int, _ time: Int64, _ result: ATTResult) {
         let server = database(of: side.other)
         var p = Pending(tx: ATTTransaction(frame: frame, opcode: pdu.opcode, time: time, side: side))
         p.handle = pdu.handle
@@ -870,20 +877,20 @@ public final class ATTBearer {
         p.type = pdu.attributeType
         switch pdu.opcode {
         case .exchangeMTURequest:
-            if let m = pdu.mtu { setRxMTU(m, side, &result) }
+            if let m = pdu.mtu { setRxMTU(m, side, result) }
         case .findByTypeValueRequest:
             if let v = pdu.value { p.searched = BluetoothUUID(littleEndian: v) }
         case .readRequest, .readBlobRequest:
-            if let h = pdu.handle { entry(server, h, nil, &result) }
+            if let h = pdu.handle { entry(server, h, nil, result) }
         case .readMultipleRequest, .readMultipleVariableRequest:
             p.handles = pdu.handles
-            for h in p.handles { entry(server, h, nil, &result) }
+            for h in p.handles { entry(server, h, nil, result) }
         case .writeRequest:
-            write(pdu, server: server, frame, &result, apply: false)
+            write(pdu, server: server, frame, result, apply: false)
             p.written = pdu.value.map { Array($0.prefix(GATTDatabase.maxValueLength)) }
         case .prepareWriteRequest:
             if let h = pdu.handle, let o = pdu.offset, let v = pdu.value {
-                entry(server, h, v, &result)
+                entry(server, h, v, result)
                 if prepared[side.rawValue].count >= ATTBearer.maxPreparedWrites {
                     result.notes.append(.prepareQueueFull)
                 } else {
@@ -895,16 +902,16 @@ public final class ATTBearer {
             prepared[side.rawValue] = []
             if case .executeWrite(let flags) = pdu.parameters, flags == 1 {
                 result.notes.append(.executed(writes: queue.count))
-                executePrepared(queue, server, frame, &result)
+                executePrepared(queue, server, frame, result)
             } else {
                 result.notes.append(.cancelled(writes: queue.count))
             }
         default: break
         }
-        enqueue(&pending[side.rawValue], p, &result)
+        enqueue(&pending[side.rawValue], p, result)
     }
 
-    func setRxMTU(_ m: UInt16, _ side: Side, _ result: inout ATTResult) {
+    func setRxMTU(_ m: UInt16, _ side: Side, _ result: ATTResult) {
         if side == .local { localRxMTU = m } else { remoteRxMTU = m }
         if let a = localRxMTU, let b = remoteRxMTU {
             mtu = max(initialMTU, Int(min(a, b)))
@@ -913,7 +920,7 @@ public final class ATTBearer {
     }
 
     /// Long writes: each handle's pieces laid at their offsets, in the order they were queued.
-    func executePrepared(_ queue: [PreparedWrite], _ server: GATTDatabase, _ frame: Int, _ result: inout ATTResult) {
+    func executePrepared(_ queue: [PreparedWrite], _ server: GATTDatabase, _ frame: Int, _ result: ATTResult) {
         var order: [UInt16] = []
         var buffers: [UInt16: [UInt8]] = [:]
         for w in queue {
@@ -931,16 +938,16 @@ public final class ATTBearer {
             let buf = buffers[h] ?? []
             server.setValue(h, buf, frame: frame)
             result.notes.append(.reassembled(length: buf.count, complete: true))
-            entry(server, h, buf[...], &result)
+            entry(server, h, buf[...], result)
         }
     }
 
     /// Write Request, Write Command, Signed Write Command: the server's value, and CCCD state.
     /// Write Request, Write Command, Signed Write Command. A request's value reaches the
     /// database only when the Write Response confirms it (`apply` false).
-    func write(_ pdu: ATTPDU, server: GATTDatabase, _ frame: Int, _ result: inout ATTResult, apply: Bool) {
+    func write(_ pdu: ATTPDU, server: GATTDatabase, _ frame: Int, _ result: ATTResult, apply: Bool) {
         guard let h = pdu.handle, let v = pdu.value else { return }
-        entry(server, h, v, &result)
+        entry(server, h, v, result)
         if let s = store(h, v, server, frame, apply: apply) { result.notes.append(.subscription(s)) }
     }
 
@@ -956,7 +963,7 @@ public final class ATTBearer {
 
     // MARK: Responses
 
-    func response(_ pdu: ATTPDU, _ side: Side, _ frame: Int, _ time: Int64, _ result: inout ATTResult) {
+    func response(_ pdu: ATTPDU, _ side: Side, _ frame: Int, _ time: Int64, _ result: ATTResult) {
         let server = database(of: side)
         var p: Pending?
         if !pending[side.other.rawValue].isEmpty {
@@ -973,10 +980,10 @@ public final class ATTBearer {
         case .errorResponse:
             // Discovery errors name the start of a searched range: only name handles that exist.
             if let e = pdu.error, e.handle != 0, server.attribute(e.handle).role != .unknown {
-                entry(server, e.handle, nil, &result)
+                entry(server, e.handle, nil, result)
             }
         case .exchangeMTUResponse:
-            if let m = pdu.mtu { setRxMTU(m, side, &result) }
+            if let m = pdu.mtu { setRxMTU(m, side, result) }
         case .readByGroupTypeResponse:
             server.discovering(frame: frame, by: self)
             let primary = p?.type?.uuid16 != 0x2801
@@ -991,43 +998,43 @@ public final class ATTBearer {
                 for g in pdu.groups { server.addService(start: g.start, end: g.end, uuid: u, primary: t == 0x2800) }
             }
         case .readByTypeResponse:
-            readByType(pdu, p, server, frame, &result)
+            readByType(pdu, p, server, frame, result)
         case .findInformationResponse:
             server.discovering(frame: frame, by: self)
             for e in pdu.information { server.addInformation(handle: e.handle, uuid: e.uuid) }
         case .readResponse:
             if let h = p?.handle, p?.tx.opcode == .readRequest, let v = pdu.value {
                 server.setValue(h, v, frame: frame)
-                entry(server, h, v, &result)
+                entry(server, h, v, result)
             }
         case .readBlobResponse:
             if let h = p?.handle, let o = p?.offset, p?.tx.opcode == .readBlobRequest, let v = pdu.value {
-                blob(h, Int(o), v, server, frame, &result)
+                blob(h, Int(o), v, server, frame, result)
             }
         case .readMultipleVariableResponse:
             if let req = p, req.tx.opcode == .readMultipleVariableRequest {
                 for (h, v) in zip(req.handles, pdu.lengthValues) {
                     server.setValue(h, v, frame: frame)
-                    entry(server, h, v, &result)
+                    entry(server, h, v, result)
                 }
             }
         case .readMultipleResponse:
             // Values are concatenated without lengths: only the handles can be named.
             if let req = p, req.tx.opcode == .readMultipleRequest {
-                for h in req.handles { entry(server, h, nil, &result) }
+                for h in req.handles { entry(server, h, nil, result) }
             }
         case .writeResponse:
             if let req = p, req.tx.opcode == .writeRequest, let h = req.handle {
                 if let v = req.written { store(h, v, server, req.tx.frame, apply: true) }
-                entry(server, h, nil, &result)
+                entry(server, h, nil, result)
             }
         case .prepareWriteResponse:
-            if let h = pdu.handle { entry(server, h, nil, &result) }
+            if let h = pdu.handle { entry(server, h, nil, result) }
         default: break
         }
     }
 
-    func readByType(_ pdu: ATTPDU, _ p: Pending?, _ server: GATTDatabase, _ frame: Int, _ result: inout ATTResult) {
+    func readByType(_ pdu: ATTPDU, _ p: Pending?, _ server: GATTDatabase, _ frame: Int, _ result: ATTResult) {
         let type = p?.type?.uuid16
         if type == 0x2803 || type == 0x2802 { server.discovering(frame: frame, by: self) }
         for e in pdu.attributeData {
@@ -1053,17 +1060,17 @@ public final class ATTBearer {
                 // Read Using Characteristic UUID: the handle is a value of that type.
                 if let t = p?.type, !server.isDeclared(e.handle) { server.typeHints[e.handle] = t }
                 server.setValue(e.handle, e.value, frame: frame)
-                entry(server, e.handle, e.value, &result)
+                entry(server, e.handle, e.value, result)
             }
         }
     }
 
     /// Long reads: a Read Blob at offset n continues the value when n bytes are known.
-    func blob(_ h: UInt16, _ offset: Int, _ v: Bytes, _ server: GATTDatabase, _ frame: Int, _ result: inout ATTResult) {
+    func blob(_ h: UInt16, _ offset: Int, _ v: Bytes, _ server: GATTDatabase, _ frame: Int, _ result: ATTResult) {
         var have = server.values[h]?.bytes ?? []
         guard offset <= have.count else {
             result.notes.append(.offsetGap(have: have.count, offset: offset))
-            entry(server, h, v, &result)
+            entry(server, h, v, result)
             return
         }
         have.removeSubrange(offset...)
@@ -1071,7 +1078,7 @@ public final class ATTBearer {
         server.setValue(h, have, frame: frame)
         let complete = v.count < mtu - 1 || have.count >= GATTDatabase.maxValueLength
         result.notes.append(.reassembled(length: have.count, complete: complete))
-        entry(server, h, have[...], &result)
+        entry(server, h, have[...], result)
     }
 }
 

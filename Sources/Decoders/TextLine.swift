@@ -20,7 +20,8 @@ public struct TextLine: Sendable {
 
     /// `body`'s writing as a String: how types that write their summary also offer it as a value.
     public static func make(_ body: (inout TextLine) -> Void) -> String {
-        var line = TextLine()
+        // Room for a typical description up front: growing an empty array takes several allocations.
+        var line = TextLine(capacity: 96)
         body(&line)
         return line.string
     }
