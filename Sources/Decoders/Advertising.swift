@@ -22,6 +22,9 @@ public struct AdvertisingData: Dissectable, Sendable {
     public init(_ data: Bytes, legacy: Bool) {
         self.data = data
         var structures: [ADStructure] = []
+        // One allocation for a typical payload (a structure takes two bytes or more) instead of
+        // growing the array structure by structure.
+        structures.reserveCapacity(min(data.count / 2, 8))
         var problems: [ADProblem] = []
         var padding = 0
         if legacy && data.count > AdvertisingData.legacyMaximum {

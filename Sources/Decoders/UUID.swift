@@ -75,19 +75,26 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible, Compar
 
     /// Full 36-character form, upper case: "0000180D-0000-1000-8000-00805F9B34FB".
     public var uuidString: String {
-        String(unsafeUninitializedCapacity: 36) { buf in
-            var i = 0
-            for nibble in 0..<32 {
-                if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
-                    buf[i] = UInt8(ascii: "-")
-                    i += 1
-                }
-                let half = nibble < 16 ? high : low
-                let d = UInt8(truncatingIfNeeded: half >> UInt64(60 - 4 * (nibble & 15))) & 0xF
-                buf[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
-                i += 1
+        String(unsafeUninitializedCapacity: Self.stringLength) { buf in
+            storeString(at: buf.baseAddress!)
+            return Self.stringLength
+        }
+    }
+
+    public static let stringLength = 36
+
+    /// Writes `uuidString`'s 36 bytes at `p`, for printers that write into their own buffer.
+    public func storeString(at p: UnsafeMutablePointer<UInt8>) {
+        var i = 0
+        for nibble in 0..<32 {
+            if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
+                p[i] = UInt8(ascii: "-")
+                i &+= 1
             }
-            return 36
+            let half = nibble < 16 ? high : low
+            let d = UInt8(truncatingIfNeeded: half >> UInt64(60 - 4 * (nibble & 15))) & 0xF
+            p[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
+            i &+= 1
         }
     }
 

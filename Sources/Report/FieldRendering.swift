@@ -304,10 +304,10 @@ public enum FieldRendering {
             }
         case .address(let a): out.write(address: a.raw)
         case .uuid(let u):
-            out.write(u.description)
+            out.write(uuid: u)
             if u.isOnBase {
                 out.write(" (")
-                out.write(u.uuidString)
+                out.write(uuidString: u)
                 out.write(byte: UInt8(ascii: ")"))
             }
             if let name = AssignedNumbers.name(u) {

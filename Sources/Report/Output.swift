@@ -163,6 +163,18 @@ public final class Output {
 
     /// Appends the 48-bit device address `raw` as `BDAddr.description` spells it ("00:1b:dc:07:32:a1"),
     /// without building the string.
+    /// "0000180D-0000-1000-8000-00805F9B34FB" (`BluetoothUUID.uuidString`) without a String.
+    public func write(uuidString u: BluetoothUUID) {
+        withRoom(BluetoothUUID.stringLength) { u.storeString(at: $0) }
+    }
+
+    /// "0x180D" on the base, else the full form (`BluetoothUUID.description`) without a String.
+    public func write(uuid u: BluetoothUUID) {
+        if let s = u.uuid16 { write(hex: UInt64(s), width: 4) }
+        else if let s = u.uuid32 { write(hex: UInt64(s), width: 8) }
+        else { write(uuidString: u) }
+    }
+
     public func write(address raw: UInt64) {
         withRoom(BDAddr.textLength) { BDAddr(raw).store(at: $0) }
     }
