@@ -13,10 +13,10 @@ public enum AssignedNumbers {
     public static func appearanceName(_ value: UInt16) -> String? {
         appearances[UInt32(value)] ?? appearances[UInt32(value & 0xFFC0)].map { $0 + " (subcategory \(value & 0x3F))" }
     }
-    /// Any name the tables have for the UUID: service, characteristic, then descriptor.
-    public static func name(_ uuid: BluetoothUUID) -> String? {
-        serviceName(uuid) ?? characteristicName(uuid) ?? descriptorName(uuid)
-    }
+    /// Any name the tables have for the UUID: service, characteristic, then descriptor. One
+    /// lookup in the three merged: summaries name an attribute on every frame.
+    public static func name(_ uuid: BluetoothUUID) -> String? { anyName[uuid] }
+    static let anyName = services.merging(characteristics) { first, _ in first }.merging(descriptors) { first, _ in first }
 
     /// Calls `row` with each "key<TAB>name" line: the key's hex digits (dashes skipped) as a
     /// 128-bit value and their count, and the name. Read over UTF-8 bytes: splitting the text into
