@@ -186,10 +186,11 @@ public enum FieldRendering {
         while i < end { count &+= 1; bytes &+= n[i].label.utf8.count; i = n[i].end }
         var wrote = !first
         // Each sibling's key is made once into one buffer (an ASCII label's key is no longer than the
-        // label): hashed to see that the keys are distinct, then copied out.
-        let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(bytes, 1)) { arena in
-            withUnsafeTemporaryAllocation(of: (offset: Int, length: Int, hash: UInt64).self, capacity: count) { keys in
-                var used = 0, k = 0
+        // label), hashed, and copied out from there; no String is made per key.
+        typealias Key = (node: Int, offset: Int, length: Int, hash: UInt64)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(bytes, 1)) { arena in
+            withUnsafeTemporaryAllocation(of: Key.self, capacity: count) { keys in
+                var used = 0, k = 0, grouped = false
                 i = start
                 while i < end {
                     let base = arena.baseAddress! + used
@@ -197,23 +198,19 @@ public enum FieldRendering {
                     if forEachKeyByte(n[i].label, { base[length] = $0; length &+= 1 }) {
                         var h = fnvBasis
                         for j in 0..<length { h = fnv(h, base[j]) }
-                        keys[k] = (used, length, h)
+                        keys[k] = (i, used, length, h)
                         used &+= length
                     } else {
-                        keys[k] = (-1, 0, keyHash(n[i].label))
+                        keys[k] = (i, -1, 0, keyHash(n[i].label))
                     }
-                    for j in 0..<k where keys[j].hash == keys[k].hash { return false }
-                    if !arrays.isEmpty, arrays.always(keys[k].hash) { return false }
+                    if !grouped {
+                        for j in 0..<k where keys[j].hash == keys[k].hash { grouped = true }
+                        if !arrays.isEmpty, arrays.always(keys[k].hash) { grouped = true }
+                    }
                     k &+= 1
                     i = n[i].end
                 }
-                i = start
-                k = 0
-                while i < end {
-                    let key = keys[k]
-                    k &+= 1
-                    defer { i = n[i].end }
-                    if !skip.isEmpty, skip.contains(key.hash) { continue }
+                func writeKey(_ key: Key) {
                     if wrote { out.write(byte: UInt8(ascii: ",")) }
                     wrote = true
                     if key.offset < 0 || out.withSpace(key.length &+ 2, { p in
@@ -222,44 +219,54 @@ public enum FieldRendering {
                         p[key.length &+ 1] = UInt8(ascii: "\"")
                         return key.length &+ 2
                     }) == 0 {
-                        writeKey(n[i].label, to: out)
+                        FieldRendering.writeKey(n[key.node].label, to: out)
                     }
                     out.write(byte: UInt8(ascii: ":"))
-                    jsonValue(n, i, out, arrays: arrays.inside(key.hash))
                 }
-                return true
+                guard grouped else {
+                    for key in keys.prefix(count) where skip.isEmpty || !skip.contains(key.hash) {
+                        writeKey(key)
+                        jsonValue(n, key.node, out, arrays: arrays.inside(key.hash))
+                    }
+                    return wrote
+                }
+                // Equal keys (a shared key, or a key always written as an array) become one member
+                // holding an array, in order of first appearance. Equal hashes are checked by the keys.
+                func same(_ a: Key, _ b: Key) -> Bool {
+                    guard a.hash == b.hash else { return false }
+                    if a.offset >= 0, b.offset >= 0 {
+                        return a.length == b.length
+                            && UnsafeBufferPointer(rebasing: arena[a.offset..<(a.offset &+ a.length)])
+                                .elementsEqual(UnsafeBufferPointer(rebasing: arena[b.offset..<(b.offset &+ b.length)]))
+                    }
+                    return key(for: n[a.node].label) == key(for: n[b.node].label)
+                }
+                return withUnsafeTemporaryAllocation(of: Bool.self, capacity: count) { done in
+                    done.initialize(repeating: false)
+                    for g in 0..<count where !done[g] {
+                        let key = keys[g]
+                        var members = 0
+                        for j in g..<count where !done[j] && same(key, keys[j]) { done[j] = true; members &+= 1 }
+                        if !skip.isEmpty, skip.contains(key.hash) { continue }
+                        writeKey(key)
+                        let inner = arrays.inside(key.hash)
+                        if members == 1 && !arrays.always(key.hash) {
+                            jsonValue(n, key.node, out, arrays: inner)
+                            continue
+                        }
+                        out.write(byte: UInt8(ascii: "["))
+                        var written = 0
+                        for j in g..<count where same(key, keys[j]) {
+                            if written > 0 { out.write(byte: UInt8(ascii: ",")) }
+                            written &+= 1
+                            jsonValue(n, keys[j].node, out, arrays: inner)
+                        }
+                        out.write(byte: UInt8(ascii: "]"))
+                    }
+                    return wrote
+                }
             }
         }
-        guard !written else { return wrote }
-        // Equal key hashes (a shared key, or a collision), or a key always written as an array:
-        // group by key, in order of first appearance.
-        var groups: [(key: String, members: [Int])] = []
-        i = start
-        while i < end {
-            let k = key(for: n[i].label)
-            if let g = groups.firstIndex(where: { $0.key == k }) { groups[g].members.append(i) } else { groups.append((k, [i])) }
-            i = n[i].end
-        }
-        for g in groups {
-            let h = keyHash(g.key)
-            if skip.contains(h) { continue }
-            if wrote { out.write(byte: UInt8(ascii: ",")) }
-            wrote = true
-            out.write(jsonString: g.key)
-            out.write(byte: UInt8(ascii: ":"))
-            let inner = arrays.inside(h)
-            if g.members.count == 1 && !arrays.always(h) {
-                jsonValue(n, g.members[0], out, arrays: inner)
-            } else {
-                out.write(byte: UInt8(ascii: "["))
-                for (j, m) in g.members.enumerated() {
-                    if j > 0 { out.write(byte: UInt8(ascii: ",")) }
-                    jsonValue(n, m, out, arrays: inner)
-                }
-                out.write(byte: UInt8(ascii: "]"))
-            }
-        }
-        return wrote
     }
 
     private static func jsonValue(_ n: UnsafeBufferPointer<FieldList.Node>, _ i: Int, _ out: Output, arrays: ArrayKeys) {

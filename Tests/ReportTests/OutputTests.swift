@@ -1,0 +1,33 @@
+import XCTest
+import Decoders
+import Wire
+@testable import Report
+
+/// The output buffer's JSON strings: text is passed eight bytes at a time, so every byte JSON must
+/// escape or repair is checked wherever it falls in a word.
+final class OutputTests: XCTestCase {
+    func written(_ body: (Output) -> Void) throws -> [UInt8] {
+        let path = NSTemporaryDirectory() + "blesniff-output-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let out = try XCTUnwrap(Output(path: path))
+        body(out)
+        out.close()
+        return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    func testJSONStringsEscapeEveryByteWhereverItFalls() throws {
+        var rng = SystemRandomNumberGenerator()
+        let specials: [[UInt8]] = [[0x22], [0x5C], [0x00], [0x0A], [0x1F], [0x7F], [0xC3, 0xA9], [0xE2, 0x82], [0xFF], [0x20]]
+        for length in 1..<26 {
+            for position in 0..<length {
+                for special in specials {
+                    var bytes = (0..<length).map { _ in UInt8.random(in: 0x23...0x5B, using: &rng) }
+                    bytes.replaceSubrange(position..<min(position + special.count, length), with: special)
+                    let json = try written { $0.write(jsonString: Bytes(bytes)) }
+                    let decoded = try JSONSerialization.jsonObject(with: Data(json), options: .fragmentsAllowed) as? String
+                    XCTAssertEqual(decoded, String(decoding: bytes, as: UTF8.self), "\(bytes)")
+                }
+            }
+        }
+    }
+}
