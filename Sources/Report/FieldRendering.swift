@@ -130,22 +130,41 @@ public enum FieldRendering {
         }
     }
 
-    /// A small set of path hashes, checked first against a 64-bit mask so most keys cost one AND.
+    /// A set of path hashes. They are hashes already, so they index an open-addressed table
+    /// directly: no hashing again, one or two probes per key.
     struct PathSet {
-        private let mask: UInt64
-        private let hashes: Set<UInt64>
+        private let slots: [UInt64]
+        private let hasZero: Bool
         init(_ paths: [String]) {
-            var m: UInt64 = 0, h: Set<UInt64> = []
+            var hashes: [UInt64] = []
             for p in paths {
                 var v: UInt64 = 0
                 for part in p.split(separator: ".") { v = pathStep(v, keyHash(String(part))) }
-                m |= 1 << (v & 63)
-                h.insert(v)
+                hashes.append(v)
             }
-            mask = m
-            hashes = h
+            var size = 16
+            while size < 4 * hashes.count { size <<= 1 }
+            var slots = [UInt64](repeating: 0, count: size)
+            for v in hashes where v != 0 {
+                var i = Int(truncatingIfNeeded: v) & (size - 1)
+                while slots[i] != 0 && slots[i] != v { i = (i + 1) & (size - 1) }
+                slots[i] = v
+            }
+            self.slots = slots
+            hasZero = hashes.contains(0)
         }
-        @inline(__always) func contains(_ v: UInt64) -> Bool { mask & (1 << (v & 63)) != 0 && hashes.contains(v) }
+        @inline(__always) func contains(_ v: UInt64) -> Bool {
+            if v == 0 { return hasZero }
+            return slots.withUnsafeBufferPointer { s in
+                var i = Int(truncatingIfNeeded: v) & (s.count &- 1)
+                while true {
+                    let x = s[i]
+                    if x == v { return true }
+                    if x == 0 { return false }
+                    i = (i &+ 1) & (s.count &- 1)
+                }
+            }
+        }
     }
 
     static let repeatablePaths = PathSet(FieldTable.repeatable)
@@ -235,9 +254,9 @@ public enum FieldRendering {
                 func same(_ a: Key, _ b: Key) -> Bool {
                     guard a.hash == b.hash else { return false }
                     if a.offset >= 0, b.offset >= 0 {
-                        return a.length == b.length
-                            && UnsafeBufferPointer(rebasing: arena[a.offset..<(a.offset &+ a.length)])
-                                .elementsEqual(UnsafeBufferPointer(rebasing: arena[b.offset..<(b.offset &+ b.length)]))
+                        guard a.length == b.length else { return false }
+                        for j in 0..<a.length where arena[a.offset &+ j] != arena[b.offset &+ j] { return false }
+                        return true
                     }
                     return key(for: n[a.node].label) == key(for: n[b.node].label)
                 }

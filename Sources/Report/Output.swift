@@ -108,20 +108,18 @@ public final class Output {
     public func write(int v: Int64) {
         if v < 0 { append(UInt8(ascii: "-")) }
         var m = v.magnitude
-        var tmp: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &tmp) { t in
-            var n = 0
+        // One digit (most lengths, flags and counts): no loop.
+        if m < 10 { append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m)); return }
+        var n = 1
+        var rest = m / 10
+        while rest > 0 { n &+= 1; rest /= 10 }
+        withRoom(n) { p in
+            var i = n
             repeat {
-                t[n] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10)
+                i &-= 1
+                p[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10)
                 m /= 10
-                n &+= 1
-            } while m > 0
-            guard reserve(n) else { return }
-            while n > 0 {
-                n &-= 1
-                storage[count] = t[n]
-                count &+= 1
-            }
+            } while i > 0
         }
     }
 
