@@ -71,12 +71,10 @@ public enum FieldRendering {
         public func end() { indent &-= 2 }
 
         public func add(_ label: String, _ value: FieldValue) {
-            out.write(spaces: indent)
-            out.write(label)
-            if case .none = value {} else {
-                out.write(": ")
-                writeText(value, to: out)
-            }
+            let hasValue: Bool
+            if case .none = value { hasValue = false } else { hasValue = true }
+            out.write(indent: indent, label: label, colon: hasValue)
+            if hasValue { writeText(value, to: out) }
             out.write(byte: 10)
         }
     }

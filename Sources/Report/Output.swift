@@ -188,6 +188,27 @@ public final class Output {
     }
 
     /// Appends `n` spaces.
+    /// A field line's start, "    Label: ", in one piece: the indent, the label and, before a
+    /// value, the colon and space.
+    public func write(indent: Int, label: String, colon: Bool) {
+        let written = label.utf8.withContiguousStorageIfAvailable { u in
+            let n = indent &+ u.count &+ (colon ? 2 : 0)
+            return withSpace(n) { p in
+                p.update(repeating: UInt8(ascii: " "), count: indent)
+                if let base = u.baseAddress { (p + indent).update(from: base, count: u.count) }
+                if colon {
+                    p[n &- 2] = UInt8(ascii: ":")
+                    p[n &- 1] = UInt8(ascii: " ")
+                }
+                return n
+            }
+        }
+        guard written == nil || written == 0 else { return }
+        write(spaces: indent)
+        write(label)
+        if colon { write(": ") }
+    }
+
     public func write(spaces n: Int) {
         if n > 0 { append(repeating: UInt8(ascii: " "), count: n) }
     }
