@@ -17,15 +17,7 @@ mkdir -p "$WORK"
 swift build -c release --static-swift-stdlib >/dev/null
 BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)/blesniff
 
-if [ "$(cat "$WORK/frames" 2>/dev/null)" != "$FRAMES" ]; then
-  rm -f "$WORK"/*.pcap "$WORK"/*.btsnoop
-  python3 scripts/make_workloads.py --frames "$FRAMES" --out "$WORK" >/dev/null
-  python3 scripts/make_bench_capture.py --frames "$FRAMES" --btsnoop "$WORK/mix.btsnoop" --pcap "$WORK/mix.pcap" \
-    Tests/Captures/*.btsnoop >/dev/null 2>&1 || true
-  SNIFF=../shared/captures/tesible__mouse.pcapng
-  [ -f "$SNIFF" ] && python3 scripts/repeat_capture.py --frames "$FRAMES" "$SNIFF" "$WORK/sniffer.pcap" >/dev/null
-  echo "$FRAMES" > "$WORK/frames"
-fi
+scripts/make_workload_set.sh "$WORK" "$FRAMES"
 
 # Hash tables seeded alike in every run, so that they probe alike.
 export SWIFT_DETERMINISTIC_HASHING=1

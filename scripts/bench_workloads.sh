@@ -18,16 +18,7 @@ command -v btmon >/dev/null || scripts/setup.sh bluez || true
 swift build -c release --static-swift-stdlib >/dev/null
 BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)/blesniff
 
-# The captures, made once per size.
-if [ "$(cat "$WORK/frames" 2>/dev/null)" != "$FRAMES" ]; then
-  rm -f "$WORK"/*.pcap "$WORK"/*.btsnoop
-  python3 scripts/make_workloads.py --frames "$FRAMES" --out "$WORK" >/dev/null
-  python3 scripts/make_bench_capture.py --frames "$FRAMES" --btsnoop "$WORK/mix.btsnoop" --pcap "$WORK/mix.pcap" \
-    --btmon-safe "$WORK/mix.btmon.btsnoop" Tests/Captures/*.btsnoop >/dev/null 2>&1 || true
-  SNIFF=../shared/captures/tesible__mouse.pcapng
-  [ -f "$SNIFF" ] && python3 scripts/repeat_capture.py --frames "$FRAMES" "$SNIFF" "$WORK/sniffer.pcap"
-  echo "$FRAMES" > "$WORK/frames"
-fi
+scripts/make_workload_set.sh "$WORK" "$FRAMES"
 
 seconds() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s.%N); echo "$e - $s" | bc -l | xargs printf '%.3f'; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
