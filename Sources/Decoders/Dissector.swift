@@ -107,7 +107,7 @@ public final class Dissector {
         case .event(let code, _): return memoised(&d, kind: UInt64(code) << 8 | 4)
         case .acl, .isochronous, .none:
             if d.attFieldFault { return true }
-            return d.linkLayerBox?.frame.hasFieldFaults ?? false
+            return d.linkLayer?.hasFieldFaults ?? false
         }
     }
 
@@ -275,7 +275,7 @@ public final class Dissector {
     // MARK: Link layer (sniffer captures)
 
     private func linkLayerFrame(_ d: inout Decoded, _ p: Packet) {
-        var f = linkLayer.process(p)
+        let f = linkLayer.process(p)
         for p in f.problems { d.problem(.linkLayer, p) }
         if p.timestamp > nextLossCheck { endSilentLinks(now: p.timestamp, &d) }
         if let a = f.advertisingPDU, f.crc != .invalid {
@@ -515,13 +515,7 @@ public struct Decoded {
     /// Sniffed links this frame showed lost (`Connection.lost`), ended at their last packet.
     public var lostConnections: [Connection] = []
     /// The link-layer decode of an over-the-air frame.
-    public var linkLayer: LLFrame? {
-        get { linkLayerBox?.frame }
-        set { linkLayerBox = newValue.map(LLFrameBox.init) }
-    }
-    /// Boxed: the link-layer decode is large and HCI captures have none, so their frames do not
-    /// initialise and copy its space.
-    fileprivate var linkLayerBox: LLFrameBox?
+    public internal(set) var linkLayer: LLFrame?
     /// What broke the specification in this frame, found while dissecting it (empty: nothing).
     public private(set) var problems: [DecodeProblem] = []
 
@@ -550,11 +544,10 @@ public struct Decoded {
         writeLayers(to: finder) { _ in }
         return finder.found
     }
-    /// The advertising report an over-the-air advertising PDU stands for (`LLFrame.report`), read
-    /// without copying the rest of the link-layer decode.
-    public var linkLayerReport: AdvertisingReport? { linkLayerBox?.frame.report }
-    /// An over-the-air frame (it has a link-layer decode), tested without unboxing it.
-    public var isOverTheAir: Bool { linkLayerBox != nil }
+    /// The advertising report an over-the-air advertising PDU stands for (`LLFrame.report`).
+    public var linkLayerReport: AdvertisingReport? { linkLayer?.report }
+    /// An over-the-air frame (it has a link-layer decode).
+    public var isOverTheAir: Bool { linkLayer != nil }
 }
 
 /// Collects the reasons of the `Malformed` fields of a decode and ignores everything else.
@@ -567,11 +560,6 @@ final class MalformedFieldFinder: FieldSink {
     func add(_ label: String, _ value: FieldValue) {
         if case .error(let why) = value { found.append(why) }
     }
-}
-
-final class LLFrameBox {
-    let frame: LLFrame
-    init(_ frame: LLFrame) { self.frame = frame }
 }
 
 public enum HCILayer {

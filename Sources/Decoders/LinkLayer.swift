@@ -54,16 +54,16 @@ public enum LLCRC {
     public static func compute(_ data: Bytes, initial: UInt32) -> UInt32 {
         // Reflected form: position 0 of the spec's register is bit 23 here.
         var state = reverse24(initial)
-        for byte in data {
-            var b = byte
-            for _ in 0..<8 {
-                let feedback = (state ^ UInt32(b)) & 1
-                state >>= 1
-                if feedback != 0 { state ^= 0xDA6000 }
-                b >>= 1
-            }
-        }
+        for byte in data { state = state >> 8 ^ octetSteps[Int((state ^ UInt32(byte)) & 0xFF)] }
         return reverse24(state)
+    }
+
+    /// The register after eight shifts from each low octet (the LFSR is linear, so a whole octet
+    /// is one lookup): the polynomial x^24 + x^10 + x^9 + x^6 + x^4 + x^3 + x + 1, reflected.
+    static let octetSteps: [UInt32] = (0..<256).map { (i: UInt32) in
+        var state = i
+        for _ in 0..<8 { state = state & 1 != 0 ? state >> 1 ^ 0xDA6000 : state >> 1 }
+        return state
     }
 
     /// Runs the LFSR backwards from a received CRC to the CRCInit that produced it, so a

@@ -65,34 +65,40 @@ public enum LLPDU: Sendable, Dissectable {
     }
 }
 
-/// Everything the link layer says about one captured frame.
-public struct LLFrame: Sendable, Dissectable {
+/// Everything the link layer says about one captured frame. A class: the decode is large, and
+/// the tracker, the dissector and every output pass it on without copying it.
+public final class LLFrame: Dissectable {
     public let number: Int
-    public var header: LLPseudoHeader
-    public var accessAddress: UInt32?
-    public var crcValue: UInt32?
-    public var pdu: LLPDU = .none
+    public internal(set) var header: LLPseudoHeader
+    public internal(set) var accessAddress: UInt32?
+    public internal(set) var crcValue: UInt32?
+    public internal(set) var pdu: LLPDU = .none
     /// Index (1-based, order of appearance) of the connection this data PDU belongs to.
-    public var connection: Int?
-    public var direction: LLDirection?
+    public internal(set) var connection: Int?
+    public internal(set) var direction: LLDirection?
     /// Whether SN and NESN make this data PDU new, a retransmission or, after missed packets,
     /// unknown (`LLSequenceTracker`).
-    public var sequence: LLSequence = .new
+    public internal(set) var sequence: LLSequence = .new
     public var isRetransmission: Bool { sequence == .retransmission }
-    public var crc: LLCRCStatus = .unchecked
+    public internal(set) var crc: LLCRCStatus = .unchecked
     /// The capture stores the CRC as a little-endian number, not in air order (`LLPacket.crcAsNumber`).
-    public var crcStoredAsNumber = false
-    public var encryption: LLEncryption = .none
+    public internal(set) var crcStoredAsNumber = false
+    public internal(set) var encryption: LLEncryption = .none
     /// Set when this PDU carries L2CAP data to reassemble (not for retransmissions, bad CRCs,
     /// ciphertext or empty PDUs).
-    public var l2cap: LLL2CAPFragment?
+    public internal(set) var l2cap: LLL2CAPFragment?
     /// What broke a rule (header, lengths); decoding went on.
-    public var problems: [String] = []
+    public internal(set) var problems: [String] = []
 
     /// The advertising report this PDU stands for (`LLAdvertisingPDU.report`), set by the
     /// dissector for the first copy of an advertising event (the advertiser repeats it on each
     /// primary channel) with a CRC that is not known bad.
-    public var report: AdvertisingReport?
+    public internal(set) var report: AdvertisingReport?
+
+    init(number: Int, header: LLPseudoHeader) {
+        self.number = number
+        self.header = header
+    }
 
     public var isAdvertising: Bool { if case .advertising = pdu { return true } else { return false } }
 
@@ -206,7 +212,7 @@ public final class LinkLayerTracker {
         let linkType: UInt32
         if case .linkLayer(let t) = packet.kind { linkType = t } else { linkType = LinkType.leLL }
         let (h, bytes, problem) = LLPseudoHeader.parse(linkType: linkType, packet.payload)
-        var frame = LLFrame(number: packet.number, header: h)
+        let frame = LLFrame(number: packet.number, header: h)
         if let problem { frame.problems.append(problem) }
         guard let p = LLPacket(bytes) else {
             if !bytes.isEmpty || problem == nil { frame.problems.append("link-layer packet shorter than an access address (\(bytes.count) bytes)") }
@@ -224,7 +230,7 @@ public final class LinkLayerTracker {
         }
         let advertising = h.channelKind == .advertising || (h.channelKind == .unknown && p.isAdvertising)
         if advertising {
-            frame.crc = crcStatus(&frame, p, initial: LLPacket.advertisingCRCInit)
+            frame.crc = crcStatus(frame, p, initial: LLPacket.advertisingCRCInit)
             let secondary = h.auxiliary || (h.channel ?? 37) < 37
             let adv = LLAdvertisingPDU(p.pdu, secondary: secondary, auxType: h.auxType)
             frame.pdu = .advertising(adv)
@@ -232,15 +238,15 @@ public final class LinkLayerTracker {
             if let c = adv.connectInd, frame.crc != .invalid { startConnection(c) }
             return frame
         }
-        dataPDU(&frame, p)
+        dataPDU(frame, p)
         return frame
     }
 
     /// CRC-24 computed here from `initial` (Vol 6 Part B 3.1.1); the sniffer's verdict only when
     /// the CRC or its initial value is not known.
-    private func crcStatus(_ frame: inout LLFrame, _ p: LLPacket, initial: UInt32?) -> LLCRCStatus {
+    private func crcStatus(_ frame: LLFrame, _ p: LLPacket, initial: UInt32?) -> LLCRCStatus {
         guard p.crc != nil, let initial else { return snifferCRC(frame.header) }
-        return crcMatches(&frame, p, initial: initial) ? .valid : mismatch(frame.header)
+        return crcMatches(frame, p, initial: initial) ? .valid : mismatch(frame.header)
     }
 
     /// A computed CRC that differs: bad, unless the sniffer found it correct on air.
@@ -249,7 +255,7 @@ public final class LinkLayerTracker {
     }
 
     /// Whether the packet's CRC is the one computed from `initial`, in air order or stored as a number.
-    private func crcMatches(_ frame: inout LLFrame, _ p: LLPacket, initial: UInt32) -> Bool {
+    private func crcMatches(_ frame: LLFrame, _ p: LLPacket, initial: UInt32) -> Bool {
         let computed = LLCRC.compute(p.pdu, initial: initial)
         if computed == p.crc { return true }
         guard computed == p.crcAsNumber else { return false }
@@ -275,7 +281,7 @@ public final class LinkLayerTracker {
         if let oldest = connections.values.min(by: { $0.index < $1.index }) { connections[oldest.accessAddress] = nil }
     }
 
-    private func dataPDU(_ frame: inout LLFrame, _ p: LLPacket) {
+    private func dataPDU(_ frame: LLFrame, _ p: LLPacket) {
         let h = frame.header
         var conn = connections[p.accessAddress]
         // CRC first: a bad CRC must not create connections or move sequence numbers. It is computed
@@ -285,7 +291,7 @@ public final class LinkLayerTracker {
         // A payload the sniffer decrypted is not the ciphertext the CRC was computed over.
         if let crc = p.crc, !(h.decrypted && h.micValid) {
             if let c = conn, let initial = c.crcInit {
-                if crcMatches(&frame, p, initial: initial) {
+                if crcMatches(frame, p, initial: initial) {
                     c.crcConfirmed = true
                     frame.crc = .valid
                 } else if c.crcConfirmed {

@@ -58,6 +58,16 @@ final class LinkLayerPDUTests: XCTestCase {
         XCTAssertNotEqual(LLCRC.compute(v.pdu, initial: 0x2ED45C), v.crc)
     }
 
+    /// The octet-table CRC against the bit-by-bit LFSR run backwards: every length, many CRCInits.
+    func testCRCOctetTableAgreesWithTheBitwiseLFSR() {
+        var rng = SystemRandomNumberGenerator()
+        for length in 0...64 {
+            let data = ArraySlice((0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) })
+            let initial = UInt32.random(in: 0...0xFF_FFFF, using: &rng)
+            XCTAssertEqual(LLCRC.recoverInit(data, crc: LLCRC.compute(data, initial: initial)), initial, "length \(length)")
+        }
+    }
+
     func testADVIND() {
         let t = LinkLayerTracker()
         let f = t.process(Self.packet(LinkType.leLLWithPHDR, Self.crackleADVIND))
