@@ -87,11 +87,17 @@ public struct AdvertisingData: Dissectable, Sendable {
     /// Service UUIDs from the 16/32/128-bit lists, each with whether its list is complete.
     public var serviceUUIDs: [ListedUUID] {
         var out: [ListedUUID] = []
+        forEachServiceUUID { out.append($0) }
+        return out
+    }
+
+    /// `serviceUUIDs` one by one, without an array.
+    func forEachServiceUUID(_ body: (ListedUUID) -> Void) {
         for s in structures {
             guard let list = ADType.serviceLists[s.type] else { continue }
-            for u in s.uuids(width: list.width) { out.append(ListedUUID(uuid: u, complete: list.complete)) }
+            var r = ByteReader(s.data)
+            while r.remaining >= list.width, let u = try? r.uuid(width: list.width) { body(ListedUUID(uuid: u, complete: list.complete)) }
         }
-        return out
     }
 
     /// UUIDs from the service solicitation lists (0x14, 0x1F, 0x15).
@@ -106,19 +112,30 @@ public struct AdvertisingData: Dissectable, Sendable {
     /// Service Data (0x16, 0x20, 0x21): UUID and the data after it.
     public var serviceData: [(uuid: BluetoothUUID, data: Bytes)] {
         var out: [(uuid: BluetoothUUID, data: Bytes)] = []
+        forEachServiceData { out.append(($0, $1)) }
+        return out
+    }
+
+    /// `serviceData` one by one, without an array.
+    func forEachServiceData(_ body: (BluetoothUUID, Bytes) -> Void) {
         for s in structures {
             guard let width = ADType.serviceDataWidth[s.type], s.data.count >= width,
                   let u = BluetoothUUID(littleEndian: s.data.prefix(width)) else { continue }
-            out.append((u, s.data.dropFirst(width)))
+            body(u, s.data.dropFirst(width))
         }
-        return out
     }
 
     /// Manufacturer Specific Data (0xFF): company identifier and the data after it.
     public var manufacturerData: [(company: UInt16, data: Bytes)] {
-        structures.compactMap { s in
-            guard s.type == ADType.manufacturerSpecific, let c = s.data.le16(0) else { return nil }
-            return (c, s.data.dropFirst(2))
+        var out: [(company: UInt16, data: Bytes)] = []
+        forEachManufacturerData { out.append(($0, $1)) }
+        return out
+    }
+
+    /// `manufacturerData` one by one, without an array.
+    func forEachManufacturerData(_ body: (UInt16, Bytes) -> Void) {
+        for s in structures where s.type == ADType.manufacturerSpecific {
+            if let c = s.data.le16(0) { body(c, s.data.dropFirst(2)) }
         }
     }
 
@@ -162,23 +179,20 @@ public struct AdvertisingData: Dissectable, Sendable {
             s.write(byte: UInt8(ascii: "\""))
         }
         var listed = false
-        for st in structures {
-            guard let list = ADType.serviceLists[st.type] else { continue }
-            for u in st.uuids(width: list.width) {
-                if listed { s.write(byte: 32) } else { part("UUIDs ") }
-                listed = true
-                s.write(u)
-            }
+        forEachServiceUUID { u in
+            if listed { s.write(byte: 32) } else { part("UUIDs ") }
+            listed = true
+            s.write(u.uuid)
         }
-        for d in serviceData {
+        forEachServiceData { uuid, _ in
             part("Service data ")
-            s.write(d.uuid)
-            if d.uuid.uuid16 == Eddystone.uuid16 { s += " (Eddystone)" }
+            s.write(uuid)
+            if uuid.uuid16 == Eddystone.uuid16 { s += " (Eddystone)" }
         }
-        for m in manufacturerData {
+        forEachManufacturerData { company, data in
             part("Mfr ")
-            if let c = AssignedNumbers.companyName(m.company) { s += c } else { s.write(hex: m.company, width: 4) }
-            if let kind = ManufacturerData.kind(company: m.company, data: m.data) { s.write(byte: 32); s += kind }
+            if let c = AssignedNumbers.companyName(company) { s += c } else { s.write(hex: company, width: 4) }
+            if let kind = ManufacturerData.kind(company: company, data: data) { s.write(byte: 32); s += kind }
         }
         if let t = txPower { part("TX "); s.write(t); s += " dBm" }
         if let a = appearance {
@@ -251,7 +265,7 @@ public struct ADStructure: Sendable {
         out.begin(name, .none)
         out.add("Length", .uint(UInt64(data.count + 1), hex: 0))
         out.add("Type", .named(UInt64(type), hex: 2, name))
-        out.add(ADValue.fields(type: type, data))
+        ADValue.write(type: type, data, to: out)
         out.end()
     }
 }
@@ -385,24 +399,37 @@ public enum ADType {
 
 /// Decoding of each AD type's data into fields.
 enum ADValue {
-    static func fields(type: UInt8, _ d: Bytes) -> [Field] {
+    /// Sends the fields of an AD structure's value to `out`. The types nearly every advertisement
+    /// carries go field by field, with no tree in between; the others are built as trees.
+    static func write(type: UInt8, _ d: Bytes, to out: FieldSink) {
         switch type {
-        case 0x01: return flags(d)
-        case 0x02...0x07: return uuidList(d, width: ADType.serviceLists[type]?.width ?? 2)
-        case 0x14, 0x15, 0x1F: return uuidList(d, width: ADType.solicitationWidth[type] ?? 2)
+        case 0x01: writeFlags(d, to: out)
+        case 0x02...0x07: writeUUIDList(d, width: ADType.serviceLists[type]?.width ?? 2, to: out)
+        case 0x14, 0x15, 0x1F: writeUUIDList(d, width: ADType.solicitationWidth[type] ?? 2, to: out)
         case 0x08, 0x09:
             // A name with NULs (padding from a fixed-size buffer, a C terminator) is shown up to the
             // first, as received (escaped on a terminal); the bytes stay visible beside it.
-            return [Field("Device Name", .received(d.prefix { $0 != 0 }), d.contains(0) ? [Field("Bytes", .bytes(d))] : [])]
+            guard let nul = d.firstIndex(of: 0) else { return out.add("Device Name", .received(d)) }
+            out.begin("Device Name", .received(d[..<nul]))
+            out.add("Bytes", .bytes(d))
+            out.end()
+        case 0x0A: if let b = d.byte(0) { out.add("Power Level", .signed(Int64(Int8(bitPattern: b)), unit: "dBm")) }
+        case 0x16, 0x20, 0x21: writeServiceData(d, width: ADType.serviceDataWidth[type] ?? 2, to: out)
+        case 0xFF: writeManufacturer(d, to: out)
+        default: out.add(fields(type: type, d))
+        }
+    }
+
+    /// The less common types, as trees.
+    private static func fields(type: UInt8, _ d: Bytes) -> [Field] {
+        switch type {
         case 0x30: return [Field("Broadcast Name", .received(d.prefix { $0 != 0 }))]
-        case 0x0A: return d.byte(0).map { [Field("Power Level", .signed(Int64(Int8(bitPattern: $0)), unit: "dBm"))] } ?? []
         case 0x0D: return classOfDevice(d)
         case 0x0E, 0x1D: return [Field("Hash C", .bytes(d))]
         case 0x0F, 0x1E: return [Field("Randomizer R", .bytes(d))]
         case 0x10: return d.count == 8 ? deviceID(d) : [Field("TK Value", .bytes(d))]
         case 0x11: return oobFlags(d)
         case 0x12: return connectionIntervalRange(d)
-        case 0x16, 0x20, 0x21: return serviceData(d, width: ADType.serviceDataWidth[type] ?? 2)
         case 0x17, 0x18: return targetAddresses(d)
         case 0x19: return d.le16(0).map { [appearanceField($0)] } ?? []
         case 0x1A, 0x2F: return advertisingInterval(d)
@@ -419,7 +446,6 @@ enum ADValue {
         case 0x31, 0x34: return encrypted(d)
         case 0x32: return pawrTiming(d)
         case 0x3D: return threeD(d)
-        case 0xFF: return manufacturer(d)
         default: return d.isEmpty ? [] : [Field("Data", .bytes(d))]
         }
     }
@@ -436,52 +462,58 @@ enum ADValue {
         return out
     }
 
-    static func flags(_ d: Bytes) -> [Field] {
-        guard let f = d.byte(0) else { return [] }
-        var children: [Field] = []
-        for (bit, name) in flagNames.enumerated() { children.append(Field(name, .bool(f >> UInt8(bit) & 1 == 1))) }
-        if f & 0xE0 != 0 { children.append(Field("Reserved", .uint(UInt64(f >> 5), hex: 1))) }
-        return [Field("Flags", .flags(UInt64(f), hex: 2, bitNames(UInt64(f), flagNames)), children)]
+    static func flags(_ d: Bytes) -> [Field] { FieldList.build { writeFlags(d, to: $0) } }
+
+    /// The names of the set bits of each flags octet, made once: every advertisement has flags.
+    private static let flagSets: [[String]] = (0...255).map { bitNames(UInt64($0), flagNames) }
+
+    static func writeFlags(_ d: Bytes, to out: FieldSink) {
+        guard let f = d.byte(0) else { return }
+        out.begin("Flags", .flags(UInt64(f), hex: 2, flagSets[Int(f)]))
+        for (bit, name) in flagNames.enumerated() { out.add(name, .bool(f >> UInt8(bit) & 1 == 1)) }
+        if f & 0xE0 != 0 { out.add("Reserved", .uint(UInt64(f >> 5), hex: 1)) }
+        out.end()
     }
 
     /// A UUID with its full 128-bit form and, when the tables know it, its name. A 128-bit
     /// UUID on the base UUID is also shown in its short form.
     static func uuidField(_ label: String, _ u: BluetoothUUID) -> Field {
-        var children: [Field] = []
+        FieldList.build { writeUUID(label, u, to: $0) }[0]
+    }
+
+    static func writeUUID(_ label: String, _ u: BluetoothUUID, to out: FieldSink) {
+        out.begin(label, .uuid(u))
         if u.width < 16 {
-            children.append(Field("UUID 128", .text(u.uuidString)))
+            out.add("UUID 128", .text(u.uuidString))
         } else if let s = u.uuid16 {
-            children.append(Field("Short Form", .uuid(BluetoothUUID(uuid16: s))))
+            out.add("Short Form", .uuid(BluetoothUUID(uuid16: s)))
         } else if let s = u.uuid32 {
-            children.append(Field("Short Form", .uuid(BluetoothUUID(uuid32: s))))
+            out.add("Short Form", .uuid(BluetoothUUID(uuid32: s)))
         }
-        if let n = AssignedNumbers.name(u) { children.append(Field("Name", .text(n))) }
-        return Field(label, .uuid(u), children)
+        if let n = AssignedNumbers.name(u) { out.add("Name", .text(n)) }
+        out.end()
     }
 
-    static func uuidList(_ d: Bytes, width: Int) -> [Field] {
+    static func writeUUIDList(_ d: Bytes, width: Int, to out: FieldSink) {
         var r = ByteReader(d)
-        var out: [Field] = []
-        while r.remaining >= width, let u = try? r.uuid(width: width) { out.append(uuidField("UUID", u)) }
-        if r.remaining > 0 { out.append(Field("Trailing Bytes", .bytes(r.rest()))) }
-        return out
+        while r.remaining >= width, let u = try? r.uuid(width: width) { writeUUID("UUID", u, to: out) }
+        if r.remaining > 0 { out.add("Trailing Bytes", .bytes(r.rest())) }
     }
 
-    static func serviceData(_ d: Bytes, width: Int) -> [Field] {
-        guard d.count >= width, let u = BluetoothUUID(littleEndian: d.prefix(width)) else { return [Field("Data", .bytes(d))] }
+    static func writeServiceData(_ d: Bytes, width: Int, to out: FieldSink) {
+        guard d.count >= width, let u = BluetoothUUID(littleEndian: d.prefix(width)) else { return out.add("Data", .bytes(d)) }
         let rest = d.dropFirst(width)
-        var out = [uuidField("UUID", u), Field("Service Data", .bytes(rest))]
-        if u.uuid16 == Eddystone.uuid16 { out.append(Field("Eddystone", .none, Eddystone.fields(rest))) }
-        return out
+        writeUUID("UUID", u, to: out)
+        out.add("Service Data", .bytes(rest))
+        if u.uuid16 == Eddystone.uuid16 { out.add(Field("Eddystone", .none, Eddystone.fields(rest))) }
     }
 
-    static func manufacturer(_ d: Bytes) -> [Field] {
-        guard let company = d.le16(0) else { return [Field("Data", .bytes(d))] }
+    static func writeManufacturer(_ d: Bytes, to out: FieldSink) {
+        guard let company = d.le16(0) else { return out.add("Data", .bytes(d)) }
         let rest = d.dropFirst(2)
-        var out = [Field("Company ID", .named(UInt64(company), hex: 4, AssignedNumbers.companyName(company) ?? "Unknown"))]
-        out.append(Field("Data", .bytes(rest)))
-        out += ManufacturerData.fields(company: company, data: rest)
-        return out
+        out.add("Company ID", .named(UInt64(company), hex: 4, AssignedNumbers.companyName(company) ?? "Unknown"))
+        out.add("Data", .bytes(rest))
+        out.add(ManufacturerData.fields(company: company, data: rest))
     }
 
     static func appearanceField(_ v: UInt16) -> Field {
