@@ -18,8 +18,19 @@ public enum CharacteristicValues {
 
     /// One line: "Heart Rate 72 bpm, RR 0.830 s"; nil when the UUID's format is unknown.
     public static func summary(_ uuid: BluetoothUUID, _ value: Bytes) -> String? {
-        guard let b = run(uuid, value, wants: .parts) else { return nil }
-        return b.parts.count == 1 ? b.parts[0] : b.parts.joined(separator: ", ")
+        run(uuid, value, wants: .parts)?.summary.string
+    }
+
+    /// Writes `prefix` and `summary` into `line` when the UUID's format is known, with no String
+    /// in between.
+    public static func writeSummary(_ uuid: BluetoothUUID, _ value: Bytes, prefix: String, to line: inout TextLine) {
+        guard let decoder = decoder(uuid) else { return }
+        line += prefix
+        var b = ValueBuilder(value, wants: .parts)
+        // The builder writes its parts straight into the caller's line.
+        swap(&b.summary, &line)
+        execute(decoder, &b)
+        swap(&b.summary, &line)
     }
 
     /// True when `decode` knows the UUID.
@@ -67,8 +78,15 @@ public enum CharacteristicValues {
     }
 
     static func run(_ uuid: BluetoothUUID, _ value: Bytes, wants: ValueBuilder.Wants) -> ValueBuilder? {
-        guard let u16 = uuid.uuid16, let decoder = table[u16] else { return nil }
+        guard let decoder = decoder(uuid) else { return nil }
         var b = ValueBuilder(value, wants: wants)
+        execute(decoder, &b)
+        return b
+    }
+
+    static func decoder(_ uuid: BluetoothUUID) -> Decoder? { uuid.uuid16.flatMap { table[$0] } }
+
+    static func execute(_ decoder: Decoder, _ b: inout ValueBuilder) {
         do throws(DecodeError) {
             try decoder(&b)
             if b.r.remaining > 0 {
@@ -80,7 +98,6 @@ public enum CharacteristicValues {
             let why = ATTPDU.describe(error)
             b.add(.malformed(why), "[Malformed: " + why + "]")
         }
-        return b
     }
 
     typealias Decoder = @Sendable (inout ValueBuilder) throws(DecodeError) -> Void
@@ -177,7 +194,9 @@ struct ValueBuilder {
     var r: ByteReader
     let wants: Wants
     var fields: [Field] = []
-    var parts: [String] = []
+    /// The summary's parts, ", " between them.
+    var summary = TextLine()
+    private var parts = 0
     /// The decoder threw: the value is malformed.
     var failed = false
     init(_ value: Bytes, wants: Wants = [.fields, .parts]) {
@@ -187,12 +206,31 @@ struct ValueBuilder {
 
     mutating func add(_ f: @autoclosure () -> Field, _ part: @autoclosure () -> String? = nil) {
         if wants.contains(.fields) { fields.append(f()) }
-        if wants.contains(.parts), let p = part() { parts.append(p) }
+        if wants.contains(.parts), let p = part() { appendPart(p) }
+    }
+
+    /// A field, and a part of the summary that `write` puts straight into the line (no String).
+    mutating func add(_ f: @autoclosure () -> Field, write: (inout TextLine) -> Void) {
+        if wants.contains(.fields) { fields.append(f()) }
+        if wants.contains(.parts) {
+            startPart()
+            write(&summary)
+        }
+    }
+
+    private mutating func startPart() {
+        if parts > 0 { summary += ", " }
+        parts += 1
+    }
+
+    private mutating func appendPart(_ p: String) {
+        startPart()
+        summary += p
     }
 
     /// A part of the summary with no field of its own.
     mutating func part(_ p: @autoclosure () -> String) {
-        if wants.contains(.parts) { parts.append(p()) }
+        if wants.contains(.parts) { appendPart(p()) }
     }
 
     /// A quantity field and "Label 1.23 unit" in the summary.
@@ -372,7 +410,11 @@ extension CharacteristicValues {
         b.flags("Flags", f, ["Heart Rate Value Format UINT16", "Sensor Contact Detected", "Sensor Contact Supported",
                              "Energy Expended Present", "RR-Interval Present"])
         let rate = f & 1 != 0 ? UInt64(try b.r.u16()) : UInt64(try b.r.u8())
-        b.add(Field("Heart Rate Measurement Value", .quantity(rate, hex: 0, Double(rate), unit: "bpm")), "Heart Rate \(rate) bpm")
+        b.add(Field("Heart Rate Measurement Value", .quantity(rate, hex: 0, Double(rate), unit: "bpm"))) {
+            $0 += "Heart Rate "
+            $0.write(rate)
+            $0 += " bpm"
+        }
         if f & 0x04 != 0 {
             let detected = f & 0x02 != 0
             b.add(Field("Sensor Contact", .named(UInt64(detected ? 1 : 0), hex: 0, detected ? "detected" : "not detected")),

@@ -649,7 +649,7 @@ extension ATTResult: Dissectable {
                 s += " — "
                 e.attribute.writeDescription(to: &s)
                 if let v = e.value, pdu.opcode != .readBlobRequest {
-                    if let u = e.attribute.valueUUID, let d = CharacteristicValues.summary(u, v) { s += ": "; s += d }
+                    if let u = e.attribute.valueUUID { CharacteristicValues.writeSummary(u, v, prefix: ": ", to: &s) }
                 }
             }
         }

@@ -85,16 +85,26 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible, Compar
 
     /// Writes `uuidString`'s 36 bytes at `p`, for printers that write into their own buffer.
     public func storeString(at p: UnsafeMutablePointer<UInt8>) {
-        var i = 0
-        for nibble in 0..<32 {
-            if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
-                p[i] = UInt8(ascii: "-")
-                i &+= 1
-            }
-            let half = nibble < 16 ? high : low
-            let d = UInt8(truncatingIfNeeded: half >> UInt64(60 - 4 * (nibble & 15))) & 0xF
+        Self.storeHex(high >> 32, digits: 8, at: p)
+        p[8] = UInt8(ascii: "-")
+        Self.storeHex(high >> 16, digits: 4, at: p + 9)
+        p[13] = UInt8(ascii: "-")
+        Self.storeHex(high, digits: 4, at: p + 14)
+        p[18] = UInt8(ascii: "-")
+        Self.storeHex(low >> 48, digits: 4, at: p + 19)
+        p[23] = UInt8(ascii: "-")
+        Self.storeHex(low, digits: 12, at: p + 24)
+    }
+
+    /// The low `digits` nibbles of `v` in upper-case hex at `p`, most significant first.
+    @inline(__always) private static func storeHex(_ v: UInt64, digits: Int, at p: UnsafeMutablePointer<UInt8>) {
+        var v = v
+        var i = digits
+        while i > 0 {
+            i &-= 1
+            let d = UInt8(truncatingIfNeeded: v) & 0xF
             p[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
-            i &+= 1
+            v >>= 4
         }
     }
 
