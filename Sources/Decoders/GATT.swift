@@ -159,15 +159,21 @@ public final class GATTDatabase {
     struct ServiceRecord { var uuid: BluetoothUUID; var end: UInt16; var isPrimary: Bool }
     struct CharacteristicRecord { var declaration: UInt16; var properties: GATTProperties; var uuid: BluetoothUUID }
 
-    var services: [UInt16: ServiceRecord] = [:]
-    var includes: [UInt16: GATTInclude] = [:]
+    // What discovery found. Any change forgets the attributes looked up so far (`described`).
+    var services: [UInt16: ServiceRecord] = [:] { didSet { forgetDescribed() } }
+    var includes: [UInt16: GATTInclude] = [:] { didSet { forgetDescribed() } }
     /// Keyed by value handle.
-    var characteristics: [UInt16: CharacteristicRecord] = [:]
+    var characteristics: [UInt16: CharacteristicRecord] = [:] { didSet { forgetDescribed() } }
     /// Declaration handle → value handle.
-    var declarations: [UInt16: UInt16] = [:]
-    var descriptors: [UInt16: BluetoothUUID] = [:]
+    var declarations: [UInt16: UInt16] = [:] { didSet { forgetDescribed() } }
+    var descriptors: [UInt16: BluetoothUUID] = [:] { didSet { forgetDescribed() } }
     /// Types learned from Read By Type on a characteristic UUID, without a declaration.
-    var typeHints: [UInt16: BluetoothUUID] = [:]
+    var typeHints: [UInt16: BluetoothUUID] = [:] { didSet { forgetDescribed() } }
+    /// The last attributes `attribute(_:)` built, in a slot chosen by the handle's low bits: a
+    /// stream of notifications asks for the same few handles, and building one takes up to seven
+    /// lookups by handle and a walk over the services.
+    private var described = [GATTAttribute?](repeating: nil, count: GATTDatabase.describedSlots)
+    private static let describedSlots = 8
     var values: [UInt16: GATTValue] = [:]
     /// Keyed by characteristic value handle.
     var subscriptions: [UInt16: GATTSubscription] = [:]
@@ -269,6 +275,18 @@ public final class GATTDatabase {
 
     /// What discovery says handle `h` is.
     public func attribute(_ h: UInt16) -> GATTAttribute {
+        let slot = Int(h) & (GATTDatabase.describedSlots - 1)
+        if let a = described[slot], a.handle == h { return a }
+        let a = describe(h)
+        described[slot] = a
+        return a
+    }
+
+    private func forgetDescribed() {
+        for i in described.indices where described[i] != nil { described[i] = nil }
+    }
+
+    private func describe(_ h: UInt16) -> GATTAttribute {
         let service = serviceStart(containing: h).flatMap { services[$0]?.uuid }
         if let c = characteristics[h] {
             return GATTAttribute(handle: h, role: .characteristicValue, uuid: c.uuid, characteristic: c.uuid,
@@ -616,7 +634,7 @@ public final class ATTResult {
     public internal(set) var request: ATTRequestInfo?
     /// Attributes concerned, with their values (one for most PDUs).
     public internal(set) var entries: [ATTResultEntry] = []
-    public internal(set) var notes: [ATTNote] = []
+    public internal(set) var notes = SmallList<ATTNote>()
 
     init(pdu: ATTPDU, side: Side) {
         self.pdu = pdu
@@ -832,12 +850,12 @@ public final class ATTBearer {
     /// Transactions still open at the end of the capture that have timed out by `time`.
     @discardableResult
     public func finish(at time: Int64) -> [ATTTransaction] {
-        var notes: [ATTNote] = []
+        var notes = SmallList<ATTNote>()
         expire(before: time, into: &notes)
         return notes.compactMap { if case .timedOut(let t) = $0 { return t } else { return nil } }
     }
 
-    func expire(before time: Int64, into notes: inout [ATTNote]) {
+    func expire(before time: Int64, into notes: inout SmallList<ATTNote>) {
         func sweep(_ q: inout [Pending]) {
             while let p = q.first, time &- p.tx.time > ATTBearer.transactionTimeout {
                 q.removeFirst()
