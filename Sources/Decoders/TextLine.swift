@@ -3,62 +3,117 @@ import Wire
 /// A line of text written piece by piece into a byte buffer that can be reused frame after frame.
 /// Summary lines are written into one rather than concatenated from Strings: printing a capture
 /// then creates no String per frame.
-public struct TextLine: Sendable {
-    public private(set) var bytes: [UInt8] = []
+public struct TextLine: @unchecked Sendable {
+    /// The bytes, in one allocation with their count and capacity; copied on write like an array's,
+    /// but an append is a capacity check and a copy, without `Array`'s generic append path (which
+    /// cost more than the bytes themselves for the short pieces a line is made of).
+    @usableFromInline final class Storage: ManagedBuffer<(count: Int, capacity: Int), UInt8>, @unchecked Sendable {}
+    @usableFromInline var storage: Storage
+    /// Shared by every line not yet written to: an empty line costs no allocation.
+    nonisolated(unsafe) private static let empty = TextLine.allocate(0)
 
     public init(capacity: Int = 0) {
-        if capacity > 0 { bytes.reserveCapacity(capacity) }
+        storage = capacity > 0 ? TextLine.allocate(capacity) : TextLine.empty
     }
 
-    /// Empties the line and keeps its storage.
-    public mutating func clear() { bytes.removeAll(keepingCapacity: true) }
+    private static func allocate(_ capacity: Int) -> Storage {
+        let b = Storage.create(minimumCapacity: capacity) { _ in (0, capacity) }
+        return unsafeDowncast(b, to: Storage.self)
+    }
 
-    public var isEmpty: Bool { bytes.isEmpty }
+    /// Room for `n` more bytes, in storage this line alone holds; where they go.
+    @inlinable @inline(__always)
+    mutating func reserve(_ n: Int) -> UnsafeMutablePointer<UInt8> {
+        if _slowPath(!isKnownUniquelyReferenced(&storage) || storage.header.count &+ n > storage.header.capacity) { grow(n) }
+        return storage.withUnsafeMutablePointerToElements { $0 } + storage.header.count
+    }
+
+    @usableFromInline mutating func grow(_ n: Int) {
+        let count = storage.header.count
+        let fresh = TextLine.allocate(max(count &+ n, storage.header.capacity &* 2, 64))
+        storage.withUnsafeMutablePointerToElements { old in
+            fresh.withUnsafeMutablePointerToElements { $0.update(from: old, count: count) }
+        }
+        fresh.header.count = count
+        storage = fresh
+    }
+
+    @inlinable @inline(__always)
+    mutating func append(_ b: UInt8) {
+        reserve(1).pointee = b
+        storage.header.count &+= 1
+    }
+
+    @inlinable
+    mutating func append(_ p: UnsafeRawBufferPointer) {
+        guard let base = p.baseAddress, p.count > 0 else { return }
+        reserve(p.count).update(from: base.assumingMemoryBound(to: UInt8.self), count: p.count)
+        storage.header.count &+= p.count
+    }
+
+    mutating func append(_ p: UnsafeBufferPointer<UInt8>) { append(UnsafeRawBufferPointer(p)) }
+
+    /// Empties the line and keeps its storage.
+    public mutating func clear() {
+        if isKnownUniquelyReferenced(&storage) { storage.header.count = 0 } else { storage = TextLine.empty }
+    }
+
+    public var count: Int { storage.header.count }
+    public var isEmpty: Bool { storage.header.count == 0 }
+
+    /// The line's bytes, lent to `body`.
+    public func withUnsafeBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try storage.withUnsafeMutablePointerToElements { try body(UnsafeBufferPointer(start: $0, count: storage.header.count)) }
+    }
+
+    /// The line's bytes as an array (a copy).
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 
     /// The line as a String.
-    public var string: String { String(decoding: bytes, as: UTF8.self) }
+    public var string: String { withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
 
     /// `body`'s writing as a String: how types that write their summary also offer it as a value.
     public static func make(_ body: (inout TextLine) -> Void) -> String {
-        // Room for a typical description up front: growing an empty array takes several allocations.
+        // Room for a typical description up front: growing an empty buffer takes several allocations.
         var line = TextLine(capacity: 96)
         body(&line)
         return line.string
     }
 
     public mutating func write(_ s: String) {
-        // Native strings are read in place (`withUTF8` needs a mutable copy: a retain and release);
-        // either way a memcpy rather than the generic append of a UTF8View.
-        if s.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+        // Native strings are read in place (`withUTF8` needs a mutable copy: a retain and release).
+        if s.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
             var s = s
-            s.withUTF8 { bytes.append(contentsOf: $0) }
+            s.withUTF8 { append($0) }
         }
     }
 
-    public mutating func write(byte: UInt8) { bytes.append(byte) }
+    public mutating func write(byte: UInt8) { append(byte) }
 
     /// Another line's bytes.
-    public mutating func write(bytes b: [UInt8]) { bytes.append(contentsOf: b) }
+    public mutating func write(line other: TextLine) { other.withUnsafeBytes { append($0) } }
+
+    public mutating func write(bytes b: [UInt8]) { b.withUnsafeBufferPointer { append($0) } }
 
     /// Text as a device sent it, kept as bytes (possibly invalid UTF-8): the terminal printer shows
     /// invalid bytes as `\xNN` and JSON as U+FFFD, both from the same line.
-    public mutating func write(received b: Bytes) { bytes.append(contentsOf: b) }
+    public mutating func write(received b: Bytes) { b.withUnsafeBufferPointer { append($0) } }
 
     /// `s` as `DisplayText` shows it on a terminal, for lines that are printed only as text.
     public mutating func write(display s: String, _ style: DisplayText.Style = []) {
         var s = s
-        s.withUTF8 { u in DisplayText.escape(u, style) { bytes.append(contentsOf: $0) } }
+        s.withUTF8 { u in DisplayText.escape(u, style) { append($0) } }
     }
 
     /// Decimal, as `String(v)` spells it.
     public mutating func write<T: BinaryInteger>(_ v: T) {
-        if v < 0 { bytes.append(UInt8(ascii: "-")) }
+        if v < 0 { append(UInt8(ascii: "-")) }
         write(decimal: UInt64(truncatingIfNeeded: v.magnitude))
     }
 
     /// The same for `Int`, not generic: other modules' calls are then not left unspecialised.
     public mutating func write(_ v: Int) {
-        if v < 0 { bytes.append(UInt8(ascii: "-")) }
+        if v < 0 { append(UInt8(ascii: "-")) }
         write(decimal: UInt64(truncatingIfNeeded: v.magnitude))
     }
 
@@ -74,37 +129,36 @@ public struct TextLine: Sendable {
                 t[n] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10)
                 m /= 10
             } while m > 0
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: t[n...]))
+            append(UnsafeRawBufferPointer(rebasing: t[n...]))
         }
     }
 
     /// "0x" and upper-case hex digits, zero-padded to `width`: `Hex.prefixed(v, width:)`.
     public mutating func write<T: BinaryInteger>(hex v: T, width: Int) {
-        bytes.append(UInt8(ascii: "0"))
-        bytes.append(UInt8(ascii: "x"))
+        append(UInt8(ascii: "0"))
+        append(UInt8(ascii: "x"))
         writeDigits(UInt64(truncatingIfNeeded: v), width: width, upper: 0x37)
     }
 
     /// "0x" and lower-case hex digits (tshark's spelling of ATT handles).
     public mutating func write(lowerHex v: UInt64, width: Int) {
-        bytes.append(UInt8(ascii: "0"))
-        bytes.append(UInt8(ascii: "x"))
+        append(UInt8(ascii: "0"))
+        append(UInt8(ascii: "x"))
         writeDigits(v, width: width, upper: 0x57)
     }
 
     /// The bytes in lower-case hex with no separator: `Hex.string(b)`.
     public mutating func write(hexBytes b: Bytes) {
         for x in b {
-            bytes.append(Hex.lowerDigit(x >> 4))
-            bytes.append(Hex.lowerDigit(x & 0xF))
+            append(Hex.lowerDigit(x >> 4))
+            append(Hex.lowerDigit(x & 0xF))
         }
     }
 
     /// "00:1b:dc:07:32:a1", as `BDAddr.description`.
     public mutating func write(_ a: BDAddr) {
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: BDAddr.textLength))
-        bytes.withUnsafeMutableBufferPointer { a.store(at: $0.baseAddress! + start) }
+        a.store(at: reserve(BDAddr.textLength))
+        storage.header.count &+= BDAddr.textLength
     }
 
     /// "0x180D", or the 128-bit form when the UUID is not on the base: `BluetoothUUID.description`.
@@ -117,7 +171,7 @@ public struct TextLine: Sendable {
         var shift = 4 * (n - 1)
         while shift >= 0 {
             let d = UInt8(truncatingIfNeeded: shift < 64 ? v >> UInt64(shift) : 0) & 0xF
-            bytes.append(d < 10 ? 0x30 &+ d : letterBase &+ d)
+            append(d < 10 ? 0x30 &+ d : letterBase &+ d)
             shift -= 4
         }
     }

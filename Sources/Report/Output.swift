@@ -222,18 +222,18 @@ public final class Output {
 
     /// A summary line as a quoted JSON string.
     public func write(jsonString line: TextLine) {
-        line.bytes.withUnsafeBufferPointer { writeJSON($0) }
+        line.withUnsafeBytes { writeJSON($0) }
     }
 
     /// A line of text as it was written.
     public func write(_ line: TextLine) {
-        line.bytes.withUnsafeBufferPointer { append($0) }
+        line.withUnsafeBytes { append($0) }
     }
 
     /// A line for a terminal: controls, invisible characters and invalid UTF-8 escaped
     /// (`DisplayText`). A line with none of them is copied in one piece.
     public func write(display line: TextLine) {
-        line.bytes.withUnsafeBufferPointer { DisplayText.escape($0) { append($0) } }
+        line.withUnsafeBytes { DisplayText.escape($0) { append($0) } }
     }
 
     /// Text for a terminal, escaped as `DisplayText` says.

@@ -230,7 +230,7 @@ public struct AuditReport {
             out.write(byte: 0x0A)
             for i in members {
                 writeLine(a.findings[i], colour: colour, platform: a.platform.platform, to: &out)
-                if out.bytes.count >= chunk {
+                if out.count >= chunk {
                     write(out.string)
                     out.clear()
                 }

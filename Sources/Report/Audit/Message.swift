@@ -17,7 +17,7 @@ struct Message: ExpressibleByStringInterpolation {
 
     var string: String { text.string }
 
-    static func += (m: inout Message, other: Message) { m.text.write(bytes: other.text.bytes) }
+    static func += (m: inout Message, other: Message) { m.text.write(line: other.text) }
 
     struct Interpolation: StringInterpolationProtocol {
         fileprivate var text: TextLine
@@ -28,7 +28,7 @@ struct Message: ExpressibleByStringInterpolation {
 
         mutating func appendLiteral(_ s: String) { text.write(s) }
         mutating func appendInterpolation(_ s: String) { text.write(s) }
-        mutating func appendInterpolation(_ m: Message) { text.write(bytes: m.text.bytes) }
+        mutating func appendInterpolation(_ m: Message) { text.write(line: m.text) }
         mutating func appendInterpolation(_ n: Int) { text.write(n) }
         mutating func appendInterpolation(_ a: BDAddr) { text.write(a) }
         /// "0x180D", or the 128-bit form off the Bluetooth base.
