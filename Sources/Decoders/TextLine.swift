@@ -135,24 +135,23 @@ public struct TextLine: @unchecked Sendable {
 
     /// "0x" and upper-case hex digits, zero-padded to `width`: `Hex.prefixed(v, width:)`.
     public mutating func write<T: BinaryInteger>(hex v: T, width: Int) {
-        append(UInt8(ascii: "0"))
-        append(UInt8(ascii: "x"))
         writeDigits(UInt64(truncatingIfNeeded: v), width: width, upper: 0x37)
     }
 
     /// "0x" and lower-case hex digits (tshark's spelling of ATT handles).
     public mutating func write(lowerHex v: UInt64, width: Int) {
-        append(UInt8(ascii: "0"))
-        append(UInt8(ascii: "x"))
         writeDigits(v, width: width, upper: 0x57)
     }
 
     /// The bytes in lower-case hex with no separator: `Hex.string(b)`.
     public mutating func write(hexBytes b: Bytes) {
+        var p = reserve(2 &* b.count)
         for x in b {
-            append(Hex.lowerDigit(x >> 4))
-            append(Hex.lowerDigit(x & 0xF))
+            p[0] = Hex.lowerDigit(x >> 4)
+            p[1] = Hex.lowerDigit(x & 0xF)
+            p += 2
         }
+        storage.header.count &+= 2 &* b.count
     }
 
     /// "00:1b:dc:07:32:a1", as `BDAddr.description`.
@@ -166,14 +165,21 @@ public struct TextLine: @unchecked Sendable {
         if let s = u.uuid16 { write(hex: s, width: 4) } else if let s = u.uuid32 { write(hex: s, width: 8) } else { write(u.uuidString) }
     }
 
+    /// "0x" and the digits, the room for all of them reserved at once.
     private mutating func writeDigits(_ v: UInt64, width: Int, upper letterBase: UInt8) {
         let n = max(Hex.significantDigits(v), width)
+        var p = reserve(2 &+ n)
+        p[0] = UInt8(ascii: "0")
+        p[1] = UInt8(ascii: "x")
+        p += 2
         var shift = 4 * (n - 1)
         while shift >= 0 {
             let d = UInt8(truncatingIfNeeded: shift < 64 ? v >> UInt64(shift) : 0) & 0xF
-            append(d < 10 ? 0x30 &+ d : letterBase &+ d)
+            p.pointee = d < 10 ? 0x30 &+ d : letterBase &+ d
+            p += 1
             shift -= 4
         }
+        storage.header.count &+= 2 &+ n
     }
 
     /// Appends with `+=`, so summary code reads like the String code it replaces.
