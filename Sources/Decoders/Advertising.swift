@@ -62,6 +62,22 @@ public struct AdvertisingData: Dissectable, Sendable {
         self.paddingLength = padding
     }
 
+    /// Whether `AdvertisingData(data, legacy:)` would find `problems`, found by the same walk
+    /// without building the structures: the check every advertising report of a capture gets.
+    public static func hasProblems(_ data: Bytes, legacy: Bool) -> Bool {
+        if legacy && data.count > legacyMaximum { return true }
+        var offset = 0
+        let count = data.count
+        while offset < count {
+            let length = Int(data.byte(offset) ?? 0)
+            if length == 0 { return !data.from(offset).allSatisfy { $0 == 0 } }
+            guard offset + 1 + length <= count else { return true }
+            if ADStructure.lengthProblem(type: data.byte(offset + 1) ?? 0, valueLength: length - 1) != nil { return true }
+            offset += 1 + length
+        }
+        return false
+    }
+
     // MARK: Typed accessors
 
     /// Flags AD (0x01) value.
@@ -249,8 +265,9 @@ public struct ADStructure: Sendable {
         return out
     }
 
-    var lengthProblem: ADProblem.Kind? {
-        let n = data.count
+    var lengthProblem: ADProblem.Kind? { ADStructure.lengthProblem(type: type, valueLength: data.count) }
+
+    static func lengthProblem(type: UInt8, valueLength n: Int) -> ADProblem.Kind? {
         if let w = ADType.listWidth(type) { return n % w == 0 ? nil : .badUUIDListLength }
         if let sizes = ADType.sizes[type] {
             if sizes.isEmpty { return nil }

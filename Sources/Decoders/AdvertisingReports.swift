@@ -57,14 +57,16 @@ public struct AdvertisingReport: Sendable {
     public var randomKind: RandomAddressKind? { addressType == 0x01 ? address.randomKind : nil }
 
     /// Decoded advertising data (legacy reports are limited to 31 bytes).
-    public var advertisingData: AdvertisingData { AdvertisingData(data, legacy: subevent == AdvertisingReports.legacy || isLegacy) }
+    public var advertisingData: AdvertisingData { AdvertisingData(data, legacy: hasLegacyData) }
+    /// Legacy advertising data: at most 31 bytes.
+    var hasLegacyData: Bool { subevent == AdvertisingReports.legacy || isLegacy }
 
     /// Name of the PDU for legacy event types ("ADV_IND"), else the set properties.
     public var eventTypeName: String {
         if subevent == AdvertisingReports.legacy || subevent == AdvertisingReports.directed {
-            return AdvertisingReports.legacyNames[Int(eventType)] ?? "Reserved"
+            return eventType < 0x100 ? AdvertisingReports.legacyNames[UInt8(eventType)] ?? "Reserved" : "Reserved"
         }
-        if let pdu = AdvertisingReports.legacyPDUByProperties[properties & 0x1F], isLegacy { return pdu }
+        if let pdu = AdvertisingReports.legacyPDUByProperties[UInt8(properties & 0x1F)], isLegacy { return pdu }
         return AdvertisingReports.propertyNames(properties).joined(separator: ", ")
     }
 }
@@ -89,11 +91,11 @@ public enum AdvertisingReports {
     public static let legacy: UInt8 = 0x02, directed: UInt8 = 0x0B, extended: UInt8 = 0x0D
     public static let periodic: UInt8 = 0x0F, periodicV2: UInt8 = 0x25
 
-    static let legacyNames = [0: "ADV_IND", 1: "ADV_DIRECT_IND", 2: "ADV_SCAN_IND", 3: "ADV_NONCONN_IND", 4: "SCAN_RSP"]
+    static let legacyNames: ByteTable<String> = [0: "ADV_IND", 1: "ADV_DIRECT_IND", 2: "ADV_SCAN_IND", 3: "ADV_NONCONN_IND", 4: "SCAN_RSP"]
     /// Legacy event types as extended event type bits (Core Vol 4 Part E 7.7.65.13, table of legacy PDUs).
     /// SCAN_RSP does not say which PDU it answered; it is marked scannable, not connectable.
     static let legacyProperties: [UInt16] = [0x13, 0x15, 0x12, 0x10, 0x1A]
-    static let legacyPDUByProperties: [UInt16: String] = [
+    static let legacyPDUByProperties: ByteTable<String> = [
         0x13: "ADV_IND", 0x15: "ADV_DIRECT_IND", 0x12: "ADV_SCAN_IND", 0x10: "ADV_NONCONN_IND",
         0x1B: "SCAN_RSP to ADV_IND", 0x1A: "SCAN_RSP to ADV_SCAN_IND",
     ]
@@ -105,7 +107,7 @@ public enum AdvertisingReports {
         return out
     }
 
-    public static let addressTypeNames = [0x00: "Public Device Address", 0x01: "Random Device Address",
+    public static let addressTypeNames: ByteTable<String> = [0x00: "Public Device Address", 0x01: "Random Device Address",
                                           0x02: "Public Identity Address", 0x03: "Random (static) Identity Address",
                                           0xFE: "Random Device Address (unresolved)", 0xFF: "Anonymous"]
     public static let phyNames = [0x00: "No packets on the secondary advertising channel", 0x01: "LE 1M", 0x02: "LE 2M", 0x03: "LE Coded"]
@@ -240,7 +242,7 @@ public enum AdvertisingReports {
     public static func hasFaults(subevent: UInt8, _ params: Bytes) -> Bool {
         var bad = false
         let listFault = forEach(subevent: subevent, params) { r in
-            if !bad, !r.advertisingData.problems.isEmpty { bad = true }
+            if !bad, AdvertisingData.hasProblems(r.data, legacy: r.hasLegacyData) { bad = true }
         }
         return bad || listFault != nil
     }
@@ -271,7 +273,7 @@ public enum AdvertisingReports {
 
 extension AdvertisingReport {
     static func addressType(_ t: UInt8) -> FieldValue {
-        .named(UInt64(t), hex: 2, AdvertisingReports.addressTypeNames[Int(t)] ?? "Reserved")
+        .named(UInt64(t), hex: 2, AdvertisingReports.addressTypeNames[t] ?? "Reserved")
     }
 
     static func address(_ label: String, _ a: BDAddr, type: UInt8, to out: FieldSink) {
@@ -303,7 +305,7 @@ extension AdvertisingReport {
                 out.begin("Event Type", .flags(UInt64(eventType), hex: 4, bits))
                 for (i, name) in AdvertisingReports.propertyBits.enumerated() { out.add(name, .bool(properties >> UInt16(i) & 1 == 1)) }
                 out.add("Data Status", .named(UInt64(properties >> 5 & 3), hex: 1, dataStatus.name))
-                if let pdu = AdvertisingReports.legacyPDUByProperties[properties & 0x1F], isLegacy { out.add("Legacy PDU", .text(pdu)) }
+                if let pdu = AdvertisingReports.legacyPDUByProperties[UInt8(properties & 0x1F)], isLegacy { out.add("Legacy PDU", .text(pdu)) }
                 out.end()
             } else {
                 out.add("Event Type", .named(UInt64(eventType), hex: 2, eventTypeName))
@@ -348,7 +350,7 @@ extension AdvertisingReport {
             s.write(byte: 32)
             s.write(address)
             if let k = randomKind { s += " ("; s += k.rawValue; s.write(byte: UInt8(ascii: ")")) }
-            else if let n = AdvertisingReports.addressTypeNames[Int(addressType)] { s += " ("; s += n; s.write(byte: UInt8(ascii: ")")) }
+            else if let n = AdvertisingReports.addressTypeNames[addressType] { s += " ("; s += n; s.write(byte: UInt8(ascii: ")")) }
         }
         if let r = rssiValue { s.write(byte: 32); s.write(r); s += " dBm" }
         if !data.isEmpty { s.write(byte: 32); advertisingData.writeSummary(to: &s) }

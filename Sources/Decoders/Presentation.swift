@@ -126,9 +126,13 @@ extension Decoded {
                 return
             }
             if AdvertisingReports.isReport(subevent: sub) {
-                let reports = AdvertisingReports.parse(subevent: sub, params.from(1)).reports
-                if let first = reports.first { line.write(byte: 32); first.writeSummary(to: &line) }
-                if reports.count > 1 { line += " (+"; line.write(reports.count - 1); line += " more)" }
+                // The first report, and how many follow it: no array of reports.
+                var count = 0
+                AdvertisingReports.forEach(subevent: sub, params.from(1)) { r in
+                    if count == 0 { line.write(byte: 32); r.writeSummary(to: &line) }
+                    count += 1
+                }
+                if count > 1 { line += " (+"; line.write(count - 1); line += " more)" }
             }
         case 0x05:
             guard let h = params.le16(1), let reason = params.byte(3) else { return }

@@ -35,7 +35,7 @@ public enum DevicesReport {
     }
 
     static func addressTypeName(_ t: UInt8) -> String {
-        AdvertisingReports.addressTypeNames[Int(t)] ?? "address type " + Hex.prefixed(t, width: 2)
+        AdvertisingReports.addressTypeNames[t] ?? "address type " + Hex.prefixed(t, width: 2)
     }
 
     /// Keys a device can have several of: always arrays in JSON, also with one element.

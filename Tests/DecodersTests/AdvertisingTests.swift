@@ -248,4 +248,30 @@ final class AdvertisingDataTests: XCTestCase {
             }
         }
     }
+
+    func testHasProblemsAgreesWithTheFullWalk() {
+        // The quick check every report gets must say what the decode's problems say, on the edge
+        // cases (padding, data after a terminator, lengths past the end, bad list lengths, too
+        // long for legacy) and on a pseudo-random sweep.
+        let cases = ["", "00000000", "0201060000", "02010600ff", "05ff4c00", "03020d18", "0302", "0401020300",
+                     "03010600", "0dff4c000215" + String(repeating: "ab", count: 12)]
+        for hex in cases {
+            for legacy in [false, true] {
+                let d = adHex(hex)
+                XCTAssertEqual(AdvertisingData.hasProblems(d, legacy: legacy), !AdvertisingData(d, legacy: legacy).problems.isEmpty, hex)
+            }
+        }
+        var seed: UInt64 = 0x9E37_79B9
+        for n in 0..<5000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<(n % 48) {
+                seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                // Small values often, so lengths fit and zero terminators appear.
+                let b = UInt8(truncatingIfNeeded: seed >> 33)
+                bytes.append(n % 3 == 0 ? b & 0x07 : b)
+            }
+            let d = bytes.dropFirst(n % 2)
+            XCTAssertEqual(AdvertisingData.hasProblems(d, legacy: n % 4 < 2), !AdvertisingData(d, legacy: n % 4 < 2).problems.isEmpty, "\(bytes)")
+        }
+    }
 }

@@ -58,4 +58,35 @@ final class TextLineTests: XCTestCase {
         XCTAssertEqual(ATTPDU([0x0A, 0x03, 0x00][...]).summary, "Read Request, Handle: 0x0003")
         XCTAssertTrue(ATTPDU(([0x1B, 0x03, 0x00] + Array(repeating: 0xAB, count: 40))[...]).summary.hasSuffix(String(repeating: "ab", count: 32) + "…"))
     }
+
+    func testCopiesDoNotShareWritesAndLinesGrow() {
+        // A line's storage is its own once written to: a copy keeps what it held.
+        var a = TextLine()
+        XCTAssertTrue(a.isEmpty)
+        a += "abc"
+        var b = a
+        b += "def"
+        a.write(byte: UInt8(ascii: "!"))
+        XCTAssertEqual(a.string, "abc!")
+        XCTAssertEqual(b.string, "abcdef")
+        var c = b
+        c.clear()
+        XCTAssertEqual(b.string, "abcdef")
+        XCTAssertEqual(c.string, "")
+        // Growth past any first capacity, by pieces of every size.
+        var long = TextLine(capacity: 4)
+        var expected = ""
+        for i in 0..<500 {
+            let piece = String(repeating: Character(UnicodeScalar(UInt8(97 + i % 26))), count: i % 70)
+            long += piece
+            long.write(hex: i, width: 4)
+            expected += piece + Hex.prefixed(i, width: 4)
+        }
+        XCTAssertEqual(long.string, expected)
+        XCTAssertEqual(long.count, expected.utf8.count)
+        var joined = TextLine()
+        joined.write(line: a)
+        joined.write(line: b)
+        XCTAssertEqual(joined.bytes, Array("abc!abcdef".utf8))
+    }
 }
