@@ -311,7 +311,13 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
         case .advertising(let a, let data):
             // Legacy event properties (Core Vol 4 Part E 7.7.65.13): the SCAN_RSP's advertisement
             // is not in the PDU; ADV_IND's is the common one.
-            let properties: UInt16 = [0: 0x13, 2: 0x10, 6: 0x12, 4: 0x1B][type] ?? 0x10
+            let properties: UInt16
+            switch type {
+            case 0: properties = 0x13 // ADV_IND
+            case 6: properties = 0x12 // ADV_SCAN_IND
+            case 4: properties = 0x1B // SCAN_RSP
+            default: properties = 0x10 // ADV_NONCONN_IND
+            }
             rep = AdvertisingReport(subevent: AdvertisingReports.legacy, eventType: properties, properties: properties,
                                     addressType: addressType, address: a, data: data)
         case .direct(let a, _):
