@@ -9,7 +9,7 @@
 #   dissect  decoding every layer and following connection, L2CAP and GATT state (Dissector.dissect)
 #   print    writing the frame out (FramePrinter.print); zero for --quiet
 #   rest     the frame loop itself and freeing each frame's decode
-# Writes bench/profile.md. Needs valgrind.
+# Writes bench/profile.md and its section of bench/results.md. Needs valgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FRAMES=${BENCH_FRAMES:-20000}
@@ -79,4 +79,12 @@ done
 { echo; echo "## What costs most on its own"; cat "$TOPS"; } >> "$OUT"
 mkdir -p bench
 cp "$OUT" bench/profile.md
+# bench/results.md shows the same profile in its own section, replaced each run.
+if [ -f bench/results.md ]; then
+  awk '/^## Profile by workload/ { skip = 1; next } skip && /^## / && !/^## What costs most/ { skip = 0 } !skip' bench/results.md |
+    awk '/^$/ { blank++; next } { while (blank > 0) { print ""; blank-- } print }' > "$WORK/results.md"
+  { echo; echo "## Profile by workload"; echo; echo "From \`scripts/bench_profile.sh\` (also in \`bench/profile.md\`)."
+    echo; sed -e '1,/^$/d' -e 's/^## /### /' -e 's/^### \(notify\|notify-gatt\|adv\|throughput\|mix\|sniffer\),/#### \1,/' "$OUT"; } >> "$WORK/results.md"
+  cp "$WORK/results.md" bench/results.md
+fi
 cat "$OUT"

@@ -6,7 +6,8 @@
 # BENCH_FRAMES frames per shape (default 200000), BENCH_RUNS runs of blesniff (default 3) and
 # BENCH_PEER_RUNS of tshark and btmon (default 1), medians, alternating. Shapes come from
 # scripts/make_workloads.py, the mix from scripts/make_bench_capture.py, the sniffer shape repeats a
-# real nRF Sniffer capture from ../shared/captures when it is there. Writes bench/workloads.md.
+# real nRF Sniffer capture from ../shared/captures when it is there. Writes bench/workloads.md and
+# its section of bench/results.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FRAMES=${BENCH_FRAMES:-200000} RUNS=${BENCH_RUNS:-3} PEER_RUNS=${BENCH_PEER_RUNS:-1}
@@ -35,7 +36,7 @@ ratio() { [ -n "$2" ] && echo "$2 / $1" | bc -l | xargs printf '%.1f×' || echo 
   echo "$(tshark -v 2>/dev/null | head -1); btmon $(dpkg-query -W -f='${Version}' bluez 2>/dev/null || echo 'not installed')"
   echo "$FRAMES frames per workload; blesniff median of $RUNS runs, peers of $PEER_RUNS; static release build."
   echo
-  echo "| workload | command | blesniff s | frames/s | peer | peer s | ratio | peak RSS MiB |"
+  echo "| workload | command | blesniff s | frames/s | peer | peer s | peer s ÷ blesniff s | peak RSS MiB |"
   echo "|---|---|---|---|---|---|---|---|"
 } > "$WORK/table.md"
 
@@ -102,4 +103,13 @@ awk -F' *\\| *' -v frames="$FRAMES" '
 cat "$WORK/floor.md" >> "$WORK/table.md"
 mkdir -p bench
 cp "$WORK/table.md" bench/workloads.md
+# bench/results.md shows the same tables in its section on workload shapes, replaced each run.
+if [ -f bench/results.md ]; then
+  # Without its old section and the blank lines it leaves at the end.
+  awk '/^## Workload shapes/ { skip = 1; next } skip && /^## / { skip = 0 } !skip' bench/results.md |
+    awk '/^$/ { blank++; next } { while (blank > 0) { print ""; blank-- } print }' > "$WORK/results.md"
+  { echo; echo "## Workload shapes"; echo; echo "From \`scripts/bench_workloads.sh\` (also in \`bench/workloads.md\`); per-frame profiles in \`bench/profile.md\`."
+    echo; sed -e '1,/^$/d' -e 's/^## /### /' bench/workloads.md; echo; } >> "$WORK/results.md"
+  cp "$WORK/results.md" bench/results.md
+fi
 cat bench/workloads.md
