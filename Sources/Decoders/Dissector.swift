@@ -200,22 +200,21 @@ public final class Dissector {
             }
             d.connection = c
         case nil:
-            if code == HCIEvents.leMeta { leMeta(&d, p, params) }
+            if code == HCIEvents.leMeta { leMeta(&d, adapter: adapter, number: number, time: time, params) }
         }
     }
 
     /// The LE subevents without a view: those of a connection, tied to it, and advertising reports.
-    private func leMeta(_ d: inout Decoded, _ p: Packet, _ params: Bytes) {
+    private func leMeta(_ d: inout Decoded, adapter: UInt16, number: Int, time: Int64, _ params: Bytes) {
         guard let sub = params.byte(0) else { return }
         switch sub {
         case 0x04, 0x05, 0x06, 0x07, 0x0C, 0x14: // per-connection subevents: tie them to the connection
             if let h = params.le16(sub == 0x04 || sub == 0x0C ? 2 : 1) {
-                d.connection = live[key(p.adapter, h & 0x0FFF)]
+                d.connection = live[key(adapter, h & 0x0FFF)]
             }
         default:
             if let adv = advertisers, AdvertisingReports.isReport(subevent: sub) {
-                let parsed = AdvertisingReports.parse(subevent: sub, params.from(1))
-                for r in parsed.reports { adv.add(r, frame: p.number, time: p.timestamp) }
+                AdvertisingReports.forEach(subevent: sub, params.from(1)) { adv.add($0, frame: number, time: time) }
             }
         }
     }
