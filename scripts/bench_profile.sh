@@ -80,11 +80,5 @@ done
 mkdir -p bench
 cp "$OUT" bench/profile.md
 # bench/results.md shows the same profile in its own section, replaced each run.
-if [ -f bench/results.md ]; then
-  awk '/^## Profile by workload/ { skip = 1; next } skip && /^## / && !/^## What costs most/ { skip = 0 } !skip' bench/results.md |
-    awk '/^$/ { blank++; next } { while (blank > 0) { print ""; blank-- } print }' > "$WORK/results.md"
-  { echo; echo "## Profile by workload"; echo; echo "From \`scripts/bench_profile.sh\` (also in \`bench/profile.md\`)."
-    echo; sed -e '1,/^$/d' -e 's/^## /### /' -e 's/^### \(notify\|notify-gatt\|adv\|throughput\|mix\|sniffer\),/#### \1,/' "$OUT"; } >> "$WORK/results.md"
-  cp "$WORK/results.md" bench/results.md
-fi
+scripts/results_section.sh "Profile by workload" "From \`scripts/bench_profile.sh\` (also in \`bench/profile.md\`)." bench/profile.md
 cat "$OUT"

@@ -104,12 +104,6 @@ cat "$WORK/floor.md" >> "$WORK/table.md"
 mkdir -p bench
 cp "$WORK/table.md" bench/workloads.md
 # bench/results.md shows the same tables in its section on workload shapes, replaced each run.
-if [ -f bench/results.md ]; then
-  # Without its old section and the blank lines it leaves at the end.
-  awk '/^## Workload shapes/ { skip = 1; next } skip && /^## / { skip = 0 } !skip' bench/results.md |
-    awk '/^$/ { blank++; next } { while (blank > 0) { print ""; blank-- } print }' > "$WORK/results.md"
-  { echo; echo "## Workload shapes"; echo; echo "From \`scripts/bench_workloads.sh\` (also in \`bench/workloads.md\`); per-frame profiles in \`bench/profile.md\`."
-    echo; sed -e '1,/^$/d' -e 's/^## /### /' bench/workloads.md; echo; } >> "$WORK/results.md"
-  cp "$WORK/results.md" bench/results.md
-fi
+scripts/results_section.sh "Workload shapes" \
+  "From \`scripts/bench_workloads.sh\` (also in \`bench/workloads.md\`); per-frame profiles in \`bench/profile.md\`." bench/workloads.md
 cat bench/workloads.md
