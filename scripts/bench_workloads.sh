@@ -4,7 +4,8 @@
 #   scripts/bench_workloads.sh [SHAPE...]     (default: notify notify-gatt adv throughput mix sniffer)
 #
 # BENCH_FRAMES frames per shape (default 200000), BENCH_RUNS runs of blesniff (default 3) and
-# BENCH_PEER_RUNS of tshark and btmon (default 1), medians, alternating. Shapes come from
+# BENCH_PEER_RUNS of tshark and btmon (default 1), medians, alternating; peak memory at
+# BENCH_RSS_FRAMES (default 2000000; 0 skips it). Shapes come from
 # scripts/make_workloads.py, the mix from scripts/make_bench_capture.py, the sniffer shape repeats a
 # real nRF Sniffer capture from ../shared/captures when it is there. Writes bench/workloads.md and
 # its section of bench/results.md.
@@ -101,6 +102,29 @@ awk -F' *\\| *' -v frames="$FRAMES" '
     }
   }' "$WORK/table.md" > "$WORK/floor.md"
 cat "$WORK/floor.md" >> "$WORK/table.md"
+
+# Peak memory on captures ten times larger (BENCH_RSS_FRAMES, default 2,000,000; 0 skips it): what a
+# command keeps must stay bounded however long the capture.
+RSS_FRAMES=${BENCH_RSS_FRAMES:-2000000}
+if [ "$RSS_FRAMES" -gt 0 ]; then
+  scripts/make_workload_set.sh "$WORK/rss" "$RSS_FRAMES"
+  {
+    echo
+    echo "## Peak memory at $RSS_FRAMES frames"
+    echo
+    echo "The target: under 64 MiB for every command on every shape."
+    echo
+    echo "| workload | \`read\` | \`read -v\` | \`read --format json\` | \`audit\` |"
+    echo "|---|---|---|---|---|"
+    for s in "${SHAPES[@]}"; do
+      P=$WORK/rss/$s.pcap
+      [ -f "$P" ] || continue
+      printf '| %s | %s MiB | %s MiB | %s MiB | %s MiB |\n' "$s" \
+        "$(peak_rss_mib "$BIN" read "$P")" "$(peak_rss_mib "$BIN" read -v "$P")" \
+        "$(peak_rss_mib "$BIN" read --format json "$P")" "$(peak_rss_mib "$BIN" audit --fail-on never "$P")"
+    done
+  } >> "$WORK/table.md"
+fi
 mkdir -p bench
 cp "$WORK/table.md" bench/workloads.md
 # bench/results.md shows the same tables in its section on workload shapes, replaced each run.
