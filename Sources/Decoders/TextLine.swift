@@ -135,12 +135,12 @@ public struct TextLine: @unchecked Sendable {
 
     /// "0x" and upper-case hex digits, zero-padded to `width`: `Hex.prefixed(v, width:)`.
     public mutating func write<T: BinaryInteger>(hex v: T, width: Int) {
-        writeDigits(UInt64(truncatingIfNeeded: v), width: width, upper: 0x37)
+        writeDigits(UInt64(truncatingIfNeeded: v), width: width, lower: false)
     }
 
     /// "0x" and lower-case hex digits (tshark's spelling of ATT handles).
     public mutating func write(lowerHex v: UInt64, width: Int) {
-        writeDigits(v, width: width, upper: 0x57)
+        writeDigits(v, width: width, lower: true)
     }
 
     /// The bytes in lower-case hex with no separator: `Hex.string(b)`.
@@ -166,19 +166,9 @@ public struct TextLine: @unchecked Sendable {
     }
 
     /// "0x" and the digits, the room for all of them reserved at once.
-    private mutating func writeDigits(_ v: UInt64, width: Int, upper letterBase: UInt8) {
+    private mutating func writeDigits(_ v: UInt64, width: Int, lower: Bool) {
         let n = max(Hex.significantDigits(v), width)
-        var p = reserve(2 &+ n)
-        p[0] = UInt8(ascii: "0")
-        p[1] = UInt8(ascii: "x")
-        p += 2
-        var shift = 4 * (n - 1)
-        while shift >= 0 {
-            let d = UInt8(truncatingIfNeeded: shift < 64 ? v >> UInt64(shift) : 0) & 0xF
-            p.pointee = d < 10 ? 0x30 &+ d : letterBase &+ d
-            p += 1
-            shift -= 4
-        }
+        Hex.store(v, digits: n, prefix: true, lower: lower, at: reserve(2 &+ n))
         storage.header.count &+= 2 &+ n
     }
 

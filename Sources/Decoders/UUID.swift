@@ -85,27 +85,15 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible, Compar
 
     /// Writes `uuidString`'s 36 bytes at `p`, for printers that write into their own buffer.
     public func storeString(at p: UnsafeMutablePointer<UInt8>) {
-        Self.storeHex(high >> 32, digits: 8, at: p)
+        Hex.store(high >> 32, digits: 8, prefix: false, at: p)
         p[8] = UInt8(ascii: "-")
-        Self.storeHex(high >> 16, digits: 4, at: p + 9)
+        Hex.store(high >> 16, digits: 4, prefix: false, at: p + 9)
         p[13] = UInt8(ascii: "-")
-        Self.storeHex(high, digits: 4, at: p + 14)
+        Hex.store(high, digits: 4, prefix: false, at: p + 14)
         p[18] = UInt8(ascii: "-")
-        Self.storeHex(low >> 48, digits: 4, at: p + 19)
+        Hex.store(low >> 48, digits: 4, prefix: false, at: p + 19)
         p[23] = UInt8(ascii: "-")
-        Self.storeHex(low, digits: 12, at: p + 24)
-    }
-
-    /// The low `digits` nibbles of `v` in upper-case hex at `p`, most significant first.
-    @inline(__always) private static func storeHex(_ v: UInt64, digits: Int, at p: UnsafeMutablePointer<UInt8>) {
-        var v = v
-        var i = digits
-        while i > 0 {
-            i &-= 1
-            let d = UInt8(truncatingIfNeeded: v) & 0xF
-            p[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
-            v >>= 4
-        }
+        Hex.store(low, digits: 12, prefix: false, at: p + 24)
     }
 
     /// Short form when on the base ("0x180D"), else the full form.

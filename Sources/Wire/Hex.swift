@@ -26,9 +26,11 @@ public enum Hex {
         }
     }
 
-    /// Stores "0x" when `prefix`, then `n` upper-case hex digits of `v` (zero-padded), from `p`:
-    /// `n + 2` bytes, or `n`.
-    @inlinable public static func store(_ v: UInt64, digits n: Int, prefix: Bool, at p: UnsafeMutablePointer<UInt8>) {
+    /// Stores "0x" when `prefix`, then `n` upper-case (or `lower`-case) hex digits of `v`
+    /// (zero-padded), from `p`: `n + 2` bytes, or `n`.
+    @inlinable public static func store(_ v: UInt64, digits n: Int, prefix: Bool, lower: Bool = false,
+                                        at p: UnsafeMutablePointer<UInt8>) {
+        let letterBase: UInt8 = lower ? 0x57 : 0x37
         var i = 0
         if prefix {
             p[0] = UInt8(ascii: "0")
@@ -38,7 +40,7 @@ public enum Hex {
         var shift = 4 * (n - 1)
         while shift >= 0 {
             let d = UInt8(truncatingIfNeeded: v >> UInt64(shift)) & 0xF
-            p[i] = d < 10 ? 0x30 &+ d : 0x37 &+ d
+            p[i] = d < 10 ? 0x30 &+ d : letterBase &+ d
             i &+= 1
             shift -= 4
         }
