@@ -282,6 +282,8 @@ public struct LEExtendedCreateConnection: Sendable, Equatable {
     public var ownAddressType: UInt8
     public var peerAddressType: UInt8
     public var peerAddress: BDAddr?
+    /// The scan interval of the first initiating PHY (units of 0.625 ms).
+    public var scanInterval: UInt16?
 
     init(_ r: inout ByteReader, v2: Bool) throws(DecodeError) {
         if v2 {
@@ -292,6 +294,8 @@ public struct LEExtendedCreateConnection: Sendable, Equatable {
         ownAddressType = try r.u8()
         peerAddressType = try r.u8()
         peerAddress = try? r.address()
+        // Initiating PHYs, then per PHY: scan interval, scan window, ...
+        if (try? r.u8()).map({ $0 != 0 }) == true { scanInterval = try? r.u16() }
     }
 
     /// The peer named, when the filter policy uses it.

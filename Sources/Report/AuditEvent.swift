@@ -20,8 +20,10 @@ public struct FrameRef: Sendable, Hashable {
 /// What the auditor sees of the traffic: the decoded frames reduced to the facts rules need.
 /// The dissector's output is turned into these by `AuditFeed`; rules never parse bytes.
 public enum AuditEvent {
-    /// LE Set Scan Enable or LE Set Extended Scan Enable sent by the host.
-    case scanEnable(adapter: UInt16, enabled: Bool, filterDuplicates: UInt8, extended: Bool)
+    /// A scan started or stopped (`Scan` holds the one definition of when: the scan model in
+    /// `ScanModel`). A scan still on at the end of the capture gets no `scanStopped`.
+    case scanStarted(Scan)
+    case scanStopped(Scan)
     /// One advertising report (legacy or extended) received while scanning.
     case advertisingReport(adapter: UInt16, address: BDAddr, addressType: UInt8, rssi: Int8?, scanResponse: Bool)
     /// LE Create Connection or LE Extended Create Connection (v1, v2) sent by the host.
@@ -49,6 +51,9 @@ public enum AuditEvent {
     case linkData(Connection)
     /// Something in the capture tells which host stack made it (`PlatformGuess`).
     case platform(PlatformGuess)
+    /// Whose a connection is (the app's, the OS's, another app's), told when it opens and again
+    /// when later evidence changes it.
+    case connectionOwner(Connection, ConnectionOrigin)
 }
 
 /// An ATT PDU as the auditor sees it.

@@ -26,22 +26,33 @@ public final class AuditFeed {
     private var reads = ConnectionTable<ReadTracker>(capacity: 4096)
     /// Which host stack made the capture, from its commands and monitor records.
     private var platform = PlatformDetector()
-    /// Scan disables held back for `restartGap`: a stack that stops and restarts a scan around its
-    /// own work (Android does, around connections and resolving-list updates) has not stopped the
-    /// app's scan.
-    private var restarts = ScanRestarts()
+    /// The capture's scans, each with its owner (`ScanModel`: the one definition of a scan).
+    private var scans: ScanModel
+    /// Whose each connection is.
+    private var owners: ConnectionOwners
     private let restartGap: Int64
 
-    /// - Parameter scanRestartGap: a scan disabled and enabled again with the same parameters
-    ///   within this many nanoseconds is one scan going on.
-    public init(dissector: Dissector, scanRestartGap: Int64 = AuditConfiguration.defaultScanRestartGap) {
+    /// - Parameters:
+    ///   - scanRestartGap: a scan disabled and enabled again with the same parameters within this
+    ///     many nanoseconds is one scan going on.
+    ///   - devices: the app's devices and services, from configuration: scans and connections that
+    ///     name them are the app's.
+    public init(dissector: Dissector, scanRestartGap: Int64 = AuditConfiguration.defaultScanRestartGap,
+                devices: [DeviceMatcher] = []) {
         self.dissector = dissector
         restartGap = scanRestartGap
+        scans = ScanModel(restartGap: scanRestartGap, configured: devices)
+        owners = ConnectionOwners(configured: devices)
+    }
+
+    /// With the restart gap and the app's devices from configuration.
+    public convenience init(dissector: Dissector, configuration: AuditConfiguration) {
+        self.init(dissector: dissector, scanRestartGap: configuration.scanRestartGap, devices: configuration.devices)
     }
 
     /// Hands on what is still held back (a scan disable at the end of the capture).
     public func finish(into sink: some AuditEventSink) {
-        restarts.flush(before: .max, sink)
+        scans.flush(before: .max, sink)
     }
 
     /// Hands the frame's events to the auditor: specialised, so each event is a direct call.
@@ -53,15 +64,19 @@ public final class AuditFeed {
         // Fields, not a copy of the packet (which retains and releases its payload).
         let number = d.packet.number
         let at = FrameRef(number: number, time: d.packet.timestamp, fileOffset: d.packet.fileOffset, fileLength: d.packet.fileLength)
-        if restarts.holding { restarts.flush(before: at.time &- restartGap, sink) }
+        if scans.holding { scans.flush(before: at.time &- restartGap, sink) }
         // Sniffed links this frame showed lost end at their last packet, before anything else it says.
         for c in d.lostConnections {
             _ = reads.removeValue(forKey: c.id)
+            owners.disconnected(c)
             sink.observe(.disconnected(c, reason: HCIErrors.connectionTimeout), at: FrameRef(number: c.endedFrame ?? number, time: c.endedTime ?? at.time))
         }
         switch d.hci {
         case .command(let op, let params):
-            if HCICommands.isVendor(op), let g = platform.command(op, frame: number) { sink.observe(.platform(g), at: at) }
+            if HCICommands.isVendor(op) {
+                if let g = platform.command(op, frame: number) { sink.observe(.platform(g), at: at) }
+                if op == AndroidScanFilters.opcode { scans.androidFilter(adapter: d.packet.adapter, params) }
+            }
             if let c = HCICommand(opcode: op, params) { command(c, adapter: d.packet.adapter, at, sink) }
         case .event(let code, let params): event(code, params, d, at, sink)
         case .none:
@@ -72,14 +87,19 @@ public final class AuditFeed {
         }
         // Sniffer captures: a connection starts at its CONNECT_IND; advertising PDUs are reports.
         if d.isOverTheAir {
-            if let c = d.connection, c.createdFrame == number { sink.observe(.connected(c), at: at) }
+            if let c = d.connection, c.createdFrame == number { connected(c, at, sink) }
             if let r = d.linkLayerReport { report(r, adapter: d.packet.adapter, at, sink) }
         }
         // L2CAP payloads, from HCI ACL data or link-layer data PDUs.
         if let c = d.connection {
             // Matched in place: binding the whole upper layer first copied it.
             switch d.upper {
-            case .att(let r, _)?: sink.observeATT(observation(r, c, d), on: c, at: at)
+            case .att(let r, _)?:
+                let o = observation(r, c, d)
+                if let u = o.service ?? o.found?.first, let owner = owners.service(u, on: c) {
+                    sink.observe(.connectionOwner(c, ConnectionOrigin(owner: owner)), at: at)
+                }
+                sink.observeATT(o, on: c, at: at)
             case .smp?:
                 sink.observe(.linkData(c), at: at)
                 // A pairing is reported once its method is known: in the frame of its Pairing Response.
@@ -87,8 +107,11 @@ public final class AuditFeed {
                     sink.observe(.pairing(c, Self.pairing(last)), at: at)
                 }
             default:
-                // Any other L2CAP traffic, or a fragment of it, is the link in use.
-                if d.l2cap != nil || d.fragment != nil { sink.observe(.linkData(c), at: at) }
+                // Any other L2CAP traffic, or a fragment of it, is the link in use; so is a sniffed
+                // data PDU that stayed encrypted (unreadable, but not idle).
+                if d.l2cap != nil || d.fragment != nil || d.linkLayer?.encryption == .encrypted {
+                    sink.observe(.linkData(c), at: at)
+                }
             }
         }
     }
@@ -98,16 +121,22 @@ public final class AuditFeed {
     private func command<S: AuditEventSink>(_ c: HCICommand, adapter: UInt16, _ at: FrameRef, _ sink: S) {
         switch c {
         case .leSetScanEnable(let p):
-            scanEnable(adapter: adapter, enabled: p.enable, filterDuplicates: p.filterDuplicates, extended: false, at, sink)
+            if let s = scans.enable(adapter: adapter, on: p.enable, filterDuplicates: p.filterDuplicates, extended: false, at: at, sink) {
+                owners.scanStarted(s)
+            }
         case .leSetExtendedScanEnable(let p):
-            scanEnable(adapter: adapter, enabled: p.enable, filterDuplicates: p.filterDuplicates, extended: true, at, sink)
+            if let s = scans.enable(adapter: adapter, on: p.enable, filterDuplicates: p.filterDuplicates, extended: true, at: at, sink) {
+                owners.scanStarted(s)
+            }
         case .leSetScanParameters(let p):
-            restarts.parameters(adapter: adapter, .legacy(p))
+            scans.parameters(adapter: adapter, ScanParameters(p))
         case .leSetExtendedScanParameters(let p):
-            restarts.parameters(adapter: adapter, .extended(p))
+            scans.parameters(adapter: adapter, ScanParameters(p))
         case .leCreateConnection(let p):
+            owners.create(adapter: adapter, filterPolicy: p.initiatorFilterPolicy, scanInterval: p.scanInterval)
             sink.observe(.createConnection(adapter: adapter, peer: p.peer, peerType: p.peerAddressType), at: at)
         case .leExtendedCreateConnection(let p):
+            owners.create(adapter: adapter, filterPolicy: p.initiatorFilterPolicy, scanInterval: p.scanInterval)
             sink.observe(.createConnection(adapter: adapter, peer: p.peer, peerType: p.peerAddressType), at: at)
         case .disconnect(let p):
             let peer = dissector.liveConnection(adapter: adapter, handle: p.connectionHandle)?.peer
@@ -132,10 +161,10 @@ public final class AuditFeed {
         }
     }
 
-    private func scanEnable<S: AuditEventSink>(adapter: UInt16, enabled: Bool, filterDuplicates: UInt8, extended: Bool,
-                                               _ at: FrameRef, _ sink: S) {
-        restarts.scanEnable(.scanEnable(adapter: adapter, enabled: enabled, filterDuplicates: filterDuplicates, extended: extended),
-                            adapter: adapter, enabled: enabled, at: at, within: restartGap, sink)
+    /// A connection that just opened, and whose it is.
+    private func connected<S: AuditEventSink>(_ c: Connection, _ at: FrameRef, _ sink: S) {
+        sink.observe(.connected(c), at: at)
+        sink.observe(.connectionOwner(c, owners.connected(c)), at: at)
     }
 
     private func setKey(_ adapter: UInt16, _ handle: UInt8) -> UInt32 { UInt32(adapter) << 8 | UInt32(handle) }
@@ -145,10 +174,11 @@ public final class AuditFeed {
     private func event<S: AuditEventSink>(_ code: UInt8, _ b: Bytes, _ d: Decoded, _ at: FrameRef, _ sink: S) {
         switch d.event {
         case .connectionComplete?, .leConnectionComplete?:
-            if let c = d.connection, c.createdFrame == d.packet.number { sink.observe(.connected(c), at: at) }
+            if let c = d.connection, c.createdFrame == d.packet.number { connected(c, at, sink) }
         case .disconnectionComplete(let e)?:
             guard e.status == 0, let c = d.connection, let reason = e.reason else { return }
             _ = reads.removeValue(forKey: c.id)
+            owners.disconnected(c)
             sink.observe(.disconnected(c, reason: reason), at: at)
         case .encryptionChange(let e)?:
             guard e.status == 0, let c = d.connection else { return }
@@ -167,6 +197,7 @@ public final class AuditFeed {
 
     /// One advertising report, from an HCI event or a sniffed advertising PDU.
     private func report<S: AuditEventSink>(_ r: AdvertisingReport, adapter: UInt16, _ at: FrameRef, _ sink: S) {
+        if let n = scans.current(adapter: adapter)?.number { owners.report(r.address, scan: n) }
         sink.observe(.advertisingReport(adapter: adapter, address: r.address, addressType: r.addressType,
                                         rssi: r.rssiValue, scanResponse: r.isScanResponse), at: at)
         sink.observe(.advertisingData(adapter: adapter, advertiser: r.address, data: r.data,
@@ -216,74 +247,5 @@ public final class AuditFeed {
         }
         return PairingObservation(method: method, secureConnections: o.secureConnections,
                                   bothSupportSecureConnections: o.bothSupportSC, failed: o.failure != nil)
-    }
-}
-
-/// Holds each adapter's scan disable back until it is clear the scan stopped: an enable with the
-/// same duplicate filter and scan parameters within the gap continues the same scan (both commands
-/// are then dropped); anything else, or the gap passing, hands the disable on at its own frame.
-struct ScanRestarts {
-    struct Held {
-        var adapter: UInt16
-        var event: AuditEvent
-        var at: FrameRef
-        var parameters: Parameters?
-    }
-
-    /// LE Set (Extended) Scan Parameters: a restart with other ones is a new scan.
-    enum Parameters: Equatable {
-        case legacy(LESetScanParameters)
-        case extended(LESetExtendedScanParameters)
-    }
-
-    /// Per adapter: the scan parameters last set, the duplicate filter of the scan last enabled,
-    /// and the disable held back.
-    private var parameters = AdapterTable<Parameters>()
-    private var filters = AdapterTable<UInt8>()
-    private var held: [Held] = []
-    private(set) var holding = false
-
-    mutating func parameters(adapter: UInt16, _ p: Parameters) { parameters[adapter] = p }
-
-    mutating func scanEnable<S: AuditEventSink>(_ event: AuditEvent, adapter: UInt16, enabled: Bool, at: FrameRef,
-                                               within gap: Int64, _ sink: S) {
-        guard case .scanEnable(_, _, let filter, _) = event else { return }
-        let params = parameters[adapter]
-        if !enabled {
-            // A second disable while one is held: the first stands.
-            if !held.contains(where: { $0.adapter == adapter }) {
-                held.append(Held(adapter: adapter, event: event, at: at, parameters: params))
-                holding = true
-            }
-            return
-        }
-        if let i = held.firstIndex(where: { $0.adapter == adapter }) {
-            let h = held[i]
-            if at.time &- h.at.time <= gap, h.parameters == params, filters[adapter] == filter {
-                held.remove(at: i)
-                holding = !held.isEmpty
-                return
-            }
-            flush(adapter: adapter, sink)
-        }
-        filters[adapter] = filter
-        sink.observe(event, at: at)
-    }
-
-    /// Hands on the disables held since before `time`.
-    mutating func flush<S: AuditEventSink>(before time: Int64, _ sink: S) {
-        while let i = held.firstIndex(where: { $0.at.time < time }) {
-            let h = held.remove(at: i)
-            sink.observe(h.event, at: h.at)
-        }
-        holding = !held.isEmpty
-    }
-
-    private mutating func flush<S: AuditEventSink>(adapter: UInt16, _ sink: S) {
-        while let i = held.firstIndex(where: { $0.adapter == adapter }) {
-            let h = held.remove(at: i)
-            sink.observe(h.event, at: h.at)
-        }
-        holding = !held.isEmpty
     }
 }

@@ -331,7 +331,7 @@ enum AuditRun {
         }
         var last: FrameRef?
         var failure: String?
-        do { last = try auditCapture(file.path, into: auditor, scanRestartGap: configuration.scanRestartGap) } catch {
+        do { last = try auditCapture(file.path, into: auditor, configuration: configuration) } catch {
             failure = String(describing: error)
         }
         return CaptureAudit(path: file.path, outcome: auditor.finishAudit(at: last), error: failure,

@@ -45,10 +45,10 @@ func containerPlatform(_ format: CaptureFormat, _ linkType: UInt32, path: String
 /// Reads a capture and hands its audit events to `auditor` in frame order; returns the capture's
 /// last frame (rules measure what is still open up to it).
 @discardableResult
-func auditCapture(_ path: String, into auditor: Auditor, scanRestartGap: Int64) throws -> FrameRef? {
+func auditCapture(_ path: String, into auditor: Auditor, configuration: AuditConfiguration) throws -> FrameRef? {
     // The rules see each frame as it comes and hold what they need: ended connections are not kept.
     let dissector = Dissector(keepEnded: 0, findsFieldFaults: false)
-    let feed = AuditFeed(dissector: dissector, scanRestartGap: scanRestartGap)
+    let feed = AuditFeed(dissector: dissector, configuration: configuration)
     var last: FrameRef?
     defer {
         feed.finish(into: auditor)

@@ -413,7 +413,7 @@ final class LiveAudit: LiveAuditHook {
     private var last: FrameRef?
 
     init(dissector: Dissector, configuration: AuditConfiguration, failOn: FailOn, name: String) {
-        feed = AuditFeed(dissector: dissector, scanRestartGap: configuration.scanRestartGap)
+        feed = AuditFeed(dissector: dissector, configuration: configuration)
         auditor = Auditor(configuration: configuration, capturePath: name)
         auditor.assume(.liveMonitor)
         self.failOn = failOn

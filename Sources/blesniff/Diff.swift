@@ -126,7 +126,7 @@ enum DiffRun {
         let auditor = Auditor(configuration: configuration, capturePath: path)
         let collector = MetricsCollector(passingTo: auditor, devices: configuration.devices)
         let dissector = Dissector(keepEnded: 0)
-        let feed = AuditFeed(dissector: dissector, scanRestartGap: configuration.scanRestartGap)
+        let feed = AuditFeed(dissector: dissector, configuration: configuration)
         var last: FrameRef?
         try forEachPacket(in: path, platform: auditor.assume) { p in
             let d = dissector.dissect(p)

@@ -34,7 +34,7 @@ final class AuditPrecisionTests: XCTestCase {
             guard let json = try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any],
                   let captures = json["captures"] as? [[String: Any]] else { XCTFail(name + ": no JSON"); continue }
             for c in captures {
-                for (place, key) in [("finding", "findings"), ("platform", "platform_behaviour")] {
+                for (place, key) in [("finding", "findings"), ("platform", "platform_behaviour"), ("other-app", "other_apps")] {
                     for f in c[key] as? [[String: Any]] ?? [] {
                         let k = name + " " + (f["rule"] as? String ?? "") + " " + (f["fingerprint"] as? String ?? "")
                         produced[k] = place

@@ -44,8 +44,8 @@ final class AuditReportTests: XCTestCase {
     func testFingerprintIsStableAcrossCapturesAndFrames() {
         let a = run(mixedStream())
         var shifted = EventStream()
-        shifted.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
-        shifted.add(0.1, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 1, extended: false))
+        shifted.scanEnable(0, adapter: 0, enabled: true, filterDuplicates: 1, extended: false)
+        shifted.scanEnable(0.1, adapter: 0, enabled: false, filterDuplicates: 1, extended: false)
         for (e, f) in mixedStream().items { shifted.add(Double(f.time) / 1e9 + 100, e) }
         let b = run(shifted, path: "other.pcap")
         XCTAssertEqual(a.findings.map(\.fingerprint).sorted(), b.findings.map(\.fingerprint).sorted())

@@ -8,6 +8,13 @@ import Wire
 struct EventStream {
     private(set) var items: [(AuditEvent, FrameRef)] = []
     private var nextID = 1
+    /// Frame numbers given so far (a scan command that changes nothing takes one too).
+    private var frames = 0
+    /// Scans as the feed's scan model makes them (without its restart gap), and which scan last
+    /// reported each advertiser.
+    private var scans: [UInt16: Scan] = [:]
+    private var scanCount = 0
+    private var foundIn: [BDAddr: Int] = [:]
     /// Reads told from continuations as the audit feed does.
     private var reads = ConnectionTable<ReadTracker>(capacity: 64)
 
@@ -19,15 +26,48 @@ struct EventStream {
             a.newRead = reads.update(c.id, default: ReadTracker()) { $0.classify(a) }
             e = .att(c, a)
         }
-        let n = items.count + 1
-        items.append((e, FrameRef(number: n, time: Int64((t * 1e9).rounded()), fileOffset: Int64(24 + n * 100), fileLength: 40)))
+        frames += 1
+        let n = frames
+        let f = FrameRef(number: n, time: Int64((t * 1e9).rounded()), fileOffset: Int64(24 + n * 100), fileLength: 40)
+        items.append((e, f))
+        switch e {
+        case .advertisingReport(let adapter, let address, _, _, _):
+            if let s = scans[adapter] { foundIn[address] = s.number }
+        case .connected(let c):
+            // The feed says whose a connection is in the same frame.
+            items.append((.connectionOwner(c, ConnectionOrigin(owner: .unknown, foundIn: c.peer.flatMap { foundIn[$0] })), f))
+        default: break
+        }
         return n
+    }
+
+    /// LE Set (Extended) Scan Enable at `t` seconds, turned into scans as the feed does: an enable
+    /// while on with the same duplicate filter changes nothing, with another ends the scan and
+    /// starts a new one.
+    @discardableResult
+    mutating func scanEnable(_ t: Double, adapter: UInt16 = 0, enabled: Bool, filterDuplicates: UInt8 = 1,
+                             extended: Bool = false, owner: ActivityOwner = .unknown) -> Int {
+        let next = frames + 1
+        let f = FrameRef(number: next, time: Int64((t * 1e9).rounded()), fileOffset: Int64(24 + next * 100), fileLength: 40)
+        if let s = scans[adapter], !enabled || s.filterDuplicates != filterDuplicates || s.owner != owner {
+            scans[adapter] = nil
+            items.append((.scanStopped(s), f))
+        }
+        if enabled, scans[adapter] == nil {
+            scanCount += 1
+            let s = Scan(number: scanCount, adapter: adapter, start: f, filterDuplicates: filterDuplicates, extended: extended,
+                         owner: owner)
+            scans[adapter] = s
+            items.append((.scanStarted(s), f))
+        }
+        frames = next
+        return next
     }
 
     mutating func connection(handle: UInt16 = 0x0040, peer: UInt64 = 0xC0FF_EE00_0001, central: Bool? = true,
                              adapter: UInt16 = 0) -> Connection {
         defer { nextID += 1 }
-        let c = Connection(id: nextID, adapter: adapter, handle: handle, isLE: true, frame: items.count + 1, time: 0)
+        let c = Connection(id: nextID, adapter: adapter, handle: handle, isLE: true, frame: frames + 1, time: 0)
         c.peer = BDAddr(peer)
         c.peerAddressType = 1
         c.isCentral = central

@@ -16,9 +16,9 @@ final class DiffTests: XCTestCase {
     /// A scan, a connection to the device and `reads` reads of Battery Level, one every 100 ms.
     func session(reads: Int, fullDiscovery: Bool = false, stopScan: Bool = true) -> EventStream {
         var s = EventStream()
-        s.add(0, .scanEnable(adapter: 0, enabled: true, filterDuplicates: 1, extended: false))
+        s.scanEnable(0, adapter: 0, enabled: true, filterDuplicates: 1, extended: false)
         s.add(0.1, .advertisingReport(adapter: 0, address: peerA, addressType: 1, rssi: -50, scanResponse: false))
-        if stopScan { s.add(0.2, .scanEnable(adapter: 0, enabled: false, filterDuplicates: 1, extended: false)) }
+        if stopScan { s.scanEnable(0.2, adapter: 0, enabled: false, filterDuplicates: 1, extended: false) }
         let c = s.connection()
         c.interval = 24
         s.add(0.3, .connected(c))

@@ -15,6 +15,10 @@ public struct CaptureAudit: Sendable {
     public var platformBehaviour: [Finding]
     /// Findings about advertisers that are not devices under test.
     public var nearby: [Finding]
+    /// What other apps on the device did: shown apart, never failed.
+    public var otherApps: [Finding] = []
+    /// Whose each scan and connection was judged to be, and why.
+    public var attributions: [Attribution] = []
 
     public init(path: String, findings: [Finding] = [], error: String? = nil,
                 rules: [String] = AuditRules.all.map { $0.info.id }) {
@@ -33,6 +37,8 @@ public struct CaptureAudit: Sendable {
         platform = outcome.platform
         platformBehaviour = outcome.platformBehaviour
         nearby = outcome.nearby
+        otherApps = outcome.otherApps
+        attributions = outcome.attributions
     }
 }
 
@@ -236,11 +242,12 @@ public struct AuditReport {
                 }
             }
         }
-        if !a.platformBehaviour.isEmpty {
+        func apart(_ list: [Finding], _ title: String, _ note: String) {
+            guard !list.isEmpty else { return }
             out.write("  ")
-            paint("platform behaviour", "2")
-            out.write(" (what " + a.platform.platform.title + " does whatever the app asks; not counted):\n")
-            for f in a.platformBehaviour {
+            paint(title, "2")
+            out.write(note)
+            for f in list {
                 out.write("    ")
                 out.write(f.rule)
                 out.write(byte: 0x20)
@@ -257,6 +264,10 @@ public struct AuditReport {
                 }
             }
         }
+        apart(a.platformBehaviour, "platform behaviour",
+              " (what " + a.platform.platform.title + " does whatever the app asks; not counted):\n")
+        apart(a.otherApps, "other apps", " (scans and connections of other apps on the device; not counted):\n")
+        writeAttributions(a.attributions, colour: colour, to: &out)
         if !a.nearby.isEmpty {
             var byAdvertiser: [String] = []
             var rules: [String: [String]] = [:]
@@ -328,6 +339,29 @@ public struct AuditReport {
     }
 
     /// " (x12: connections #1, ..., #16)" when the capture shows a finding more than once.
+    /// Whose each scan and connection was judged to be, where any evidence told: the app's are
+    /// judged, the others' reported apart. Configuration's `devices:` corrects it.
+    static let attributionsShown = 30
+
+    private static func writeAttributions(_ list: [Attribution], colour: Bool, to out: inout TextLine) {
+        guard list.contains(where: { $0.owner.kind != .unknown }) else { return }
+        out.write("  ")
+        paint("who did what", "2", colour: colour, to: &out)
+        out.write(" (judged only when the app's or unknown; `devices:` in .blesniff.yml names the app's devices):\n")
+        for x in list.prefix(attributionsShown) {
+            out.write("    ")
+            out.write(x.label)
+            out.write(" (frame ")
+            out.write(x.frame.number)
+            out.write("): ")
+            out.write(x.owner.title)
+            out.write(" - ")
+            out.write(x.owner.reason)
+            out.write(byte: 0x0A)
+        }
+        if list.count > attributionsShown { out.write("    ... and " + String(list.count - attributionsShown) + " more\n") }
+    }
+
     private static func writeCount(_ f: borrowing Finding, to out: inout TextLine) {
         guard f.count > 1 else { return }
         out.write(" (x")
@@ -411,7 +445,8 @@ public struct AuditReport {
             let g = a.platform
             out.write(",\"platform\":{\"name\":" + js(g.platform.rawValue) + ",\"evidence\":" + js(g.evidence)
                       + (g.frame.map { ",\"frame\":" + String($0) } ?? "") + "}")
-            for (key, list) in [("findings", a.findings), ("platform_behaviour", a.platformBehaviour), ("nearby", a.nearby)] {
+            for (key, list) in [("findings", a.findings), ("platform_behaviour", a.platformBehaviour),
+                                ("other_apps", a.otherApps), ("nearby", a.nearby)] {
                 out.write(",\"" + key + "\":[")
                 for (j, f) in list.enumerated() {
                     if j > 0 { out.write(",") }
@@ -419,11 +454,29 @@ public struct AuditReport {
                 }
                 out.write("]")
             }
-            out.write("}")
+            out.write(",\"attribution\":[")
+            for (j, x) in a.attributions.enumerated() {
+                if j > 0 { out.write(",") }
+                out.write(attributionJSON(x))
+            }
+            out.write("]}")
         }
         let c = Counts(total)
         out.write("],\"summary\":{\"errors\":" + String(c.error) + ",\"warnings\":" + String(c.warning) + ",\"notes\":"
                   + String(c.note) + ",\"suppressed\":" + String(c.suppressed) + "}}\n")
+    }
+
+    private func attributionJSON(_ x: Attribution) -> String {
+        let js = FieldRendering.jsonString
+        var o = "{"
+        switch x.subject {
+        case .scan(let n, let adapter): o += "\"kind\":\"scan\",\"scan\":" + String(n) + ",\"adapter\":" + String(adapter)
+        case .connection(let id, let peer):
+            o += "\"kind\":\"connection\",\"connection\":" + String(id)
+            if let p = peer { o += ",\"address\":\"" + p.description + "\"" }
+        }
+        return o + ",\"frame\":" + String(x.frame.number) + ",\"owner\":" + js(x.owner.kind.rawValue)
+            + ",\"reason\":" + js(x.owner.reason) + "}"
     }
 
     private func findingJSON(_ f: Finding, guidance: String) -> String {
@@ -435,6 +488,7 @@ public struct AuditReport {
             + ",\"suppressed\":" + (f.suppressed ? "true" : "false") + ",\"actor\":"
             + (f.actor == .host ? "\"host\"" : "\"peer\"") + ",\"count\":" + String(f.count)
         if let a = f.advice { o += ",\"advice\":" + js(a) }
+        if let w = f.owner { o += ",\"owner\":" + js(w.kind.rawValue) }
         o += ",\"occurrences\":["
         for (k, x) in f.occurrences.enumerated() {
             if k > 0 { o += "," }

@@ -158,7 +158,8 @@ public struct ATTOpcodeSet: Sendable {
 public struct AuditEventKinds: OptionSet, Sendable {
     public let rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
-    public static let scanEnable = Self(rawValue: 1 << 0)
+    /// `scanStarted` and `scanStopped`.
+    public static let scan = Self(rawValue: 1 << 0)
     public static let advertisingReport = Self(rawValue: 1 << 1)
     public static let createConnection = Self(rawValue: 1 << 2)
     public static let connected = Self(rawValue: 1 << 3)
@@ -172,13 +173,14 @@ public struct AuditEventKinds: OptionSet, Sendable {
     public static let advertisingParameters = Self(rawValue: 1 << 11)
     public static let linkData = Self(rawValue: 1 << 12)
     public static let platform = Self(rawValue: 1 << 13)
+    public static let connectionOwner = Self(rawValue: 1 << 14)
     public static let all = Self(rawValue: 0xFFFF)
 }
 
 extension AuditEvent {
     public var kind: AuditEventKinds {
         switch self {
-        case .scanEnable: return .scanEnable
+        case .scanStarted, .scanStopped: return .scan
         case .advertisingReport: return .advertisingReport
         case .createConnection: return .createConnection
         case .connected: return .connected
@@ -192,6 +194,7 @@ extension AuditEvent {
         case .advertisingParameters: return .advertisingParameters
         case .linkData: return .linkData
         case .platform: return .platform
+        case .connectionOwner: return .connectionOwner
         }
     }
 }
@@ -210,11 +213,17 @@ extension AuditRule {
 
     /// A finding of this rule at its configured severity (or `severity` for a lesser variant).
     /// `actor` says whose behaviour it is: this host's (judged against the platform) or the peer's.
+    /// `scan`: the scan it is about, whose owner is then the finding's; otherwise the auditor
+    /// takes the owner of the subject's connection.
     func finding(_ message: Message, subject: FindingSubject, evidence: [FrameRef], decisive: FrameRef,
-                 detail: String = "", severity: Severity? = nil, actor: Finding.Actor = .host) -> Finding {
-        Finding(rule: Self.info.id, ruleName: Self.info.name, severity: severity ?? settings.severity,
-                message: message.string, subject: subject, evidence: evidence, decisive: decisive, detail: detail,
-                actor: actor)
+                 detail: String = "", severity: Severity? = nil, actor: Finding.Actor = .host,
+                 scan: Scan? = nil) -> Finding {
+        var f = Finding(rule: Self.info.id, ruleName: Self.info.name, severity: severity ?? settings.severity,
+                        message: message.string, subject: subject, evidence: evidence, decisive: decisive, detail: detail,
+                        actor: actor)
+        f.owner = scan?.owner
+        f.scan = scan?.number
+        return f
     }
 }
 

@@ -41,7 +41,7 @@ public final class Auditor: AuditEventSink {
         self.capturePath = capturePath
         let scope = AuditScope(configuration: configuration)
         self.scope = scope
-        var own: AuditEventKinds = [.connected, .pairing, .platform]
+        var own: AuditEventKinds = [.connected, .pairing, .platform, .scan, .connectionOwner]
         if scope.matchesAdvertisingData { own.insert(.advertisingData) }
         ownKinds = own.rawValue
         let sink = FindingSink(baseline: baseline, scope: scope, onFinding: onFinding)
@@ -210,8 +210,9 @@ private final class FindingSink {
     func accept(_ f: Finding) {
         var f = f
         scope.resolve(&f.subject)
+        scope.settleOwner(&f)
         if let on = onFinding, scope.place(f) == .finding { on(f) }
-        let key = f.fingerprint
+        let key = Self.key(f)
         if let i = index[key] {
             findings[i].absorb(f)
             return
@@ -220,14 +221,25 @@ private final class FindingSink {
         findings.append(f)
     }
 
+    /// One finding per rule, subject and owner: what the app did and what the OS or another app
+    /// did to the same peer stay apart.
+    private static func key(_ f: Finding) -> String {
+        guard let o = f.owner, !o.isJudged else { return f.fingerprint }
+        return f.fingerprint + " " + o.kind.rawValue
+    }
+
     /// The findings by where they belong, each group in report order. Identities learnt after a
-    /// finding was made merge what they join.
+    /// finding was made merge what they join; owners learnt after it (the OS's services seen later
+    /// in a connection) move it.
     func outcome() -> AuditOutcome {
+        scope.settleScans()
         var merged: [Finding] = []
         var at: [String: Int] = [:]
         for var f in findings {
             scope.resolve(&f.subject)
-            let key = f.fingerprint
+            if f.ownerFromConnection { f.owner = nil }
+            scope.settleOwner(&f)
+            let key = Self.key(f)
             if let i = at[key] { merged[i].absorb(f) } else { at[key] = merged.count; merged.append(f) }
         }
         var out = AuditOutcome(platform: scope.platform)
@@ -241,11 +253,16 @@ private final class FindingSink {
             case .platform(let why):
                 f.advice = why
                 out.platformBehaviour.append(f)
+            case .otherApp(let why):
+                f.advice = why
+                out.otherApps.append(f)
             case .nearby:
                 out.nearby.append(f)
             }
         }
+        out.attributions = scope.attributions
         out.findings = Finding.inReportOrder(out.findings)
+        out.otherApps = Finding.inReportOrder(out.otherApps)
         out.platformBehaviour = Finding.inReportOrder(out.platformBehaviour)
         out.nearby = Finding.inReportOrder(out.nearby)
         return out
@@ -255,8 +272,13 @@ private final class FindingSink {
 /// One capture's audit: the findings, and what was set aside.
 public struct AuditOutcome: Sendable {
     public var findings: [Finding] = []
-    /// What the platform's stack did whatever the app asked: reported apart, never failed.
+    /// What the platform's stack or the OS itself did, whatever the app asked: reported apart,
+    /// never failed.
     public var platformBehaviour: [Finding] = []
+    /// What other apps on the same device did (their scans and connections): reported apart, never failed.
+    public var otherApps: [Finding] = []
+    /// Whose each scan and connection was judged to be, and why.
+    public var attributions: [Attribution] = []
     /// Findings about advertisers that are not devices under test (bystanders in radio range).
     public var nearby: [Finding] = []
     public var platform: PlatformGuess
@@ -268,7 +290,7 @@ public struct AuditOutcome: Sendable {
 /// this host connected to, and those configuration names). Fed by the events the auditor reads
 /// itself.
 final class AuditScope {
-    enum Place: Equatable { case finding, platform(String), nearby }
+    enum Place: Equatable { case finding, platform(String), otherApp(String), nearby }
 
     /// Each rule's platform table, by id.
     static let tables: [String: PlatformTable] = {
@@ -285,6 +307,40 @@ final class AuditScope {
     private var underTest = BoundedMap<BDAddr, Bool>(capacity: 4096)
     /// Peer address (possibly resolvable private) to the identity address pairing distributed.
     private var identities = BoundedMap<BDAddr, BDAddr>(capacity: 4096)
+    /// Each connection's owner, by connection number.
+    private var connectionOwners = BoundedMap<Int, ActivityOwner>(capacity: 4096)
+    /// Whose each scan and connection was judged to be (the first `maxAttributions`), and where
+    /// each connection's entry is.
+    private(set) var attributions: [Attribution] = []
+    private var attributionIndex: [Int: Int] = [:]
+    static let maxAttributions = 500
+    /// Filtered scans of unknown owner, with the addresses their filters name.
+    private var filteredScans: [Int: [BDAddr]] = [:]
+    /// Owners settled at the end for scans whose owner was unknown when they ran.
+    private var settledScans: [Int: ActivityOwner] = [:]
+
+    /// Once the capture showed the app (its own scans found what it connected to), the filtered
+    /// scans of unknown owner that name none of those devices are other apps' (companion apps,
+    /// services scanning in the background).
+    func settleScans() {
+        settledScans = [:]
+        var peers: [BDAddr] = []
+        var shown = false
+        for a in attributions {
+            guard case .connection(_, let p) = a.subject, a.owner.kind == .app else { continue }
+            shown = true
+            if let p { peers.append(p) }
+        }
+        guard shown else { return }
+        for (n, addresses) in filteredScans {
+            settledScans[n] = addresses.contains(where: peers.contains)
+                ? ActivityOwner(.app, "scan filters name a device the app connected to")
+                : ActivityOwner(.otherApp, "a filtered scan naming none of the devices the app connected to after its own scans")
+        }
+        for i in attributions.indices {
+            if case .scan(let n, _) = attributions[i].subject, let o = settledScans[n] { attributions[i].owner = o }
+        }
+    }
 
     init(configuration: AuditConfiguration) {
         matchers = configuration.devices
@@ -307,6 +363,22 @@ final class AuditScope {
         case .platform(let g): offer(g)
         case .connected(let c):
             if let p = c.peer { underTest[p] = true }
+        case .connectionOwner(let c, let origin):
+            connectionOwners[c.id] = origin.owner
+            if let i = attributionIndex[c.id] {
+                attributions[i].owner = origin.owner
+            } else if attributions.count < Self.maxAttributions {
+                attributionIndex[c.id] = attributions.count
+                attributions.append(Attribution(subject: .connection(id: c.id, peer: c.peer), owner: origin.owner,
+                                                frame: FrameRef(number: c.createdFrame ?? 0, time: c.createdTime ?? 0)))
+            }
+        case .scanStarted(let s):
+            if s.filtered && s.owner.kind == .unknown && filteredScans.count < Self.maxAttributions {
+                filteredScans[s.number] = s.addressFilters
+            }
+            if attributions.count < Self.maxAttributions {
+                attributions.append(Attribution(subject: .scan(number: s.number, adapter: s.adapter), owner: s.owner, frame: s.start))
+            }
         case .pairing(let c, _):
             guard let p = c.peer, let o = c.pairing.outcomes.last else { return }
             // The peer's identity: the responder's when this host initiated, else the initiator's.
@@ -369,12 +441,37 @@ final class AuditScope {
         s.identity = id
     }
 
-    /// Where a finding belongs: a bystander's goes to nearby devices, what the platform's stack does
-    /// regardless to platform behaviour, the rest is a finding.
+    /// Sets whose doing a finding is, when the rule did not: the owner of its connection. A peer
+    /// configuration names is the app's.
+    func settleOwner(_ f: inout Finding) {
+        if f.subject.kind == .connection, let a = f.subject.address,
+           matchers.contains(.address(a)) || f.subject.identity.map({ matchers.contains(.address($0)) }) == true {
+            f.owner = ActivityOwner(.app, "a configured device of the app")
+            return
+        }
+        if let n = f.scan, let o = settledScans[n] {
+            f.owner = o
+            return
+        }
+        guard f.owner == nil, f.actor == .host, let id = f.subject.connectionID else { return }
+        f.owner = connectionOwners[id]
+        f.ownerFromConnection = true
+    }
+
+    /// Where a finding belongs: a bystander's goes to nearby devices, what the OS or another app did
+    /// to their sections, what the platform's stack does regardless to platform behaviour, the rest
+    /// is a finding.
     func place(_ f: Finding) -> Place {
         if f.subject.kind == .advertiser, f.actor == .peer, !allAdvertisers,
            !(f.subject.address.map { underTest.contains($0) } ?? false) {
             return .nearby
+        }
+        if f.actor == .host, let o = f.owner {
+            switch o.kind {
+            case .os: return .platform("the OS's own: " + o.reason)
+            case .otherApp: return .otherApp("another app's: " + o.reason)
+            case .app, .unknown: break
+            }
         }
         if f.actor == .host, platform.platform != .unknown,
            let c = Self.tables[f.rule]?[platform.platform], c.who == .stack {

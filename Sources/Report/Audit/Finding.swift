@@ -148,6 +148,15 @@ public struct Finding: Sendable {
     public var actor: Actor
     /// What to change on the platform the capture came from, when the rule's table names it.
     public var advice: String?
+    /// Whose doing it is: the app's, the OS's or another app's (`ActivityOwner`); nil until the
+    /// auditor settles it from the subject's connection.
+    public var owner: ActivityOwner?
+    /// The owner came from the subject's connection (settled again at the end: evidence such as
+    /// the OS's own services may come later in the connection), not from the rule.
+    var ownerFromConnection = false
+    /// The scan it is about (`Scan.number`), when a scan rule made it: its owner is settled again
+    /// at the end, once the capture has shown which scans were the app's.
+    var scan: Int?
     /// How many times the capture shows it (this finding is the first).
     public internal(set) var count = 1
     /// The occurrences after the first, in frame order: the first `Occurrence.kept` and always the last.
@@ -252,5 +261,19 @@ enum Say {
         if ns % 1_000_000_000 == 0 { return String(ns / 1_000_000_000) + "s" }
         if ns % 1_000_000 == 0 { return String(ns / 1_000_000) + "ms" }
         return String(ns / 1000) + "us"
+    }
+
+    /// A time in units of 0.625 ms (scan and advertising intervals) as milliseconds: "11.25".
+    static func milliseconds(_ units: UInt16) -> String {
+        let us = Int(units) * 625
+        var s = String(us / 1000)
+        var frac = us % 1000
+        guard frac != 0 else { return s }
+        s += "."
+        while frac != 0 {
+            s += String(frac / 100)
+            frac = frac % 100 * 10
+        }
+        return s
     }
 }

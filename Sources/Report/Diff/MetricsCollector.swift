@@ -3,7 +3,7 @@ import Wire
 
 /// Collects `CaptureMetrics` in the audit's pass: it takes the feed's events (as the auditor does,
 /// passing each on to it) and, through `frame(_:)`, the few HCI facts the feed does not carry
-/// (scan parameters, PHY and data length updates, L2CAP lengths). Memory is bounded by the caps.
+/// (PHY and data length updates, L2CAP lengths). Memory is bounded by the caps.
 public final class MetricsCollector: AuditEventSink {
     /// Devices under test tracked; later ones are counted in `devicesDropped`.
     public static let maxDevices = 256
@@ -16,9 +16,6 @@ public final class MetricsCollector: AuditEventSink {
         var metrics = AdapterMetrics()
         var on: Int64?
         var firstStart: Int64?
-        /// Parameters set for the next scan (LE Set (Extended) Scan Parameters).
-        var window: UInt16?
-        var interval: UInt16?
     }
 
     private struct Open {
@@ -56,10 +53,6 @@ public final class MetricsCollector: AuditEventSink {
         lastTime = d.packet.timestamp
         l2capLength = d.l2cap.map { Int($0.length) }
         switch d.hci {
-        case .command(0x200B, let b): // LE Set Scan Parameters: type, interval, window, ...
-            scanParameters(d.packet.adapter, interval: b.le16(1), window: b.le16(3))
-        case .command(0x2041, let b): // LE Set Extended Scan Parameters: own, policy, PHYs, then type, interval, window
-            scanParameters(d.packet.adapter, interval: b.le16(4), window: b.le16(6))
         case .event(0x3E, let b):
             switch b.byte(0) {
             case 0x0C?: // LE PHY Update Complete: status, handle, TX PHY, RX PHY
@@ -75,12 +68,6 @@ public final class MetricsCollector: AuditEventSink {
             }
         default: break
         }
-    }
-
-    private func scanParameters(_ adapter: UInt16, interval: UInt16?, window: UInt16?) {
-        guard let interval, let window else { return }
-        adapters[adapter, default: Scan()].interval = interval
-        adapters[adapter, default: Scan()].window = window
     }
 
     private func openID(_ adapter: UInt16, _ handle: UInt16) -> Int? {
@@ -104,21 +91,22 @@ public final class MetricsCollector: AuditEventSink {
     private func record(_ event: AuditEvent, at frame: FrameRef) {
         let t = frame.time
         switch event {
-        case .scanEnable(let adapter, let enabled, let filter, _):
-            var s = adapters[adapter] ?? Scan()
-            if enabled {
-                if s.on == nil {
-                    s.on = t
-                    s.metrics.scans += 1
-                    s.metrics.window = s.window
-                    s.metrics.interval = s.interval
-                    if s.firstStart == nil { s.firstStart = t }
-                }
-                s.metrics.filterDuplicates = filter
-            } else if let since = s.on {
-                close(&s, at: t, since: since)
+        case .scanStarted(let scan):
+            var s = adapters[scan.adapter] ?? Scan()
+            if s.on == nil {
+                s.on = t
+                s.metrics.scans += 1
+                s.metrics.window = scan.parameters?.window
+                s.metrics.interval = scan.parameters?.interval
+                if s.firstStart == nil { s.firstStart = t }
             }
-            adapters[adapter] = s
+            s.metrics.filterDuplicates = scan.filterDuplicates
+            adapters[scan.adapter] = s
+        case .scanStopped(let scan):
+            if var s = adapters[scan.adapter], let since = s.on {
+                close(&s, at: t, since: since)
+                adapters[scan.adapter] = s
+            }
         case .advertisingReport(let adapter, _, _, _, _):
             adapters[adapter, default: Scan()].metrics.reports += 1
         case .connected(let c):

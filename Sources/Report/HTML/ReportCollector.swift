@@ -135,8 +135,10 @@ public final class ReportCollector {
     /// Feeds one audit event of the frame last given to `add`.
     public func observe(_ event: AuditEvent, at f: FrameRef) {
         switch event {
-        case .scanEnable(let adapter, let enabled, _, _):
-            period(&scanOpen, &scanBins, adapter: adapter, on: enabled, at: f.time, count: &scanPeriods)
+        case .scanStarted(let s):
+            period(&scanOpen, &scanBins, adapter: s.adapter, on: true, at: f.time, count: &scanPeriods)
+        case .scanStopped(let s):
+            period(&scanOpen, &scanBins, adapter: s.adapter, on: false, at: f.time, count: &scanPeriods)
         case .advertisingEnable(let adapter, let enabled):
             period(&advertisingOpen, &advertisingBins, adapter: adapter, on: enabled, at: f.time, count: &advertisingPeriods)
         case .advertisingReport(_, let address, let type, let rssi, let scanResponse):
@@ -165,7 +167,7 @@ public final class ReportCollector {
             if let t = connections[c.id], on, t.encryptedAt == nil { t.encryptedAt = (f.number, f.time) }
         case .att(let c, let o):
             connections[c.id]?.att(o, at: f)
-        case .createConnection, .disconnectCommand, .pairing, .advertisingParameters, .linkData, .platform:
+        case .createConnection, .disconnectCommand, .pairing, .advertisingParameters, .linkData, .platform, .connectionOwner:
             break
         }
     }

@@ -14,7 +14,7 @@ public final class ReportPass: AuditEventSink {
     public init(path: String, configuration: AuditConfiguration = AuditConfiguration(), baseline: Baseline? = nil,
                 keys: [LTK] = [], limits: ReportLimits = ReportLimits()) {
         dissector = Dissector(trackAdvertisers: true, keys: keys, maxAdvertisers: limits.maxAdvertisers)
-        feed = AuditFeed(dissector: dissector, scanRestartGap: configuration.scanRestartGap)
+        feed = AuditFeed(dissector: dissector, configuration: configuration)
         auditor = Auditor(configuration: configuration, capturePath: path, baseline: baseline)
         collector = ReportCollector(path: path, limits: limits)
     }

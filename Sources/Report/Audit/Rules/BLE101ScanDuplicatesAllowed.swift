@@ -30,22 +30,20 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
             embedded: .app("send LE Set (Extended) Scan Enable with filter_duplicates=1")))
 
     /// One scan with filtering off or periodic, and what it brought in.
-    struct Scan {
-        var start: FrameRef
-        var mode: UInt8
-        var extended: Bool
+    struct Tally {
+        var scan: Scan
         var reports = 0
         var perAdvertiser = BoundedMap<BDAddr, Int>(capacity: 10_000)
         var devicesOverflow = 0
         var lastReport: FrameRef?
     }
 
-    static let consumes: AuditEventKinds = [.scanEnable, .advertisingReport]
+    static let consumes: AuditEventKinds = [.scan, .advertisingReport]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let reportsSetting: Int
     private let withoutDuplicates: Bool
-    private var scans = AdapterTable<Scan>()
+    private var scans = AdapterTable<Tally>()
 
     init(settings: RuleSettings) {
         self.settings = settings
@@ -55,14 +53,10 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
-        case .scanEnable(let adapter, let enabled, let filter, let extended):
-            if enabled {
-                if let s = scans[adapter], s.mode == filter { return }  // re-issued: the same scan goes on
-                if let s = scans.removeValue(forKey: adapter) { report(s, adapter: adapter, end: frame, emit: emit) }
-                if filter != 1 { scans[adapter] = Scan(start: frame, mode: filter, extended: extended) }
-            } else if let s = scans.removeValue(forKey: adapter) {
-                report(s, adapter: adapter, end: frame, emit: emit)
-            }
+        case .scanStarted(let s):
+            if s.filterDuplicates != 1 { scans[s.adapter] = Tally(scan: s) }
+        case .scanStopped(let s):
+            if let t = scans.removeValue(forKey: s.adapter) { report(t, adapter: s.adapter, end: frame, emit: emit) }
         case .advertisingReport(let adapter, let address, _, _, let scanResponse):
             // A scan response answers this host's scan request: not a duplicate of the advertisement.
             guard !scanResponse else { return }
@@ -72,7 +66,7 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
         }
     }
 
-    private static func count(_ s: inout Scan, _ address: BDAddr, _ frame: FrameRef) {
+    private static func count(_ s: inout Tally, _ address: BDAddr, _ frame: FrameRef) {
         s.reports += 1
         s.lastReport = frame
         let before = s.perAdvertiser.count
@@ -82,26 +76,27 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
         for (adapter, s) in scans.entries {
-            report(s, adapter: adapter, end: frame ?? s.lastReport ?? s.start, emit: emit)
+            report(s, adapter: adapter, end: frame ?? s.lastReport ?? s.scan.start, emit: emit)
         }
         scans.removeAll()
     }
 
-    private func report(_ s: Scan, adapter: UInt16, end: FrameRef, emit: (Finding) -> Void) {
+    private func report(_ t: Tally, adapter: UInt16, end: FrameRef, emit: (Finding) -> Void) {
+        let s = t.scan
         // Stacks restart scans often (Android every few seconds); one that brought in nothing cost
         // nothing the capture can show.
-        guard s.reports > 0 else { return }
-        let top = s.perAdvertiser.storage.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })
+        guard t.reports > 0 else { return }
+        let top = t.perAdvertiser.storage.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })
         // Duplicates arrived only when some advertiser was reported again and again.
         let repeated = (top?.value ?? 0) >= reportsSetting
         guard repeated || withoutDuplicates else { return }
-        let devices = s.perAdvertiser.count + s.devicesOverflow
+        let devices = t.perAdvertiser.count + t.devicesOverflow
         let command = s.extended ? "LE Set Extended Scan Enable" : "LE Set Scan Enable"
-        let filtering = s.mode == 2 ? "reset each scan period" : "off"
+        let filtering = s.filterDuplicates == 2 ? "reset each scan period" : "off"
         var msg: Message = """
-            \(plural: s.reports, "advertising report") from \(plural: devices, "device") in \
+            \(plural: t.reports, "advertising report") from \(plural: devices, "device") in \
             \(seconds: end.time &- s.start.time) with duplicate filtering \(filtering) \
-            (\(command), filter_duplicates=\(Int(s.mode)))
+            (\(command), filter_duplicates=\(Int(s.filterDuplicates)))
             """
         if let top, top.value > 1 {
             msg += "; up to \(top.value) from \(top.key)"
@@ -109,8 +104,9 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
             msg += "; no advertiser was reported twice"
         }
         var evidence = [s.start]
-        if let r = s.lastReport { evidence.append(r) }
+        if let r = t.lastReport { evidence.append(r) }
         emit(finding(msg, subject: .host(adapter: adapter), evidence: evidence, decisive: s.start,
-                     detail: "filter " + String(s.mode), severity: s.mode == 2 || !repeated ? .note : nil))
+                     detail: "filter " + String(s.filterDuplicates), severity: s.filterDuplicates == 2 || !repeated ? .note : nil,
+                     scan: s))
     }
 }

@@ -9,13 +9,14 @@ struct BLE102ScanNotStopped: AuditRule {
         summary: "Scanning left on after connecting to the device found",
         help: """
             Stop scanning once the device to connect to has been found. Scanning that is still enabled \
-            some seconds after one of this host's own connections completed, scanning started again after \
-            connecting and never stopped, or scanning never disabled before the capture ends although a \
+            some seconds after one of this host's own connections completed, scanning started again while \
+            connected and kept on past the grace period, or scanning never disabled before the capture ends although a \
             connection was made, keeps the radio busy for nothing and takes air time from the connection. \
             A stack that turns the scan off and on again within milliseconds around a connection (Android \
             does) has not stopped it. A connection is judged against the scan that found the device: when \
             that scan was stopped and another, with other parameters, runs at the connection (another \
-            client's scan on a phone), the app did stop its own.
+            client's scan on a phone), the app did stop its own. A scan started after the link closed is a \
+            new scan, judged by BLE103.
             """,
         guidance: "Core Bluetooth Programming Guide: scan only when you need to; stop once you found the device",
         notAFinding: "scanning disabled before or at the connection and not restarted; passive monitoring captures with no connection",
@@ -26,28 +27,22 @@ struct BLE102ScanNotStopped: AuditRule {
             linuxBluez: .app("call org.bluez.Adapter1.StopDiscovery once the device to connect to was found"),
             embedded: .app("send LE Set (Extended) Scan Enable with enable=0 before or right after connecting")))
 
-    struct Scan {
-        /// Numbers the scans of the capture in order.
-        var number: Int
-        var start: FrameRef
+    /// A scan that is on, and the connections it is judged for.
+    struct Open {
+        var scan: Scan
         /// Connections this host initiated while the scan ran, not yet judged.
         var pending: [(FrameRef, Connection)] = []
-        /// The connection this host had made before the scan started, when there was one.
-        var after: (FrameRef, Connection)?
-        /// A connection was made during this scan: it is judged for that one, not for `after`.
-        var connectedDuring = false
+        /// The link of this host's that was up when the scan started (started again while connected).
+        var during: (FrameRef, Connection)?
     }
 
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let graceSetting: Int64
-    private var scans = AdapterTable<Scan>()
-    /// Each adapter's latest connection as central.
-    private var lastConnection = AdapterTable<(FrameRef, Connection)>()
-    /// The scan in which each advertiser was last reported: the one that found it.
-    private var foundIn = BoundedMap<BDAddr, Int>(capacity: 10_000)
-    private var scanCount = 0
-    /// When the earliest pending connection's grace period ends (`.max`: none pending).
+    private var scans = AdapterTable<Open>()
+    /// Each adapter's links as central that are up, oldest first (at most 64).
+    private var links = AdapterTable<[(FrameRef, Connection)]>()
+    /// When the earliest judgement is due (`.max`: none pending).
     private var nextDeadline = Int64.max
 
     init(settings: RuleSettings) {
@@ -55,7 +50,7 @@ struct BLE102ScanNotStopped: AuditRule {
         graceSetting = settings.duration("grace")
     }
 
-    static let consumes: AuditEventKinds = [.scanEnable, .connected, .advertisingReport]
+    static let consumes: AuditEventKinds = [.scan, .connectionOwner, .disconnected]
     static let checksTime = true
 
     var nextTick: Int64 { nextDeadline }
@@ -66,41 +61,45 @@ struct BLE102ScanNotStopped: AuditRule {
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
-        case .scanEnable(let adapter, let enabled, _, _):
-            if enabled {
-                if scans[adapter] == nil {
-                    scanCount += 1
-                    scans[adapter] = Scan(number: scanCount, start: frame, after: lastConnection[adapter])
-                }
-            } else {
-                scans[adapter] = nil
+        case .scanStarted(let s):
+            // Started while a link this host made is up: judged once the grace period has passed
+            // with both still on. A scan started after the link closed is a new scan (BLE103's).
+            let during = links[s.adapter]?.last
+            scans[s.adapter] = Open(scan: s, during: during)
+            if during != nil { nextDeadline = min(nextDeadline, frame.time &+ graceSetting) }
+        case .scanStopped(let s):
+            scans[s.adapter] = nil
+        case .connectionOwner(let c, let origin):
+            guard c.isCentral == true, c.isLE,
+                  !(links[c.adapter]?.contains { $0.1 === c } ?? false) else { return }
+            links.update(c.adapter, default: []) { l in
+                if l.count == 64 { l.removeFirst() }
+                l.append((frame, c))
             }
-        case .connected(let c):
-            guard c.isCentral == true, c.isLE else { return }
-            lastConnection[c.adapter] = (frame, c)
-            let grace = graceSetting
-            let found = c.peer.flatMap { foundIn[$0] }
             let added = scans.update(c.adapter) { s -> Bool in
                 // Found by an earlier scan that was stopped: the one running is not the app's.
-                if let n = found, n != s.number { return false }
-                s.connectedDuring = true
+                if let n = origin.foundIn, n != s.scan.number { return false }
                 guard s.pending.count < 64 else { return false }
                 s.pending.append((frame, c))
                 return true
             }
-            if added == true { nextDeadline = min(nextDeadline, frame.time &+ grace) }
-        case .advertisingReport(let adapter, let address, _, _, _):
-            guard let n = scans[adapter]?.number, foundIn[address] != n else { return }
-            foundIn[address] = n
+            if added == true { nextDeadline = min(nextDeadline, frame.time &+ graceSetting) }
+        case .disconnected(let c, _):
+            links.update(c.adapter) { $0.removeAll { $0.1 === c } }
+            scans.update(c.adapter) { s in
+                s.pending.removeAll { $0.1 === c }
+                if s.during?.1 === c { s.during = nil }
+            }
         default: break
         }
     }
 
-    /// Judges pending connections whose grace period has passed while scanning stayed on.
+    /// Judges what is due: connections whose grace period passed while scanning stayed on, and
+    /// scans started while connected that stayed on past it.
     private mutating func check(now: FrameRef, emit: (Finding) -> Void) {
         let grace = graceSetting
         var next = Int64.max
-        for (adapter, s) in scans.entries where !s.pending.isEmpty {
+        for (adapter, s) in scans.entries {
             var kept: [(FrameRef, Connection)] = []
             for (connected, c) in s.pending {
                 guard now.time &- connected.time > grace else {
@@ -110,11 +109,26 @@ struct BLE102ScanNotStopped: AuditRule {
                 }
                 emit(finding("""
                     scanning still enabled \(seconds: now.time &- connected.time) after this host connected to \
-                    \(c.peer?.description ?? "the peer") (scan started \(seconds: connected.time &- s.start.time) before)
+                    \(c.peer?.description ?? "the peer") (scan started \(seconds: connected.time &- s.scan.start.time) before)
                     """,
-                             subject: .connection(c), evidence: [s.start, connected, now], decisive: now))
+                             subject: .connection(c), evidence: [s.scan.start, connected, now], decisive: now, scan: s.scan))
             }
-            scans.update(adapter) { $0.pending = kept }
+            var during = s.during
+            if let (connected, c) = during {
+                if now.time &- s.scan.start.time > grace {
+                    emit(finding("""
+                        scanning started again \(seconds: s.scan.start.time &- connected.time) after this host connected to \
+                        \(c.peer?.description ?? "the peer") and kept on while connected (still on \
+                        \(seconds: now.time &- s.scan.start.time) later)
+                        """,
+                                 subject: .connection(c), evidence: [connected, s.scan.start, now], decisive: s.scan.start,
+                                 scan: s.scan))
+                    during = nil
+                } else {
+                    next = min(next, s.scan.start.time &+ grace)
+                }
+            }
+            scans.update(adapter) { $0.pending = kept; $0.during = during }
         }
         nextDeadline = next
     }
@@ -128,18 +142,10 @@ struct BLE102ScanNotStopped: AuditRule {
                     scanning never disabled before the capture ended, although this host connected to \
                     \(c.peer?.description ?? "the peer") (\(seconds: end.time &- connected.time) before the end)
                     """,
-                             subject: .connection(c), evidence: [s.start, connected], decisive: connected))
-            }
-            // Started again once connected, and left on.
-            if !s.connectedDuring, let (connected, c) = s.after, let end = frame, end.time &- s.start.time > graceSetting {
-                emit(finding("""
-                    scanning started again \(seconds: s.start.time &- connected.time) after this host connected to \
-                    \(c.peer?.description ?? "the peer") and never disabled (on for \(seconds: end.time &- s.start.time) \
-                    to the end of the capture)
-                    """,
-                             subject: .connection(c), evidence: [connected, s.start, end], decisive: s.start))
+                             subject: .connection(c), evidence: [s.scan.start, connected], decisive: connected, scan: s.scan))
             }
         }
         scans.removeAll()
+        links.removeAll()
     }
 }

@@ -18,17 +18,17 @@ struct BLE103ScanLongRunning: AuditRule {
             linuxBluez: .app("call org.bluez.Adapter1.StopDiscovery when the app has its results or gives up"),
             embedded: .app("disable the scan (LE Set Scan Enable enable=0) when the results are in, or use a scan duration")))
 
-    struct Scan {
-        var start: FrameRef
+    struct Open {
+        var scan: Scan
         var attempted = false
         var last: FrameRef
     }
 
-    static let consumes: AuditEventKinds = [.scanEnable, .createConnection, .advertisingReport]
+    static let consumes: AuditEventKinds = [.scan, .createConnection, .advertisingReport]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let durationSetting: Int64
-    private var scans = AdapterTable<Scan>()
+    private var scans = AdapterTable<Open>()
 
     init(settings: RuleSettings) {
         self.settings = settings
@@ -37,12 +37,10 @@ struct BLE103ScanLongRunning: AuditRule {
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
-        case .scanEnable(let adapter, let enabled, _, _):
-            if enabled {
-                if scans[adapter] == nil { scans[adapter] = Scan(start: frame, last: frame) }
-            } else if let s = scans.removeValue(forKey: adapter) {
-                judge(s, adapter: adapter, end: frame, stopped: true, emit: emit)
-            }
+        case .scanStarted(let s):
+            scans[s.adapter] = Open(scan: s, last: frame)
+        case .scanStopped(let s):
+            if let o = scans.removeValue(forKey: s.adapter) { judge(o, adapter: s.adapter, end: frame, stopped: true, emit: emit) }
         case .createConnection(let adapter, _, _):
             scans.update(adapter) { $0.attempted = true }
         case .advertisingReport(let adapter, _, _, _, _):
@@ -58,13 +56,13 @@ struct BLE103ScanLongRunning: AuditRule {
         scans.removeAll()
     }
 
-    private func judge(_ s: Scan, adapter: UInt16, end: FrameRef, stopped: Bool, emit: (Finding) -> Void) {
-        let length = end.time &- s.start.time
+    private func judge(_ s: Open, adapter: UInt16, end: FrameRef, stopped: Bool, emit: (Finding) -> Void) {
+        let length = end.time &- s.scan.start.time
         guard !s.attempted, length > durationSetting else { return }
         emit(finding("""
             scan enabled for \(seconds: length) with no connection attempt\
             \(stopped ? "" : " (still on at the end of the capture)")
             """,
-                     subject: .host(adapter: adapter), evidence: [s.start, end], decisive: end))
+                     subject: .host(adapter: adapter), evidence: [s.scan.start, end], decisive: end, scan: s.scan))
     }
 }

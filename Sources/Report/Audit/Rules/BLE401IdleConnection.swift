@@ -149,6 +149,10 @@ struct BLE401IdleConnection: PerConnectionRule {
 
     private func reportGap(_ s: State, stillOpen: Bool, emit: (Finding) -> Void) {
         guard let (from, to) = s.gap else { return }
+        // A sniffed link whose data stopped when its encryption started is unreadable, not idle:
+        // without its key nothing after LL_START_ENC can be seen (with it, data goes on).
+        let c = s.connection
+        if c.overTheAir, c.encrypted, let e = c.encryptedFrame, from.number <= e { return }
         emit(finding("""
             no ACL data (ATT, SMP, L2CAP) for \(seconds: to.time &- from.time) with no notifications active\
             \(stillOpen ? " (still connected at the end of the capture)" : "")

@@ -1,0 +1,174 @@
+import Decoders
+import Wire
+
+/// The scan parameters in force when a scan started (LE Set Scan Parameters, or the first PHY of
+/// LE Set Extended Scan Parameters). Interval and window in units of 0.625 ms.
+public struct ScanParameters: Sendable, Equatable {
+    public var active: Bool
+    public var interval: UInt16
+    public var window: UInt16
+    public var filterPolicy: UInt8
+    /// Whether they came from the extended command (other PHYs are not compared).
+    public var extended: Bool
+
+    public init(active: Bool, interval: UInt16, window: UInt16, filterPolicy: UInt8 = 0, extended: Bool = false) {
+        self.active = active
+        self.interval = interval
+        self.window = window
+        self.filterPolicy = filterPolicy
+        self.extended = extended
+    }
+
+    init(_ p: LESetScanParameters) {
+        self.init(active: p.scanType == 1, interval: p.scanInterval, window: p.scanWindow, filterPolicy: p.scanningFilterPolicy)
+    }
+
+    init?(_ p: LESetExtendedScanParameters) {
+        guard let first = p.phys.first else { return nil }
+        self.init(active: first.scanType == 1, interval: first.scanInterval, window: first.scanWindow,
+                  filterPolicy: p.scanningFilterPolicy, extended: true)
+    }
+
+    /// The Linux kernel's passive background scan (interval 60 ms, window 30 ms): it runs for
+    /// auto-connect and device monitoring, not for an app's discovery.
+    var isLinuxBackgroundScan: Bool { !active && interval == 0x0060 && window == 0x0030 }
+
+    /// "active, 100/100 ms".
+    public var summary: String {
+        (active ? "active, " : "passive, ") + Say.milliseconds(interval) + "/" + Say.milliseconds(window) + " ms"
+    }
+}
+
+/// One scan: from the LE Set (Extended) Scan Enable that turned it on to the one that turned it
+/// off. This is the one definition every consumer (rules, metrics, the HTML report) reads:
+/// - a disable followed within the restart gap by an enable with the same parameters, duplicate
+///   filter and owner is the same scan going on (Android stops and restarts its scan around
+///   connections and resolving-list updates);
+/// - an enable while the scan is on with another duplicate filter ends it and starts a new one;
+///   with the same filter it is the same scan;
+/// - a scan still on at the end of the capture ends there.
+public struct Scan: Sendable {
+    /// The capture's scans numbered from 1 in the order they started.
+    public var number: Int
+    public var adapter: UInt16
+    public var start: FrameRef
+    /// filter_duplicates: 0 off, 1 on, 2 reset each scan period.
+    public var filterDuplicates: UInt8
+    public var extended: Bool
+    public var parameters: ScanParameters?
+    public var owner: ActivityOwner
+    /// Addresses the scan's filters name (Android's address scan filters): a connection to one of
+    /// them is the filter's client's.
+    public var addressFilters: [BDAddr] = []
+    /// The platform's scan filters were in force (Android's APCF): a client's filtered scan.
+    public var filtered = false
+
+    public init(number: Int, adapter: UInt16, start: FrameRef, filterDuplicates: UInt8, extended: Bool = false,
+                parameters: ScanParameters? = nil, owner: ActivityOwner = .unknown) {
+        self.number = number
+        self.adapter = adapter
+        self.start = start
+        self.filterDuplicates = filterDuplicates
+        self.extended = extended
+        self.parameters = parameters
+        self.owner = owner
+    }
+}
+
+/// Turns the host's scan commands into scans (`Scan`), with their owner: the scan model of a
+/// capture. Holds each disable back for the restart gap, so an immediate restart continues the scan.
+struct ScanModel {
+    private struct Adapter {
+        var parameters: ScanParameters?
+        var android = AndroidScanFilters()
+        var on: Scan?
+        /// A disable not yet handed on, and when.
+        var held: FrameRef?
+    }
+
+    private var adapters = AdapterTable<Adapter>()
+    private var count = 0
+    private let gap: Int64
+    private let configured: [DeviceMatcher]
+    /// Some adapter has a disable held back: `flush` has work.
+    private(set) var holding = false
+
+    init(restartGap: Int64, configured: [DeviceMatcher]) {
+        gap = restartGap
+        self.configured = configured
+    }
+
+    mutating func parameters(adapter: UInt16, _ p: ScanParameters?) {
+        adapters.update(adapter, default: Adapter()) { $0.parameters = p }
+    }
+
+    /// Android's scan filter command (APCF).
+    mutating func androidFilter(adapter: UInt16, _ params: Bytes) {
+        adapters.update(adapter, default: Adapter()) { $0.android.command(params) }
+    }
+
+    /// LE Set (Extended) Scan Enable; returns the scan it started, if it started one.
+    @discardableResult
+    mutating func enable<S: AuditEventSink>(adapter: UInt16, on: Bool, filterDuplicates: UInt8, extended: Bool,
+                                            at frame: FrameRef, _ sink: S) -> Scan? {
+        var a = adapters[adapter] ?? Adapter()
+        defer { adapters[adapter] = a }
+        guard on else {
+            if a.on != nil, a.held == nil {
+                a.held = frame
+                holding = true
+            }
+            return nil
+        }
+        let owner = owner(a)
+        if let s = a.on {
+            let same = s.filterDuplicates == filterDuplicates && s.owner == owner
+            if let held = a.held {
+                a.held = nil
+                if same, s.parameters == a.parameters, frame.time &- held.time <= gap { return nil }
+                a.on = nil
+                sink.observe(.scanStopped(s), at: held)
+            } else if same {
+                return nil
+            } else {
+                a.on = nil
+                sink.observe(.scanStopped(s), at: frame)
+            }
+        }
+        count += 1
+        var s = Scan(number: count, adapter: adapter, start: frame, filterDuplicates: filterDuplicates, extended: extended,
+                     parameters: a.parameters, owner: owner)
+        s.addressFilters = a.android.addresses
+        s.filtered = !a.android.isEmpty
+        a.on = s
+        sink.observe(.scanStarted(s), at: frame)
+        return s
+    }
+
+    private func owner(_ a: Adapter) -> ActivityOwner {
+        if !a.android.isEmpty { return a.android.owner(configured: configured) }
+        if a.parameters?.isLinuxBackgroundScan == true {
+            return ActivityOwner(.os, "the Linux kernel's passive background scan (60/30 ms), for auto-connect")
+        }
+        return .unknown
+    }
+
+    /// The scan on an adapter now, if any (a held disable still counts as on).
+    func current(adapter: UInt16) -> Scan? { adapters[adapter]?.on }
+
+    /// Hands on the disables held since before `time`.
+    mutating func flush<S: AuditEventSink>(before time: Int64, _ sink: S) {
+        guard holding else { return }
+        var still = false
+        for (adapter, a) in adapters.entries {
+            guard let held = a.held, let s = a.on else { continue }
+            if held.time < time {
+                adapters.update(adapter) { $0.on = nil; $0.held = nil }
+                sink.observe(.scanStopped(s), at: held)
+            } else {
+                still = true
+            }
+        }
+        holding = still
+    }
+}
