@@ -7,7 +7,8 @@ import XCTest
 final class AuditPrecisionTests: XCTestCase {
     struct Label {
         var capture, rule, fingerprint, place, verdict, reason: String
-        var key: String { capture + " " + rule + " " + fingerprint }
+        /// One finding of a rule on a subject may stand in two places: the app's and another app's.
+        var key: String { capture + " " + rule + " " + fingerprint + " " + place }
     }
 
     static func labels() throws -> [Label] {
@@ -36,7 +37,7 @@ final class AuditPrecisionTests: XCTestCase {
             for c in captures {
                 for (place, key) in [("finding", "findings"), ("platform", "platform_behaviour"), ("other-app", "other_apps")] {
                     for f in c[key] as? [[String: Any]] ?? [] {
-                        let k = name + " " + (f["rule"] as? String ?? "") + " " + (f["fingerprint"] as? String ?? "")
+                        let k = name + " " + (f["rule"] as? String ?? "") + " " + (f["fingerprint"] as? String ?? "") + " " + place
                         produced[k] = place
                         XCTAssertNotNil(byKey[k], "unlabelled \(place): \(k) \(f["message"] ?? "") — judge it in audit-labels.tsv")
                     }

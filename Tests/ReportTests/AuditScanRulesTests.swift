@@ -111,7 +111,45 @@ final class AuditScanRulesTests: XCTestCase {
         s.add(3, .connected(b))
         s.add(9, att(b, .local, 0x0A, .request, handle: 3))
         let f = audit(s, only: "BLE102")
-        XCTAssertEqual(f.map { $0.subject.address }, [b.peer], f.map(\.message).joined(separator: " | "))
+        // b was connected during the scan; the scan restarted while a was up and stayed on is a's.
+        XCTAssertEqual(f.map { $0.subject.address }, [a.peer, b.peer], f.map(\.message).joined(separator: " | "))
+        XCTAssertTrue(f.first?.message.contains("started again 1.0 s after this host connected") == true)
+    }
+
+    /// The app's habit: it stops its scan to connect and restarts it once connected. A scan started
+    /// after the link closed is a new scan, not this one's business.
+    func testBLE102ScanRestartedWhileConnectedAndAfterDisconnect() {
+        var s = EventStream()
+        let a = s.connection()
+        s.scanEnable(0, enabled: true)
+        s.scanEnable(0.5, enabled: false)
+        s.add(1, .connected(a))
+        s.scanEnable(2, enabled: true)
+        s.add(5, att(a, .local, 0x0A, .request, handle: 3))
+        s.scanEnable(6, enabled: false)
+        s.add(7, .disconnected(a, reason: 0x13))
+        s.scanEnable(7.05, enabled: true)
+        s.add(40, .advertisingReport(adapter: 0, address: peerA, addressType: 1, rssi: -60, scanResponse: false))
+        let f = audit(s, only: "BLE102")
+        XCTAssertEqual(f.count, 1, f.map(\.message).joined(separator: " | "))
+        XCTAssertTrue(f.first?.message.contains("started again 1.0 s after this host connected") == true)
+        XCTAssertEqual(f.first?.decisive.number, 4)
+    }
+
+    /// A scan owned by another app (its filters show it) is reported apart, never as a finding.
+    func testBLE103OtherAppsScanIsNotAFinding() {
+        var s = EventStream()
+        let gms = ActivityOwner(.otherApp, "scan filters of Google Play services (Fast Pair 0xFE2C)")
+        s.scanEnable(0, enabled: true, owner: gms)
+        s.scanEnable(75, enabled: false, owner: gms)
+        var config = AuditConfiguration()
+        for t in AuditRules.all where t.info.id != "BLE103" { config.rules[t.info.id] = RuleOverride(enabled: false) }
+        let auditor = Auditor(configuration: config, capturePath: "test.pcap")
+        for (e, f) in s.items { auditor.observe(e, at: f) }
+        let o = auditor.finishAudit()
+        assertNone(o.findings)
+        XCTAssertEqual(o.otherApps.map(\.rule), ["BLE103"])
+        XCTAssertEqual(o.otherApps.first?.advice, "another app's: scan filters of Google Play services (Fast Pair 0xFE2C)")
     }
 
     func testBLE102PassiveMonitoringIsFine() {
