@@ -79,7 +79,9 @@ public struct ATTObservation: Sendable {
     public var service: BluetoothUUID?
     public var properties: UInt8?
     /// True when the handle is a Client Characteristic Configuration descriptor; `cccdValue` is the
-    /// value written (bit 0 notify, bit 1 indicate) for writes.
+    /// value written (bit 0 notify, bit 1 indicate) for writes. For a 2-octet Write Request of 0x0001
+    /// or 0x0002 to a handle discovery never named, `cccdValue` is set and `isCCCD` false: a CCCD
+    /// written from a cached database, once notifications or indications follow.
     public var isCCCD: Bool
     public var cccdValue: UInt16?
     /// For a response: the frame of the request it answers. For a request: nil.

@@ -90,8 +90,11 @@ public final class AuditFeed {
             if let c = d.connection, c.createdFrame == number { connected(c, at, sink) }
             if let r = d.linkLayerReport { report(r, adapter: d.packet.adapter, at, sink) }
         }
-        // L2CAP payloads, from HCI ACL data or link-layer data PDUs.
-        if let c = d.connection {
+        // L2CAP payloads, from HCI ACL data or link-layer data PDUs. A controller's vendor debug
+        // channel (ACL data on a handle no Connection Complete opened) is no connection.
+        if let c = d.connection, c.handle == PlatformDetector.vendorDebugHandle, c.createdFrame == nil {
+            if let g = platform.vendorDebugData(frame: number) { sink.observe(.platform(g), at: at) }
+        } else if let c = d.connection {
             // Matched in place: binding the whole upper layer first copied it.
             switch d.upper {
             case .att(let r, _)?:
@@ -129,9 +132,9 @@ public final class AuditFeed {
                 owners.scanStarted(s)
             }
         case .leSetScanParameters(let p):
-            scans.parameters(adapter: adapter, ScanParameters(p))
+            scanParameters(adapter: adapter, ScanParameters(p), at, sink)
         case .leSetExtendedScanParameters(let p):
-            scans.parameters(adapter: adapter, ScanParameters(p))
+            scanParameters(adapter: adapter, ScanParameters(p), at, sink)
         case .leCreateConnection(let p):
             owners.create(adapter: adapter, filterPolicy: p.initiatorFilterPolicy, scanInterval: p.scanInterval)
             sink.observe(.createConnection(adapter: adapter, peer: p.peer, peerType: p.peerAddressType), at: at)
@@ -158,6 +161,13 @@ public final class AuditFeed {
             let set = setKey(adapter, p.advertisingHandle)
             if p.usesLegacyPDUs { legacySets.insert(set) } else { legacySets.remove(set) }
             sink.observe(.advertisingParameters(adapter: adapter, intervalMax: p.primaryAdvertisingIntervalMax), at: at)
+        }
+    }
+
+    private func scanParameters<S: AuditEventSink>(adapter: UInt16, _ p: ScanParameters?, _ at: FrameRef, _ sink: S) {
+        scans.parameters(adapter: adapter, p)
+        if let p, let g = platform.scanParameters(interval: p.interval, window: p.window, frame: at.number) {
+            sink.observe(.platform(g), at: at)
         }
     }
 
@@ -213,6 +223,12 @@ public final class AuditFeed {
         let isCCCD = a?.role == .descriptor && a?.uuid == BluetoothUUID(uuid16: 0x2902)
         var cccd: UInt16?
         if isCCCD, kind == .request || kind == .command, let v = pdu.value { cccd = v.le16(0) ?? v.byte(0).map(UInt16.init) }
+        // A client that kept the server's handles from an earlier connection (a bonded cache)
+        // subscribes without discovering: a 2-octet Write Request of 0x0001 or 0x0002 to a handle
+        // discovery never named may be a CCCD write (the rules confirm it by what follows).
+        if a == nil, pdu.opcode == .writeRequest, let v = pdu.value, v.count == 2, let x = v.le16(0), x == 1 || x == 2 {
+            cccd = x
+        }
         let answers = r.request.map { FrameRef(number: $0.frame, time: d.packet.timestamp &- $0.rtt) }
         var o = ATTObservation(
             origin: r.side, opcode: pdu.opcode, kind: kind,

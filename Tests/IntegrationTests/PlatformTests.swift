@@ -186,3 +186,33 @@ final class PlatformTests: XCTestCase {
         XCTAssertEqual(o.findings.first?.count, 1, "only the second scan repeated an advertiser 3 times")
     }
 }
+
+/// Evidence of Android beyond its vendor commands: its scan modes, and the Qualcomm controller's
+/// debug channel, which is no connection.
+final class PlatformEvidenceTests: XCTestCase {
+    func testAndroidScanModeParametersTellAndroid() throws {
+        // LE Set Scan Parameters: active, interval 8000 (5 s), window 800 (500 ms): the low-power
+        // mode of Android before 8.0 (../shared/captures/mchwalisz_lightsapp-cli__btsnoop_hci.log frame 55).
+        let o = try PlatformTests.audit("bad_full_discovery.btsnoop") { t in
+            [Packet(number: 0, timestamp: t, direction: .sent, adapter: 0, kind: .hci(.command),
+                    payload: [0x0B, 0x20, 0x07, 0x01, 0x40, 0x1F, 0x20, 0x03, 0x01, 0x00])]
+        }
+        XCTAssertEqual(o.platform.platform, .android)
+        XCTAssertEqual(o.platform.evidence, "Android's scan mode parameters (5000/500 ms)")
+    }
+
+    func testVendorDebugHandleIsNoConnection() throws {
+        // ACL data on 0x0EDC with no Connection Complete: 20 s apart, an ATT Read Request each time,
+        // never answered (a real connection would show BLE403 and BLE401).
+        let o = try PlatformTests.audit("bad_full_discovery.btsnoop") { t in
+            (0..<3).map { i in
+                Packet(number: 0, timestamp: t &+ Int64(i) * 20_000_000_000, direction: .sent, adapter: 0, kind: .hci(.aclData),
+                       payload: [0xDC, 0x2E, 0x07, 0x00, 0x03, 0x00, 0x04, 0x00, 0x0A, 0x03, 0x00])
+            }
+        }
+        XCTAssertEqual(o.platform.platform, .android)
+        XCTAssertEqual(o.platform.evidence, "Qualcomm vendor debug data on ACL handle 0x0EDC")
+        let all = o.findings + o.platformBehaviour + o.otherApps
+        XCTAssertFalse(all.contains { $0.subject.handle == 0x0EDC }, all.map(\.message).joined(separator: " | "))
+    }
+}

@@ -18,6 +18,23 @@ final class AuditConnectionRulesTests: XCTestCase {
                   message: ["no ACL data (ATT, SMP, L2CAP) for 42.3 s"])
     }
 
+    /// A client with the server's handles cached from an earlier connection subscribes without
+    /// discovering: a 2-octet write of 0x0001 to a handle never discovered, then notifications.
+    func testBLE401SubscriptionFromCachedHandles() {
+        for notified in [true, false] {
+            var s = EventStream()
+            let c = s.connection()
+            s.add(0, .connected(c))
+            s.add(1, .att(c, ATTObservation(origin: .local, opcode: .writeRequest, kind: .request, handle: 0x0842,
+                                            valueLength: 2, cccdValue: 1)))
+            s.add(1.1, att(c, .remote, 0x13, .response))
+            if notified { s.add(2, att(c, .remote, 0x1B, .notification, handle: 0x0841, length: 4)) }
+            s.add(60, .disconnected(c, reason: 0x13))
+            let f = audit(s, only: "BLE401")
+            if notified { assertNone(f) } else { XCTAssertEqual(f.map(\.rule), ["BLE401"]) }
+        }
+    }
+
     /// Any ACL data is the link in use: SMP, signalling, other channels, not only ATT.
     func testBLE401OtherL2CAPTrafficIsActivity() {
         var s = EventStream()

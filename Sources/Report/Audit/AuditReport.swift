@@ -718,6 +718,10 @@ public struct AuditReport {
                 extra += "; " + Say.plural(a.platformBehaviour.count, "platform behaviour") + " not counted ("
                     + Set(a.platformBehaviour.map(\.rule)).sorted().joined(separator: ", ") + ")"
             }
+            if !a.otherApps.isEmpty {
+                extra += "; " + Say.plural(a.otherApps.count, "other app's doing", "other apps' doings") + " not counted ("
+                    + Set(a.otherApps.map(\.rule)).sorted().joined(separator: ", ") + ")"
+            }
             if !a.nearby.isEmpty {
                 extra += "; " + Say.plural(Set(a.nearby.map { $0.subject.fingerprintKey }).count, "nearby advertiser")
                     + " not under test"

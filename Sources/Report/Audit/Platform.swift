@@ -114,6 +114,33 @@ struct PlatformDetector {
         return offer(g) ? g : nil
     }
 
+    /// AOSP's scan modes as LE Set (Extended) Scan Parameters (interval, window, in 0.625 ms units):
+    /// Android 8+ low power 1400/140 ms, balanced 730/183 ms, low latency 100/100 ms, screen-off
+    /// 10240/512 ms; before it 5000 ms intervals with windows of 500 ms (low power), 2000 ms
+    /// (balanced) and 5000 ms (low latency). Other stacks rarely pick these exact pairs.
+    static let androidScanModes: Set<UInt32> = [
+        2240 << 16 | 224, 1168 << 16 | 292, 160 << 16 | 160, 16384 << 16 | 819,
+        8000 << 16 | 800, 8000 << 16 | 3200, 8000 << 16 | 8000,
+    ]
+
+    /// Called for the scan parameters the host set; nil unless they say something new.
+    mutating func scanParameters(interval: UInt16, window: UInt16, frame: Int) -> PlatformGuess? {
+        guard Self.androidScanModes.contains(UInt32(interval) << 16 | UInt32(window)), (best?.strength ?? 0) < 15 else { return nil }
+        let g = PlatformGuess(.android, evidence: "Android's scan mode parameters (" + Say.milliseconds(interval) + "/"
+                              + Say.milliseconds(window) + " ms)", frame: frame, strength: 15)
+        return offer(g) ? g : nil
+    }
+
+    /// Qualcomm controllers on Android phones log their own debug data as ACL data on handle 0x0EDC,
+    /// which is no connection.
+    static let vendorDebugHandle: UInt16 = 0x0EDC
+
+    mutating func vendorDebugData(frame: Int) -> PlatformGuess? {
+        guard (best?.strength ?? 0) < 30 else { return nil }
+        let g = PlatformGuess(.android, evidence: "Qualcomm vendor debug data on ACL handle 0x0EDC", frame: frame, strength: 30)
+        return offer(g) ? g : nil
+    }
+
     /// Called for Linux monitor records that are not HCI traffic.
     mutating func monitor(_ op: UInt16, frame: Int) -> PlatformGuess? {
         switch op {

@@ -534,14 +534,15 @@ public enum HTMLReport {
         }
     }
 
-    /// What the audit set apart: the platform's own behaviour and the advertisers not under test.
+    /// What the audit set apart: the platform's own behaviour, other apps' doings, who did what, and
+    /// the advertisers not under test.
     static func setAside(_ o: AuditOutcome, into w: inout HTMLWriter) {
-        if !o.platformBehaviour.isEmpty {
+        func apart(_ list: [Finding], _ title: String) {
+            guard !list.isEmpty else { return }
             w.raw("<details class=\"item\"><summary>")
-            w.text("Platform behaviour: what " + o.platform.platform.title + " does whatever the app asks (not counted) · "
-                   + Show.plural(o.platformBehaviour.count, "observation"))
+            w.text(title + " · " + Show.plural(list.count, "observation"))
             w.raw("</summary><div class=\"body\"><ul>")
-            for f in o.platformBehaviour {
+            for f in list {
                 w.raw("<li>")
                 w.text(f.rule + " " + f.ruleName + ": " + f.message + (f.count > 1 ? " (x" + String(f.count) + ")" : ""))
                 if let why = f.advice {
@@ -552,6 +553,26 @@ public enum HTMLReport {
                 w.raw("</li>")
             }
             w.raw("</ul></div></details>")
+        }
+        apart(o.platformBehaviour, "Platform behaviour: what " + o.platform.platform.title + " does whatever the app asks (not counted)")
+        apart(o.otherApps, "Other apps: scans and connections of other apps on the device (not counted)")
+        if o.attributions.contains(where: { $0.owner.kind != .unknown }) {
+            w.raw("<details class=\"item\"><summary>")
+            w.text("Who did what: the scans and connections judged as the app's, and why · "
+                   + Show.plural(o.attributions.count, "scan or connection", "scans and connections"))
+            w.raw("</summary><div class=\"body\"><table><thead><tr><th>what</th><th>frame</th><th>whose</th><th>why</th></tr></thead><tbody>")
+            for x in o.attributions {
+                w.raw("<tr><td>")
+                w.text(x.label)
+                w.raw("</td><td>")
+                w.text(String(x.frame.number))
+                w.raw("</td><td>")
+                w.text(x.owner.title)
+                w.raw("</td><td>")
+                w.text(x.owner.reason)
+                w.raw("</td></tr>")
+            }
+            w.raw("</tbody></table></div></details>")
         }
         if !o.nearby.isEmpty {
             var labels: [String] = []

@@ -84,6 +84,8 @@ public final class ReportCollector {
         var o = AuditOutcome(platform: audit.platform)
         o.findings = audit.findings
         o.platformBehaviour = audit.platformBehaviour
+        o.otherApps = audit.otherApps
+        o.attributions = audit.attributions
         o.nearby = audit.nearby
         finish(dissector: nil, outcome: o, error: audit.error)
     }

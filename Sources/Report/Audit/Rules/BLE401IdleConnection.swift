@@ -29,6 +29,9 @@ struct BLE401IdleConnection: PerConnectionRule {
         var subscribed: Set<UInt16> = []
         var unsubscribed: FrameRef?
         var unsubscribeFlagged = false
+        /// A handle never discovered that got a 2-octet write of 0x0001/0x0002: a subscription
+        /// made from a cached database, once a notification or indication follows.
+        var cachedCCCD: UInt16?
     }
 
     let settings: RuleSettings
@@ -76,6 +79,17 @@ struct BLE401IdleConnection: PerConnectionRule {
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
         data(c, frame)
+        if !a.isCCCD, states.contains(c.id) {
+            if a.origin == .local, a.opcode == .writeRequest, a.cccdValue != nil, let h = a.handle {
+                states.update(c.id, default: State(connection: c, lastData: frame)) { $0.cachedCCCD = h }
+            } else if a.origin == .remote, a.kind == .notification || a.kind == .indication {
+                states.update(c.id, default: State(connection: c, lastData: frame)) { s in
+                    guard let h = s.cachedCCCD else { return }
+                    if s.subscribed.count < 256 { s.subscribed.insert(h) }
+                    s.cachedCCCD = nil
+                }
+            }
+        }
         guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
               a.opcode == .writeRequest || a.opcode == .writeCommand, states.contains(c.id) else { return }
         let waits = states.update(c.id, default: State(connection: c, lastData: frame)) { s -> Bool in
