@@ -50,6 +50,27 @@ final class AuditAdvertisingRulesTests: XCTestCase {
         assertNone(audit(stream([hostData(data)]), only: "BLE502"))
     }
 
+    /// An incomplete 128-bit list that holds the device's only 128-bit service (its discovery shows
+    /// it) left nothing out; one that misses a discovered 128-bit service did.
+    func testBLE502IncompleteListHoldingEveryDiscoveredService() {
+        let listed = BluetoothUUID("8B592A7B-DC5C-42CB-B0DD-DFAAF6AF1F0C")!
+        let other = BluetoothUUID("F000FFC0-0451-4000-B000-000000000000")!
+        let name: [UInt8] = [0x0C, 0x09] + Array("Light 00000".utf8)  // 13 bytes
+        let data: [UInt8] = [0x11, 0x06] + listed.bigEndianBytes.reversed() + name  // 31 bytes
+        for services in [[listed, BluetoothUUID(uuid16: 0x180A)], [listed, other]] {
+            var s = EventStream()
+            let c = s.connection(peer: peerA.raw)
+            s.add(0, .advertisingData(adapter: 0, advertiser: peerA, data: data[...], scanResponse: false, legacy: true,
+                                      sentByHost: false))
+            s.add(1, .connected(c))
+            var r = ATTObservation(origin: .remote, opcode: .readByGroupTypeResponse, kind: .response)
+            r.found = services
+            s.add(1.2, .att(c, r))
+            let f = audit(s, only: "BLE502")
+            if services.contains(other) { XCTAssertEqual(f.map(\.rule), ["BLE502"]) } else { assertNone(f) }
+        }
+    }
+
     func testBLE502AppleOverflowArea() {
         var bitmap = [UInt8](repeating: 0, count: 16)
         bitmap[7] = 0x22

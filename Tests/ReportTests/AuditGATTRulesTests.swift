@@ -74,7 +74,8 @@ final class AuditGATTRulesTests: XCTestCase {
 
     /// Two connections to one server, each discovering the whole database. The first finds the
     /// server's characteristics: `has` of them (0x2A05 Service Changed, 0x2B2A Database Hash).
-    private func twoConnections(serviceChanged: Bool, has: [UInt16] = [0x2A00]) -> EventStream {
+    /// `inService`: the service whose characteristics that response lists (0x1801 Generic Attribute).
+    private func twoConnections(serviceChanged: Bool, has: [UInt16] = [0x2A00], inService: UInt16 = 0x1801) -> EventStream {
         var s = EventStream()
         let c1 = s.connection(handle: 0x40)
         s.add(0, .connected(c1))
@@ -82,6 +83,7 @@ final class AuditGATTRulesTests: XCTestCase {
         s.add(0.2, att(c1, .remote, 0x01, .response))
         var found = ATTObservation(origin: .remote, opcode: .readByTypeResponse, kind: .response)
         found.found = has.map { BluetoothUUID(uuid16: $0) }
+        found.service = BluetoothUUID(uuid16: inService)
         s.add(0.3, .att(c1, found))
         if serviceChanged {
             s.add(0.5, .att(c1, ATTObservation(origin: .remote, opcode: .handleValueIndication, kind: .indication, handle: 0x0003,
@@ -121,6 +123,12 @@ final class AuditGATTRulesTests: XCTestCase {
         assertNone(audit(s, only: "BLE203"))
     }
 
+    /// Only the GAP service's characteristics were discovered: the Generic Attribute service's are
+    /// unknown, so nothing says the server has no Service Changed.
+    func testBLE203UndiscoveredGATTServiceIsNotAbsent() {
+        assertNone(audit(twoConnections(serviceChanged: false, has: [0x2A00, 0x2A01], inService: 0x1800), only: "BLE203"))
+    }
+
     func testBLE203ServiceChangedInBetweenIsFine() {
         assertNone(audit(twoConnections(serviceChanged: true), only: "BLE203"))
     }
@@ -148,6 +156,12 @@ final class AuditGATTRulesTests: XCTestCase {
     func testBLE301UnknownPropertiesIsANote() {
         assertOne(audit(reads(every: 1, count: 6, properties: nil), only: "BLE301"), "BLE301", .note,
                   frames: [2, 10, 12], decisive: 10, message: ["read 6 times in 5.0 s (5 within 4.0 s)"])
+    }
+
+    /// A firmware update's flow-control read after every few writes, of a characteristic that
+    /// declares Read and Write only: there is nothing to subscribe to.
+    func testBLE301CharacteristicThatCannotNotifyIsFine() {
+        assertNone(audit(reads(every: 1, count: 8, properties: 0x0A), only: "BLE301"))
     }
 
     func testBLE301SlowReadsAndDifferentHandlesAreFine() {

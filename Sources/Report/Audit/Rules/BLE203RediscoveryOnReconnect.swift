@@ -32,9 +32,12 @@ struct BLE203RediscoveryOnReconnect: PerConnectionRule {
         /// What discovery showed of the server: a Service Changed characteristic, a Database Hash.
         var hasServiceChanged = false
         var hasDatabaseHash = false
-        /// Characteristic discovery was seen: only then does a missing Service Changed say anything.
+        /// The Generic Attribute service's characteristics were discovered: only then does a missing
+        /// Service Changed say anything (a characteristic not seen is unknown, not absent).
         var knowsCharacteristics = false
     }
+
+    static let genericAttribute = BluetoothUUID(uuid16: 0x1801)
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let attOpcodes = ATTOpcodeSet([.handleValueIndication, .readByGroupTypeRequest, .readByTypeRequest,
@@ -57,8 +60,9 @@ struct BLE203RediscoveryOnReconnect: PerConnectionRule {
         if a.origin == .remote, a.opcode == .readByTypeResponse, let found = a.found, c.peer != nil {
             guard !found.isEmpty else { return }
             let sc = found.contains(GATTType.serviceChanged), hash = found.contains(Self.databaseHash)
+            let inGATTService = a.service == Self.genericAttribute || sc || hash
             peers.update(c.peerKey, default: Peer(connectionID: c.id, frame: frame)) {
-                $0.knowsCharacteristics = true
+                $0.knowsCharacteristics = $0.knowsCharacteristics || inGATTService
                 $0.hasServiceChanged = $0.hasServiceChanged || sc
                 $0.hasDatabaseHash = $0.hasDatabaseHash || hash
             }

@@ -11,11 +11,16 @@ struct BLE301PollingRead: PerConnectionRule {
             Subscribe to values that change often (notifications or indications) instead of reading them \
             in a loop. Polling costs a request and a response per read whether the value changed or not, \
             and adds latency equal to the polling period. Reported at the configured severity when the \
-            characteristic declares Notify or Indicate, as a note when its properties are unknown or it \
-            cannot notify. Read Blob continuations of one long read count as one read.
+            characteristic declares Notify or Indicate, as a note when its properties are unknown. A \
+            characteristic that cannot notify or indicate is not reported: subscribing is impossible there \
+            (a firmware update's flow-control read after every few writes is such a read). Read Blob \
+            continuations of one long read count as one read.
             """,
         guidance: "Core Bluetooth Programming Guide: subscribe to characteristic values that change often",
-        notAFinding: "reads of different handles; the Read Blob continuations of one long read",
+        notAFinding: """
+            reads of different handles; the Read Blob continuations of one long read; a characteristic that \
+            declares neither Notify nor Indicate
+            """,
         options: [RuleOption("reads", .count, 5, "reads of one handle that make a poll"),
                   RuleOption("window", .duration, 10_000_000_000, "time the reads fall within")],
         platforms: PlatformTable(
@@ -103,6 +108,8 @@ struct BLE301PollingRead: PerConnectionRule {
             guard let (first, decisive) = r.window else { continue }
             let h = r.handle
             let canNotify = r.properties.map { $0 & 0x30 != 0 }
+            // Nothing to subscribe to: reading is the only way to the value.
+            if canNotify == false { continue }
             let what: Message = r.byType.map { "\($0) (by UUID from handle \(hex: h))" } ?? "\(attribute: h, r.characteristic)"
             var msg: Message = """
                 \(what) read \(r.reads) times in \(seconds: r.last.time &- r.first.time) \
@@ -110,8 +117,7 @@ struct BLE301PollingRead: PerConnectionRule {
                 """
             switch canNotify {
             case true?: msg += " although it can notify or indicate: subscribe instead"
-            case false?: msg += "; the characteristic cannot notify"
-            case nil: msg += "; its properties are unknown"
+            case false?, nil: msg += "; its properties are unknown"
             }
             emit(finding(msg, subject: .connection(s.connection), evidence: [first, decisive, r.last], decisive: decisive,
                          detail: r.characteristic?.uuidString ?? Hex.prefixed(h, width: 4),
