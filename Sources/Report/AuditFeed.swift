@@ -80,8 +80,12 @@ public final class AuditFeed {
             if let c = HCICommand(opcode: op, params) { command(c, adapter: d.packet.adapter, at, sink) }
         case .event(let code, let params): event(code, params, d, at, sink)
         case .none:
-            if case .monitor(let op) = d.packet.kind, let g = platform.monitor(op, frame: number) {
-                sink.observe(.platform(g), at: at)
+            if case .monitor(let op) = d.packet.kind {
+                if let g = platform.monitor(op, frame: number) { sink.observe(.platform(g), at: at) }
+                // A management command: cookie (4 octets), then its opcode.
+                if op == MonitorOpcode.ctrlCommand, let mgmt = d.packet.payload.le16(4) {
+                    scans.management(adapter: d.packet.adapter, opcode: mgmt)
+                }
             }
         default: break
         }
@@ -207,7 +211,7 @@ public final class AuditFeed {
 
     /// One advertising report, from an HCI event or a sniffed advertising PDU.
     private func report<S: AuditEventSink>(_ r: AdvertisingReport, adapter: UInt16, _ at: FrameRef, _ sink: S) {
-        if let n = scans.current(adapter: adapter)?.number { owners.report(r.address, scan: n) }
+        if let s = scans.current(adapter: adapter) { owners.report(r.address, scan: s.number, app: s.app) }
         sink.observe(.advertisingReport(adapter: adapter, address: r.address, addressType: r.addressType,
                                         rssi: r.rssiValue, scanResponse: r.isScanResponse), at: at)
         sink.observe(.advertisingData(adapter: adapter, advertiser: r.address, data: r.data,

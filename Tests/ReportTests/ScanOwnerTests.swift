@@ -59,3 +59,27 @@ final class ScanOwnerTests: XCTestCase {
         XCTAssertFalse(ScanParameters(active: true, interval: 0x12, window: 0x12).isLinuxBackgroundScan)
     }
 }
+
+/// BlueZ: a discovery a D-Bus client started through the management interface is the app's; the
+/// kernel's passive accept-list scan for a pending connect is the OS's, and the connect goes to the
+/// scan that found the device. From ../shared/captures/blesecpoc__hci_capture_20260306_121058.snoop.
+final class BlueZScanOwnerTests: XCTestCase {
+    func testManagementDiscoveryAndKernelConnectScan() {
+        var m = ScanModel(restartGap: 100_000_000, configured: [])
+        let sink = Collect()
+        m.management(adapter: 0, opcode: 0x003A)  // Start Service Discovery (frame 7)
+        m.parameters(adapter: 0, ScanParameters(active: true, interval: 0x12, window: 0x12))
+        m.enable(adapter: 0, on: true, filterDuplicates: 1, extended: false, at: FrameRef(number: 12, time: 0), sink)
+        m.management(adapter: 0, opcode: 0x0024)  // Stop Discovery (frame 74)
+        m.enable(adapter: 0, on: false, filterDuplicates: 0, extended: false, at: FrameRef(number: 109, time: 1_000_000_000), sink)
+        m.parameters(adapter: 0, ScanParameters(active: false, interval: 0x60, window: 0x60, filterPolicy: 1))
+        m.enable(adapter: 0, on: true, filterDuplicates: 1, extended: false, at: FrameRef(number: 117, time: 1_200_000_000), sink)
+        let started = sink.events.compactMap { e -> Scan? in if case .scanStarted(let s) = e { return s } else { return nil } }
+        XCTAssertEqual(started.map(\.owner.kind), [.app, .os])
+    }
+
+    final class Collect: AuditEventSink {
+        var events: [AuditEvent] = []
+        func observe(_ event: AuditEvent, at frame: FrameRef) { events.append(event) }
+    }
+}

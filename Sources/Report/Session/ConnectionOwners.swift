@@ -7,8 +7,9 @@ import Wire
 struct ConnectionOwners {
     /// The last LE (Extended) Create Connection per adapter: whether it was a background connect.
     private var creates = AdapterTable<Bool>()
-    /// The scan that last reported each advertiser, by number.
+    /// The scan that last reported each advertiser, by number, and the app's scan that last did.
     private var foundIn = BoundedMap<BDAddr, Int>(capacity: 10_000)
+    private var foundByApp = BoundedMap<BDAddr, Int>(capacity: 10_000)
     /// Each scan's owner and address filters, by number (the latest ones).
     private var scanOwners = BoundedMap<Int, (owner: ActivityOwner, addresses: [BDAddr])>(capacity: 1024)
     /// Connections whose owner the OS's own services settled.
@@ -20,8 +21,9 @@ struct ConnectionOwners {
     mutating func scanStarted(_ s: Scan) { scanOwners[s.number] = (s.owner, s.addressFilters) }
 
     /// An advertising report that arrived during scan `scan`.
-    mutating func report(_ address: BDAddr, scan: Int) {
-        foundIn.update(address, default: scan) { n in if n != scan { n = scan } }
+    mutating func report(_ address: BDAddr, scan number: Int, app: Bool) {
+        foundIn.update(address, default: number) { n in if n != number { n = number } }
+        if app { foundByApp.update(address, default: number) { n in if n != number { n = number } } }
     }
 
     /// A connect command. A background connect initiates from the Filter Accept List (filter policy
@@ -52,6 +54,10 @@ struct ConnectionOwners {
                 a background connect (Filter Accept List, slow scan): the stack reconnecting a known device \
                 (autoConnect), not a connect after a scan
                 """), foundIn: found)
+        }
+        // The app's own scan reported the peer (a stack may scan once more, for the connect itself).
+        if let p = c.peer, let n = foundByApp[p] {
+            return ConnectionOrigin(owner: ActivityOwner(.app, "connected to what its scan #\(n) found"), foundIn: found)
         }
         if let n = found, let (o, addresses) = scanOwners[n] {
             switch o.kind {

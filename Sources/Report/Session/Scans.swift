@@ -84,6 +84,11 @@ struct ScanModel {
         var on: Scan?
         /// A disable not yet handed on, and when.
         var held: FrameRef?
+        /// BlueZ's management interface has a discovery running (MGMT Start Discovery and its
+        /// kin until Stop Discovery): bluetoothd runs it for a D-Bus client's StartDiscovery.
+        var discovery = false
+        /// bluetoothd drives this adapter through the management interface.
+        var managed = false
     }
 
     private var adapters = AdapterTable<Adapter>()
@@ -100,6 +105,18 @@ struct ScanModel {
 
     mutating func parameters(adapter: UInt16, _ p: ScanParameters?) {
         adapters.update(adapter, default: Adapter()) { $0.parameters = p }
+    }
+
+    /// BlueZ management commands (MGMT, on the Linux monitor channel): discovery started or stopped.
+    mutating func management(adapter: UInt16, opcode: UInt16) {
+        adapters.update(adapter, default: Adapter()) { $0.managed = true }
+        switch opcode {
+        case 0x0023, 0x003A, 0x0041: // Start Discovery, Start Service Discovery, Start Limited Discovery
+            adapters.update(adapter, default: Adapter()) { $0.discovery = true }
+        case 0x0024: // Stop Discovery
+            adapters.update(adapter) { $0.discovery = false }
+        default: break
+        }
     }
 
     /// Android's scan filter command (APCF).
@@ -150,11 +167,20 @@ struct ScanModel {
         if a.parameters?.isLinuxBackgroundScan == true {
             return ActivityOwner(.os, "the Linux kernel's passive background scan (60/30 ms), for auto-connect")
         }
+        if a.managed, let p = a.parameters, !p.active, p.filterPolicy & 1 == 1 {
+            return ActivityOwner(.os, "the Linux kernel's passive scan for devices on its accept list (auto-connect or a pending connect)")
+        }
+        if a.discovery {
+            return ActivityOwner(.app, "BlueZ discovery started through the management interface (a D-Bus client's StartDiscovery)")
+        }
         return .unknown
     }
 
-    /// The scan on an adapter now, if any (a held disable still counts as on).
-    func current(adapter: UInt16) -> Scan? { adapters[adapter]?.on }
+    /// The scan on an adapter now, if any (a held disable still counts as on): its number and
+    /// whether it is the app's. Asked for every advertising report, so no copy of the scan.
+    func current(adapter: UInt16) -> (number: Int, app: Bool)? {
+        adapters.withValue(adapter) { a in a.on.map { ($0.number, $0.owner.kind == .app) } } ?? nil
+    }
 
     /// Hands on the disables held since before `time`.
     mutating func flush<S: AuditEventSink>(before time: Int64, _ sink: S) {
