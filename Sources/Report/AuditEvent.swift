@@ -22,8 +22,10 @@ public struct FrameRef: Sendable, Hashable {
 public enum AuditEvent {
     /// A scan started or stopped (`Scan` holds the one definition of when: the scan model in
     /// `ScanModel`). A scan still on at the end of the capture gets no `scanStopped`.
-    case scanStarted(Scan)
-    case scanStopped(Scan)
+    /// Boxed (`indirect`): a scan is larger than every other event, and an event the size of the
+    /// largest one would be copied so for every advertising report.
+    indirect case scanStarted(Scan)
+    indirect case scanStopped(Scan)
     /// One advertising report (legacy or extended) received while scanning.
     case advertisingReport(adapter: UInt16, address: BDAddr, addressType: UInt8, rssi: Int8?, scanResponse: Bool)
     /// LE Create Connection or LE Extended Create Connection (v1, v2) sent by the host.
@@ -53,7 +55,7 @@ public enum AuditEvent {
     case platform(PlatformGuess)
     /// Whose a connection is (the app's, the OS's, another app's), told when it opens and again
     /// when later evidence changes it.
-    case connectionOwner(Connection, ConnectionOrigin)
+    indirect case connectionOwner(Connection, ConnectionOrigin)
 }
 
 /// An ATT PDU as the auditor sees it.

@@ -454,8 +454,10 @@ public struct AuditReport {
                 }
                 out.write("]")
             }
+            // Listed when some owner is known: on a capture with no evidence every entry says so.
+            let attributions = a.attributions.contains { $0.owner.kind != .unknown } ? a.attributions : []
             out.write(",\"attribution\":[")
-            for (j, x) in a.attributions.enumerated() {
+            for (j, x) in attributions.enumerated() {
                 if j > 0 { out.write(",") }
                 out.write(attributionJSON(x))
             }

@@ -200,13 +200,6 @@ struct AdapterTable<Value> {
         }
     }
 
-    /// Reads the adapter's value in place (no copy of it); nil when it has none.
-    @inline(__always)
-    func withValue<R>(_ adapter: UInt16, _ body: (borrowing Value) -> R) -> R? {
-        guard let i = find(adapter) else { return nil }
-        return body(values[i])
-    }
-
     /// Mutates the adapter's value in place; nil when it has none.
     @inline(__always) @discardableResult
     mutating func update<R>(_ adapter: UInt16, _ body: (inout Value) -> R) -> R? {

@@ -72,7 +72,7 @@ struct ConnectionOwners {
                 return ConnectionOrigin(owner: ActivityOwner(.unknown, "found by scan #\(n) of " + o.title + ", connected by whom is unknown"),
                                         foundIn: n)
             case .unknown:
-                return ConnectionOrigin(owner: ActivityOwner(.unknown, "found by scan #\(n), whose owner is unknown"), foundIn: n)
+                return ConnectionOrigin(owner: .unknown, foundIn: n)
             }
         }
         return ConnectionOrigin(owner: .unknown, foundIn: found)

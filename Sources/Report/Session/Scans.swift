@@ -92,6 +92,8 @@ struct ScanModel {
     }
 
     private var adapters = AdapterTable<Adapter>()
+    /// Each adapter's scan now, as advertising reports ask for it: its number and whether it is the app's.
+    private var now = AdapterTable<(number: Int, app: Bool)>()
     private var count = 0
     private let gap: Int64
     private let configured: [DeviceMatcher]
@@ -144,11 +146,13 @@ struct ScanModel {
                 a.held = nil
                 if same, s.parameters == a.parameters, frame.time &- held.time <= gap { return nil }
                 a.on = nil
+                now[adapter] = nil
                 sink.observe(.scanStopped(s), at: held)
             } else if same {
                 return nil
             } else {
                 a.on = nil
+                now[adapter] = nil
                 sink.observe(.scanStopped(s), at: frame)
             }
         }
@@ -158,6 +162,7 @@ struct ScanModel {
         s.addressFilters = a.android.addresses
         s.filtered = !a.android.isEmpty
         a.on = s
+        now[adapter] = (s.number, owner.kind == .app)
         sink.observe(.scanStarted(s), at: frame)
         return s
     }
@@ -178,9 +183,7 @@ struct ScanModel {
 
     /// The scan on an adapter now, if any (a held disable still counts as on): its number and
     /// whether it is the app's. Asked for every advertising report, so no copy of the scan.
-    func current(adapter: UInt16) -> (number: Int, app: Bool)? {
-        adapters.withValue(adapter) { a in a.on.map { ($0.number, $0.owner.kind == .app) } } ?? nil
-    }
+    func current(adapter: UInt16) -> (number: Int, app: Bool)? { now[adapter] }
 
     /// Hands on the disables held since before `time`.
     mutating func flush<S: AuditEventSink>(before time: Int64, _ sink: S) {
@@ -190,6 +193,7 @@ struct ScanModel {
             guard let held = a.held, let s = a.on else { continue }
             if held.time < time {
                 adapters.update(adapter) { $0.on = nil; $0.held = nil }
+                now[adapter] = nil
                 sink.observe(.scanStopped(s), at: held)
             } else {
                 still = true
