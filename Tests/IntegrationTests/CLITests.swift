@@ -97,3 +97,22 @@ extension CLITests {
         for s in ["Connection #1", "HRM-1", "BLE301", "<svg"] { XCTAssertTrue(page.contains(s), s) }
     }
 }
+
+/// `blesniff links` on a committed Bumble session: its parameters, what it carried, its set-up.
+final class LinksCommandTests: XCTestCase {
+    func testGattSessionLink() throws {
+        let r = try CLI.run(["links", "--format", "json", Fixtures.captures + "/gatt_session.btsnoop"])
+        XCTAssertEqual(r.status, 0, r.err)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let c = try XCTUnwrap((json["connections"] as? [[String: Any]])?.first)
+        XCTAssertEqual(c["handle"] as? Int, 1)
+        XCTAssertEqual(c["interval_ms"] as? Double, 15)
+        XCTAssertEqual(c["att_mtu"] as? Int, 64)
+        let bytes = try XCTUnwrap(c["bytes"] as? [String: Int])
+        XCTAssertEqual(bytes, ["notifications": 10, "indications": 1, "writes": 4, "writes_without_response": 2, "reads": 137])
+        let steps = (c["setup"] as? [[String: Any]])?.compactMap { $0["step"] as? String }
+        XCTAssertEqual(steps, ["connected", "mtu_exchanged", "discovered", "ready", "subscribed"])
+        let text = try CLI.run(["links", Fixtures.captures + "/gatt_session.btsnoop"])
+        XCTAssertTrue(text.out.contains("verdict: reads at"), text.out)
+    }
+}

@@ -9,6 +9,7 @@ final class JSONSchemaTests: XCTestCase {
         ("gatt", ["gatt", "--format", "json"], false),
         ("devices", ["devices", "--format", "json"], false),
         ("audit", ["audit", "--fail-on", "never", "--format", "json"], false),
+        ("links", ["links", "--format", "json"], false),
     ]
 
     func testEveryCommandsJSONMatchesItsSchema() throws {

@@ -1,0 +1,263 @@
+import Decoders
+import Wire
+
+/// What one connection carried and how it was set up, for `blesniff links`.
+public struct LinkSummary: Sendable {
+    public struct Change: Sendable {
+        public var frame: Int
+        public var time: Int64
+        public var value: Int
+    }
+
+    /// Request → response times of one kind of ATT operation, in nanoseconds.
+    public struct Latency: Sendable {
+        public var name: String
+        public var count: Int
+        public var p50: Int64
+        public var p95: Int64
+        public var max: Int64
+    }
+
+    /// One step of the set-up, from the connection's start.
+    public struct Step: Sendable {
+        public var name: String
+        public var frame: Int
+        /// Nanoseconds after the connect command (or the connection, when no command was seen).
+        public var after: Int64
+    }
+
+    public var id: Int
+    public var handle: UInt16
+    public var peer: BDAddr?
+    public var central: Bool?
+    public var start: FrameRef
+    public var end: FrameRef?
+    /// Connection intervals (1.25 ms units), latencies and timeouts in force, first first.
+    public var intervals: [Change]
+    public var latency: UInt16?
+    public var supervisionTimeout: UInt16?
+    public var phys: [Change]
+    public var dataLengths: [Change]
+    public var mtus: [Change]
+    public var encryptedFrame: Int?
+    /// Value octets by kind: notifications, indications, writes, writes_without_response, reads.
+    public var bytes: [String: Int]
+    /// Value octets per second over the seconds data flowed: least, median, most.
+    public var perSecond: (min: Int, median: Int, max: Int)?
+    /// The first and last frame that carried a value.
+    public var firstData: FrameRef?
+    public var lastData: FrameRef?
+    public var latencies: [Latency]
+    public var setup: [Step]
+
+    /// The kind that carried the most value octets.
+    public var mainKind: String? { bytes.filter { $0.value > 0 }.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key }
+
+    /// Value octets per second between the first and last value.
+    public var achievedBitsPerSecond: Double? {
+        guard let a = firstData, let b = lastData, b.time > a.time else { return nil }
+        let total = bytes.values.reduce(0, +)
+        return Double(total * 8) * 1e9 / Double(b.time - a.time)
+    }
+
+    /// The parameters in force at the end.
+    public var parameters: LinkParameters? {
+        guard let i = intervals.last else { return nil }
+        return LinkParameters(interval: UInt16(clamping: i.value), phy: UInt8(clamping: phys.last?.value ?? 1),
+                              dataLength: dataLengths.last?.value ?? 27, attMTU: mtus.last?.value ?? 23,
+                              encrypted: encryptedFrame != nil)
+    }
+
+    /// Whether the main kind waits for an answer (write requests, indications, reads).
+    public var acknowledged: Bool { mainKind == "writes" || mainKind == "indications" || mainKind == "reads" }
+
+    /// The busiest second's value octets as bits per second.
+    public var peakBitsPerSecond: Double? { perSecond.map { Double($0.max * 8) } }
+
+    public var possibleBitsPerSecond: Double? {
+        guard let p = parameters else { return nil }
+        return acknowledged ? LinkCapacity.acknowledgedBitsPerSecond(p) : LinkCapacity.streamBitsPerSecond(p)
+    }
+}
+
+/// Collects each connection's parameters over time, the values it carried, its ATT latencies and
+/// the steps of its set-up, in the audit feed's pass (as `MetricsCollector` does for `diff`).
+/// Bounded: at most `maxConnections` are kept in full, latencies by reservoir of `maxSamples`.
+public final class LinkCollector: AuditEventSink {
+    public static let maxConnections = 1024
+    static let maxSamples = 2048
+    static let maxSeconds = 86_400
+
+    final class Track {
+        var summary: LinkSummary
+        let connection: Connection
+        var samples: [String: [Int64]] = [:]
+        var seen: [String: Int] = [:]
+        var seconds: [Int] = []
+        var discoveryEnd: (Int, Int64)?
+        var subscribed: (Int, Int64)?
+        var created: FrameRef?
+
+        init(_ c: Connection, at f: FrameRef, created: FrameRef?) {
+            connection = c
+            self.created = created
+            summary = LinkSummary(id: c.id, handle: c.handle, peer: c.peer, central: c.isCentral, start: f, end: nil,
+                                  intervals: [], latency: c.latency, supervisionTimeout: c.supervisionTimeout, phys: [],
+                                  dataLengths: [], mtus: [], encryptedFrame: nil,
+                                  bytes: ["notifications": 0, "indications": 0, "writes": 0, "writes_without_response": 0, "reads": 0],
+                                  perSecond: nil, firstData: nil, lastData: nil, latencies: [], setup: [])
+            if let i = c.interval { summary.intervals.append(.init(frame: f.number, time: f.time, value: Int(i))) }
+        }
+
+        var origin: FrameRef { created ?? summary.start }
+
+        func step(_ name: String, _ f: FrameRef) {
+            guard !summary.setup.contains(where: { $0.name == name }) else { return }
+            summary.setup.append(.init(name: name, frame: f.number, after: f.time &- origin.time))
+        }
+    }
+
+    private var open: [Int: Track] = [:]
+    private var done: [LinkSummary] = []
+    private var pendingCreate: [UInt16: FrameRef] = [:]
+    /// Connections not kept in full (past `maxConnections`).
+    public private(set) var dropped = 0
+
+    public init() {}
+
+    /// The HCI facts the feed does not turn into events: PHY and data length changes.
+    public func frame(_ d: Decoded) {
+        guard case .event(0x3E, let b) = d.hci, let sub = b.byte(0), sub == 0x0C || sub == 0x07,
+              let h = b.le16(sub == 0x0C ? 2 : 1) else { return }
+        let f = FrameRef(number: d.packet.number, time: d.packet.timestamp)
+        guard let t = open.values.first(where: { $0.connection.adapter == d.packet.adapter && $0.connection.handle == h & 0x0FFF })
+        else { return }
+        if sub == 0x0C, b.byte(1) == 0, let tx = b.byte(4) {
+            // LE PHY Update Complete: status, handle, TX PHY, RX PHY.
+            t.summary.phys.append(.init(frame: f.number, time: f.time, value: Int(tx)))
+        } else if sub == 0x07, let tx = b.le16(3) {
+            // LE Data Length Change: handle, max TX octets, max TX time, max RX octets, max RX time.
+            if t.summary.dataLengths.last?.value != Int(tx) { t.summary.dataLengths.append(.init(frame: f.number, time: f.time, value: Int(tx))) }
+        }
+    }
+
+    public func observe(_ event: AuditEvent, at f: FrameRef) {
+        switch event {
+        case .createConnection(let adapter, _, _):
+            pendingCreate[adapter] = f
+        case .connected(let c):
+            guard c.isLE else { return }
+            guard open.count + done.count < Self.maxConnections else { dropped += 1; return }
+            open[c.id] = Track(c, at: f, created: pendingCreate.removeValue(forKey: c.adapter))
+            open[c.id]?.step("connected", f)
+        case .encryptionChanged(let c, let on):
+            guard on, let t = open[c.id], t.summary.encryptedFrame == nil else { return }
+            t.summary.encryptedFrame = f.number
+            t.step("encrypted", f)
+        case .disconnected(let c, _):
+            if let t = open.removeValue(forKey: c.id) { close(t, at: f) }
+        case .att(let c, let a):
+            att(a, c, f)
+        default: break
+        }
+    }
+
+    public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) { att(a, c, frame) }
+
+    private static func kind(_ a: ATTObservation) -> String? {
+        switch a.opcode {
+        case .handleValueNotification: return "notifications"
+        case .handleValueIndication: return "indications"
+        case .writeRequest: return a.isCCCD || a.cccdValue != nil ? nil : "writes"
+        case .writeCommand, .signedWriteCommand: return "writes_without_response"
+        case .readResponse, .readBlobResponse, .readMultipleResponse, .readMultipleVariableResponse: return "reads"
+        default: return nil
+        }
+    }
+
+    private static func operation(_ op: ATTOpcode) -> String? {
+        switch op {
+        case .readResponse, .readBlobResponse, .readMultipleResponse, .readMultipleVariableResponse: return "read"
+        case .writeResponse: return "write"
+        case .exchangeMTUResponse: return "exchange_mtu"
+        case .readByGroupTypeResponse, .readByTypeResponse, .findInformationResponse, .findByTypeValueResponse: return "discovery"
+        case .handleValueConfirmation: return "indication"
+        default: return nil
+        }
+    }
+
+    private func att(_ a: ATTObservation, _ c: Connection, _ f: FrameRef) {
+        guard let t = open[c.id] else { return }
+        if t.summary.mtus.last?.value != a.mtu, a.mtu != 23 || !t.summary.mtus.isEmpty {
+            t.summary.mtus.append(.init(frame: f.number, time: f.time, value: a.mtu))
+        }
+        if a.opcode == .exchangeMTUResponse { t.step("mtu_exchanged", f) }
+        if let op = Self.operation(a.opcode), let req = a.answers {
+            sample(t, op, f.time &- req.time)
+            if op == "discovery" { t.discoveryEnd = (f.number, f.time) }
+        }
+        if a.origin == .local, let v = a.cccdValue, v & 3 != 0, a.opcode == .writeRequest || a.opcode == .writeCommand {
+            if let d = t.discoveryEnd { t.step("discovered", FrameRef(number: d.0, time: d.1)) }
+            t.step("subscribed", f)
+        }
+        guard let kind = Self.kind(a) else { return }
+        if t.summary.firstData == nil {
+            if let d = t.discoveryEnd { t.step("discovered", FrameRef(number: d.0, time: d.1)) }
+            t.step("ready", f)
+            t.summary.firstData = f
+        }
+        t.summary.lastData = f
+        t.summary.bytes[kind, default: 0] += a.valueLength
+        let second = Int((f.time &- t.summary.firstData!.time) / 1_000_000_000)
+        if second < Self.maxSeconds {
+            while t.seconds.count <= second { t.seconds.append(0) }
+            t.seconds[second] += a.valueLength
+        }
+    }
+
+    /// Keeps a uniform sample of at most `maxSamples` latencies per operation (reservoir sampling
+    /// with a fixed sequence, so runs agree).
+    private func sample(_ t: Track, _ op: String, _ ns: Int64) {
+        let n = t.seen[op, default: 0]
+        t.seen[op] = n + 1
+        if n < Self.maxSamples {
+            t.samples[op, default: []].append(ns)
+        } else {
+            let j = Int((UInt64(n) &* 2_654_435_761) % UInt64(n + 1))
+            if j < Self.maxSamples { t.samples[op]![j] = ns }
+        }
+    }
+
+    private func close(_ t: Track, at f: FrameRef?) {
+        var s = t.summary
+        s.end = f
+        let c = t.connection
+        // Parameter updates the dissector saw (HCI Connection Update Complete, LL_CONNECTION_UPDATE_IND).
+        for u in c.updates where !s.intervals.contains(where: { $0.frame == u.frame }) {
+            s.intervals.append(.init(frame: u.frame, time: 0, value: Int(u.interval)))
+        }
+        s.intervals.sort { $0.frame < $1.frame }
+        if s.intervals.isEmpty, let i = c.interval { s.intervals.append(.init(frame: s.start.number, time: s.start.time, value: Int(i))) }
+        s.latency = c.latency
+        s.supervisionTimeout = c.supervisionTimeout
+        if s.encryptedFrame == nil, c.encrypted { s.encryptedFrame = c.encryptedFrame }
+        if !t.seconds.isEmpty {
+            let sorted = t.seconds.sorted()
+            s.perSecond = (sorted.first!, sorted[sorted.count / 2], sorted.last!)
+        }
+        s.latencies = t.samples.keys.sorted().map { op in
+            let v = t.samples[op]!.sorted()
+            return LinkSummary.Latency(name: op, count: t.seen[op] ?? v.count, p50: v[v.count / 2],
+                                       p95: v[min(v.count - 1, v.count * 95 / 100)], max: v.last!)
+        }
+        s.setup.sort { $0.frame < $1.frame }
+        done.append(s)
+    }
+
+    /// The connections in order, those still open closed at `end`.
+    public func finish(at end: FrameRef?) -> [LinkSummary] {
+        for t in open.values.sorted(by: { $0.summary.id < $1.summary.id }) { close(t, at: end) }
+        open = [:]
+        return done.sorted { $0.id < $1.id }
+    }
+}

@@ -1,0 +1,158 @@
+import Decoders
+import Wire
+
+/// `blesniff links`: per connection, the verdict first (what it achieved, what it could, what
+/// limits it), then its parameters over time, what it carried, its latencies and its set-up.
+public enum LinkReport {
+    /// "1.40 Mbit/s", "305 kbit/s", "96 bit/s".
+    static func rate(_ bps: Double) -> String {
+        if bps >= 1e6 { return String(format2(bps / 1e6)) + " Mbit/s" }
+        if bps >= 1e3 { return String(Int((bps / 1e3).rounded())) + " kbit/s" }
+        return String(Int(bps.rounded())) + " bit/s"
+    }
+
+    static func format2(_ x: Double) -> String {
+        let hundredths = Int((x * 100).rounded())
+        let frac = hundredths % 100
+        return String(hundredths / 100) + "." + (frac < 10 ? "0" : "") + String(frac)
+    }
+
+    /// Milliseconds with up to two decimals: "7.5", "30", "1.25".
+    static func ms(_ ns: Int64) -> String {
+        let hundredths = Int((Double(ns) / 10_000).rounded())
+        var s = String(hundredths / 100)
+        let frac = hundredths % 100
+        if frac != 0 { s += "." + (frac % 10 == 0 ? String(frac / 10) : (frac < 10 ? "0" : "") + String(frac)) }
+        return s
+    }
+
+    static let phyNames = [1: "LE 1M", 2: "LE 2M", 3: "LE Coded"]
+
+    /// The verdict in one line: achieved, possible, and what limits it: the link's parameters when
+    /// its busiest second came near what they allow, else the sender (the link had room).
+    public static func verdict(_ s: LinkSummary) -> String {
+        guard let kind = s.mainKind, let achieved = s.achievedBitsPerSecond else {
+            return "no application data" + (s.firstData == nil ? "" : " rate (one value only)")
+        }
+        var line = kind.spaced + " at " + rate(achieved)
+        guard let possible = s.possibleBitsPerSecond, let p = s.parameters, possible > 0 else { return line }
+        let peak = max(s.peakBitsPerSecond ?? achieved, achieved)
+        line += " (busiest second " + rate(peak) + ") of " + rate(possible) + " possible"
+        let knobs = LinkCapacity.limits(p, acknowledged: s.acknowledged)
+        if peak < possible * 0.5 {
+            line += "; the link was not the limit (its busiest second used " + String(Int((peak / possible * 100).rounded()))
+                + "%): the sender produced less than the link could carry"
+            if let k = knobs.first { line += "; to carry more, " + k.name.spaced + " would allow up to " + rate(k.bitsPerSecond) }
+        } else if let k = knobs.first {
+            line += "; limited by " + k.name.spaced + ": " + k.advice + " (up to " + rate(k.bitsPerSecond) + ")"
+        } else {
+            line += "; at the most these parameters allow"
+        }
+        return line
+    }
+
+    /// The knob that limits the link when its busiest second came near what it allows.
+    static func limit(_ s: LinkSummary) -> LinkCapacity.Knob? {
+        guard s.mainKind != nil, let achieved = s.achievedBitsPerSecond, let possible = s.possibleBitsPerSecond,
+              let p = s.parameters, max(s.peakBitsPerSecond ?? achieved, achieved) >= possible * 0.5 else { return nil }
+        return LinkCapacity.limits(p, acknowledged: s.acknowledged).first
+    }
+
+    public static func text(_ links: [LinkSummary], file: String, dropped: Int, to out: Output) {
+        out.write(display: file)
+        out.write(": " + Say.plural(links.count, "connection") + "\n")
+        for s in links {
+            var w = "  connection #" + String(s.id) + " (handle " + Hex.prefixed(s.handle, width: 4)
+            if let p = s.peer { w += ", " + p.description }
+            w += s.central == true ? ", this host central" : s.central == false ? ", this host peripheral" : ""
+            if let e = s.end { w += ", " + ms(e.time &- s.start.time) + " ms" }
+            w += ")\n    verdict: " + verdict(s) + "\n"
+            w += "    parameters: " + parameters(s) + "\n"
+            let carried = ["notifications", "indications", "writes", "writes_without_response", "reads"]
+                .compactMap { k in (s.bytes[k] ?? 0) > 0 ? k.spaced + " " + String(s.bytes[k]!) + " B" : nil }
+            w += "    carried: " + (carried.isEmpty ? "no values" : carried.joined(separator: ", "))
+            if let p = s.perSecond { w += "; per second min " + String(p.min) + " / median " + String(p.median) + " / max " + String(p.max) + " B" }
+            w += "\n"
+            if !s.latencies.isEmpty {
+                let interval = s.intervals.last.map { Int64($0.value) * 1_250_000 }
+                w += "    latency: " + s.latencies.map { l in
+                    var t = l.name.spaced + " p50 " + ms(l.p50) + " / p95 " + ms(l.p95) + " / max "
+                        + ms(l.max) + " ms"
+                    if let i = interval, i > 0 { t += " (" + format2(Double(l.p50) / Double(i)) + " intervals)" }
+                    return t + " ×" + String(l.count)
+                }.joined(separator: "; ") + "\n"
+            }
+            if !s.setup.isEmpty {
+                w += "    set-up: " + s.setup.map { $0.name.spaced + " " + ms($0.after) + " ms (frame "
+                    + String($0.frame) + ")" }.joined(separator: " → ") + "\n"
+            }
+            out.write(w)
+        }
+        if dropped > 0 { out.write("  " + Say.plural(dropped, "more connection") + " not followed (limit reached)\n") }
+    }
+
+    static func parameters(_ s: LinkSummary) -> String {
+        var parts: [String] = []
+        if s.intervals.isEmpty {
+            parts.append("interval unknown")
+        } else {
+            parts.append("interval " + s.intervals.map { ms(Int64($0.value) * 1_250_000) + " ms (frame " + String($0.frame) + ")" }
+                .joined(separator: " → "))
+        }
+        if let l = s.latency { parts.append("peripheral latency " + String(l)) }
+        if let t = s.supervisionTimeout { parts.append("timeout " + ms(Int64(t) * 10_000_000) + " ms") }
+        parts.append("PHY " + (s.phys.isEmpty ? "LE 1M (no update seen)" : s.phys.map { phyNames[$0.value] ?? "?" }.joined(separator: " → ")))
+        parts.append("data length " + (s.dataLengths.isEmpty ? "27 (no change seen)" : s.dataLengths.map { String($0.value) }.joined(separator: " → ")))
+        parts.append("ATT MTU " + (s.mtus.isEmpty ? "23" : s.mtus.map { String($0.value) }.joined(separator: " → ")))
+        parts.append(s.encryptedFrame.map { "encrypted from frame " + String($0) } ?? "not encrypted")
+        return parts.joined(separator: "; ")
+    }
+
+    public static func json(_ links: [LinkSummary], file: String, to out: Output) {
+        let js = FieldRendering.jsonString
+        var o = "{\"file\":" + js(file) + ",\"connections\":["
+        for (i, s) in links.enumerated() {
+            if i > 0 { o += "," }
+            o += "{\"connection\":" + String(s.id) + ",\"handle\":" + String(s.handle)
+            if let p = s.peer { o += ",\"address\":\"" + p.description + "\"" }
+            if let c = s.central { o += ",\"central\":" + (c ? "true" : "false") }
+            o += ",\"start_frame\":" + String(s.start.number)
+            if let e = s.end { o += ",\"end_frame\":" + String(e.number) + ",\"duration_ms\":" + ms(e.time &- s.start.time) }
+            o += ",\"interval_ms\":" + (s.intervals.first.map { ms(Int64($0.value) * 1_250_000) } ?? "null")
+            o += ",\"intervals\":[" + s.intervals.map { "{\"frame\":" + String($0.frame) + ",\"ms\":" + ms(Int64($0.value) * 1_250_000) + "}" }
+                .joined(separator: ",") + "]"
+            if let l = s.latency { o += ",\"peripheral_latency\":" + String(l) }
+            if let t = s.supervisionTimeout { o += ",\"supervision_timeout_ms\":" + String(Int(t) * 10) }
+            o += ",\"phy\":" + js(phyNames[s.phys.last?.value ?? 1] ?? "?")
+            o += ",\"data_length\":" + String(s.dataLengths.last?.value ?? 27)
+            o += ",\"att_mtu\":" + String(s.mtus.last?.value ?? 23)
+            o += ",\"encrypted_frame\":" + (s.encryptedFrame.map(String.init) ?? "null")
+            o += ",\"bytes\":{" + ["notifications", "indications", "writes", "writes_without_response", "reads"]
+                .map { "\"" + $0 + "\":" + String(s.bytes[$0] ?? 0) }.joined(separator: ",") + "}"
+            o += ",\"throughput\":{\"achieved_bps\":" + (s.achievedBitsPerSecond.map { String(Int($0.rounded())) } ?? "null")
+                + ",\"peak_bps\":" + (s.peakBitsPerSecond.map { String(Int($0.rounded())) } ?? "null")
+                + ",\"possible_bps\":" + (s.possibleBitsPerSecond.map { String(Int($0.rounded())) } ?? "null")
+            if let p = s.perSecond { o += ",\"per_second\":{\"min\":" + String(p.min) + ",\"median\":" + String(p.median) + ",\"max\":" + String(p.max) + "}" }
+            o += "}"
+            if let k = limit(s) {
+                o += ",\"limit\":{\"knob\":" + js(k.name) + ",\"advice\":" + js(k.advice) + ",\"possible_bps\":"
+                    + String(Int(k.bitsPerSecond.rounded())) + "}"
+            } else {
+                o += ",\"limit\":null"
+            }
+            o += ",\"latency\":[" + s.latencies.map {
+                "{\"operation\":" + js($0.name) + ",\"count\":" + String($0.count) + ",\"p50_ms\":" + ms($0.p50) + ",\"p95_ms\":"
+                    + ms($0.p95) + ",\"max_ms\":" + ms($0.max) + "}"
+            }.joined(separator: ",") + "]"
+            o += ",\"setup\":[" + s.setup.map { "{\"step\":" + js($0.name) + ",\"frame\":" + String($0.frame) + ",\"after_ms\":" + ms($0.after) + "}" }
+                .joined(separator: ",") + "]"
+            o += ",\"energy\":null}"
+        }
+        out.write(o + "]}\n")
+    }
+}
+
+extension String {
+    /// "writes_without_response" as words.
+    fileprivate var spaced: String { String(map { $0 == "_" ? " " : $0 }) }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Decoders
+import Report
+import Wire
+
+struct Links: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Why each connection is slow and how it was set up: throughput against what its parameters allow.",
+        discussion: """
+            For each LE connection: a verdict first (the value octets per second it achieved, the most its \
+            connection interval, PHY, data length and ATT MTU allow, and the knob that limits it with what \
+            changing it would give), then its parameters over time, the value octets it carried by kind \
+            (notifications, indications, writes, writes without response, reads) with the least, median and \
+            most per second, request-to-response latency per ATT operation (p50, p95, max, in milliseconds \
+            and in connection intervals), and its set-up steps from the connect command: connected, MTU \
+            exchanged, discovered, encrypted, subscribed, ready (the first value). The possible rate is \
+            computed from air time: each data PDU answered by an empty one after 150 µs, as many as fit in \
+            the interval; values that wait for their answer (write requests, indications) carry one per \
+            two intervals. Packets per event are not measured from HCI logs (the whole interval is assumed \
+            usable), and energy is not estimated yet.
+            """)
+
+    @Argument(help: "Capture files; - reads standard input.")
+    var files: [String]
+
+    @Option(help: "Output format: text or json.")
+    var format: FramePrinter.Format = .text
+
+    @OptionGroup var decoding: DecodeOptions
+
+    mutating func run() throws {
+        let out = Output()
+        var ok = true
+        for group in decoding.groups(files) {
+            let file = group.joined(separator: " + ")
+            let dissector = Dissector(keys: decoding.keys, keepEnded: 0, findsFieldFaults: false)
+            let feed = AuditFeed(dissector: dissector)
+            let links = LinkCollector()
+            var frames = 0
+            var last: FrameRef?
+            let read = try decoding.input.forEachPacket(group) { p in
+                frames += 1
+                let d = dissector.dissect(p)
+                links.frame(d)
+                feed.events(d, into: links)
+                last = FrameRef(number: p.number, time: p.timestamp)
+            }
+            feed.finish(into: links)
+            ok = read && ok
+            if !read, frames == 0 { continue }
+            let list = links.finish(at: last)
+            switch format {
+            case .text: LinkReport.text(list, file: file, dropped: links.dropped, to: out)
+            case .json: LinkReport.json(list, file: file, to: out)
+            }
+        }
+        out.flush()
+        if !ok { throw ExitCode(2) }
+    }
+}
