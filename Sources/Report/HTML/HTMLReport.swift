@@ -271,7 +271,8 @@ public enum HTMLReport {
         var shownDatabases: [ObjectIdentifier: Int] = [:]
         let open = all.count <= openWhenAtMost
         for t in all.prefix(maxConnectionDetails) {
-            connection(t, origin: origin, id: id, open: open, shownDatabases: &shownDatabases, into: &w)
+            connection(t, link: c.links[t.connection.id], origin: origin, id: id, open: open, shownDatabases: &shownDatabases,
+                       into: &w)
         }
         let more = max(0, all.count - maxConnectionDetails) + c.connectionsNotTracked
         if more > 0 { w.raw("<p class=\"muted\">" + Show.plural(more, "more connection") + " not detailed.</p>") }
@@ -282,8 +283,8 @@ public enum HTMLReport {
         }
     }
 
-    static func connection(_ t: ConnectionTrack, origin: Int64, id: String, open: Bool, shownDatabases: inout [ObjectIdentifier: Int],
-                           into w: inout HTMLWriter) {
+    static func connection(_ t: ConnectionTrack, link: LinkSummary?, origin: Int64, id: String, open: Bool,
+                           shownDatabases: inout [ObjectIdentifier: Int], into w: inout HTMLWriter) {
         let c = t.connection
         w.raw("<details class=\"item\" id=\"" + id + "-conn-" + String(c.id) + "\"" + (open ? " open=\"open\"" : "") + "><summary>")
         w.text("Connection #" + String(c.id))
@@ -346,6 +347,7 @@ public enum HTMLReport {
             w.raw("<p class=\"muted\">No ATT traffic on this connection.</p>")
         }
         w.raw("</div></div>")
+        if let l = link { linkSection(l, into: &w) }
         if let db = t.database {
             let key = ObjectIdentifier(db)
             w.raw("<h4>GATT database</h4>")
@@ -358,6 +360,28 @@ public enum HTMLReport {
             }
         }
         w.raw("</div></details>")
+    }
+
+    /// The connection's throughput against what its parameters allow, its latencies and set-up.
+    static func linkSection(_ l: LinkSummary, into w: inout HTMLWriter) {
+        w.raw("<h4>Throughput and set-up</h4><p>")
+        w.text(LinkReport.verdict(l))
+        w.raw("</p><p class=\"muted\">")
+        w.text(LinkReport.parameters(l))
+        w.raw("</p>")
+        if !l.setup.isEmpty {
+            w.raw("<table><thead><tr><th>Set-up step</th><th>Frame</th><th>After</th></tr></thead><tbody>")
+            for s in l.setup { w.row([s.name.replacingUnderscores, String(s.frame), LinkReport.ms(s.after) + " ms"]) }
+            w.raw("</tbody></table>")
+        }
+        if !l.latencies.isEmpty {
+            w.raw("<table><thead><tr><th>ATT operation</th><th>Count</th><th>p50</th><th>p95</th><th>Max</th></tr></thead><tbody>")
+            for x in l.latencies {
+                w.row([x.name.replacingUnderscores, String(x.count), LinkReport.ms(x.p50) + " ms", LinkReport.ms(x.p95) + " ms",
+                       LinkReport.ms(x.max) + " ms"])
+            }
+            w.raw("</tbody></table>")
+        }
     }
 
     static func attTable(_ t: ConnectionTrack, into w: inout HTMLWriter) {
@@ -588,4 +612,9 @@ public enum HTMLReport {
             w.raw("</ul></div></details>")
         }
     }
+}
+
+extension String {
+    /// "mtu_exchanged" as words.
+    fileprivate var replacingUnderscores: String { String(map { $0 == "_" ? " " : $0 }) }
 }

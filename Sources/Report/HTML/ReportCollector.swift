@@ -63,6 +63,8 @@ public final class ReportCollector {
     public var findings: [Finding] { outcome.findings }
     /// The audit as a whole: findings, platform behaviour, bystanders, the platform assumed.
     public private(set) var outcome = AuditOutcome()
+    /// Each LE connection's throughput against its limits and its set-up, by connection number.
+    public var links: [Int: LinkSummary] = [:]
     public private(set) var error: String?
     var summaries: [BDAddr: DeviceSummary] = [:]
     var localDatabase: GATTDatabase?

@@ -8,6 +8,8 @@ public final class ReportPass: AuditEventSink {
     public let collector: ReportCollector
     private let feed: AuditFeed
     private let auditor: Auditor
+    /// Each connection's throughput against its limits, and its set-up (`blesniff links`).
+    private let links = LinkCollector()
     private var last: FrameRef?
 
     /// - Parameter keys: long-term keys to decrypt link-layer connections in sniffer captures.
@@ -30,6 +32,7 @@ public final class ReportPass: AuditEventSink {
         last = FrameRef(number: packet.number, time: packet.timestamp, fileOffset: packet.fileOffset,
                         fileLength: packet.fileLength)
         collector.add(d)
+        links.frame(d)
         feed.events(d, into: self)
     }
 
@@ -37,6 +40,7 @@ public final class ReportPass: AuditEventSink {
     public func observe(_ event: AuditEvent, at frame: FrameRef) {
         auditor.observe(event, at: frame)
         collector.observe(event, at: frame)
+        links.observe(event, at: frame)
     }
 
     /// Ends the pass; `error` says why the capture could not be read to its end.
@@ -44,6 +48,7 @@ public final class ReportPass: AuditEventSink {
     public func finish(error: String? = nil) -> ReportCollector {
         feed.finish(into: self)
         dissector.finish()
+        for l in links.finish(at: last) { collector.links[l.id] = l }
         collector.finish(dissector: dissector, outcome: auditor.finishAudit(at: last), error: error)
         return collector
     }
