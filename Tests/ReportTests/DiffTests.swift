@@ -44,6 +44,15 @@ final class DiffTests: XCTestCase {
 
     let device = "device " + peerA.description
 
+    /// Set-up time: from the connection to the first value read (after two discovery round trips
+    /// of 20 ms, or six with full discovery, and the read's own 15 ms).
+    func testSetUpTimeToFirstValue() throws {
+        let a = metrics(session(reads: 3)), b = metrics(session(reads: 3, fullDiscovery: true))
+        XCTAssertEqual(a.devices[peerA.description]?.timeToReady, 65_000_000)
+        XCTAssertEqual(b.devices[peerA.description]?.timeToReady, 145_000_000)
+        XCTAssertEqual(row(CaptureDiff(base: "a", new: "b", a, b), device, "connected to first value (set-up)")?.verdict, .regression)
+    }
+
     func testTwentyReadsAgainstFortyIsARegressionOfReads() throws {
         let a = metrics(session(reads: 20)), b = metrics(session(reads: 40))
         XCTAssertEqual(a.devices[peerA.description]?.reads, 20)

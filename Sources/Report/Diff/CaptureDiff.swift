@@ -144,6 +144,8 @@ private struct Rows {
                d(a?.discoveryRequests), d(b?.discoveryRequests))
         number(sec, s, "time to discovery complete", "discovery_time", .duration, .higherIsWorse,
                d(a?.discoveryTime), d(b?.discoveryTime))
+        number(sec, s, "connected to first value (set-up)", "time_to_ready", .duration, .higherIsWorse,
+               d(a?.timeToReady), d(b?.timeToReady), additive: false)
         number(sec, s, "reads", "reads", .count, .higherIsWorse, d(a?.reads), d(b?.reads))
         number(sec, s, "writes", "writes", .count, .higherIsWorse, d(a?.writes), d(b?.writes))
         number(sec, s, "notifications", "notifications", .count, .higherIsWorse, d(a?.notifications), d(b?.notifications))

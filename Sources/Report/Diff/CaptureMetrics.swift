@@ -94,6 +94,8 @@ public struct DeviceMetrics: Sendable {
     public var discoveryRequests = 0
     /// Per connection, from its start to the answer of its last discovery request; summed.
     public var discoveryTime: Int64 = 0
+    /// From the first connection's start to the first value it carried (set-up time).
+    public var timeToReady: Int64?
     /// By characteristic UUID ("0x2A19", a full UUID, "0x2A19 CCCD", or "handle 0x0012" when the
     /// capture never showed the database).
     public var characteristics: [String: CharacteristicMetrics] = [:]

@@ -65,6 +65,7 @@ public struct DiffThresholds: Sendable {
         ("encryption", .any, "a link that was encrypted no longer is"),
         ("discovery_requests", .relative(0.1), "GATT discovery requests"),
         ("discovery_time", .relative(0.2), "connection to discovery complete"),
+        ("time_to_ready", .relative(0.2), "connection to the first value carried (set-up time)"),
         ("reads", .relative(0.1), "reads, per device and per characteristic"),
         ("writes", .relative(0.1), "writes, per device and per characteristic"),
         ("notifications", .off, "notifications received"),

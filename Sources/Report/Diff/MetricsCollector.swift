@@ -26,6 +26,9 @@ public final class MetricsCollector: AuditEventSink {
         var mark: Int64
         var discoveryPending = false
         var discoveryEnd: Int64?
+        /// The first value carried (a notification, indication, write or read of a value): the
+        /// connection is ready for the app's work.
+        var ready: Int64?
         var phy: UInt8?
         var dataLength = 27
         /// The characteristic of the last read, for a response that does not name it.
@@ -231,6 +234,12 @@ public final class MetricsCollector: AuditEventSink {
         } else if !local, a.opcode == .readResponse || a.opcode == .readBlobResponse || (a.opcode == .readByTypeResponse && a.valueLength > 0) {
             charKey = a.characteristic.map { _ in Self.key(a) } ?? o.lastRead
             counts.bytesIn = a.valueLength
+        }
+        // A read is ready when its value arrives, not when it is asked for.
+        if o.ready == nil, charKey != nil, !a.isCCCD, !(local && a.newRead == true) {
+            o.ready = t
+            let after = t - o.start
+            update(o.device) { m in if m.timeToReady == nil { m.timeToReady = after } }
         }
         let rtt: Int64? = a.kind == .response && !local ? a.answers.map { t - $0.time } : nil
         let air = length.map { RadioEstimate.l2capTime($0 + 4, dataLength: o.dataLength, phy: o.phy, encrypted: c.encrypted) } ?? 0
