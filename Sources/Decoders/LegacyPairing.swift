@@ -1,0 +1,156 @@
+import Wire
+
+/// LE legacy pairing seen by a sniffer (Core Vol 3 Part H 2.3.5): the TK is 0 (Just Works), a
+/// passkey of at most 999,999 (Passkey Entry) or 128 bits exchanged out of band. The first two are
+/// found from the confirm and random values sent in the clear (c1, 2.2.3); with the TK the STK is
+/// s1(TK, Srand, Mrand) (2.2.4), and the link encrypted with it, key distribution included, can be
+/// read.
+
+/// A 128-bit value as four big-endian words, most significant first: the order AES and the
+/// specification's sample data use. SMP carries these values least significant octet first.
+public typealias Block128 = SIMD4<UInt32>
+
+extension Block128 {
+    /// From 16 octets least significant first (as SMP and LL PDUs carry them); nil for another length.
+    public init?(lsbFirst b: Bytes) {
+        guard b.count == 16 else { return nil }
+        let s = b.startIndex
+        func w(_ i: Int) -> UInt32 {
+            // Word i holds MSB-first octets 4i...4i+3, that is wire octets 15-4i down to 12-4i.
+            let o = s + 15 - 4 * i
+            return UInt32(b[o]) << 24 | UInt32(b[o - 1]) << 16 | UInt32(b[o - 2]) << 8 | UInt32(b[o - 3])
+        }
+        self.init(w(0), w(1), w(2), w(3))
+    }
+
+    /// 16 octets most significant first.
+    public var msbFirst: [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(16)
+        for i in 0..<4 { for k in (0..<4).reversed() { out.append(UInt8(truncatingIfNeeded: self[i] >> (8 * UInt32(k)))) } }
+        return out
+    }
+
+    public init?(msbFirst b: [UInt8]) {
+        guard b.count == 16 else { return nil }
+        self.init(lsbFirst: ArraySlice(b.reversed()))
+    }
+}
+
+/// AES-128 encryption over words with the usual combined round tables (FIPS-197 5.2, and the
+/// table form of its SubBytes/ShiftRows/MixColumns). The key schedule is rebuilt in place, so
+/// trying a million keys allocates nothing.
+struct AESWords {
+    private(set) var roundKeys = [UInt32](repeating: 0, count: 44)
+
+    init(key: Block128) { expand(key) }
+
+    /// Key expansion (FIPS-197 5.2).
+    mutating func expand(_ key: Block128) {
+        roundKeys.withUnsafeMutableBufferPointer { w in
+            w[0] = key[0]; w[1] = key[1]; w[2] = key[2]; w[3] = key[3]
+            var i = 4
+            while i < 44 {
+                var t = w[i - 1]
+                if i & 3 == 0 {
+                    let s = AES128.sbox
+                    t = (UInt32(s[Int(t >> 16 & 0xFF)]) << 24 | UInt32(s[Int(t >> 8 & 0xFF)]) << 16
+                        | UInt32(s[Int(t & 0xFF)]) << 8 | UInt32(s[Int(t >> 24)])) ^ AESWords.rcon[i / 4 - 1]
+                }
+                w[i] = w[i - 4] ^ t
+                i += 1
+            }
+        }
+    }
+
+    static let rcon: [UInt32] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1B, 0x36].map { $0 << 24 }
+
+    /// Te0 of the table form: for each input octet, the column MixColumns makes of its S-box value
+    /// (2s, s, s, 3s); Te1-Te3 are its rotations.
+    static let te: [[UInt32]] = {
+        let t0 = AES128.sbox.map { s -> UInt32 in
+            let s2 = AES128.xtime(s), s3 = s2 ^ s
+            return UInt32(s2) << 24 | UInt32(s) << 16 | UInt32(s) << 8 | UInt32(s3)
+        }
+        func ror(_ x: UInt32, _ n: UInt32) -> UInt32 { x >> n | x << (32 - n) }
+        return [t0, t0.map { ror($0, 8) }, t0.map { ror($0, 16) }, t0.map { ror($0, 24) }]
+    }()
+    static let te0 = te[0], te1 = te[1], te2 = te[2], te3 = te[3]
+    static let sbox32: [UInt32] = AES128.sbox.map(UInt32.init)
+
+    // Unsafe buffers inside this one type: the passkey search runs it two million times (MEASURE).
+    func encrypt(_ block: Block128) -> Block128 {
+        AESWords.te0.withUnsafeBufferPointer { t0 in
+        AESWords.te1.withUnsafeBufferPointer { t1 in
+        AESWords.te2.withUnsafeBufferPointer { t2 in
+        AESWords.te3.withUnsafeBufferPointer { t3 in
+        AESWords.sbox32.withUnsafeBufferPointer { sb in
+        roundKeys.withUnsafeBufferPointer { rk in
+            var s0 = block[0] ^ rk[0], s1 = block[1] ^ rk[1], s2 = block[2] ^ rk[2], s3 = block[3] ^ rk[3]
+            var k = 4
+            for _ in 1..<10 {
+                let n0 = t0[Int(s0 >> 24)] ^ t1[Int(s1 >> 16 & 0xFF)] ^ t2[Int(s2 >> 8 & 0xFF)] ^ t3[Int(s3 & 0xFF)] ^ rk[k]
+                let n1 = t0[Int(s1 >> 24)] ^ t1[Int(s2 >> 16 & 0xFF)] ^ t2[Int(s3 >> 8 & 0xFF)] ^ t3[Int(s0 & 0xFF)] ^ rk[k + 1]
+                let n2 = t0[Int(s2 >> 24)] ^ t1[Int(s3 >> 16 & 0xFF)] ^ t2[Int(s0 >> 8 & 0xFF)] ^ t3[Int(s1 & 0xFF)] ^ rk[k + 2]
+                let n3 = t0[Int(s3 >> 24)] ^ t1[Int(s0 >> 16 & 0xFF)] ^ t2[Int(s1 >> 8 & 0xFF)] ^ t3[Int(s2 & 0xFF)] ^ rk[k + 3]
+                s0 = n0; s1 = n1; s2 = n2; s3 = n3
+                k += 4
+            }
+            func last(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32, _ r: UInt32) -> UInt32 {
+                (sb[Int(a >> 24)] << 24 | sb[Int(b >> 16 & 0xFF)] << 16 | sb[Int(c >> 8 & 0xFF)] << 8 | sb[Int(d & 0xFF)]) ^ r
+            }
+            return Block128(last(s0, s1, s2, s3, rk[40]), last(s1, s2, s3, s0, rk[41]),
+                            last(s2, s3, s0, s1, rk[42]), last(s3, s0, s1, s2, rk[43]))
+        }}}}}}
+    }
+}
+
+/// The security functions of LE legacy pairing (Vol 3 Part H 2.2.3, 2.2.4).
+public enum LegacyPairingFunctions {
+    /// p1 = pres || preq || rat' || iat' (2.2.3): the Pairing Response and Request commands, 7
+    /// octets each as sent (opcode first), and the address types (0 public, 1 random).
+    public static func p1(preq: Bytes, pres: Bytes, iat: UInt8, rat: UInt8) -> Block128? {
+        guard preq.count == 7, pres.count == 7 else { return nil }
+        // Least significant first: iat', rat', preq, pres.
+        let lsb: [UInt8] = [iat & 1, rat & 1] + Array(preq) + Array(pres)
+        return Block128(lsbFirst: lsb[...])
+    }
+
+    /// p2 = padding (32 bits of 0) || ia || ra (2.2.3).
+    public static func p2(ia: BDAddr, ra: BDAddr) -> Block128 {
+        Block128(0, UInt32(truncatingIfNeeded: ia.raw >> 16), UInt32(truncatingIfNeeded: (ia.raw & 0xFFFF) << 16 | ra.raw >> 32),
+                 UInt32(truncatingIfNeeded: ra.raw))
+    }
+
+    /// c1(k, r, p1, p2) = e(k, e(k, r XOR p1) XOR p2).
+    public static func c1(k: Block128, r: Block128, p1: Block128, p2: Block128) -> Block128 {
+        let aes = AESWords(key: k)
+        return aes.encrypt(aes.encrypt(r ^ p1) ^ p2)
+    }
+
+    /// s1(k, r1, r2) = e(k, r'), r' the least significant 64 bits of r1 then those of r2.
+    /// The STK is s1(TK, Srand, Mrand).
+    public static func s1(k: Block128, r1: Block128, r2: Block128) -> Block128 {
+        AESWords(key: k).encrypt(Block128(r1[2], r1[3], r2[2], r2[3]))
+    }
+
+    /// The TK of a passkey: the passkey as a 128-bit number (2.3.5.3).
+    public static func tk(passkey: UInt32) -> Block128 { Block128(0, 0, 0, passkey) }
+
+    /// The largest passkey (six decimal digits).
+    public static let maxPasskey: UInt32 = 999_999
+
+    /// The passkey whose TK gives `confirm` for `random`, trying 0 (Just Works) first; nil when none
+    /// of 0-999,999 does (an OOB TK, or values that do not belong together).
+    public static func findPasskey(confirm: Block128, random: Block128, p1: Block128, p2: Block128) -> UInt32? {
+        let first = random ^ p1
+        var aes = AESWords(key: tk(passkey: 0))
+        var n: UInt32 = 0
+        while n <= maxPasskey {
+            aes.expand(Block128(0, 0, 0, n))
+            if aes.encrypt(aes.encrypt(first) ^ p2) == confirm { return n }
+            n += 1
+        }
+        return nil
+    }
+}
