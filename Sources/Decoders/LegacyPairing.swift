@@ -147,3 +147,113 @@ public enum LegacyPairingFunctions {
         return nil
     }
 }
+
+/// The values of one pairing seen over the air, gathered until the peripheral's Pairing Random
+/// (the last value c1 and s1 need) arrives.
+final class LegacyPairingExchange {
+    var preq: Bytes?, pres: Bytes?
+    var request: PairingFeatures?, response: PairingFeatures?
+    var mconfirm: Block128?, sconfirm: Block128?
+    var mrand: Block128?, srand: Block128?
+    var publicKeySeen = false
+    let firstFrame: Int
+    var lastFrame: Int
+    /// Recovery was attempted (it is done once).
+    var finished = false
+
+    init(frame: Int) {
+        firstFrame = frame
+        lastFrame = frame
+    }
+
+    /// Takes one SMP PDU; returns true when the exchange is ready to work on (both randoms seen,
+    /// or the peripheral's random with something missing).
+    func feed(_ pdu: SMPPDU, fromCentral: Bool, frame: Int) -> Bool {
+        guard !finished, let command = pdu.command else { return false }
+        switch command {
+        case .pairingRequest(let f):
+            preq = pdu.raw.prefix(7); request = f
+        case .pairingResponse(let f):
+            pres = pdu.raw.prefix(7); response = f
+        case .pairingConfirm(let v):
+            if fromCentral { mconfirm = Block128(lsbFirst: v) } else { sconfirm = Block128(lsbFirst: v) }
+        case .pairingRandom(let v):
+            if fromCentral { mrand = Block128(lsbFirst: v) } else { srand = Block128(lsbFirst: v) }
+        case .pairingPublicKey:
+            publicKeySeen = true
+        default:
+            return false
+        }
+        lastFrame = frame
+        if case .pairingRandom = command { return srand != nil && (mrand != nil || !fromCentral) }
+        return false
+    }
+
+    /// LE Secure Connections: both set the SC flag, or public keys were exchanged. Its LTK is
+    /// derived from an ECDH secret a sniffer cannot learn.
+    var isSecureConnections: Bool {
+        if publicKeySeen { return true }
+        guard let request, let response else { return false }
+        return request.authReq.secureConnections && response.authReq.secureConnections
+    }
+
+    var method: PairingMethod? {
+        guard let request, let response else { return nil }
+        return PairingMethod.resolve(request: request, response: response)
+    }
+
+    /// The method's name as the key's origin gives it ("Passkey Entry", not who typed it).
+    var methodName: String {
+        switch method {
+        case .justWorks?: return "Just Works"
+        case .passkeyEntry?: return "Passkey Entry"
+        case .outOfBand?: return "OOB"
+        case .numericComparison?: return "Numeric Comparison"
+        case nil: return "(method unknown)"
+        }
+    }
+
+    enum Outcome {
+        /// The TK (a passkey, or one the user gave) and the STK it gives.
+        case recovered(tk: Block128, passkey: UInt32?, tkGiven: Bool, stk: Block128)
+        /// OOB pairing and no given TK matched.
+        case tkMissing
+        /// No passkey (nor given TK) gives the confirm values.
+        case notFound
+        /// Values the sniffer missed, by name.
+        case missing([String])
+    }
+
+    /// Works out the TK from the confirm values and the STK from the randoms.
+    /// - Parameters:
+    ///   - addresses: InitA, AdvA and whether each is random, from the CONNECT_IND.
+    ///   - givenTKs: TKs the user gave (OOB), tried first.
+    func recover(addresses: (ia: BDAddr, iatRandom: Bool, ra: BDAddr, ratRandom: Bool)?, givenTKs: [Block128]) -> Outcome {
+        finished = true
+        var missing: [String] = []
+        if preq == nil { missing.append("Pairing Request") }
+        if pres == nil { missing.append("Pairing Response") }
+        if mconfirm == nil && sconfirm == nil { missing.append("both Pairing Confirms") }
+        if mrand == nil { missing.append("Pairing Random of the central") }
+        if srand == nil { missing.append("Pairing Random of the peripheral") }
+        if addresses == nil { missing.append("CONNECT_IND (the device addresses)") }
+        guard missing.isEmpty, let preq, let pres, let addresses, let mrand, let srand,
+              let p1 = LegacyPairingFunctions.p1(preq: preq, pres: pres, iat: addresses.iatRandom ? 1 : 0,
+                                                 rat: addresses.ratRandom ? 1 : 0) else { return .missing(missing) }
+        let p2 = LegacyPairingFunctions.p2(ia: addresses.ia, ra: addresses.ra)
+        // The central's confirm and random, else the peripheral's: either pins the TK down.
+        let (confirm, random) = mconfirm.map { ($0, mrand) } ?? (sconfirm!, srand)
+        func stk(_ tk: Block128) -> Block128 { LegacyPairingFunctions.s1(k: tk, r1: srand, r2: mrand) }
+        for tk in givenTKs where LegacyPairingFunctions.c1(k: tk, r: random, p1: p1, p2: p2) == confirm {
+            return .recovered(tk: tk, passkey: nil, tkGiven: true, stk: stk(tk))
+        }
+        // OOB TKs are 128 random bits: no search (a TK of 0-999,999 would still be found below,
+        // but a device that uses one is broken, and the search would be wasted on the rest).
+        if method == .outOfBand { return .tkMissing }
+        guard let passkey = LegacyPairingFunctions.findPasskey(confirm: confirm, random: random, p1: p1, p2: p2) else {
+            return .notFound
+        }
+        let tk = LegacyPairingFunctions.tk(passkey: passkey)
+        return .recovered(tk: tk, passkey: passkey, tkGiven: false, stk: stk(tk))
+    }
+}
