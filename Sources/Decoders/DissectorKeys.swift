@@ -87,7 +87,7 @@ extension Dissector {
         }
         let frames = exchange.firstFrame...exchange.lastFrame
         switch exchange.recover(addresses: addresses, givenTKs: temporaryKeys) {
-        case .recovered(let tk, let passkey, let tkGiven, let stk):
+        case .recovered(let tk, let passkey, let tkGiven, let reversed, let stk):
             guard let stkKey = LTK(msbFirst: stk.msbFirst) else { return }
             let method = exchange.methodName
             let link = LinkKey(stkKey, origin: .legacyPairing(method: method, passkey: passkey, tkGiven: tkGiven, frames: frames),
@@ -95,13 +95,13 @@ extension Dissector {
             linkLayer.add(link)
             let how: String
             if tkGiven {
-                how = "TK given"
+                how = "the given TK " + (LTK(msbFirst: tk.msbFirst)?.description ?? "") + (reversed ? " (its octets reversed)" : "") + " matches"
             } else if case .passkeyEntry? = exchange.method {
                 how = "passkey " + LinkKey.passkeyText(passkey ?? 0)
             } else {
                 how = passkey == 0 ? "TK 0" : "passkey " + LinkKey.passkeyText(passkey ?? 0)
             }
-            d.keyNote = "LE legacy " + method + " pairing: " + how + " found, STK " + stkKey.description
+            d.keyNote = "LE legacy " + method + " pairing: " + how + (tkGiven ? "" : " found") + ", STK " + stkKey.description
             reveal(RevealedKey(.tk, value: tk.msbFirst, frames: Array(frames), connection: c.id,
                                source: "LE legacy " + method + " pairing: " + (tkGiven ? "given TK checked against the confirm values" : "found from the confirm values"),
                                passkey: tkGiven ? nil : passkey), side: nil)

@@ -49,7 +49,11 @@ public final class LinkKey {
             return "LTK " + key.description + " " + how
         case .legacyPairing(let method, let passkey, let tkGiven, let frames):
             var s = "STK from LE legacy " + method + " pairing"
-            if tkGiven { s += ", TK given" } else if let passkey { s += ", passkey " + LinkKey.passkeyText(passkey) }
+            if tkGiven {
+                s += ", TK given"
+            } else if let passkey {
+                s += method == "Passkey Entry" || passkey != 0 ? ", passkey " + LinkKey.passkeyText(passkey) : ", TK 0"
+            }
             return s + ", frames \(frames.lowerBound)–\(frames.upperBound)"
         case .distributed(let by, let frame):
             var s = "LTK " + key.description + " distributed by the " + by + " in frame \(frame)"

@@ -214,8 +214,9 @@ final class LegacyPairingExchange {
     }
 
     enum Outcome {
-        /// The TK (a passkey, or one the user gave) and the STK it gives.
-        case recovered(tk: Block128, passkey: UInt32?, tkGiven: Bool, stk: Block128)
+        /// The TK (a passkey, or one the user gave) and the STK it gives. `reversed`: the given TK
+        /// matched with its octets in the other order.
+        case recovered(tk: Block128, passkey: UInt32?, tkGiven: Bool, reversed: Bool, stk: Block128)
         /// OOB pairing and no given TK matched.
         case tkMissing
         /// No passkey (nor given TK) gives the confirm values.
@@ -244,8 +245,14 @@ final class LegacyPairingExchange {
         // The central's confirm and random, else the peripheral's: either pins the TK down.
         let (confirm, random) = mconfirm.map { ($0, mrand) } ?? (sconfirm!, srand)
         func stk(_ tk: Block128) -> Block128 { LegacyPairingFunctions.s1(k: tk, r1: srand, r2: mrand) }
-        for tk in givenTKs where LegacyPairingFunctions.c1(k: tk, r: random, p1: p1, p2: p2) == confirm {
-            return .recovered(tk: tk, passkey: nil, tkGiven: true, stk: stk(tk))
+        // A given TK is tried in both octet orders: tools print OOB data either way (bsniffhub's
+        // example names its TK least significant octet first).
+        for given in givenTKs {
+            for reversed in [false, true] {
+                guard let tk = reversed ? Block128(msbFirst: given.msbFirst.reversed()) : given,
+                      LegacyPairingFunctions.c1(k: tk, r: random, p1: p1, p2: p2) == confirm else { continue }
+                return .recovered(tk: tk, passkey: nil, tkGiven: true, reversed: reversed, stk: stk(tk))
+            }
         }
         // OOB TKs are 128 random bits: no search (a TK of 0-999,999 would still be found below,
         // but a device that uses one is broken, and the search would be wasted on the rest).
@@ -254,6 +261,6 @@ final class LegacyPairingExchange {
             return .notFound
         }
         let tk = LegacyPairingFunctions.tk(passkey: passkey)
-        return .recovered(tk: tk, passkey: passkey, tkGiven: false, stk: stk(tk))
+        return .recovered(tk: tk, passkey: passkey, tkGiven: false, reversed: false, stk: stk(tk))
     }
 }

@@ -20,11 +20,19 @@ struct DecodeOptions: ParsableArguments {
         valueName: "hex"))
     var ltks: [String] = []
 
+    @Option(name: .customLong("tk"), help: ArgumentHelp(
+        "The temporary key of an LE legacy OOB pairing (32 hex digits, most significant first), to decrypt the link it encrypts; repeatable. Just Works and Passkey Entry TKs are found without it.",
+        valueName: "hex"))
+    var tks: [String] = []
+
     func validate() throws {
         for k in ltks where LTK(hex: k) == nil { throw ValidationError("--ltk \(k): expected 32 hex digits") }
+        for k in tks where LTK(hex: k) == nil { throw ValidationError("--tk \(k): expected 32 hex digits") }
     }
 
     var keys: [LTK] { ltks.compactMap { LTK(hex: $0) } }
+    /// TKs share the LTK's form: 128 bits, most significant octet first.
+    var temporaryKeys: [LTK] { tks.compactMap { LTK(hex: $0) } }
 
     /// The captures to decode as one each: every file alone, or all together with --merge.
     func groups(_ files: [String]) -> [[String]] { merge ? [files] : files.map { [$0] } }

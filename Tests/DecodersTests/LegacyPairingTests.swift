@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import Decoders
 import Wire
@@ -53,5 +54,111 @@ final class LegacyPairingTests: XCTestCase {
             let confirm = LegacyPairingFunctions.c1(k: LegacyPairingFunctions.tk(passkey: passkey), r: Self.r, p1: p1, p2: p2)
             XCTAssertEqual(LegacyPairingFunctions.findPasskey(confirm: confirm, random: Self.r, p1: p1, p2: p2), passkey)
         }
+    }
+}
+
+/// The sniffer captures of homewsn/bsniffhub in ../shared/captures (skipped when absent): each
+/// holds one LE legacy pairing whose TK the file name gives, then the link encrypted with its STK.
+final class LegacyPairingCaptureTests: XCTestCase {
+    struct Run {
+        var notes: [Int: String] = [:]
+        /// Decrypted frames by the key's description.
+        var decryptedBy: [String: Int] = [:]
+        var stillEncrypted = 0
+        /// SMP and ATT PDUs that came out of decrypted frames.
+        var smpDecrypted = 0, attDecrypted = 0
+        var revealed: [RevealedKey] = []
+    }
+
+    static func run(_ name: String, temporaryKeys: [LTK] = []) throws -> Run {
+        let url = LinkLayerCaptureTests.captures.appendingPathComponent(name)
+        guard let data = try? Data(contentsOf: url) else { throw XCTSkip("\(name) not available") }
+        let dissector = Dissector(temporaryKeys: temporaryKeys)
+        var r = Run()
+        for (n, (lt, bytes)) in LinkLayerCaptureTests.records([UInt8](data)).enumerated() {
+            let d = dissector.dissect(Packet(Record(number: n + 1, timestamp: 0, linkType: lt, data: bytes, fileLength: bytes.count)))
+            if let note = d.keyNote { r.notes[n + 1] = note }
+            guard let ll = d.linkLayer else { continue }
+            if ll.encryption == .encrypted, (ll.dataPDU?.length ?? 0) > 0 { r.stillEncrypted += 1 }
+            guard ll.encryption == .decrypted, let key = ll.key else { continue }
+            r.decryptedBy[key.description, default: 0] += 1
+            switch d.upper {
+            case .smp?: r.smpDecrypted += 1
+            case .att?: r.attDecrypted += 1
+            default: break
+            }
+        }
+        r.revealed = dissector.revealedKeys
+        return r
+    }
+
+    func testJustWorks() throws {
+        let r = try Self.run("homewsn_bsniffhub__lp-justworks.pcap")
+        XCTAssertEqual(r.notes.values.first, "LE legacy Just Works pairing: TK 0 found, STK ABFE42FB9EFA80C5F0A0B92FD564ECAD")
+        XCTAssertEqual(r.revealed.first { $0.kind == .tk }?.passkey, 0)
+        XCTAssertEqual(r.stillEncrypted, 0)
+        // Key distribution of both sides: LTK, EDIV/Rand, IRK, identity address, CSRK each.
+        XCTAssertEqual(r.smpDecrypted, 10)
+        XCTAssertEqual(r.decryptedBy.keys.first, "STK from LE legacy Just Works pairing, TK 0, frames 124–135")
+    }
+
+    func testJustWorksWithLatency() throws {
+        let r = try Self.run("homewsn_bsniffhub__lp-justworks-latency-10.pcap")
+        XCTAssertEqual(r.notes.values.first, "LE legacy Just Works pairing: TK 0 found, STK 6305668530FD92611A453413973AFD67")
+        XCTAssertEqual(r.stillEncrypted, 0)
+        XCTAssertGreaterThan(r.attDecrypted, 0)
+    }
+
+    func testPasskey123456() throws {
+        let r = try Self.run("homewsn_bsniffhub__lp-passkeyentry-123456-initiator-inputs-responder-displays.pcap")
+        XCTAssertEqual(r.revealed.first { $0.kind == .tk }?.passkey, 123_456)
+        XCTAssertEqual(r.notes.values.first, "LE legacy Passkey Entry pairing: passkey 123456 found, STK 0D2044A672A3F23EE63B765232F6F2E5")
+        XCTAssertEqual(r.stillEncrypted, 0)
+        XCTAssertEqual(r.smpDecrypted, 10)
+    }
+
+    func testPasskey393699() throws {
+        let r = try Self.run("homewsn_bsniffhub__lp-passkeyentry-393699-initiator-displays-responder-inputs.pcap")
+        XCTAssertEqual(r.revealed.first { $0.kind == .tk }?.passkey, 393_699)
+        XCTAssertEqual(r.stillEncrypted, 0)
+        XCTAssertEqual(r.smpDecrypted, 10)
+    }
+
+    func testOOBNeedsTheTK() throws {
+        let name = "homewsn_bsniffhub__lp-oob-tk-5E882417A987222423A1A9EC719AED27.pcap"
+        let blind = try Self.run(name)
+        XCTAssertEqual(Array(blind.notes.values), ["LE legacy OOB pairing: TK missing (give it with --tk to decrypt the link)"])
+        XCTAssertGreaterThan(blind.stillEncrypted, 0)
+        XCTAssertTrue(blind.decryptedBy.isEmpty)
+
+        let given = try Self.run(name, temporaryKeys: [LTK(hex: "5E882417A987222423A1A9EC719AED27")!])
+        // bsniffhub's file name gives the TK least significant octet first.
+        XCTAssertEqual(Array(given.notes.values), ["LE legacy OOB pairing: the given TK 27ED9A71ECA9A123242287A91724885E (its octets reversed) matches, STK 68190F85EA3773AC268127F659EB0E92"])
+        XCTAssertEqual(given.revealed.first { $0.kind == .tk }?.hex, "27ED9A71ECA9A123242287A91724885E")
+        XCTAssertEqual(given.stillEncrypted, 0)
+        XCTAssertEqual(given.smpDecrypted, 10)
+
+        // A wrong TK: said so, nothing decrypted.
+        let wrong = try Self.run(name, temporaryKeys: [LTK(hex: "00000000000000000000000000000001")!])
+        XCTAssertEqual(Array(wrong.notes.values), ["LE legacy OOB pairing: TK missing (give it with --tk to decrypt the link)"])
+        XCTAssertTrue(wrong.decryptedBy.isEmpty)
+    }
+
+    /// Bonding: the peripheral distributes LTK 0x0F24…5D5F (the file name's), and the two later
+    /// connections that encrypt with its EDIV and Rand are decrypted with it.
+    func testBondingLTKDecryptsLaterConnections() throws {
+        let r = try Self.run("homewsn_bsniffhub__bonding-ltk-0F241772AC270CAFEE654186F0A65D5F.pcap")
+        let ltks = r.revealed.filter { $0.kind == .ltk }
+        XCTAssertEqual(ltks.count, 2)
+        let peripheral = try XCTUnwrap(ltks.first { $0.hex == "0F241772AC270CAFEE654186F0A65D5F" })
+        XCTAssertEqual(peripheral.ediv, 0x2E7A)
+        XCTAssertEqual(peripheral.source, "SMP Encryption Information from the peripheral, decrypted")
+        XCTAssertEqual(peripheral.linkKey?.connections, [2, 3], "\(peripheral.linkKey?.connections ?? [])")
+        XCTAssertEqual(r.decryptedBy["LTK 0F241772AC270CAFEE654186F0A65D5F distributed by the peripheral in frame 152 (EDIV 0x2E7A, Rand 0x238D24C7250DE29C)"], 90)
+        XCTAssertEqual(r.stillEncrypted, 0)
+        XCTAssertGreaterThan(r.attDecrypted, 0)
+        XCTAssertEqual(r.revealed.filter { $0.kind == .irk }.map { $0.identityAddress?.description }, ["04:ee:03:4a:8b:38", "04:ee:03:4a:8a:2f"])
+        // The central's Signing Information is not in the capture.
+        XCTAssertEqual(r.revealed.filter { $0.kind == .csrk }.count, 1)
     }
 }
