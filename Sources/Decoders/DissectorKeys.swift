@@ -104,7 +104,7 @@ extension Dissector {
             d.keyNote = "LE legacy " + method + " pairing: " + how + (tkGiven ? "" : " found") + ", STK " + stkKey.description
             reveal(RevealedKey(.tk, value: tk.msbFirst, frames: Array(frames), connection: c.id,
                                source: "LE legacy " + method + " pairing: " + (tkGiven ? "given TK checked against the confirm values" : "found from the confirm values"),
-                               passkey: tkGiven ? nil : passkey), side: nil)
+                               passkey: how.hasPrefix("passkey") ? passkey : nil), side: nil)
             reveal(RevealedKey(.stk, value: stk.msbFirst, frames: Array(frames), connection: c.id,
                                source: "s1(TK, Srand, Mrand) of the LE legacy " + method + " pairing", linkKey: link), side: nil)
         case .tkMissing:

@@ -472,7 +472,7 @@ public final class LinkLayerTracker {
     /// Decrypts with the connection's session (trying each key on first use); advances the
     /// packet counter of the direction on success.
     private func decrypt(_ c: ConnectionState, _ pdu: Bytes, direction: LLDirection, retransmission: Bool, crcBad: Bool) -> [UInt8]? {
-        guard !keys.isEmpty || connectionKeys[c.index] != nil, !crcBad, let skdm = c.skdm, let skds = c.skds, let ivm = c.ivm, let ivs = c.ivs else { return nil }
+        guard !keys.isEmpty || (!connectionKeys.isEmpty && connectionKeys[c.index] != nil), !crcBad, let skdm = c.skdm, let skds = c.skds, let ivm = c.ivm, let ivs = c.ivs else { return nil }
         let header = pdu.byte(0) ?? 0
         var body = pdu.from(2)
         var prefix: [UInt8] = [header, pdu.byte(1) ?? 0]

@@ -95,7 +95,9 @@ final class LegacyPairingCaptureTests: XCTestCase {
     func testJustWorks() throws {
         let r = try Self.run("homewsn_bsniffhub__lp-justworks.pcap")
         XCTAssertEqual(r.notes.values.first, "LE legacy Just Works pairing: TK 0 found, STK ABFE42FB9EFA80C5F0A0B92FD564ECAD")
-        XCTAssertEqual(r.revealed.first { $0.kind == .tk }?.passkey, 0)
+        let tk = try XCTUnwrap(r.revealed.first { $0.kind == .tk })
+        XCTAssertEqual(tk.hex, "00000000000000000000000000000000")
+        XCTAssertNil(tk.passkey, "Just Works has no passkey")
         XCTAssertEqual(r.stillEncrypted, 0)
         // Key distribution of both sides: LTK, EDIV/Rand, IRK, identity address, CSRK each.
         XCTAssertEqual(r.smpDecrypted, 10)
