@@ -344,6 +344,9 @@ public final class Dissector {
             c.encrypted = true
             c.encryptedFrame = p.number
         }
+        if !pairingExchanges.isEmpty, f.dataPDU?.control?.opcode == 0x03, !f.isRetransmission { // LL_ENC_REQ
+            encryptionRequested(index: index, connection: c, &d)
+        }
         guard let frag = f.l2cap, let dir = f.direction else { return }
         l2cap(&d, p, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
     }

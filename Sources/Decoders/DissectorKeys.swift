@@ -79,6 +79,13 @@ extension Dissector {
         }
     }
 
+    /// An LL_ENC_REQ on a link whose legacy pairing is still waiting for a value: the sniffer
+    /// missed it, and the encryption starts now, so the pairing is worked on with what there is.
+    func encryptionRequested(index: Int, connection c: Connection, _ d: inout Decoded) {
+        guard let e = pairingExchanges[index], !e.finished, !e.isSecureConnections else { return }
+        recover(e, index: index, connection: c, &d)
+    }
+
     /// Works out the TK and STK of a finished legacy pairing; the STK goes to the tracker for the
     /// LL_ENC_REQ that follows.
     private func recover(_ exchange: LegacyPairingExchange, index: Int, connection c: Connection, _ d: inout Decoded) {
@@ -113,7 +120,7 @@ extension Dissector {
             d.keyNote = "LE legacy " + exchange.methodName + " pairing: no passkey 000000-999999 gives the confirm values" +
                 (temporaryKeys.isEmpty ? "" : ", nor a given TK")
         case .missing(let what):
-            d.keyNote = "LE legacy pairing: cannot recover the STK, the sniffer missed the " + what.joined(separator: ", ")
+            d.keyNote = "LE legacy pairing: cannot recover the STK, the sniffer missed " + what.joined(separator: ", ")
         }
     }
 

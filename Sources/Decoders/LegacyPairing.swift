@@ -167,7 +167,8 @@ final class LegacyPairingExchange {
     }
 
     /// Takes one SMP PDU; returns true when the exchange is ready to work on (both randoms seen,
-    /// or the peripheral's random with something missing).
+    /// or the peripheral's random with something missing). An LL_ENC_REQ ends it too
+    /// (`Dissector.linkLayerFrame`): the peripheral's random may be what the sniffer missed.
     func feed(_ pdu: SMPPDU, fromCentral: Bool, frame: Int) -> Bool {
         guard !finished, let command = pdu.command else { return false }
         switch command {
@@ -232,12 +233,12 @@ final class LegacyPairingExchange {
     func recover(addresses: (ia: BDAddr, iatRandom: Bool, ra: BDAddr, ratRandom: Bool)?, givenTKs: [Block128]) -> Outcome {
         finished = true
         var missing: [String] = []
-        if preq == nil { missing.append("Pairing Request") }
-        if pres == nil { missing.append("Pairing Response") }
+        if preq == nil { missing.append("the Pairing Request") }
+        if pres == nil { missing.append("the Pairing Response") }
         if mconfirm == nil && sconfirm == nil { missing.append("both Pairing Confirms") }
-        if mrand == nil { missing.append("Pairing Random of the central") }
-        if srand == nil { missing.append("Pairing Random of the peripheral") }
-        if addresses == nil { missing.append("CONNECT_IND (the device addresses)") }
+        if mrand == nil { missing.append("the central's Pairing Random") }
+        if srand == nil { missing.append("the peripheral's Pairing Random") }
+        if addresses == nil { missing.append("the CONNECT_IND (the device addresses)") }
         guard missing.isEmpty, let preq, let pres, let addresses, let mrand, let srand,
               let p1 = LegacyPairingFunctions.p1(preq: preq, pres: pres, iat: addresses.iatRandom ? 1 : 0,
                                                  rat: addresses.ratRandom ? 1 : 0) else { return .missing(missing) }

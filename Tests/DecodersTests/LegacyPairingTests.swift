@@ -70,12 +70,13 @@ final class LegacyPairingCaptureTests: XCTestCase {
         var revealed: [RevealedKey] = []
     }
 
-    static func run(_ name: String, temporaryKeys: [LTK] = []) throws -> Run {
+    /// - Parameter drop: frames the sniffer is made to miss.
+    static func run(_ name: String, temporaryKeys: [LTK] = [], drop: Set<Int> = []) throws -> Run {
         let url = LinkLayerCaptureTests.captures.appendingPathComponent(name)
         guard let data = try? Data(contentsOf: url) else { throw XCTSkip("\(name) not available") }
         let dissector = Dissector(temporaryKeys: temporaryKeys)
         var r = Run()
-        for (n, (lt, bytes)) in LinkLayerCaptureTests.records([UInt8](data)).enumerated() {
+        for (n, (lt, bytes)) in LinkLayerCaptureTests.records([UInt8](data)).enumerated() where !drop.contains(n + 1) {
             let d = dissector.dissect(Packet(Record(number: n + 1, timestamp: 0, linkType: lt, data: bytes, fileLength: bytes.count)))
             if let note = d.keyNote { r.notes[n + 1] = note }
             guard let ll = d.linkLayer else { continue }
@@ -102,6 +103,30 @@ final class LegacyPairingCaptureTests: XCTestCase {
         // Key distribution of both sides: LTK, EDIV/Rand, IRK, identity address, CSRK each.
         XCTAssertEqual(r.smpDecrypted, 10)
         XCTAssertEqual(r.decryptedBy.keys.first, "STK from LE legacy Just Works pairing, TK 0, frames 124–135")
+    }
+
+    /// Frames 128 and 131 hold the central's and the peripheral's Pairing Confirm, 132 and 135
+    /// their Pairing Randoms, 33 the CONNECT_IND.
+    func testMissedPairingValues() throws {
+        let name = "homewsn_bsniffhub__lp-justworks.pcap"
+        // One confirm is enough to find the TK.
+        let oneConfirm = try Self.run(name, drop: [128])
+        XCTAssertEqual(oneConfirm.notes.values.first, "LE legacy Just Works pairing: TK 0 found, STK ABFE42FB9EFA80C5F0A0B92FD564ECAD")
+        XCTAssertEqual(oneConfirm.stillEncrypted, 0)
+
+        let noConfirm = try Self.run(name, drop: [128, 131])
+        XCTAssertEqual(Array(noConfirm.notes.values), ["LE legacy pairing: cannot recover the STK, the sniffer missed both Pairing Confirms"])
+        XCTAssertGreaterThan(noConfirm.stillEncrypted, 0)
+
+        let noRandom = try Self.run(name, drop: [132])
+        XCTAssertEqual(Array(noRandom.notes.values), ["LE legacy pairing: cannot recover the STK, the sniffer missed the central's Pairing Random"])
+
+        // The peripheral's random missed: said at the LL_ENC_REQ (frame 137).
+        let noLastRandom = try Self.run(name, drop: [135])
+        XCTAssertEqual(noLastRandom.notes, [137: "LE legacy pairing: cannot recover the STK, the sniffer missed the peripheral's Pairing Random"])
+
+        let noConnect = try Self.run(name, drop: [33])
+        XCTAssertEqual(Array(noConnect.notes.values), ["LE legacy pairing: cannot recover the STK, the sniffer missed the CONNECT_IND (the device addresses)"])
     }
 
     func testJustWorksWithLatency() throws {

@@ -61,6 +61,20 @@ final class KeysCommandTests: XCTestCase {
         XCTAssertEqual(r.err, "blesniff: \(path): unsupported link type 192 (PPI)\n")
     }
 
+    /// An HCI log: the LTK the host hands its controller after LE Secure Connections pairing (EDIV
+    /// and Rand 0), and the IRKs both sides distribute in the clear ACL data.
+    func testKeysInAnHCILog() throws {
+        let o = try json([Fixtures.captures + "/good_just_works.btsnoop"])
+        let keys = try XCTUnwrap(o["keys"] as? [[String: Any]])
+        XCTAssertEqual(keys.map { $0["kind"] as? String }, ["LTK", "IRK", "IRK"])
+        XCTAssertEqual(keys[0]["value"] as? String, "6BF201D383B5242872E77BA8C4D4FB51")
+        XCTAssertEqual(keys[0]["source"] as? String, "HCI LE Enable Encryption command")
+        XCTAssertEqual(keys[0]["secure_connections"] as? Bool, true)
+        XCTAssertEqual(keys[0]["frames"] as? [Int], [173])
+        XCTAssertEqual(keys[1]["source"] as? String, "SMP Identity Information from the peripheral (HCI ACL data)")
+        XCTAssertEqual((keys[2]["identity_address"] as? [String: Any])?["value"] as? String, "00:1b:dc:00:00:01")
+    }
+
     func testCaptureWithoutKeys() throws {
         let r = try CLI.run(["keys", Fixtures.captures + "/gatt_session.btsnoop"])
         XCTAssertEqual(r.status, 0, r.err)
