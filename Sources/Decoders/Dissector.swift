@@ -62,16 +62,18 @@ public final class Dissector {
     ///   - keys: long-term keys to decrypt encrypted link-layer connections with.
     ///   - temporaryKeys: TKs of OOB legacy pairings (most significant octet first), to recover
     ///     their STKs.
+    ///   - givenKeys: more LTKs, each with where it came from (a keys file).
     ///   - maxAdvertisers: advertisers tracked in full (`Advertisers.maxTracked`); later ones are counted.
     ///   - keepEnded: ended connections to keep for `ended` and `allConnections` (at most
     ///     `maxEndedKept`); a pass that only looks at frames as they come (the audit) keeps none.
-    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [], temporaryKeys: [LTK] = [],
+    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [], temporaryKeys: [LTK] = [], givenKeys: [LinkKey] = [],
                 maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
                 findsFieldFaults: Bool = true) {
         self.findsFieldFaults = findsFieldFaults
         endedKept = min(max(keepEnded, 0), Dissector.maxEndedKept)
         advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs, maxTracked: maxAdvertisers) : nil
         linkLayer = LinkLayerTracker(keys: keys)
+        for k in givenKeys { linkLayer.add(k) }
         self.temporaryKeys = temporaryKeys.compactMap { Block128(msbFirst: $0.msbFirst) }
     }
 

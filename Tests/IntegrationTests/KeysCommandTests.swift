@@ -75,6 +75,24 @@ final class KeysCommandTests: XCTestCase {
         XCTAssertEqual((keys[2]["identity_address"] as? [String: Any])?["value"] as? String, "00:1b:dc:00:00:01")
     }
 
+    /// A keys file stands for --ltk and --tk, and the decrypted frames name it.
+    func testKeysFile() throws {
+        let ltkCapture = try Self.shared("homewsn_bsniffhub__ltk-063F1154BC631D186D48A05B7F5DCD8F.pcap")
+        let oob = try Self.shared("homewsn_bsniffhub__lp-oob-tk-5E882417A987222423A1A9EC719AED27.pcap")
+        let file = NSTemporaryDirectory() + "blesniff-keys-\(getpid()).yml"
+        try "devices:\n  - name: sensor\n    ltk: 063F1154BC631D186D48A05B7F5DCD8F\n  - tk: 5E882417A987222423A1A9EC719AED27\n"
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let r = try CLI.run(["read", "-v", "--keys", file, ltkCapture])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(r.out.components(separatedBy: "Key: LTK 063F1154BC631D186D48A05B7F5DCD8F from keys file \(file) (sensor)\n").count - 1, 85)
+        let k = try json(["--keys", file, oob])
+        XCTAssertEqual((k["keys"] as? [[String: Any]])?.first?["kind"] as? String, "TK")
+        let bad = try CLI.run(["keys", "--keys", "/nonexistent.yml", oob])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.err.contains("--keys /nonexistent.yml: cannot read the keys file"), bad.err)
+    }
+
     func testCaptureWithoutKeys() throws {
         let r = try CLI.run(["keys", Fixtures.captures + "/gatt_session.btsnoop"])
         XCTAssertEqual(r.status, 0, r.err)
