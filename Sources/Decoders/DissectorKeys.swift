@@ -41,7 +41,7 @@ extension Dissector {
                 link = k
             }
             reveal(RevealedKey(.ltk, value: key.msbFirst, frames: [n], connection: c.id,
-                               source: "SMP Encryption Information " + sender(side, c, overTheAir: index != nil),
+                               source: "SMP Encryption Information " + sender(side, c, d.linkLayer),
                                linkKey: link), side: side)
         case .centralIdentification(let ediv, let rand):
             update(.ltk, connection: c.id, side: side) { k in
@@ -53,7 +53,7 @@ extension Dissector {
             }
         case .identityInformation(let irk):
             reveal(RevealedKey(.irk, value: Array(irk.reversed()), frames: [n], connection: c.id,
-                               source: "SMP Identity Information " + sender(side, c, overTheAir: index != nil)), side: side)
+                               source: "SMP Identity Information " + sender(side, c, d.linkLayer)), side: side)
         case .identityAddressInformation(let type, let address):
             update(.irk, connection: c.id, side: side) { k in
                 k.identityAddress = address
@@ -62,15 +62,23 @@ extension Dissector {
             }
         case .signingInformation(let csrk):
             reveal(RevealedKey(.csrk, value: Array(csrk.reversed()), frames: [n], connection: c.id,
-                               source: "SMP Signing Information " + sender(side, c, overTheAir: index != nil)), side: side)
+                               source: "SMP Signing Information " + sender(side, c, d.linkLayer)), side: side)
         default:
             break
         }
     }
 
-    /// Who sent a key: over the air the central sends C→P (`.local`); in an HCI log, this host or its peer.
-    private func sender(_ side: Side, _ c: Connection, overTheAir: Bool) -> String {
-        if overTheAir { return side == .local ? "from the central, decrypted" : "from the peripheral, decrypted" }
+    /// Who sent a key and how it was read: over the air the central sends C→P (`.local`); in an
+    /// HCI log, this host or its peer.
+    private func sender(_ side: Side, _ c: Connection, _ ll: LLFrame?) -> String {
+        if let ll {
+            let who = side == .local ? "from the central" : "from the peripheral"
+            switch ll.encryption {
+            case .decrypted: return who + ", decrypted"
+            case .decryptedBySniffer: return who + ", decrypted by the sniffer"
+            case .none, .encrypted: return who + ", over the air in the clear"
+            }
+        }
         switch (side, c.isCentral) {
         case (.local, true?), (.remote, false?): return "from the central (HCI ACL data)"
         case (.local, false?), (.remote, true?): return "from the peripheral (HCI ACL data)"
