@@ -189,3 +189,41 @@ final class LegacyPairingCaptureTests: XCTestCase {
         XCTAssertEqual(r.revealed.filter { $0.kind == .csrk }.count, 1)
     }
 }
+
+/// LTKs a host hands its controller over HCI (Core Vol 4 Part E 7.8.24, 7.8.25, 7.7.65.5).
+final class HCIKeyTests: XCTestCase {
+    static func hci(_ kind: HCIPacketType, _ bytes: [UInt8], number: Int) -> Packet {
+        Packet(number: number, timestamp: 0, direction: kind == .command ? .sent : .received, adapter: 0,
+               kind: .hci(kind), payload: ArraySlice(bytes))
+    }
+
+    static let ltk: [UInt8] = Array(1...16) // as sent, least significant octet first
+
+    func testLongTermKeyRequestReplyTakesTheRequestsEDIVAndRand() {
+        let d = Dissector()
+        // LE Long Term Key Request: subevent 0x05, handle 0x0040, Rand, EDIV 0x1234.
+        _ = d.dissect(Self.hci(.event, [0x3E, 13, 0x05, 0x40, 0x00, 1, 2, 3, 4, 5, 6, 7, 8, 0x34, 0x12], number: 1))
+        // LE Long Term Key Request Reply: handle 0x0040, LTK.
+        _ = d.dissect(Self.hci(.command, [0x1A, 0x20, 18, 0x40, 0x00] + Self.ltk, number: 2))
+        XCTAssertEqual(d.revealedKeys.count, 1)
+        let k = d.revealedKeys[0]
+        XCTAssertEqual(k.kind, .ltk)
+        XCTAssertEqual(k.hex, "100F0E0D0C0B0A090807060504030201")
+        XCTAssertEqual(k.ediv, 0x1234)
+        XCTAssertEqual(k.rand, 0x0807_0605_0403_0201)
+        XCTAssertEqual(k.source, "HCI LE Long Term Key Request Reply command")
+        XCTAssertEqual(k.frames, [2])
+    }
+
+    func testEnableEncryptionAndShortCommands() {
+        let d = Dissector()
+        // LE Enable Encryption: handle, Rand(8), EDIV(2), LTK(16).
+        _ = d.dissect(Self.hci(.command, [0x19, 0x20, 28, 0x40, 0x00] + [UInt8](repeating: 0xAA, count: 8) + [0x78, 0x56] + Self.ltk, number: 1))
+        XCTAssertEqual(d.revealedKeys.first?.ediv, 0x5678)
+        XCTAssertEqual(d.revealedKeys.first?.rand, 0xAAAA_AAAA_AAAA_AAAA)
+        // Cut short: nothing taken, nothing trapped.
+        _ = d.dissect(Self.hci(.command, [0x19, 0x20, 28, 0x40, 0x00, 1, 2], number: 2))
+        _ = d.dissect(Self.hci(.command, [0x1A, 0x20, 18, 0x40], number: 3))
+        XCTAssertEqual(d.revealedKeys.count, 1)
+    }
+}
