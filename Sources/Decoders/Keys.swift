@@ -39,7 +39,7 @@ public final class LinkKey {
         decryptedFrames += 1
         if firstFrame == nil { firstFrame = frame }
         lastFrame = frame
-        if connections.last != index, connections.count < 64 { connections.append(index) }
+        if connections.last != index, connections.count < 64, !connections.contains(index) { connections.append(index) }
     }
 
     /// Which key it is and where it came from, in a few words.
