@@ -123,7 +123,8 @@ extension Dissector {
             reveal(RevealedKey(.stk, value: stk.msbFirst, frames: Array(frames), connection: c.id,
                                source: "s1(TK, Srand, Mrand) of the LE legacy " + method + " pairing", linkKey: link), side: nil)
         case .tkMissing:
-            d.keyNote = "LE legacy OOB pairing: TK missing (give it with --tk to decrypt the link)"
+            d.keyNote = temporaryKeys.isEmpty ? "LE legacy OOB pairing: TK missing (give it with --tk to decrypt the link)"
+                : "LE legacy OOB pairing: TK missing, no given TK matches the confirm values"
         case .notFound:
             d.keyNote = "LE legacy " + exchange.methodName + " pairing: no passkey 000000-999999 gives the confirm values" +
                 (temporaryKeys.isEmpty ? "" : ", nor a given TK")

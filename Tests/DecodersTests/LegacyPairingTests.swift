@@ -167,7 +167,7 @@ final class LegacyPairingCaptureTests: XCTestCase {
 
         // A wrong TK: said so, nothing decrypted.
         let wrong = try Self.run(name, temporaryKeys: [LTK(hex: "00000000000000000000000000000001")!])
-        XCTAssertEqual(Array(wrong.notes.values), ["LE legacy OOB pairing: TK missing (give it with --tk to decrypt the link)"])
+        XCTAssertEqual(Array(wrong.notes.values), ["LE legacy OOB pairing: TK missing, no given TK matches the confirm values"])
         XCTAssertTrue(wrong.decryptedBy.isEmpty)
     }
 
