@@ -37,7 +37,18 @@ public final class Dissector {
     public let advertisers: Advertisers?
 
     /// Over-the-air captures: connections by access address, retransmissions, CRC, decryption.
-    private let linkLayer: LinkLayerTracker
+    let linkLayer: LinkLayerTracker
+    /// TKs given for OOB legacy pairing (`Dissector.init`), as c1 and s1 take them.
+    let temporaryKeys: [Block128]
+    /// LE legacy pairings in progress on sniffed links, by tracker index; made at the first SMP
+    /// pairing PDU, so captures without pairing pay nothing.
+    var pairingExchanges: [Int: LegacyPairingExchange] = [:]
+    /// Keys seen in the capture or worked out from it, in order (at most `maxRevealedKeys`).
+    public internal(set) var revealedKeys: [RevealedKey] = []
+    public static let maxRevealedKeys = 10_000
+    /// EDIV and Rand of the last HCI LE Long Term Key Request event by (adapter, handle): the
+    /// reply's LTK is the one they name.
+    var ltkRequests: [UInt32: (ediv: UInt16, rand: UInt64)] = [:]
     /// Connections seen over the air, by the link-layer tracker's index.
     private var llConnections: [Int: Connection] = [:]
     /// Central and peripheral of the sniffed links that began with a CONNECT_IND, by tracker index.
@@ -49,16 +60,21 @@ public final class Dissector {
 
     /// - Parameters:
     ///   - keys: long-term keys to decrypt encrypted link-layer connections with.
+    ///   - temporaryKeys: TKs of OOB legacy pairings (most significant octet first), to recover
+    ///     their STKs.
+    ///   - givenKeys: more LTKs, each with where it came from (a keys file).
     ///   - maxAdvertisers: advertisers tracked in full (`Advertisers.maxTracked`); later ones are counted.
     ///   - keepEnded: ended connections to keep for `ended` and `allConnections` (at most
     ///     `maxEndedKept`); a pass that only looks at frames as they come (the audit) keeps none.
-    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [],
+    public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [], temporaryKeys: [LTK] = [], givenKeys: [LinkKey] = [],
                 maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
                 findsFieldFaults: Bool = true) {
         self.findsFieldFaults = findsFieldFaults
         endedKept = min(max(keepEnded, 0), Dissector.maxEndedKept)
         advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs, maxTracked: maxAdvertisers) : nil
         linkLayer = LinkLayerTracker(keys: keys)
+        for k in givenKeys { linkLayer.add(k) }
+        self.temporaryKeys = temporaryKeys.compactMap { Block128(msbFirst: $0.msbFirst) }
     }
 
     /// Every connection seen, in order of first appearance.
@@ -138,6 +154,9 @@ public final class Dissector {
         if params.count != Int(len) {
             d.problem(.hciLength, "parameter length \(len) but \(params.count) bytes follow")
         }
+        if opcode == HCIKeyCommands.leEnableEncryption || opcode == HCIKeyCommands.leLongTermKeyRequestReply {
+            hciKey(opcode: opcode, params, adapter: p.adapter, frame: p.number)
+        }
     }
 
     // MARK: HCI events
@@ -211,6 +230,10 @@ public final class Dissector {
         case 0x04, 0x05, 0x06, 0x07, 0x0C, 0x14: // per-connection subevents: tie them to the connection
             if let h = params.le16(sub == 0x04 || sub == 0x0C ? 2 : 1) {
                 d.connection = live[key(adapter, h & 0x0FFF)]
+                // LE Long Term Key Request: handle, Rand(8), EDIV(2).
+                if sub == 0x05, params.count >= 13, ltkRequests.count < 4096 {
+                    ltkRequests[key(adapter, h & 0x0FFF)] = (params.le16(at: 11), params.le64(at: 3))
+                }
             }
         default:
             if let adv = advertisers, AdvertisingReports.isReport(subevent: sub) {
@@ -323,6 +346,9 @@ public final class Dissector {
             c.encrypted = true
             c.encryptedFrame = p.number
         }
+        if !pairingExchanges.isEmpty, f.dataPDU?.control?.opcode == 0x03, !f.isRetransmission { // LL_ENC_REQ
+            encryptionRequested(index: index, connection: c, &d)
+        }
         guard let frag = f.l2cap, let dir = f.direction else { return }
         l2cap(&d, p, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
     }
@@ -376,6 +402,7 @@ public final class Dissector {
             c.isLE = true
             c.pairing.feed(pdu, from: side, frame: n)
             if let m = pdu.malformed { d.problem(.smp, "SMP: " + m) }
+            smpKeys(pdu, from: side, on: c, &d, frame: n)
             d.upper = .smp(pdu)
         case L2CAPChannel.leSignaling, L2CAPChannel.signaling:
             let frame = SignalingFrame(f.payload, channel: f.cid == L2CAPChannel.signaling ? .bredr : .le)
@@ -451,7 +478,7 @@ public final class Dissector {
     /// The connection currently open on a handle, if any.
     public func liveConnection(adapter: UInt16, handle: UInt16) -> Connection? { live[key(adapter, handle & 0x0FFF)] }
 
-    @inline(__always) private func key(_ adapter: UInt16, _ handle: UInt16) -> UInt32 {
+    @inline(__always) func key(_ adapter: UInt16, _ handle: UInt16) -> UInt32 {
         UInt32(adapter) << 16 | UInt32(handle)
     }
 
@@ -515,6 +542,9 @@ public struct Decoded {
     public var lostConnections: [Connection] = []
     /// The link-layer decode of an over-the-air frame.
     public internal(set) var linkLayer: LLFrame?
+    /// What this frame told about keys: a TK found, or why it could not be ("TK missing: OOB
+    /// pairing"). Shown with the frame.
+    public internal(set) var keyNote: String?
     /// What broke the specification in this frame, found while dissecting it (empty: nothing).
     public private(set) var problems: [DecodeProblem] = []
 

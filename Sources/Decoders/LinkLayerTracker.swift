@@ -28,7 +28,7 @@ public enum LLEncryption: Sendable, Equatable {
     case none
     /// Ciphertext that could not be decrypted (no key, no ENC_REQ/RSP seen, or MIC mismatch).
     case encrypted
-    /// Decrypted here with a given LTK; the MIC matched.
+    /// Decrypted here with a given, distributed or recovered key (`LLFrame.key`); the MIC matched.
     case decrypted
     /// The sniffer decrypted it and said the MIC was right.
     case decryptedBySniffer
@@ -84,6 +84,8 @@ public final class LLFrame: Dissectable {
     /// The capture stores the CRC as a little-endian number, not in air order (`LLPacket.crcAsNumber`).
     public internal(set) var crcStoredAsNumber = false
     public internal(set) var encryption: LLEncryption = .none
+    /// The key that decrypted this PDU (set when `encryption` is `.decrypted`).
+    public internal(set) var key: LinkKey?
     /// Set when this PDU carries L2CAP data to reassemble (not for retransmissions, bad CRCs,
     /// ciphertext or empty PDUs).
     public internal(set) var l2cap: LLL2CAPFragment?
@@ -160,7 +162,8 @@ public final class LLFrame: Dissectable {
         switch encryption {
         case .none: break
         case .encrypted: ll.append(Field("Encryption", .text("encrypted, not decrypted")))
-        case .decrypted: ll.append(Field("Encryption", .text("decrypted (MIC correct)")))
+        case .decrypted:
+            ll.append(Field("Encryption", .text("decrypted (MIC correct)"), key.map { [Field("Key", .text($0.description))] } ?? []))
         case .decryptedBySniffer: ll.append(Field("Encryption", .text("decrypted by the sniffer (MIC correct)")))
         }
         for p in problems { ll.append(.malformed(p)) }
@@ -175,6 +178,8 @@ public final class LinkLayerTracker {
         let index: Int
         let accessAddress: UInt32
         var connect: LLConnectInd?
+        /// TxAdd and RxAdd of the CONNECT_IND: InitA and AdvA are random addresses.
+        var initiatorRandom = false, advertiserRandom = false
         var crcInit: UInt32?
         /// CRCInit recovered from a packet; trusted once a second packet agrees.
         var crcConfirmed = false
@@ -185,6 +190,10 @@ public final class LinkLayerTracker {
         var encrypted = false
         var skdm: [UInt8]?, ivm: [UInt8]?, skds: [UInt8]?, ivs: [UInt8]?
         var session: LLSession?
+        /// The key `session` was made from.
+        var sessionKey: LinkKey?
+        /// EDIV and Rand of the last LL_ENC_REQ: which LTK the central asked for.
+        var ediv: UInt16 = 0, rand: UInt64 = 0
         var triedKeys = false
         var counters: [UInt64] = [0, 0]
         var frames = 0
@@ -195,13 +204,43 @@ public final class LinkLayerTracker {
         }
     }
 
-    public let keys: [LTK]
+    /// Keys to try on every connection: given ones, then those learnt from the capture.
+    public private(set) var keys: [LinkKey]
+    /// STKs of pairings seen, by connection index: tried on that connection only.
+    private var connectionKeys: [Int: [LinkKey]] = [:]
     private var connections: [UInt32: ConnectionState] = [:]
     private var nextIndex = 1
     /// Noise can make up access addresses; past this many, unknown ones are not tracked.
     public static let maxConnections = 1024
 
-    public init(keys: [LTK] = []) { self.keys = keys }
+    /// Learnt keys kept at most (a capture could distribute keys without end).
+    public static let maxKeys = 4096
+
+    public init(keys: [LTK] = []) { self.keys = keys.map { LinkKey($0, origin: .given("given with --ltk")) } }
+
+    public init(linkKeys: [LinkKey]) { self.keys = linkKeys }
+
+    /// Adds a key learnt from the capture: an STK for its connection, an LTK for any. Connections
+    /// whose keys all failed try again with it.
+    public func add(_ key: LinkKey) {
+        if let index = key.connection {
+            guard connectionKeys[index, default: []].count < 16 else { return }
+            connectionKeys[index, default: []].append(key)
+        } else {
+            guard keys.count < LinkLayerTracker.maxKeys else { return }
+            keys.append(key)
+        }
+        for c in connections.values where c.session == nil && (key.connection == nil || key.connection == c.index) {
+            c.triedKeys = false
+        }
+    }
+
+    /// The CONNECT_IND of a connection and its address types, for the pairing functions (c1 takes
+    /// both addresses and their types).
+    public func connectRequest(of index: Int) -> (connect: LLConnectInd, initiatorRandom: Bool, advertiserRandom: Bool)? {
+        guard let c = connections.values.first(where: { $0.index == index }), let ind = c.connect else { return nil }
+        return (ind, c.initiatorRandom, c.advertiserRandom)
+    }
 
     /// Connections seen so far (index, access address, CONNECT_IND if seen).
     public var knownConnections: [(index: Int, accessAddress: UInt32, connect: LLConnectInd?)] {
@@ -235,7 +274,7 @@ public final class LinkLayerTracker {
             let adv = LLAdvertisingPDU(p.pdu, secondary: secondary, auxType: h.auxType)
             frame.pdu = .advertising(adv)
             if case .malformed(let m) = adv.body { frame.problems.append(m) }
-            if let c = adv.connectInd, frame.crc != .invalid { startConnection(c) }
+            if let c = adv.connectInd, frame.crc != .invalid { startConnection(c, initiatorRandom: adv.txAdd, advertiserRandom: adv.rxAdd) }
             return frame
         }
         dataPDU(frame, p)
@@ -267,10 +306,12 @@ public final class LinkLayerTracker {
         h.crcChecked ? (h.crcValid ? .valid : .invalid) : .unchecked
     }
 
-    private func startConnection(_ c: LLConnectInd) {
+    private func startConnection(_ c: LLConnectInd, initiatorRandom: Bool, advertiserRandom: Bool) {
         let s = ConnectionState(index: nextIndex, accessAddress: c.accessAddress)
         nextIndex += 1
         s.connect = c
+        s.initiatorRandom = initiatorRandom
+        s.advertiserRandom = advertiserRandom
         s.crcInit = c.crcInit
         s.crcConfirmed = true
         if connections.count >= LinkLayerTracker.maxConnections, connections[c.accessAddress] == nil { evictOldest() }
@@ -375,6 +416,8 @@ public final class LinkLayerTracker {
                                           crcBad: frame.crc == .invalid) {
                 pdu = LLDataPDU(ArraySlice(plain), hasMIC: true)
                 frame.encryption = .decrypted
+                frame.key = c.sessionKey
+                c.sessionKey?.noteDecrypted(frame: frame.number, connection: c.index)
             } else {
                 pdu = LLDataPDU(p.pdu, hasMIC: true, encrypted: true)
                 frame.encryption = .encrypted
@@ -398,9 +441,12 @@ public final class LinkLayerTracker {
         switch ctl.opcode {
         case 0x03: // LL_ENC_REQ: Rand(8) EDIV(2) SKDm(8) IVm(4)
             if params.count >= 22 {
+                c.rand = params.le64(at: 0)
+                c.ediv = params.le16(at: 8)
                 c.skdm = Array(params.from(10).prefix(8))
                 c.ivm = Array(params.from(18).prefix(4))
                 c.session = nil
+                c.sessionKey = nil
                 c.triedKeys = false
             }
         case 0x04: // LL_ENC_RSP: SKDs(8) IVs(4)
@@ -408,6 +454,7 @@ public final class LinkLayerTracker {
                 c.skds = Array(params.prefix(8))
                 c.ivs = Array(params.from(8).prefix(4))
                 c.session = nil
+                c.sessionKey = nil
                 c.triedKeys = false
             }
         case 0x05: // LL_START_ENC_REQ (sent in the clear): both sides encrypt from here on.
@@ -425,7 +472,7 @@ public final class LinkLayerTracker {
     /// Decrypts with the connection's session (trying each key on first use); advances the
     /// packet counter of the direction on success.
     private func decrypt(_ c: ConnectionState, _ pdu: Bytes, direction: LLDirection, retransmission: Bool, crcBad: Bool) -> [UInt8]? {
-        guard !keys.isEmpty, !crcBad, let skdm = c.skdm, let skds = c.skds, let ivm = c.ivm, let ivs = c.ivs else { return nil }
+        guard !keys.isEmpty || (!connectionKeys.isEmpty && connectionKeys[c.index] != nil), !crcBad, let skdm = c.skdm, let skds = c.skds, let ivm = c.ivm, let ivs = c.ivs else { return nil }
         let header = pdu.byte(0) ?? 0
         var body = pdu.from(2)
         var prefix: [UInt8] = [header, pdu.byte(1) ?? 0]
@@ -449,10 +496,11 @@ public final class LinkLayerTracker {
         if let s = c.session {
             result = attempt(s)
         } else if !c.triedKeys {
-            for key in keys {
-                guard let s = LLSession(ltk: key, skdm: skdm, skds: skds, ivm: ivm, ivs: ivs) else { continue }
+            for key in candidates(c) {
+                guard let s = LLSession(ltk: key.key, skdm: skdm, skds: skds, ivm: ivm, ivs: ivs) else { continue }
                 if let r = attempt(s) {
                     c.session = s
+                    c.sessionKey = key
                     result = r
                     break
                 }
@@ -462,6 +510,14 @@ public final class LinkLayerTracker {
         guard let (counter, plain) = result else { return nil }
         if !retransmission || counter >= c.counters[d] { c.counters[d] = counter &+ 1 }
         return prefix + plain + Array(body.suffix(4))
+    }
+
+    /// Keys to try when a connection starts encryption, most likely first: its own STKs, then the
+    /// LTKs named by the LL_ENC_REQ's EDIV and Rand, then the others.
+    private func candidates(_ c: ConnectionState) -> [LinkKey] {
+        let own = connectionKeys[c.index] ?? []
+        let named = keys.filter { $0.ediv == c.ediv && $0.rand == c.rand }
+        return own + named + keys.filter { !($0.ediv == c.ediv && $0.rand == c.rand) }
     }
 
     /// FNV-1a over what a retransmission repeats: LLID, length and payload (not NESN, SN, MD).

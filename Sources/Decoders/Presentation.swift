@@ -8,6 +8,15 @@ extension Decoded {
 
     /// Writes `summary` into `line` (printing reuses one line for every frame).
     public func writeSummary(to line: inout TextLine) {
+        writeLayerSummary(to: &line)
+        if let keyNote {
+            line += " ["
+            line += keyNote
+            line.write(byte: UInt8(ascii: "]"))
+        }
+    }
+
+    private func writeLayerSummary(to line: inout TextLine) {
         switch packet.kind {
         case .monitor(let op):
             line += "Monitor "
@@ -251,6 +260,10 @@ extension Decoded {
             layer(packet.kind == .hci(.scoData) ? "HCI SCO" : "HCI ISO")
             out?.add("Handle", .uint(UInt64(h), hex: 4))
             out?.add("Data", .bytes(data))
+        }
+        if let keyNote {
+            layer("Keys")
+            out?.add("Recovery", .text(keyNote))
         }
         if !problems.isEmpty {
             layer("Malformed")

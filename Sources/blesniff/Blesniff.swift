@@ -10,8 +10,8 @@ struct Blesniff: ParsableCommand {
         commandName: "blesniff",
         abstract: "Bluetooth Low Energy traffic analyzer: decode captures, rebuild GATT, audit app behaviour.",
         version: BlesniffVersion.text,
-        subcommands: [Read.self, Gatt.self, Devices.self, Audit.self, Rules.self, CaptureCommand.self, Convert.self,
-                      ReportCommand.self, DiffCommand.self, Fields.self, Mock.self, Links.self])
+        subcommands: [Read.self, Gatt.self, Devices.self, Keys.self, Links.self, Audit.self, Rules.self, CaptureCommand.self,
+                      Convert.self, ReportCommand.self, DiffCommand.self, Fields.self, Mock.self])
 
     /// Exit codes: 0 ok, 1 findings at or above the threshold, 2 unreadable input or bad usage.
     static func main() {

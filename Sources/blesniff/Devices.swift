@@ -36,7 +36,7 @@ struct Devices: ParsableCommand {
         var ok = true
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
-            let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates, keys: decoding.keys,
+            let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates, keys: decoding.keys, temporaryKeys: decoding.temporaryKeys, givenKeys: decoding.givenKeys,
                                       maxAdvertisers: maxAdvertisers, findsFieldFaults: false)
             var frames = 0
             var start: Int64?

@@ -26,7 +26,7 @@ struct Gatt: ParsableCommand {
         var ok = true
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
-            let dissector = Dissector(keys: decoding.keys, findsFieldFaults: false)
+            let dissector = Dissector(keys: decoding.keys, temporaryKeys: decoding.temporaryKeys, givenKeys: decoding.givenKeys, findsFieldFaults: false)
             var frames = 0
             let read = try decoding.input.forEachPacket(group) { frames += 1; _ = dissector.dissect($0) }
             ok = read && ok
@@ -60,13 +60,18 @@ struct Gatt: ParsableCommand {
                 out.write("{\"file\":" + FieldRendering.jsonString(file) + ",\"databases\":[")
                 for (i, db) in dbs.enumerated() {
                     if i > 0 { out.write(",") }
-                    out.write("{\"peer\":" + FieldRendering.jsonString(db.name) + ",")
+                    out.write("{\"peer\":" + FieldRendering.jsonString(db.name))
                     // The peer as fields too: tools match on the address, not on the label.
                     if let p = db.key.base as? PeerKey, let a = p.address {
-                        out.write("\"address\":\"" + a.description + "\",")
-                        if let t = p.type { out.write("\"address_type\":\"" + (t == 1 ? "random" : "public") + "\",") }
+                        out.write(",\"address\":\"" + a.description + "\"")
+                        if let t = p.type { out.write(",\"address_type\":\"" + (t == 1 ? "random" : "public") + "\"") }
                     }
-                    FieldRendering.writeJSONMembers(db.database.fields, arrays: Self.repeatable, to: out)
+                    // A database with nothing discovered (an encrypted link) has no members to follow.
+                    let fields = db.database.fields
+                    if !fields.isEmpty {
+                        out.write(",")
+                        FieldRendering.writeJSONMembers(fields, arrays: Self.repeatable, to: out)
+                    }
                     let versions = db.database.versions
                     if versions.count > 1 { Self.writeJSONVersions(versions, changes: db.database.changesByVersion, to: out) }
                     out.write("}")

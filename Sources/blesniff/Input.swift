@@ -20,11 +20,31 @@ struct DecodeOptions: ParsableArguments {
         valueName: "hex"))
     var ltks: [String] = []
 
+    @Option(name: .customLong("tk"), help: ArgumentHelp(
+        "The temporary key of an LE legacy OOB pairing (32 hex digits, most significant first), to decrypt the link it encrypts; repeatable. Just Works and Passkey Entry TKs are found without it.",
+        valueName: "hex"))
+    var tks: [String] = []
+
+    @Option(name: .customLong("keys"), help: ArgumentHelp(
+        "A keys file (YAML: devices, each with ltk, tk or passkey) whose keys decrypt like --ltk and --tk; repeatable.",
+        valueName: "file"))
+    var keysFiles: [String] = []
+
     func validate() throws {
         for k in ltks where LTK(hex: k) == nil { throw ValidationError("--ltk \(k): expected 32 hex digits") }
+        for k in tks where LTK(hex: k) == nil { throw ValidationError("--tk \(k): expected 32 hex digits") }
+        for path in keysFiles {
+            do { _ = try KeysFile.load(path: path) } catch { throw ValidationError("--keys \(error)") }
+        }
     }
 
     var keys: [LTK] { ltks.compactMap { LTK(hex: $0) } }
+    /// Checked by `validate`.
+    private var files: [KeysFile] { keysFiles.compactMap { try? KeysFile.load(path: $0) } }
+    /// TKs share the LTK's form: 128 bits, most significant octet first.
+    var temporaryKeys: [LTK] { tks.compactMap { LTK(hex: $0) } + files.flatMap(\.temporaryKeys) }
+    /// The keys files' LTKs, new for each capture (they count what they decrypt).
+    var givenKeys: [LinkKey] { files.flatMap(\.linkKeys) }
 
     /// The captures to decode as one each: every file alone, or all together with --merge.
     func groups(_ files: [String]) -> [[String]] { merge ? [files] : files.map { [$0] } }

@@ -44,7 +44,7 @@ final class ExitStatusTests: XCTestCase {
     /// `-` is standard input on every command that reads a capture.
     func testDashIsStandardInputEverywhere() throws {
         let input = Fixtures.captures + "/bad_just_works.btsnoop"
-        let commands: [[String]] = [["audit", "--fail-on", "never", "-"], ["gatt", "-"], ["devices", "-"],
+        let commands: [[String]] = [["audit", "--fail-on", "never", "-"], ["gatt", "-"], ["devices", "-"], ["keys", "-"],
                                     ["report", "-o", "-", "-"], ["convert", "-", dir + "/stdin.pcapng"], ["read", "--quiet", "-"]]
         for args in commands {
             let r = try CLI.run(args, stdin: input)
@@ -58,7 +58,7 @@ final class ExitStatusTests: XCTestCase {
 
     /// One line per error: the file and the reason, not a second copy from the report.
     func testAnErrorIsPrintedOnce() throws {
-        for command in [["audit"], ["read"], ["gatt"], ["devices"], ["report", "-o", dir + "/r.html"]] {
+        for command in [["audit"], ["read"], ["gatt"], ["devices"], ["keys"], ["report", "-o", dir + "/r.html"]] {
             let r = try CLI.run(command + ["/nonexistent.btsnoop"])
             XCTAssertEqual(r.status, 2, "\(command)")
             let lines = (r.out + r.err).split(separator: "\n")

@@ -8,6 +8,7 @@ final class JSONSchemaTests: XCTestCase {
         ("read", ["read", "--format", "json"], true),
         ("gatt", ["gatt", "--format", "json"], false),
         ("devices", ["devices", "--format", "json"], false),
+        ("keys", ["keys", "--format", "json"], false),
         ("audit", ["audit", "--fail-on", "never", "--format", "json"], false),
         ("links", ["links", "--format", "json"], false),
     ]

@@ -14,8 +14,9 @@ public final class ReportPass: AuditEventSink {
 
     /// - Parameter keys: long-term keys to decrypt link-layer connections in sniffer captures.
     public init(path: String, configuration: AuditConfiguration = AuditConfiguration(), baseline: Baseline? = nil,
-                keys: [LTK] = [], limits: ReportLimits = ReportLimits()) {
-        dissector = Dissector(trackAdvertisers: true, keys: keys, maxAdvertisers: limits.maxAdvertisers)
+                keys: [LTK] = [], temporaryKeys: [LTK] = [], givenKeys: [LinkKey] = [], limits: ReportLimits = ReportLimits()) {
+        dissector = Dissector(trackAdvertisers: true, keys: keys, temporaryKeys: temporaryKeys, givenKeys: givenKeys,
+                              maxAdvertisers: limits.maxAdvertisers)
         feed = AuditFeed(dissector: dissector, configuration: configuration)
         auditor = Auditor(configuration: configuration, capturePath: path, baseline: baseline)
         collector = ReportCollector(path: path, limits: limits)

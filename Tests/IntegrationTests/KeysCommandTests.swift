@@ -1,0 +1,101 @@
+import XCTest
+
+/// `blesniff keys` over the legacy pairing sniffer captures in ../shared/captures (skipped when
+/// absent) and the committed HCI captures.
+final class KeysCommandTests: XCTestCase {
+    static func shared(_ name: String) throws -> String {
+        let path = Fixtures.shared + "/" + name
+        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("\(name) not present") }
+        return path
+    }
+
+    func json(_ args: [String]) throws -> [String: Any] {
+        let r = try CLI.run(["keys", "--format", "json"] + args)
+        XCTAssertEqual(r.status, 0, r.err)
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+    }
+
+    func testPasskeyEntryPairing() throws {
+        let path = try Self.shared("homewsn_bsniffhub__lp-passkeyentry-123456-initiator-inputs-responder-displays.pcap")
+        let r = try CLI.run(["keys", path])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.contains("  TK   0000000000000000000000000001E240  passkey 123456\n"), r.out)
+        XCTAssertTrue(r.out.contains("  STK  0D2044A672A3F23EE63B765232F6F2E5\n"), r.out)
+        let keys = try XCTUnwrap(try json([path])["keys"] as? [[String: Any]])
+        XCTAssertEqual(keys.map { $0["kind"] as? String }, ["TK", "STK", "LTK", "IRK", "CSRK", "LTK", "IRK", "CSRK"])
+        XCTAssertEqual(keys[0]["passkey"] as? String, "123456")
+        XCTAssertGreaterThan(keys[1]["decrypted_frames"] as? Int ?? 0, 0)
+    }
+
+    func testBondedLTKAndWhatItUnlocks() throws {
+        let path = try Self.shared("homewsn_bsniffhub__bonding-ltk-0F241772AC270CAFEE654186F0A65D5F.pcap")
+        let keys = try XCTUnwrap(try json([path])["keys"] as? [[String: Any]])
+        let ltk = try XCTUnwrap(keys.first { $0["value"] as? String == "0F241772AC270CAFEE654186F0A65D5F" })
+        XCTAssertEqual(ltk["kind"] as? String, "LTK")
+        XCTAssertEqual(ltk["ediv"] as? Int, 0x2E7A)
+        XCTAssertEqual(ltk["rand"] as? String, "0x238D24C7250DE29C")
+        XCTAssertEqual(ltk["decrypted_frames"] as? Int, 90)
+        XCTAssertEqual(ltk["link_layer_connections"] as? [Int], [2, 3])
+        let irk = try XCTUnwrap(keys.first { $0["kind"] as? String == "IRK" })
+        XCTAssertEqual((irk["identity_address"] as? [String: Any])?["value"] as? String, "04:ee:03:4a:8b:38")
+    }
+
+    func testOOBPairingSaysTheTKIsMissing() throws {
+        let path = try Self.shared("homewsn_bsniffhub__lp-oob-tk-5E882417A987222423A1A9EC719AED27.pcap")
+        let blind = try json([path])
+        XCTAssertEqual((blind["keys"] as? [Any])?.count, 0)
+        XCTAssertEqual((blind["notes"] as? [[String: Any]])?.first?["note"] as? String,
+                       "LE legacy OOB pairing: TK missing (give it with --tk to decrypt the link)")
+        let given = try json(["--tk", "5E882417A987222423A1A9EC719AED27", path])
+        let kinds = (given["keys"] as? [[String: Any]])?.compactMap { $0["kind"] as? String }
+        XCTAssertEqual(kinds, ["TK", "STK", "LTK", "IRK", "CSRK", "LTK", "IRK", "CSRK"])
+    }
+
+    /// crackle's legacy pairing sample is an old Ubertooth PPI capture (link type 192), which the
+    /// capture readers do not take: said so, not a crash.
+    func testPPICaptureIsUnsupported() throws {
+        let path = try Self.shared("crackle__pairing_and_ltk_exchange.pcap")
+        let r = try CLI.run(["keys", path])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertEqual(r.out, "")
+        XCTAssertEqual(r.err, "blesniff: \(path): unsupported link type 192 (PPI)\n")
+    }
+
+    /// An HCI log: the LTK the host hands its controller after LE Secure Connections pairing (EDIV
+    /// and Rand 0), and the IRKs both sides distribute in the clear ACL data.
+    func testKeysInAnHCILog() throws {
+        let o = try json([Fixtures.captures + "/good_just_works.btsnoop"])
+        let keys = try XCTUnwrap(o["keys"] as? [[String: Any]])
+        XCTAssertEqual(keys.map { $0["kind"] as? String }, ["LTK", "IRK", "IRK"])
+        XCTAssertEqual(keys[0]["value"] as? String, "6BF201D383B5242872E77BA8C4D4FB51")
+        XCTAssertEqual(keys[0]["source"] as? String, "HCI LE Enable Encryption command")
+        XCTAssertEqual(keys[0]["secure_connections"] as? Bool, true)
+        XCTAssertEqual(keys[0]["frames"] as? [Int], [173])
+        XCTAssertEqual(keys[1]["source"] as? String, "SMP Identity Information from the peripheral (HCI ACL data)")
+        XCTAssertEqual((keys[2]["identity_address"] as? [String: Any])?["value"] as? String, "00:1b:dc:00:00:01")
+    }
+
+    /// A keys file stands for --ltk and --tk, and the decrypted frames name it.
+    func testKeysFile() throws {
+        let ltkCapture = try Self.shared("homewsn_bsniffhub__ltk-063F1154BC631D186D48A05B7F5DCD8F.pcap")
+        let oob = try Self.shared("homewsn_bsniffhub__lp-oob-tk-5E882417A987222423A1A9EC719AED27.pcap")
+        let file = NSTemporaryDirectory() + "blesniff-keys-\(getpid()).yml"
+        try "devices:\n  - name: sensor\n    ltk: 063F1154BC631D186D48A05B7F5DCD8F\n  - tk: 5E882417A987222423A1A9EC719AED27\n"
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let r = try CLI.run(["read", "-v", "--keys", file, ltkCapture])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(r.out.components(separatedBy: "Key: LTK 063F1154BC631D186D48A05B7F5DCD8F from keys file \(file) (sensor)\n").count - 1, 85)
+        let k = try json(["--keys", file, oob])
+        XCTAssertEqual((k["keys"] as? [[String: Any]])?.first?["kind"] as? String, "TK")
+        let bad = try CLI.run(["keys", "--keys", "/nonexistent.yml", oob])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.err.contains("--keys /nonexistent.yml: cannot read the keys file"), bad.err)
+    }
+
+    func testCaptureWithoutKeys() throws {
+        let r = try CLI.run(["keys", Fixtures.captures + "/gatt_session.btsnoop"])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(r.out, Fixtures.captures + "/gatt_session.btsnoop\n  no keys\n")
+    }
+}
