@@ -19,7 +19,7 @@ let package = Package(
         .executableTarget(
             name: "blesniff",
             dependencies: [
-                "Report", "Capture", "Wire", "CBuildInfo",
+                "Report", "Decoders", "Capture", "Wire", "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ], swiftSettings: release),
         // The commit a release is built from (scripts/build.sh defines it; empty otherwise).
