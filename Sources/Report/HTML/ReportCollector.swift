@@ -354,7 +354,7 @@ final class DeviceTrack {
     var scanResponses = 0
     var rssi: TimeBins<RSSIBin>
     var gaps = [Int](repeating: 0, count: DeviceTrack.gapEdges.count + 1)
-    var lastAdvertisingTime: Int64?
+    var events = AdvertisingEventClock()
     var advertisingData: (data: [UInt8], frame: Int, legacy: Bool)?
     var scanResponse: (data: [UInt8], frame: Int, legacy: Bool)?
 
@@ -381,11 +381,11 @@ final class DeviceTrack {
             return
         }
         reports &+= 1
-        if let last = lastAdvertisingTime, f.time > last {
-            let ms = (f.time &- last) / 1_000_000
+        // Between advertising events, not between copies of one (`AdvertisingEventClock`).
+        if let gap = events.interval(at: f.time) {
+            let ms = gap / 1_000_000
             let i = DeviceTrack.gapEdges.firstIndex { ms < $0 } ?? DeviceTrack.gapEdges.count
             gaps[i] &+= 1
         }
-        lastAdvertisingTime = f.time
     }
 }
