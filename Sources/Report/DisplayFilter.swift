@@ -195,8 +195,11 @@ struct Literal {
             unsigned = lower == "true" ? 1 : 0
             number = Double(unsigned!)
         }
-        let hexPairs = text.split(separator: ":", omittingEmptySubsequences: false)
-        if hexPairs.count > 1, hexPairs.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) {
+        // Bytes as tshark writes them: pairs of hex digits joined by ":", "-" or ".", or one pair
+        // alone (`att.value contains 8d`; as a number it is 8 or nothing, as bytes 0x8d).
+        let separator = text.first { $0 == ":" || $0 == "-" || $0 == "." }
+        let hexPairs = separator.map { text.split(separator: $0, omittingEmptySubsequences: false) } ?? [Substring(text)]
+        if hexPairs.count > 1 || text.count == 2, hexPairs.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) {
             let b = hexPairs.map { UInt8($0, radix: 16)! }
             bytes = b
             if b.count == 6 { address = b.reduce(0) { $0 << 8 | UInt64($1) } }
