@@ -203,7 +203,7 @@ final class AdvertiserState {
     var txPower: Int8?
     var rssi = RSSIHistogram()
     var intervals = GapRing()
-    var lastAdvertisingTime: Int64?
+    var events = AdvertisingEventClock()
     var advertisingReports = 0
     var scanResponses = 0
     var connectable = false
@@ -230,10 +230,7 @@ final class AdvertiserState {
             advertisingReports += 1
             if r.isConnectable { connectable = true }
             // One gap per advertising event: fragments that are followed by more are skipped.
-            if r.dataStatus != .incompleteMore {
-                if let last = lastAdvertisingTime, time > last { intervals.add(time &- last) }
-                lastAdvertisingTime = time
-            }
+            if r.dataStatus != .incompleteMore, let gap = events.interval(at: time) { intervals.add(gap) }
         }
         if r.txPowerValue != nil, txPower == nil { txPower = r.txPowerValue }
         guard !r.data.isEmpty else { return }

@@ -20,7 +20,7 @@ public final class DisplayFilter {
     private let matcher: Matcher
     /// Tests on layers: their layer's key hash; `needsFields` when they look inside the layer.
     private let layerTests: [(index: Int, hash: UInt64, needsFields: Bool)]
-    private var firstTimestamp: Int64?
+    private var start = CaptureStart()
 
     /// The most tests one filter can hold (one bit each while a frame is evaluated).
     public static let maxTests = 64
@@ -60,16 +60,17 @@ public final class DisplayFilter {
         return try DisplayFilter(filters.map { "(" + $0.expression + ")" }.joined(separator: " and "))
     }
 
-    /// A new capture starts: `time` is relative to its first frame again.
-    public func reset() { firstTimestamp = nil }
+    /// A new capture starts: `time` is relative to its start again.
+    public func reset() { start = CaptureStart() }
 
-    /// Called for every frame in order (also those that will not be printed): `time` counts from the first.
+    /// Called for every frame in order (also those that will not be printed): `time` counts from
+    /// the capture's start (`CaptureStart`).
     public func matches(_ d: Decoded) -> Bool {
-        if firstTimestamp == nil { firstTimestamp = d.packet.timestamp }
+        _ = start.see(d.packet)
         matcher.reset()
         for i in tests.indices {
             guard case .frame(let f) = tests[i].target else { continue }
-            matcher.frameField(i, f, d, relative: d.packet.timestamp &- (firstTimestamp ?? 0))
+            matcher.frameField(i, f, d, relative: start.relative(d.packet.timestamp))
         }
         if !layerTests.isEmpty {
             var needsFields = false
@@ -194,8 +195,11 @@ struct Literal {
             unsigned = lower == "true" ? 1 : 0
             number = Double(unsigned!)
         }
-        let hexPairs = text.split(separator: ":", omittingEmptySubsequences: false)
-        if hexPairs.count > 1, hexPairs.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) {
+        // Bytes as tshark writes them: pairs of hex digits joined by ":", "-" or ".", or one pair
+        // alone (`att.value contains 8d`; as a number it is 8 or nothing, as bytes 0x8d).
+        let separator = text.first { $0 == ":" || $0 == "-" || $0 == "." }
+        let hexPairs = separator.map { text.split(separator: $0, omittingEmptySubsequences: false) } ?? [Substring(text)]
+        if hexPairs.count > 1 || text.count == 2, hexPairs.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) {
             let b = hexPairs.map { UInt8($0, radix: 16)! }
             bytes = b
             if b.count == 6 { address = b.reduce(0) { $0 << 8 | UInt64($1) } }

@@ -5,8 +5,10 @@ import Decoders
 ///     expr    := and (("or" | "||") and)*
 ///     and     := unary (("and" | "&&") unary)*
 ///     unary   := ("not" | "!") unary | primary
-///     primary := "(" expr ")" | field [op value]
+///     primary := "(" expr ")" | field [op value] | field "in" "{" value ([","] value)* "}"
 ///     op      := == != < <= > >= contains matches   (also eq ne lt le gt ge)
+///
+/// `field in {a b}` is `field == a or field == b`, as in tshark.
 struct FilterParser {
     enum Token: Equatable {
         case word(String)
@@ -71,7 +73,7 @@ struct FilterParser {
                 p += 2
                 continue
             }
-            if "()<>!".unicodeScalars.contains(u) {
+            if "()<>!{},".unicodeScalars.contains(u) {
                 out.append((.symbol(String(u)), start))
                 p += 1
                 continue
@@ -128,6 +130,10 @@ struct FilterParser {
         case .word(let name) where !["and", "or", "not"].contains(name.lowercased()):
             i += 1
             let target = try resolve(name, at: at)
+            if case .word(let w) = tokens[i].token, w.lowercased() == "in" {
+                i += 1
+                return try parseSet(target)
+            }
             var op = Test.Op.present
             var literal = Literal()
             let opAt = tokens[i].at
@@ -153,6 +159,28 @@ struct FilterParser {
         case .end: throw error(.syntax, "expected a field name or \"(\"", at: at)
         default: throw error(.syntax, "expected a field name, \"not\" or \"(\"", at: at)
         }
+    }
+
+    /// The members of `{…}` (spaces or commas between them), each an `==` test, joined by "or".
+    private mutating func parseSet(_ target: Test.Target) throws(DisplayFilterError) -> DisplayFilter.Node {
+        guard case .symbol("{") = tokens[i].token else { throw error(.syntax, "expected \"{\" after \"in\"", at: tokens[i].at) }
+        i += 1
+        var node: DisplayFilter.Node?
+        while true {
+            if case .symbol("}") = tokens[i].token, node != nil { i += 1; break }
+            if case .symbol(",") = tokens[i].token, node != nil { i += 1; continue }
+            let at = tokens[i].at
+            let literal = try parseValue(.eq)
+            if case .frame(.device) = target, literal.address == nil {
+                throw error(.badValue, "device takes an address (== 00:11:22:33:44:55)", at: at)
+            }
+            guard tests.count < DisplayFilter.maxTests else {
+                throw error(.tooManyTests, "more than \(DisplayFilter.maxTests) tests in one filter", at: at)
+            }
+            tests.append(Test(target: target, op: .eq, literal: literal))
+            node = node.map { .or($0, .test(tests.count - 1)) } ?? .test(tests.count - 1)
+        }
+        return node!
     }
 
     private mutating func parseValue(_ op: Test.Op) throws(DisplayFilterError) -> Literal {

@@ -10,7 +10,7 @@ public final class FramePrinter {
     public let format: Format
     public let verbose: Bool
     let out: Output
-    private var firstTimestamp: Int64?
+    private var start = CaptureStart()
     /// Each frame's summary is written here, then copied to the output: one buffer for the whole capture.
     @exclusivity(unchecked) private var line = TextLine(capacity: 512)
     /// JSON keys of the layer names met so far: a few names, each made into a key once.
@@ -27,17 +27,19 @@ public final class FramePrinter {
         fieldWriter = FieldRendering.TextWriter(output, indent: 6)
     }
 
-    /// Times are printed relative to the capture's first frame, also when the first frames are skipped.
-    public func noteFrame(at timestamp: Int64) {
-        if firstTimestamp == nil { firstTimestamp = timestamp }
+    /// Times are printed relative to the capture's start (`CaptureStart`), also when the first
+    /// frames are skipped: called for every frame, printed or not.
+    public func noteFrame(_ p: Packet) {
+        _ = start.see(p)
     }
 
+    /// Prints a frame (seeing it again is harmless: a frame moves the start only once).
     public func print(_ d: Decoded) {
-        let t0 = firstTimestamp ?? d.packet.timestamp
-        if firstTimestamp == nil { firstTimestamp = t0 }
+        _ = start.see(d.packet)
+        let relative = start.relative(d.packet.timestamp)
         switch format {
-        case .text: text(d, relative: d.packet.timestamp &- t0)
-        case .json: json(d, relative: d.packet.timestamp &- t0)
+        case .text: text(d, relative: relative)
+        case .json: json(d, relative: relative)
         }
     }
 

@@ -13,11 +13,14 @@ struct Convert: ParsableCommand {
             Reads any input blesniff reads (pcap, pcapng, btsnoop, PacketLogger, Android bug report zip \
             or text) and writes the frames with their directions and timestamps (to the microsecond). \
             Notes (PacketLogger notes, monitor System Note / User Logging) are kept in pcap254, btsnoop2001, \
-            pcapng and pklg, and dropped with a warning in pcap201 and btsnoop1002. Over-the-air sniffer \
-            frames are kept in pcapng and in pcap of their own link type (pcap256, pcap272). A frame the \
-            output cannot carry is counted in a warning (an error with --strict); when no frame can be \
-            carried, nothing is written and the exit status is 2. The output format comes from --to, else \
-            from the output's extension: .pcap (201), .pcapng, .btsnoop/.log (1002), .pklg.
+            pcapng and pklg, and dropped in pcap201 and btsnoop1002. Over-the-air sniffer frames are kept \
+            in pcapng and in pcap of their own link type (pcap256, pcap272). The output format comes from \
+            --to, else from the output's extension (.pcap, .pcapng, .btsnoop/.log/.cfa, .pklg) and the \
+            first input frame: the link type that keeps everything the input holds (Linux monitor input: \
+            pcap254 or btsnoop2001, as btmon writes; sniffer input: pcap256 or pcap272; HCI input: pcap201 \
+            or btsnoop1002). A frame the output cannot carry is an error (exit status 2) unless --to chose \
+            that format, then a warning (an error again with --strict); when no frame can be carried, \
+            nothing is written and the exit status is 2.
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -35,6 +38,38 @@ struct Convert: ParsableCommand {
         /// The formats that carry over-the-air frames of link type `lt`.
         static func carrying(linkLayer lt: UInt32) -> [Format] {
             [.pcapng] + allCases.filter { $0.linkLayerType == lt }
+        }
+
+        /// The file kind an output's extension names; the link type inside it is chosen by the input.
+        enum Container: CaseIterable {
+            case pcap, pcapng, btsnoop, pklg
+
+            static let extensions: [String: Container] = [
+                "pcap": .pcap, "pcapng": .pcapng, "btsnoop": .btsnoop, "log": .btsnoop, "cfa": .btsnoop, "pklg": .pklg,
+            ]
+
+            /// Formats of this container by the input's first record's link type: the one that
+            /// loses nothing of such input. A Linux monitor capture has notes and index records
+            /// that only a monitor link type keeps (and btmon writes btsnoop 2001).
+            static let lossless: [Container: [UInt32: Format]] = [
+                .pcap: [LinkType.linuxMonitor: .pcap254, LinkType.btsnoopMonitor: .pcap254,
+                        LinkType.leLLWithPHDR: .pcap256, LinkType.nordicBLE: .pcap272],
+                .btsnoop: [LinkType.linuxMonitor: .btsnoop2001, LinkType.btsnoopMonitor: .btsnoop2001],
+            ]
+
+            /// For input with nothing but HCI traffic, or no input at all.
+            var plain: Format {
+                switch self {
+                case .pcap: return .pcap201
+                case .pcapng: return .pcapng
+                case .btsnoop: return .btsnoop1002
+                case .pklg: return .pklg
+                }
+            }
+
+            func format(forInput linkType: UInt32?) -> Format {
+                linkType.flatMap { Self.lossless[self]?[$0] } ?? plain
+            }
         }
     }
 
@@ -63,26 +98,27 @@ struct Convert: ParsableCommand {
 
     func validate() throws {
         guard paths.count >= 2 else { throw ValidationError("Give at least one input and the output file.") }
-        if to == nil, Self.format(forExtension: paths[paths.count - 1]) == nil {
+        if to == nil, Self.container(forExtension: paths[paths.count - 1]) == nil {
             throw ValidationError("Cannot tell the output format from \"\(paths[paths.count - 1])\": use --to.")
         }
     }
 
-    static func format(forExtension path: String) -> Format? {
+    static func container(forExtension path: String) -> Format.Container? {
         guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return nil }
-        switch path[path.index(after: dot)...].lowercased() {
-        case "pcap": return .pcap201
-        case "pcapng": return .pcapng
-        case "btsnoop", "log", "cfa": return .btsnoop1002
-        case "pklg": return .pklg
-        default: return nil
-        }
+        return Format.Container.extensions[path[path.index(after: dot)...].lowercased()]
     }
 
     func run() throws {
         let output = paths[paths.count - 1]
         let inputs = Array(paths.dropLast())
-        guard let format = to ?? Self.format(forExtension: output) else { throw ExitCode(2) }
+        let choice: FrameSink.Choice
+        if let to {
+            choice = .given(to)
+        } else if let c = Self.container(forExtension: output) {
+            choice = .byInput(c)
+        } else {
+            throw ExitCode(2)
+        }
         if output != "-", let clash = inputs.first(where: { sameFile($0, output) }) {
             stderr("blesniff: \(output): is also an input (\(clash)); not overwriting it")
             throw ExitCode(2)
@@ -97,7 +133,7 @@ struct Convert: ParsableCommand {
         var ok = true
         let sink: FrameSink
         do {
-            sink = try FrameSink(path: output, format: format, bigEndian: byteOrder == .big)
+            sink = try FrameSink(path: output, choice: choice, bigEndian: byteOrder == .big)
         } catch {
             stderr("blesniff: \(error)")
             throw ExitCode(2)
@@ -156,8 +192,14 @@ struct Convert: ParsableCommand {
             stderr("blesniff: \(error)")
             throw ExitCode(2)
         }
-        for line in sink.warnings() { stderr("blesniff: warning: \(line)") }
-        if strict, sink.droppedNotes + sink.droppedOther > 0 { ok = false }
+        let dropped = sink.droppedNotes + sink.droppedOther > 0
+        // A loss the user did not choose is an error: the format was picked for them.
+        let lossChosen = to != nil && !strict
+        for line in sink.warnings() { stderr("blesniff: " + (lossChosen ? "warning: " : "error: ") + line) }
+        if dropped, to == nil, !strict {
+            stderr("blesniff: \(output): --to \(sink.format.rawValue) accepts the loss")
+        }
+        if dropped, !lossChosen { ok = false }
         if !ok { throw ExitCode(2) }
     }
 
@@ -187,8 +229,17 @@ final class FrameSink {
         case pcapng(PcapngWriter?)
     }
 
+    /// The output format: given, or chosen by the first input frame for the output's container.
+    enum Choice {
+        case given(Convert.Format)
+        case byInput(Convert.Format.Container)
+    }
+
     let path: String
-    let format: Convert.Format
+    private let choice: Choice
+    /// Settled by the first record (or by `finish` when there is none).
+    private(set) var format: Convert.Format
+    private var settled = false
     private let bigEndian: Bool
     private var created: Writer?
     /// Over-the-air link types of the frames dropped, for the message naming what carries them.
@@ -199,10 +250,21 @@ final class FrameSink {
     private(set) var droppedOther = 0
     private var pcapngLinkTypes: [UInt32] = [LinkType.h4WithPHDR, LinkType.linuxMonitor]
 
-    init(path: String, format: Convert.Format, bigEndian: Bool) throws(CaptureError) {
+    init(path: String, choice: Choice, bigEndian: Bool) throws(CaptureError) {
         self.path = path
-        self.format = format
+        self.choice = choice
+        switch choice {
+        case .given(let f): format = f
+        case .byInput(let c): format = c.plain
+        }
         self.bigEndian = bigEndian
+    }
+
+    /// Picks the format for the first record's link type, when the output's extension chose the container.
+    private func settle(_ r: Record) {
+        guard !settled else { return }
+        settled = true
+        if case .byInput(let c) = choice { format = c.format(forInput: r.linkType) }
     }
 
     /// The writer, the file created at the first call.
@@ -233,6 +295,7 @@ final class FrameSink {
     ]
 
     func write(_ r: Record) throws(CaptureError) {
+        settle(r)
         let p = Packet(r)
         // Length on the wire of the payload: the record's, less the framing taken off.
         let original = max(r.originalLength &- (r.data.count &- p.payload.count), p.payload.count)

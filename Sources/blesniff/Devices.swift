@@ -39,9 +39,9 @@ struct Devices: ParsableCommand {
             let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates, keys: decoding.keys, temporaryKeys: decoding.temporaryKeys, givenKeys: decoding.givenKeys,
                                       maxAdvertisers: maxAdvertisers, findsFieldFaults: false)
             var frames = 0
-            var start: Int64?
+            var start = CaptureStart()
             let read = try decoding.input.forEachPacket(group) {
-                if start == nil { start = $0.timestamp }
+                _ = start.see($0)
                 frames += 1
                 _ = dissector.dissect($0)
             }
@@ -52,7 +52,7 @@ struct Devices: ParsableCommand {
             let untracked = dissector.advertisers?.untracked ?? UntrackedAdvertisers()
             let cap = dissector.advertisers?.maxTracked ?? maxAdvertisers
             switch format {
-            case .text: DevicesReport.text(devices, untracked: untracked, cap: cap, file: file, start: start, to: out)
+            case .text: DevicesReport.text(devices, untracked: untracked, cap: cap, file: file, start: start.time, to: out)
             case .json: DevicesReport.json(devices, untracked: untracked, file: file, to: out)
             }
         }

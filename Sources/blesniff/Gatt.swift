@@ -60,18 +60,15 @@ struct Gatt: ParsableCommand {
                 out.write("{\"file\":" + FieldRendering.jsonString(file) + ",\"databases\":[")
                 for (i, db) in dbs.enumerated() {
                     if i > 0 { out.write(",") }
+                    // Every member after "peer" brings its own leading comma: a database with no
+                    // services (values seen for handles never discovered) has no fields to write.
                     out.write("{\"peer\":" + FieldRendering.jsonString(db.name))
                     // The peer as fields too: tools match on the address, not on the label.
                     if let p = db.key.base as? PeerKey, let a = p.address {
                         out.write(",\"address\":\"" + a.description + "\"")
                         if let t = p.type { out.write(",\"address_type\":\"" + (t == 1 ? "random" : "public") + "\"") }
                     }
-                    // A database with nothing discovered (an encrypted link) has no members to follow.
-                    let fields = db.database.fields
-                    if !fields.isEmpty {
-                        out.write(",")
-                        FieldRendering.writeJSONMembers(fields, arrays: Self.repeatable, to: out)
-                    }
+                    Self.writeJSONFields(db.database.fields, to: out)
                     let versions = db.database.versions
                     if versions.count > 1 { Self.writeJSONVersions(versions, changes: db.database.changesByVersion, to: out) }
                     out.write("}")
@@ -119,11 +116,18 @@ struct Gatt: ParsableCommand {
                 if let h = c.after { out.write(",\"after\":\(h)") }
                 out.write("}")
             }
-            out.write("],")
-            FieldRendering.writeJSONMembers(v.database.fields, arrays: repeatable, to: out)
+            out.write("]")
+            writeJSONFields(v.database.fields, to: out)
             out.write("}")
         }
         out.write("]")
+    }
+
+    /// A database's fields as members after others: nothing at all (not a lone comma) when it has none.
+    static func writeJSONFields(_ fields: [Field], to out: Output) {
+        guard !fields.isEmpty else { return }
+        out.write(",")
+        FieldRendering.writeJSONMembers(fields, arrays: repeatable, to: out)
     }
 
     /// Keys that can repeat in a database: always arrays in JSON, also with one element.

@@ -52,7 +52,7 @@ struct Read: ParsableCommand {
                 filter?.reset()
                 ok = try decoding.input.forEachPacket(group) { packet in
                     let d = dissector.dissect(packet)
-                    printer.noteFrame(at: packet.timestamp)
+                    printer.noteFrame(packet)
                     if let filter, !filter.matches(d) { return }
                     seen += 1
                     if d.isMalformed { malformed += 1 }

@@ -2,8 +2,9 @@ import XCTest
 
 /// `blesniff devices`: what a person reads of each advertiser.
 final class DevicesTests: XCTestCase {
-    /// A btsnoop (H4) capture of LE Advertising Reports, one per `data`, 100 ms apart.
-    static func advertisingCapture(_ data: [[UInt8]], to path: String) throws {
+    /// A btsnoop (H4) capture of LE Advertising Reports, one per `data`, 100 ms apart unless
+    /// `times` (microseconds from the first) says otherwise.
+    static func advertisingCapture(_ data: [[UInt8]], times: [Int64]? = nil, to path: String) throws {
         func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)] }
         func be64(_ v: Int64) -> [UInt8] { be32(Int(v >> 32)) + be32(Int(v & 0xffff_ffff)) }
         var file: [UInt8] = Array("btsnoop".utf8) + [0] + be32(1) + be32(1002)
@@ -12,7 +13,7 @@ final class DevicesTests: XCTestCase {
         for (i, ad) in data.enumerated() {
             let report: [UInt8] = [0x02, 0x01, 0x00, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, UInt8(ad.count)] + ad + [0xC4]
             let event: [UInt8] = [0x04, 0x3E, UInt8(report.count)] + report
-            file += be32(event.count) + be32(event.count) + be32(3) + be32(0) + be64(base + Int64(i) * 100_000) + event
+            file += be32(event.count) + be32(event.count) + be32(3) + be32(0) + be64(base + (times?[i] ?? Int64(i) * 100_000)) + event
         }
         try Data(file).write(to: URL(fileURLWithPath: path))
     }
@@ -38,5 +39,33 @@ final class DevicesTests: XCTestCase {
         XCTAssertTrue(verbose.contains("4c616d70000000"), "the AD structure keeps its bytes: \(verbose)")
         let json = try CLI.run(["devices", "--format", "json", path]).out
         XCTAssertTrue(json.contains(#""first_seen":{"value":1717200000000000000"#), json)
+    }
+
+    /// One advertising event seen twice (on two channels, or an advertisement and a scan response
+    /// some controllers report as a second advertisement) is one event: the interval is between
+    /// events, 100 ms here, not the 0.5 ms between the copies.
+    func testCopiesOfOneAdvertisingEventAreOneEvent() throws {
+        let path = NSTemporaryDirectory() + "blesniff-devices-\(UUID().uuidString).btsnoop"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let ad: [UInt8] = [0x02, 0x01, 0x06]
+        try Self.advertisingCapture(Array(repeating: ad, count: 6), times: [0, 500, 100_000, 100_600, 200_000, 201_000], to: path)
+        let r = try CLI.run(["devices", path])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.contains("  Advertising Interval: 100 ms (100000000)\n"), r.out)
+        XCTAssertTrue(r.out.contains("  Advertising Reports: 6\n"), "every report is still counted: \(r.out)")
+    }
+
+    /// No advertiser in the shared captures' HCI logs is shown advertising faster than the
+    /// specification's 20 ms: blesecpoc__hci_capture_20260306_121058.snoop's Shelly devices once
+    /// showed 0.546 ms and 1.291 ms, an advertisement and its scan response 0.5 ms apart.
+    func testNoHCIAdvertisingIntervalBelowTheMinimum() throws {
+        let shared = try Fixtures.sharedOrSkip().filter { $0.contains("btsnoop") || $0.hasSuffix(".snoop") || $0.hasSuffix(".cfa") }
+        for f in shared {
+            let r = try CLI.run(["devices", Fixtures.shared + "/" + f])
+            for line in r.out.split(separator: "\n") where line.hasPrefix("  Advertising Interval: ") {
+                let ns = Int64(line.split(separator: "(").last?.dropLast() ?? "") ?? 0
+                XCTAssertGreaterThanOrEqual(ns, 20_000_000, "\(f): \(line)")
+            }
+        }
     }
 }

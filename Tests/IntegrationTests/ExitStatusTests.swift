@@ -89,14 +89,56 @@ final class ExitStatusTests: XCTestCase {
         }
     }
 
-    /// Some frames dropped: the count in the warning; with --strict, exit 2.
+    /// Some frames dropped by a format the user chose: the count in a warning; with --strict, exit 2.
     func testConvertThatDropsSomeFramesWarnsAndFailsWhenStrict() throws {
         let monitor = Fixtures.captures + "/gatt_session.monitor.btsnoop"
-        var r = try CLI.run(["convert", monitor, dir + "/a.pcap"])
+        var r = try CLI.run(["convert", "--to", "pcap201", monitor, dir + "/a.pcap"])
         XCTAssertEqual(r.status, 0, r.err)
         XCTAssertTrue(r.err.range(of: #"warning: \d+ (notes|frames) dropped"#, options: .regularExpression) != nil, r.err)
-        r = try CLI.run(["convert", "--strict", monitor, dir + "/b.pcap"])
+        r = try CLI.run(["convert", "--strict", "--to", "pcap201", monitor, dir + "/b.pcap"])
         XCTAssertEqual(r.status, 2, r.err)
+    }
+
+    /// The link type of a file header: pcap's at offset 20 (little-endian as written), btsnoop's at 12.
+    func linkType(_ path: String) throws -> UInt32 {
+        let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        if path.hasSuffix(".pcap") { return b[20..<24].reversed().reduce(0) { $0 << 8 | UInt32($1) } }
+        return b[12..<16].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    /// The output's extension names the container; the link type is the one that loses nothing of
+    /// the input: a btmon capture (notes, index records, MGMT) becomes DLT 254 or btsnoop 2001, as
+    /// btmon writes, not 201 and 1002 with a third of its frames gone and exit status 0.
+    func testConvertByExtensionKeepsEveryFrame() throws {
+        var inputs = [Fixtures.captures + "/gatt_session.monitor.btsnoop"]
+        let shared = Fixtures.shared + "/blesecpoc__hci_capture_20260306_121058.snoop"
+        if FileManager.default.fileExists(atPath: shared) { inputs.append(shared) }
+        for input in inputs {
+            let frames = try CLI.run(["read", "--quiet", input]).out
+            for (ext, type) in [("pcap", UInt32(254)), ("btsnoop", 2001), ("log", 2001)] {
+                let out = dir + "/out." + ext
+                let r = try CLI.run(["convert", input, out])
+                XCTAssertEqual(r.status, 0, r.err)
+                XCTAssertEqual(r.err, "", "nothing dropped")
+                XCTAssertEqual(try linkType(out), type, "\(input) → .\(ext)")
+                XCTAssertEqual(try CLI.run(["read", "--quiet", out]).out, frames, "\(input) → .\(ext)")
+                try FileManager.default.removeItem(atPath: out)
+            }
+        }
+        // HCI-only input keeps the HCI link types.
+        let r = try CLI.run(["convert", Fixtures.captures + "/gatt_session.btsnoop", dir + "/h4.pcap"])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(try linkType(dir + "/h4.pcap"), 201)
+    }
+
+    /// A loss the user did not choose fails: HCI input first (so btsnoop 1002), then a monitor
+    /// capture whose notes and index records 1002 cannot carry.
+    func testConvertThatDropsFramesNobodyChoseToDropFails() throws {
+        let r = try CLI.run(["convert", Fixtures.captures + "/gatt_session.btsnoop", Fixtures.captures + "/gatt_session.monitor.btsnoop",
+                             dir + "/mixed.btsnoop"])
+        XCTAssertEqual(r.status, 2, r.err)
+        XCTAssertTrue(r.err.contains("error: "), r.err)
+        XCTAssertTrue(r.err.contains("--to btsnoop1002 accepts the loss"), r.err)
     }
 
     /// The -w format comes from the extension, or the command fails naming the formats it writes.

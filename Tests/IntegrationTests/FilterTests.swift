@@ -15,6 +15,13 @@ final class FilterTests: XCTestCase {
         ("smp", "btsmp"),
         ("not att and hci_command", "!btatt && bthci_cmd"),
         ("hci_command.opcode == 0x200b", "bthci_cmd.opcode == 0x200b"),
+        // Bytes without 0x, as tshark writes them (these once matched nothing).
+        ("att.value contains 8d", "btatt.value contains 8d"),
+        ("att.value contains 8d:00", "btatt.value contains 8d:00"),
+        ("att.value contains 8d-00", "btatt.value contains 8d-00"),
+        // Sets (once a syntax error), with or without commas.
+        ("att.opcode in {0x1b 0x1d}", "btatt.opcode in {0x1b, 0x1d}"),
+        ("att.opcode in {0x12, 0x52}", "btatt.opcode in {0x12, 0x52}"),
     ]
 
     static func tshark() throws -> String {

@@ -32,7 +32,8 @@ public final class ReportCollector {
     // Capture-wide.
     public private(set) var frames = 0
     public private(set) var malformedFrames = 0
-    var firstTime: Int64?
+    var firstTime: Int64? { captureStart.time }
+    var captureStart = CaptureStart()
     var lastTime: Int64 = 0
     var adapters: [UInt16] = []
     var frameBins: TimeBins<Int>?
@@ -82,7 +83,11 @@ public final class ReportCollector {
         self.init(path: audit.path)
         hasFrames = false
         let times = audit.findings.flatMap { $0.evidence.map(\.time) + [$0.decisive.time] }
-        if let lo = times.min(), let hi = times.max() { start(lo); lastTime = hi }
+        if let lo = times.min(), let hi = times.max() {
+            captureStart = CaptureStart(time: lo)
+            start(lo)
+            lastTime = hi
+        }
         var o = AuditOutcome(platform: audit.platform)
         o.findings = audit.findings
         o.platformBehaviour = audit.platformBehaviour
@@ -92,8 +97,9 @@ public final class ReportCollector {
         finish(dissector: nil, outcome: o, error: audit.error)
     }
 
+    /// Sets the time bins' origin (again, when leading notes turn out not to be the start: the
+    /// bins then begin empty at the traffic).
     private func start(_ t: Int64) {
-        firstTime = t
         lastTime = t
         frameBins = TimeBins(origin: t, count: limits.timelineBins)
         reportBins = TimeBins(origin: t, count: limits.timelineBins)
@@ -106,7 +112,7 @@ public final class ReportCollector {
     /// Feeds one decoded frame (before its audit events).
     public func add(_ d: Decoded) {
         let p = d.packet
-        if firstTime == nil { start(p.timestamp) }
+        if captureStart.see(p) { start(p.timestamp) }
         frames &+= 1
         if d.isMalformed { malformedFrames &+= 1 }
         if p.timestamp > lastTime { lastTime = p.timestamp }
@@ -354,7 +360,7 @@ final class DeviceTrack {
     var scanResponses = 0
     var rssi: TimeBins<RSSIBin>
     var gaps = [Int](repeating: 0, count: DeviceTrack.gapEdges.count + 1)
-    var lastAdvertisingTime: Int64?
+    var events = AdvertisingEventClock()
     var advertisingData: (data: [UInt8], frame: Int, legacy: Bool)?
     var scanResponse: (data: [UInt8], frame: Int, legacy: Bool)?
 
@@ -381,11 +387,11 @@ final class DeviceTrack {
             return
         }
         reports &+= 1
-        if let last = lastAdvertisingTime, f.time > last {
-            let ms = (f.time &- last) / 1_000_000
+        // Between advertising events, not between copies of one (`AdvertisingEventClock`).
+        if let gap = events.interval(at: f.time) {
+            let ms = gap / 1_000_000
             let i = DeviceTrack.gapEdges.firstIndex { ms < $0 } ?? DeviceTrack.gapEdges.count
             gaps[i] &+= 1
         }
-        lastAdvertisingTime = f.time
     }
 }
