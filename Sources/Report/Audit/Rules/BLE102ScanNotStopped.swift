@@ -77,8 +77,11 @@ struct BLE102ScanNotStopped: AuditRule {
                 l.append((frame, c))
             }
             let added = scans.update(c.adapter) { s -> Bool in
-                // Found by an earlier scan that was stopped: the one running is not the app's.
-                if let n = origin.foundIn, n != s.scan.number { return false }
+                // Found by an earlier scan that was stopped: the one running is not the app's,
+                // unless both are the app's own (it restarted its scan just before connecting).
+                if let n = origin.foundIn, n != s.scan.number, !(origin.owner.kind == .app && s.scan.owner.kind == .app) {
+                    return false
+                }
                 guard s.pending.count < 64 else { return false }
                 s.pending.append((frame, c))
                 return true

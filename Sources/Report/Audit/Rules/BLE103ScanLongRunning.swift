@@ -24,7 +24,7 @@ struct BLE103ScanLongRunning: AuditRule {
         var last: FrameRef
     }
 
-    static let consumes: AuditEventKinds = [.scan, .createConnection, .advertisingReport]
+    static let consumes: AuditEventKinds = [.scan, .createConnection, .connected, .advertisingReport]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let durationSetting: Int64
@@ -43,6 +43,9 @@ struct BLE103ScanLongRunning: AuditRule {
             if let o = scans.removeValue(forKey: s.adapter) { judge(o, adapter: s.adapter, end: frame, stopped: true, emit: emit) }
         case .createConnection(let adapter, _, _):
             scans.update(adapter) { $0.attempted = true }
+        case .connected(let c) where c.isCentral == true:
+            // A connect issued just before the scan started completed during it.
+            scans.update(c.adapter) { $0.attempted = true }
         case .advertisingReport(let adapter, _, _, _, _):
             scans.update(adapter) { $0.last = frame }
         default: break
