@@ -107,6 +107,65 @@ public final class Advertisers {
         let candidates = Array(seen128).sorted() + candidateUUIDs
         return order.compactMap { byAddress[$0]?.summary(candidates: candidates) }
     }
+
+    /// Addresses listed at most in a device's `addressesSeen` (a device that changes its address
+    /// every 15 minutes uses 96 a day).
+    public static let maxAddressesListed = 64
+
+    /// One summary per device: the advertisers whose resolvable private addresses a known IRK
+    /// resolves, and the identity address itself when it advertised (also as a controller reports
+    /// an address it resolved, address type 2 or 3), are one device named by its identity. The
+    /// same as `devices` when no IRK is known.
+    public func devices(resolvingWith resolver: AddressResolver) -> [DeviceSummary] {
+        guard !resolver.isEmpty else { return devices }
+        let candidates = Array(seen128).sorted() + candidateUUIDs
+        var groups: [IdentityAddress: [AdvertiserState]] = [:]
+        var slots: [Either] = []
+        for a in order {
+            guard let d = byAddress[a] else { continue }
+            guard let id = identity(of: d, resolver) else {
+                slots.append(.alone(d))
+                continue
+            }
+            if groups[id] == nil { slots.append(.identity(id)) }
+            groups[id, default: []].append(d)
+        }
+        return slots.compactMap { slot -> DeviceSummary? in
+            switch slot {
+            case .alone(let d): return d.summary(candidates: candidates)
+            case .identity(let id):
+                guard let members = groups[id], let key = resolver.key(for: id) else { return nil }
+                var s = AdvertiserState.merged(members, as: id).summary(candidates: candidates)
+                s.identity = key
+                s.addressesSeen = Array(members.prefix(Self.maxAddressesListed).map(\.address))
+                s.addressCount = members.count
+                return s
+            }
+        }
+    }
+
+    private enum Either {
+        case alone(AdvertiserState)
+        case identity(IdentityAddress)
+    }
+
+    /// The identity an advertiser's address belongs to: resolved from a resolvable private
+    /// address, or the identity address itself (HCI address types 2 and 3 are identity addresses
+    /// the controller resolved, Vol 4 Part E 7.7.65.2).
+    private func identity(of d: AdvertiserState, _ resolver: AddressResolver) -> IdentityAddress? {
+        switch d.addressType {
+        case 0, 2:
+            let id = IdentityAddress(d.address, type: 0)
+            return resolver.key(for: id) == nil ? nil : id
+        case 1 where !PrivateAddressFunctions.isResolvable(d.address), 3:
+            let id = IdentityAddress(d.address, type: 1)
+            return resolver.key(for: id) == nil ? nil : id
+        case 1:
+            return resolver.identity(of: d.address, type: 1)?.identity
+        default:
+            return nil
+        }
+    }
 }
 
 /// Advertisers past the cap: per address type, how many (estimated, in fixed memory), their
@@ -190,8 +249,8 @@ final class AdvertiserState {
 
     let address: BDAddr
     var addressType: UInt8
-    let firstFrame: Int
-    let firstSeen: Int64
+    var firstFrame: Int
+    var firstSeen: Int64
     var lastFrame: Int
     var lastSeen: Int64
     var completeName: [UInt8]?
@@ -259,6 +318,34 @@ final class AdvertiserState {
         }
     }
 
+    /// One state for advertisers that are one device (its addresses in order of first
+    /// appearance): counts add up, RSSI histograms and interval gaps combine, a value seen once
+    /// is kept from the advertiser that sent it last.
+    static func merged(_ members: [AdvertiserState], as id: IdentityAddress) -> AdvertiserState {
+        let first = members[0]
+        let m = AdvertiserState(address: id.address, addressType: id.type, frame: first.firstFrame, time: first.firstSeen)
+        for d in members.sorted(by: { $0.lastFrame < $1.lastFrame }) {
+            if d.firstFrame < m.firstFrame { (m.firstFrame, m.firstSeen) = (d.firstFrame, d.firstSeen) }
+            if d.lastFrame >= m.lastFrame { (m.lastFrame, m.lastSeen) = (d.lastFrame, d.lastSeen) }
+            m.completeName = d.completeName ?? m.completeName
+            m.shortName = d.shortName ?? m.shortName
+            m.flags = d.flags ?? m.flags
+            m.appearance = d.appearance ?? m.appearance
+            m.txPower = d.txPower ?? m.txPower
+            m.overflow = d.overflow ?? m.overflow
+            for u in d.uuids where m.uuids.count < 64 && !m.uuids.contains(u) { m.uuids.append(u) }
+            for c in d.companies where !m.companies.contains(c) { m.companies.append(c) }
+            m.rssi.add(d.rssi)
+            for g in d.intervals.gaps { m.intervals.add(g) }
+            m.advertisingReports += d.advertisingReports
+            m.scanResponses += d.scanResponses
+            m.connectable = m.connectable || d.connectable
+            if let c = d.connectionFrame { m.connectionFrame = min(m.connectionFrame ?? c, c) }
+            m.problems += d.problems
+        }
+        return m
+    }
+
     func note(_ u: BluetoothUUID, _ seen128: inout Set<BluetoothUUID>) {
         if u.width == 16 { seen128.insert(u) }
         if uuids.count < 64, !uuids.contains(u) { uuids.append(u) }
@@ -295,6 +382,12 @@ struct RSSIHistogram {
         let i = Swift.min(Swift.max(Int(v), RSSIHistogram.low), RSSIHistogram.high) - RSSIHistogram.low
         counts[i] &+= 1
         total += 1
+    }
+
+    /// Adds another histogram's counts.
+    mutating func add(_ other: RSSIHistogram) {
+        for i in counts.indices { counts[i] &+= other.counts[i] }
+        total += other.total
     }
 
     var min: Int? { counts.firstIndex { $0 > 0 }.map { $0 + RSSIHistogram.low } }
@@ -373,6 +466,13 @@ public struct DeviceSummary: Sendable {
     /// Frame of the first connection to the device after it advertised.
     public let connectionFrame: Int?
     public let malformedStructures: Int
+    /// The identity the device's addresses resolved to, with the IRK that resolved them; nil
+    /// when no known IRK is the device's.
+    public internal(set) var identity: IdentityKey? = nil
+    /// The addresses the device advertised from (the first `Advertisers.maxAddressesListed`), and
+    /// how many there were.
+    public internal(set) var addressesSeen: [BDAddr] = []
+    public internal(set) var addressCount = 0
 
     public var randomKind: RandomAddressKind? { addressType == 0x01 ? address.randomKind : nil }
     public var completeName: String? { completeNameBytes.map { String(decoding: $0, as: UTF8.self) } }
@@ -384,7 +484,13 @@ public struct DeviceSummary: Sendable {
     public var fields: [Field] {
         var addrChildren = [Field("Address Type", AdvertisingReport.addressType(addressType))]
         if let k = randomKind { addrChildren.append(Field("Random Address Kind", .text(k.rawValue))) }
+        if let id = identity { addrChildren.append(Field("Identity", .text(id.identity.kind + ", IRK from " + id.source))) }
         var out = [Field("Address", .address(address), addrChildren)]
+        if identity != nil {
+            var seen = addressesSeen.map(\.description).joined(separator: ", ")
+            if addressCount > addressesSeen.count { seen += " and \(addressCount - addressesSeen.count) more" }
+            out.append(Field("Addresses Seen", .text(seen)))
+        }
         if let n = completeNameBytes { out.append(Field("Complete Local Name", .received(n[...]))) }
         if let n = shortNameBytes { out.append(Field("Shortened Local Name", .received(n[...]))) }
         if let f = flags { out.append(ADValue.flags([f][...]).first ?? Field.u8("Flags", f)) }

@@ -46,6 +46,9 @@ public final class Dissector {
     /// Keys seen in the capture or worked out from it, in order (at most `maxRevealedKeys`).
     public internal(set) var revealedKeys: [RevealedKey] = []
     public static let maxRevealedKeys = 10_000
+    /// The IRKs known (given, then seen in the capture) and the identities they resolve
+    /// resolvable private addresses to.
+    public let resolver: AddressResolver
     /// EDIV and Rand of the last HCI LE Long Term Key Request event by (adapter, handle): the
     /// reply's LTK is the one they name.
     var ltkRequests: [UInt32: (ediv: UInt16, rand: UInt64)] = [:]
@@ -63,11 +66,12 @@ public final class Dissector {
     ///   - temporaryKeys: TKs of OOB legacy pairings (most significant octet first), to recover
     ///     their STKs.
     ///   - givenKeys: more LTKs, each with where it came from (a keys file).
+    ///   - identityKeys: IRKs with their identities (a keys file), to resolve private addresses.
     ///   - maxAdvertisers: advertisers tracked in full (`Advertisers.maxTracked`); later ones are counted.
     ///   - keepEnded: ended connections to keep for `ended` and `allConnections` (at most
     ///     `maxEndedKept`); a pass that only looks at frames as they come (the audit) keeps none.
     public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [], temporaryKeys: [LTK] = [], givenKeys: [LinkKey] = [],
-                maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
+                identityKeys: [IdentityKey] = [], maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
                 findsFieldFaults: Bool = true) {
         self.findsFieldFaults = findsFieldFaults
         endedKept = min(max(keepEnded, 0), Dissector.maxEndedKept)
@@ -75,6 +79,7 @@ public final class Dissector {
         linkLayer = LinkLayerTracker(keys: keys)
         for k in givenKeys { linkLayer.add(k) }
         self.temporaryKeys = temporaryKeys.compactMap { Block128(msbFirst: $0.msbFirst) }
+        resolver = AddressResolver(identityKeys)
     }
 
     /// Every connection seen, in order of first appearance.
@@ -156,6 +161,8 @@ public final class Dissector {
         }
         if opcode == HCIKeyCommands.leEnableEncryption || opcode == HCIKeyCommands.leLongTermKeyRequestReply {
             hciKey(opcode: opcode, params, adapter: p.adapter, frame: p.number)
+        } else if opcode == HCIKeyCommands.leAddDeviceToResolvingList {
+            resolvingListEntry(params, frame: p.number)
         }
     }
 

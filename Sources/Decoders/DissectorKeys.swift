@@ -6,6 +6,9 @@ enum HCIKeyCommands {
     static let leEnableEncryption: UInt16 = 0x2019
     /// HCI_LE_Long_Term_Key_Request_Reply: Connection_Handle, Long_Term_Key(16).
     static let leLongTermKeyRequestReply: UInt16 = 0x201A
+    /// HCI_LE_Add_Device_To_Resolving_List (7.8.38): Peer_Identity_Address_Type,
+    /// Peer_Identity_Address(6), Peer_IRK(16), Local_IRK(16).
+    static let leAddDeviceToResolvingList: UInt16 = 0x2027
 }
 
 /// Keys from SMP and HCI: the legacy pairing recovery on sniffed links, key distribution, and the
@@ -55,10 +58,16 @@ extension Dissector {
             reveal(RevealedKey(.irk, value: Array(irk.reversed()), frames: [n], connection: c.id,
                                source: "SMP Identity Information " + sender(side, c, d.linkLayer)), side: side)
         case .identityAddressInformation(let type, let address):
-            update(.irk, connection: c.id, side: side) { k in
+            let k = update(.irk, connection: c.id, side: side) { k in
                 k.identityAddress = address
                 k.identityAddressType = type
                 k.frames.append(n)
+            }
+            // The IRK and its identity complete each other (3.6.4, 3.6.5): from now on the
+            // device's resolvable private addresses resolve to this identity.
+            if let k, let irk = Block128(msbFirst: k.value) {
+                resolver.add(IdentityKey(irk: irk, identity: IdentityAddress(address, type: type),
+                                         source: "SMP Identity Information in frame \(k.frames.first ?? n)"))
             }
         case .signingInformation(let csrk):
             reveal(RevealedKey(.csrk, value: Array(csrk.reversed()), frames: [n], connection: c.id,
@@ -170,15 +179,36 @@ extension Dissector {
 
     /// Adds what a later PDU says (EDIV and Rand, an identity address) to the latest key of that
     /// kind the same side sent on the connection.
-    private func update(_ kind: RevealedKey.Kind, connection: Int, side: Side, _ body: (inout RevealedKey) -> Void) {
+    /// Returns the key as updated, nil when there was none.
+    @discardableResult
+    private func update(_ kind: RevealedKey.Kind, connection: Int, side: Side, _ body: (inout RevealedKey) -> Void) -> RevealedKey? {
         var i = revealedKeys.count - 1
         let stop = max(0, revealedKeys.count - 16)
         while i >= stop {
             if revealedKeys[i].kind == kind, revealedKeys[i].connection == connection, revealedKeys[i].side == side {
                 body(&revealedKeys[i])
-                return
+                return revealedKeys[i]
             }
             i -= 1
         }
+        return nil
+    }
+
+    /// A peer's IRK and identity the host hands its controller so that the controller resolves
+    /// the peer's addresses (HCI LE Add Device To Resolving List): the same knowledge, in the
+    /// clear in any HCI log. An all-zero Peer_IRK means the peer has none (7.8.38).
+    func resolvingListEntry(_ params: Bytes, frame n: Int) {
+        // Length checked: the reads below stay inside the parameters.
+        guard params.count >= 39, let type = params.byte(0),
+              let irk = Block128(lsbFirst: params.from(7).prefix(16)) else { return }
+        let address = BDAddr(UInt64(params.le32(at: 1)) | UInt64(params.le16(at: 5)) << 32)
+        guard irk != Block128(repeating: 0) else { return }
+        let id = IdentityAddress(address, type: type)
+        guard resolver.add(IdentityKey(irk: irk, identity: id, source: "HCI LE Add Device To Resolving List in frame \(n)")) else { return }
+        var k = RevealedKey(.irk, value: irk.msbFirst, frames: [n], connection: nil,
+                            source: "HCI LE Add Device To Resolving List command")
+        k.identityAddress = address
+        k.identityAddressType = type & 1
+        reveal(k, side: nil)
     }
 }

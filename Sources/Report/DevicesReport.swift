@@ -15,7 +15,7 @@ public enum DevicesReport {
         for d in devices {
             out.write("\n")
             out.write(address: d.address.raw)
-            if let k = d.randomKind { out.write(" (" + k.rawValue + ")") } else { out.write(d.addressType == 0 ? " (public)" : " (type \(d.addressType))") }
+            if let id = d.identity { out.write(" (" + id.identity.kind + ")") } else if let k = d.randomKind { out.write(" (" + k.rawValue + ")") } else { out.write(d.addressType == 0 ? " (public)" : " (type \(d.addressType))") }
             if let n = d.nameBytes {
                 out.write(" \"")
                 out.write(display: n[...])
@@ -47,7 +47,12 @@ public enum DevicesReport {
         for (i, d) in devices.enumerated() {
             if i > 0 { out.write(",") }
             out.write("{")
-            FieldRendering.writeJSONMembers(d.fields, arrays: repeatable, to: out)
+            // Addresses seen are a list in JSON, also with one.
+            FieldRendering.writeJSONMembers(d.fields.filter { $0.label != "Addresses Seen" }, arrays: repeatable, to: out)
+            if d.identity != nil {
+                out.write(",\"addresses_seen\":[" + d.addressesSeen.map { "\"" + $0.description + "\"" }.joined(separator: ",") + "]")
+                out.write(",\"address_count\":\(d.addressCount)")
+            }
             out.write("}")
         }
         out.write("]")

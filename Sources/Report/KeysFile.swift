@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Decoders
+import Wire
 
 /// A keys file (`--keys FILE`): the keys of each device, so they need not be typed.
 ///
@@ -11,6 +12,9 @@ import Decoders
 ///         ltk: 0F241772AC270CAFEE654186F0A65D5F
 ///       - tk: 5E882417A987222423A1A9EC719AED27    # OOB legacy pairing
 ///       - passkey: 123456                         # legacy Passkey Entry
+///       - name: phone
+///         irk: EC0234A357C8AD05341010A60A397D9B   # resolves the phone's private addresses
+///         identity: f0:18:98:12:34:56 public      # to this identity address
 ///
 /// Keys are 32 hex digits, most significant first. Every key is tried on every connection: the
 /// MIC (an LTK) or the confirm values (a TK, a passkey) tell which one belongs.
@@ -22,6 +26,9 @@ public struct KeysFile: Sendable {
         /// A TK, or a passkey as its TK (the passkey as a 128-bit number).
         public var tk: LTK?
         public var passkey: UInt32?
+        /// An IRK and the identity address it resolves private addresses to (given together).
+        public var irk: LTK?
+        public var identity: IdentityAddress?
     }
 
     public let path: String
@@ -35,6 +42,30 @@ public struct KeysFile: Sendable {
     }
 
     public var temporaryKeys: [LTK] { entries.compactMap(\.tk) }
+
+    /// The IRKs with their identities, each naming this file and its device.
+    public var identityKeys: [IdentityKey] {
+        entries.compactMap { e in
+            guard let k = e.irk, let irk = Block128(msbFirst: k.msbFirst), let id = e.identity else { return nil }
+            return IdentityKey(irk: irk, identity: id, source: "keys file " + path + (e.device.map { " (" + $0 + ")" } ?? ""))
+        }
+    }
+
+    /// An identity address: "aa:bb:cc:dd:ee:ff", then "public" or "random" (random static). A
+    /// random static address has 0b11 as its two most significant bits (Vol 6 Part B 1.3.2.1), so
+    /// an address without them is public; one with them may be either and needs the word.
+    static func identity(_ text: String) -> IdentityAddress?? {
+        let words = text.split(separator: " ", omittingEmptySubsequences: true)
+        guard words.count == 1 || words.count == 2, let a = BDAddr(parsing: String(words[0])) else { return nil }
+        if words.count == 2 {
+            switch words[1].lowercased() {
+            case "public": return .some(IdentityAddress(a, type: 0))
+            case "random", "static", "random_static": return a.raw >> 46 == 0b11 ? .some(IdentityAddress(a, type: 1)) : nil
+            default: return nil
+            }
+        }
+        return a.raw >> 46 == 0b11 ? .some(nil) : .some(IdentityAddress(a, type: 0))
+    }
 
     public static func load(path: String) throws(ConfigurationError) -> KeysFile {
         guard let f = fopen(path, "r") else { throw ConfigurationError(file: path, key: "", problem: "cannot read the keys file") }
@@ -69,7 +100,7 @@ public struct KeysFile: Sendable {
             guard let items = v.sequence else { throw error(v, "devices", "expected a list of devices") }
             for (i, item) in items.enumerated() {
                 let at = "devices[\(i)]"
-                guard let fields = item.mapping else { throw error(item, at, "expected a mapping (name, address, ltk, tk, passkey)") }
+                guard let fields = item.mapping else { throw error(item, at, "expected a mapping (name, address, ltk, tk, passkey, irk, identity)") }
                 var e = Entry()
                 var name: String?, address: String?
                 for (fk, fv) in fields {
@@ -87,9 +118,24 @@ public struct KeysFile: Sendable {
                         }
                         e.passkey = p
                         if e.tk == nil { e.tk = LTK(msbFirst: LegacyPairingFunctions.tk(passkey: p).msbFirst) }
+                    case "irk":
+                        guard let k = LTK(hex: value) else { throw error(fv, at + ".irk", "expected 32 hex digits") }
+                        e.irk = k
+                    case "identity":
+                        guard let parsed = identity(value) else {
+                            throw error(fv, at + ".identity", "expected an identity address: aa:bb:cc:dd:ee:ff, then public or random (random static)")
+                        }
+                        guard let id = parsed else {
+                            throw error(fv, at + ".identity", "public or random static? Add public or random after the address")
+                        }
+                        e.identity = id
                     default:
-                        throw error(fk, at + "." + key, "unknown key (expected name, address, ltk, tk or passkey)")
+                        throw error(fk, at + "." + key, "unknown key (expected name, address, ltk, tk, passkey, irk or identity)")
                     }
+                }
+                // An IRK resolves addresses to an identity: one without the other says nothing.
+                if (e.irk == nil) != (e.identity == nil) {
+                    throw error(item, at, e.irk == nil ? "identity without irk" : "irk without identity (the device's identity address)")
                 }
                 e.device = name ?? address
                 entries.append(e)

@@ -49,6 +49,7 @@ func auditCapture(_ path: String, into auditor: Auditor, configuration: AuditCon
     // The rules see each frame as it comes and hold what they need: ended connections are not kept.
     let dissector = Dissector(keepEnded: 0, findsFieldFaults: false)
     let feed = AuditFeed(dissector: dissector, configuration: configuration)
+    auditor.resolveAddresses(with: dissector.resolver)
     var last: FrameRef?
     defer {
         feed.finish(into: auditor)

@@ -416,6 +416,7 @@ final class LiveAudit: LiveAuditHook {
         feed = AuditFeed(dissector: dissector, configuration: configuration)
         auditor = Auditor(configuration: configuration, capturePath: name)
         auditor.assume(.liveMonitor)
+        auditor.resolveAddresses(with: dissector.resolver)
         self.failOn = failOn
         self.name = name
         auditor.onFinding = { f in

@@ -9,7 +9,9 @@ struct Devices: ParsableCommand {
             For each advertiser: address and type, names, flags, appearance, services (16-bit ones also \
             in their 128-bit form; those matched through Apple's overflow area marked), manufacturer, TX \
             power, RSSI min/median/max, reports, first and last seen, observed advertising interval, \
-            connectable, and whether a connection to it followed.
+            connectable, and whether a connection to it followed. Resolvable private addresses that an IRK \
+            resolves (from the capture's pairing, an HCI resolving list or --keys) are one device under \
+            its identity address, with the addresses seen.
             """)
 
     @Argument(help: "Capture files; - reads standard input.")
@@ -37,7 +39,7 @@ struct Devices: ParsableCommand {
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
             let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates, keys: decoding.keys, temporaryKeys: decoding.temporaryKeys, givenKeys: decoding.givenKeys,
-                                      maxAdvertisers: maxAdvertisers, findsFieldFaults: false)
+                                      identityKeys: decoding.identityKeys, maxAdvertisers: maxAdvertisers, findsFieldFaults: false)
             var frames = 0
             var start = CaptureStart()
             let read = try decoding.input.forEachPacket(group) {
@@ -48,7 +50,7 @@ struct Devices: ParsableCommand {
             ok = read && ok
             // A file that could not be opened has its one error line, not an empty section too.
             if !read, frames == 0 { continue }
-            let devices = dissector.advertisers?.devices ?? []
+            let devices = dissector.advertisers?.devices(resolvingWith: dissector.resolver) ?? []
             let untracked = dissector.advertisers?.untracked ?? UntrackedAdvertisers()
             let cap = dissector.advertisers?.maxTracked ?? maxAdvertisers
             switch format {

@@ -127,6 +127,7 @@ enum DiffRun {
         let collector = MetricsCollector(passingTo: auditor, devices: configuration.devices)
         let dissector = Dissector(keepEnded: 0)
         let feed = AuditFeed(dissector: dissector, configuration: configuration)
+        auditor.resolveAddresses(with: dissector.resolver)
         var last: FrameRef?
         try forEachPacket(in: path, platform: auditor.assume) { p in
             let d = dissector.dissect(p)

@@ -26,7 +26,7 @@ struct DecodeOptions: ParsableArguments {
     var tks: [String] = []
 
     @Option(name: .customLong("keys"), help: ArgumentHelp(
-        "A keys file (YAML: devices, each with ltk, tk or passkey) whose keys decrypt like --ltk and --tk; repeatable.",
+        "A keys file (YAML: devices, each with ltk, tk or passkey, which decrypt like --ltk and --tk, or irk and identity, which resolve private addresses); repeatable.",
         valueName: "file"))
     var keysFiles: [String] = []
 
@@ -45,6 +45,8 @@ struct DecodeOptions: ParsableArguments {
     var temporaryKeys: [LTK] { tks.compactMap { LTK(hex: $0) } + files.flatMap(\.temporaryKeys) }
     /// The keys files' LTKs, new for each capture (they count what they decrypt).
     var givenKeys: [LinkKey] { files.flatMap(\.linkKeys) }
+    /// The keys files' IRKs with their identities.
+    var identityKeys: [IdentityKey] { files.flatMap(\.identityKeys) }
 
     /// The captures to decode as one each: every file alone, or all together with --merge.
     func groups(_ files: [String]) -> [[String]] { merge ? [files] : files.map { [$0] } }

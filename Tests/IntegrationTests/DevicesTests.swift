@@ -1,17 +1,23 @@
 import XCTest
+import Decoders
+import Wire
 
 /// `blesniff devices`: what a person reads of each advertiser.
 final class DevicesTests: XCTestCase {
     /// A btsnoop (H4) capture of LE Advertising Reports, one per `data`, 100 ms apart unless
     /// `times` (microseconds from the first) says otherwise.
-    static func advertisingCapture(_ data: [[UInt8]], times: [Int64]? = nil, to path: String) throws {
+    /// `addresses` gives each report's address type and address (public 66:55:44:33:22:11 otherwise).
+    static func advertisingCapture(_ data: [[UInt8]], times: [Int64]? = nil, addresses: [(type: UInt8, address: UInt64)]? = nil,
+                                   to path: String) throws {
         func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)] }
         func be64(_ v: Int64) -> [UInt8] { be32(Int(v >> 32)) + be32(Int(v & 0xffff_ffff)) }
         var file: [UInt8] = Array("btsnoop".utf8) + [0] + be32(1) + be32(1002)
         // 2024-06-01 00:00:00 UTC in btsnoop time (microseconds since 0000-01-01).
         let base: Int64 = 0x00dc_ddb3_0f2f_8000 + 1_717_200_000_000_000
         for (i, ad) in data.enumerated() {
-            let report: [UInt8] = [0x02, 0x01, 0x00, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, UInt8(ad.count)] + ad + [0xC4]
+            let (type, raw) = addresses?[i] ?? (0, 0x6655_4433_2211)
+            let address = (0..<6).map { UInt8(truncatingIfNeeded: raw >> (8 * UInt64($0))) }
+            let report: [UInt8] = [0x02, 0x01, 0x00, type] + address + [UInt8(ad.count)] + ad + [0xC4]
             let event: [UInt8] = [0x04, 0x3E, UInt8(report.count)] + report
             file += be32(event.count) + be32(event.count) + be32(3) + be32(0) + be64(base + (times?[i] ?? Int64(i) * 100_000)) + event
         }
@@ -67,5 +73,41 @@ final class DevicesTests: XCTestCase {
                 XCTAssertGreaterThanOrEqual(ns, 20_000_000, "\(f): \(line)")
             }
         }
+    }
+
+    /// A device with privacy advertises from a new resolvable private address now and then: with
+    /// its IRK in a keys file, both addresses are one device under its identity address. Without
+    /// the keys file they are two advertisers, as before.
+    func testPrivateAddressesOfOneIRKAreOneDevice() throws {
+        let base = NSTemporaryDirectory() + "blesniff-devices-\(UUID().uuidString)"
+        let path = base + ".btsnoop", keys = base + ".yaml"
+        defer { for p in [path, keys] { try? FileManager.default.removeItem(atPath: p) } }
+        let irkHex = "ec0234a357c8ad05341010a60a397d9b"
+        let irk = Block128(msbFirst: LTK(hex: irkHex)!.msbFirst)!
+        let first = PrivateAddressFunctions.resolvableAddress(irk: irk, prand: 0x51_2345)
+        let second = PrivateAddressFunctions.resolvableAddress(irk: irk, prand: 0x6A_BCDE)
+        let name: [UInt8] = [0x05, 0x09] + Array("Ring".utf8)
+        try Self.advertisingCapture([[0x02, 0x01, 0x06] + name, [0x02, 0x01, 0x06] + name, [0x02, 0x01, 0x06]],
+                                    addresses: [(1, first.raw), (1, second.raw), (0, 0x6655_4433_2211)], to: path)
+        try "devices:\n  - name: ring\n    irk: \(irkHex)\n    identity: c0:01:02:03:04:05 random\n"
+            .write(toFile: keys, atomically: true, encoding: .utf8)
+
+        let plain = try CLI.run(["devices", path])
+        XCTAssertEqual(plain.status, 0, plain.err)
+        XCTAssertTrue(plain.out.contains(": 3 advertisers\n"), plain.out)
+        XCTAssertFalse(plain.out.contains("Addresses Seen"), plain.out)
+
+        let r = try CLI.run(["devices", "--keys", keys, path])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.contains(": 2 advertisers\n"), r.out)
+        XCTAssertTrue(r.out.contains("c0:01:02:03:04:05 (random static identity) \"Ring\"\n"), r.out)
+        XCTAssertTrue(r.out.contains("  Addresses Seen: \(first), \(second)\n"), r.out)
+        XCTAssertTrue(r.out.contains("    Identity: random static identity, IRK from keys file \(keys) (ring)\n"), r.out)
+        XCTAssertTrue(r.out.contains("  Advertising Reports: 2\n"), r.out)
+        XCTAssertTrue(r.out.contains("66:55:44:33:22:11 (public)\n"), "others stay as they were: \(r.out)")
+
+        let json = try CLI.run(["devices", "--format", "json", "--keys", keys, path]).out
+        XCTAssertTrue(json.contains(#""addresses_seen":["\#(first)","\#(second)"],"address_count":2"#), json)
+        XCTAssertTrue(json.contains(#""address":{"value":"c0:01:02:03:04:05""#), json)
     }
 }

@@ -29,8 +29,40 @@ final class KeysFileTests: XCTestCase {
         }
         XCTAssertEqual(problem("devices:\n  - ltk: 12\n"), "k.yml:2: devices[0].ltk: expected 32 hex digits")
         XCTAssertEqual(problem("devices:\n  - passkey: 1000000\n"), "k.yml:2: devices[0].passkey: expected a passkey of 6 digits (000000-999999)")
-        XCTAssertEqual(problem("devices:\n  - irk: 00\n"), "k.yml:2: devices[0].irk: unknown key (expected name, address, ltk, tk or passkey)")
+        XCTAssertEqual(problem("devices:\n  - csrk: 00\n"), "k.yml:2: devices[0].csrk: unknown key (expected name, address, ltk, tk, passkey, irk or identity)")
+        XCTAssertEqual(problem("devices:\n  - irk: 00\n"), "k.yml:2: devices[0].irk: expected 32 hex digits")
         XCTAssertEqual(problem("keys: []\n"), "k.yml:1: keys: unknown key (expected devices)")
         XCTAssertEqual(problem("- 1\n"), "k.yml:1: expected a mapping with a devices list")
+    }
+
+    /// An IRK comes with the identity address it resolves to: public, or random static (whose two
+    /// most significant bits are 0b11, so such an address needs the word).
+    func testIRKWithIdentity() throws {
+        let f = try KeysFile.parse("""
+            devices:
+              - name: phone
+                irk: EC0234A357C8AD05341010A60A397D9B
+                identity: 00:1b:dc:07:32:a1
+              - irk: 00112233445566778899AABBCCDDEEFF
+                identity: C0:11:22:33:44:55 random
+              - irk: 00112233445566778899AABBCCDDEEF0
+                identity: f0:18:98:12:34:56 public
+            """, path: "k.yml")
+        XCTAssertEqual(f.identityKeys.map(\.identity.description),
+                       ["00:1b:dc:07:32:a1 (public identity)", "c0:11:22:33:44:55 (random static identity)", "f0:18:98:12:34:56 (public identity)"])
+        XCTAssertEqual(f.identityKeys.first?.source, "keys file k.yml (phone)")
+        XCTAssertEqual(f.identityKeys.first?.irk.msbFirst.first, 0xEC)
+        XCTAssertTrue(f.linkKeys.isEmpty)
+
+        func problem(_ text: String) -> String {
+            do { _ = try KeysFile.parse(text, path: "k.yml"); return "" } catch { return error.description }
+        }
+        XCTAssertEqual(problem("devices:\n  - irk: EC0234A357C8AD05341010A60A397D9B\n"),
+                       "k.yml:2: devices[0]: irk without identity (the device's identity address)")
+        XCTAssertEqual(problem("devices:\n  - identity: 00:1b:dc:07:32:a1\n"), "k.yml:2: devices[0]: identity without irk")
+        XCTAssertEqual(problem("devices:\n  - irk: EC0234A357C8AD05341010A60A397D9B\n    identity: f0:18:98:12:34:56\n"),
+                       "k.yml:3: devices[0].identity: public or random static? Add public or random after the address")
+        XCTAssertEqual(problem("devices:\n  - irk: EC0234A357C8AD05341010A60A397D9B\n    identity: 00:1b:dc:07:32:a1 random\n"),
+                       "k.yml:3: devices[0].identity: expected an identity address: aa:bb:cc:dd:ee:ff, then public or random (random static)")
     }
 }

@@ -30,6 +30,14 @@ public final class Auditor: AuditEventSink {
     /// The events the auditor itself reads (devices under test, identities, the platform), as bits.
     private let ownKinds: UInt16
     private let scope: AuditScope
+    /// Resolves the resolvable private addresses of connection peers with the IRKs the capture's
+    /// dissector knows (its pairings, resolving lists, keys given): findings about one device
+    /// group under its identity also across its address changes. Consulted when findings are
+    /// made and again at the end, so IRKs learnt late still count.
+    public func resolveAddresses(with resolver: AddressResolver) {
+        scope.add(resolver)
+    }
+
     /// Called with each finding as soon as a rule decided it (live capture prints these).
     public var onFinding: ((Finding) -> Void)? {
         get { sink.onFinding }
@@ -307,6 +315,13 @@ final class AuditScope {
     private var underTest = BoundedMap<BDAddr, Bool>(capacity: 4096)
     /// Peer address (possibly resolvable private) to the identity address pairing distributed.
     private var identities = BoundedMap<BDAddr, BDAddr>(capacity: 4096)
+    /// IRKs to resolve peers' private addresses with, one resolver per capture audited (bounded).
+    private var resolvers: [AddressResolver] = []
+
+    func add(_ r: AddressResolver) {
+        guard resolvers.count < 64, !resolvers.contains(where: { $0 === r }) else { return }
+        resolvers.append(r)
+    }
     /// Each connection's owner, by connection number.
     private var connectionOwners = BoundedMap<Int, ActivityOwner>(capacity: 4096)
     /// Whose each scan and connection was judged to be (the first `maxAttributions`), and where
@@ -436,9 +451,20 @@ final class AuditScope {
     }
 
     /// Puts the identity address on a connection subject whose peer pairing identified.
+    /// A random peer address pairing did not identify is resolved with the known IRKs.
     func resolve(_ s: inout FindingSubject) {
-        guard s.kind == .connection, s.identity == nil, let a = s.address, let id = identities[a] else { return }
-        s.identity = id
+        guard s.kind == .connection, s.identity == nil, let a = s.address else { return }
+        if let id = identities[a] {
+            s.identity = id
+            return
+        }
+        guard s.addressType == 1 else { return }
+        for r in resolvers {
+            if let k = r.identity(of: a, type: 1) {
+                s.identity = k.identity.address
+                return
+            }
+        }
     }
 
     /// Sets whose doing a finding is, when the rule did not: the owner of its connection. A peer

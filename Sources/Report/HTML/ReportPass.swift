@@ -19,6 +19,7 @@ public final class ReportPass: AuditEventSink {
                               maxAdvertisers: limits.maxAdvertisers)
         feed = AuditFeed(dissector: dissector, configuration: configuration)
         auditor = Auditor(configuration: configuration, capturePath: path, baseline: baseline)
+        auditor.resolveAddresses(with: dissector.resolver)
         collector = ReportCollector(path: path, limits: limits)
     }
 
