@@ -94,6 +94,12 @@ public final class DisplayFilter {
             let bit: UInt64 = 1 << UInt64(i)
             if tests[i].op == .ne { return matcher.present & bit != 0 && matcher.satisfied & bit == 0 }
             return matcher.satisfied & bit != 0
+        case .anyOf(let tests):
+            // The fields of one tshark name: as one field that occurs several times.
+            var mask: UInt64 = 0
+            for i in tests { mask |= 1 << UInt64(i) }
+            if self.tests[tests[0]].op == .ne { return matcher.present & mask != 0 && matcher.satisfied & mask == 0 }
+            return matcher.satisfied & mask != 0
         case .not(let a): return !evaluate(a)
         case .and(let a, let b): return evaluate(a) && evaluate(b)
         case .or(let a, let b): return evaluate(a) || evaluate(b)
@@ -102,6 +108,8 @@ public final class DisplayFilter {
 
     indirect enum Node {
         case test(Int)
+        /// Tests of the same comparison on the fields one tshark name stands for.
+        case anyOf([Int])
         case not(Node)
         case and(Node, Node)
         case or(Node, Node)
@@ -135,13 +143,21 @@ public struct DisplayFilterError: Error, Sendable, CustomStringConvertible {
 struct Test {
     enum Op: String { case present, eq = "==", ne = "!=", lt = "<", le = "<=", gt = ">", ge = ">=", contains, matches }
 
-    /// One key of a path, by its hash (`FieldRendering.keyHash`) and text.
+    /// One key of a path, by its hash (`FieldRendering.keyHash`) and text. `anyInstance`: the key
+    /// names a field written in numbered instances (`report` for `report_1`, `report_2`, …) and
+    /// matches each of them as well as itself.
     struct Key {
         let text: String
         let hash: UInt64
+        var anyInstance = false
         init(_ text: String) {
             self.text = text
             hash = FieldRendering.keyHash(text)
+        }
+
+        /// Whether a field's label (`keyHash` `h`) is this key or, for `anyInstance`, one instance of it.
+        @inline(__always) func matches(_ h: UInt64, _ label: String) -> Bool {
+            h == hash || (anyInstance && FieldRendering.keyHashWithoutNumber(label) == hash)
         }
     }
 
@@ -323,7 +339,7 @@ final class Matcher: FieldSink {
         while bits != 0 {
             let i = bits.trailingZeroBitCount
             bits &= bits &- 1
-            guard case .layer(_, let path, let part) = tests[i].target, path[depth].hash == h else { continue }
+            guard case .layer(_, let path, let part) = tests[i].target, path[depth].matches(h, label) else { continue }
             if depth == path.count - 1 {
                 check(i, value, part: part)
             } else if depth == path.count - 2, let part, path[depth + 1].text == part.rawValue {

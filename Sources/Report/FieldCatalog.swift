@@ -39,6 +39,61 @@ public enum FieldCatalog {
 
     public static func type(of name: String) -> String? { index[name] }
 
+    // MARK: Numbered instances
+
+    /// The name's key without its instance number (`report_2` → `report`), nil when it has none.
+    static func withoutNumber(_ key: Substring) -> Substring? {
+        guard let u = key.lastIndex(of: "_"), u != key.startIndex, key.index(after: u) != key.endIndex,
+              key[key.index(after: u)...].allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return key[..<u]
+    }
+
+    /// Fields that the decoders write in numbered instances (`hci_event.report_1`, `report_2`, …,
+    /// one per advertising report) by the name without the number, with every numbered key above
+    /// them also without it (`hci_event.report.advertising_data.le_supported_features.le_features.reserved_bit`).
+    /// A filter naming one of these un-numbered matches every instance, as tshark matches each
+    /// occurrence of a repeated field.
+    static let numbered: Set<String> = {
+        var out: Set<String> = []
+        for f in FieldTable.fields {
+            var prefix = ""
+            for key in f.name.split(separator: ".") {
+                let base = withoutNumber(key) ?? key
+                prefix += (prefix.isEmpty ? "" : ".") + base
+                if base.count != key.count { out.insert(prefix) }
+            }
+        }
+        return out
+    }()
+
+    /// Every field by its name without instance numbers, with its types (`hci_event.report.rssi`
+    /// for `hci_event.report_1.rssi`, …).
+    private static let unnumberedIndex: [String: String] = {
+        var d: [String: Set<Substring>] = [:]
+        for f in all { d[unnumbered(f.name), default: []].formUnion(f.type.split(separator: "|")) }
+        return d.mapValues { $0.sorted().joined(separator: "|") }
+    }()
+
+    /// The name with the instance numbers of numbered fields taken off (`hci_event.report_7.rssi`
+    /// → `hci_event.report.rssi`); other numbers (`hci_command.event_mask_page_2`) stay when the
+    /// field has no numbered instances.
+    static func unnumbered(_ name: String) -> String {
+        var prefix = ""
+        for key in name.split(separator: ".", omittingEmptySubsequences: false) {
+            let dot = prefix.isEmpty ? "" : "."
+            if let base = withoutNumber(key), numbered.contains(prefix + dot + base) {
+                prefix += dot + base
+            } else {
+                prefix += dot + key
+            }
+        }
+        return prefix
+    }
+
+    /// The type of a field named with or without instance numbers (`hci_event.report.rssi`,
+    /// `hci_event.report_7.rssi`), nil when there is no such field.
+    static func typeOfAnyInstance(_ name: String) -> String? { index[name] ?? unnumberedIndex[unnumbered(name)] }
+
     /// The members of a value JSON writes as an object, which a filter can test one by one.
     static func parts(of type: String) -> Set<Test.Part> {
         var out: Set<Test.Part> = []
@@ -79,13 +134,15 @@ public enum FieldCatalog {
         let want = Array(name.utf8)
         let wantLast = Array((name.split(separator: ".").last.map(String.init) ?? name).utf8)
         var scored: [(Int, String)] = []
-        for f in all {
-            let n = Array(f.name.utf8)
+        // The un-numbered forms are candidates too: `hci_event.report.rssi` is the right form of
+        // `hci_event.reports.rssi`, not one instance of it.
+        for candidate in all.map(\.name) + unnumberedIndex.keys.filter({ index[$0] == nil }) {
+            let n = Array(candidate.utf8)
             var d = distance(want, n)
-            if let last = f.name.split(separator: ".").last {
-                d = min(d, distance(wantLast, Array(last.utf8)) + (f.name.hasPrefix(String(name.split(separator: ".").first ?? "")) ? 0 : 3))
+            if let last = candidate.split(separator: ".").last {
+                d = min(d, distance(wantLast, Array(last.utf8)) + (candidate.hasPrefix(String(name.split(separator: ".").first ?? "")) ? 0 : 3))
             }
-            scored.append((d, f.name))
+            scored.append((d, candidate))
         }
         scored.sort { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
         return scored.prefix(3).filter { $0.0 <= max(2, want.count / 2) }.map(\.1)

@@ -422,6 +422,31 @@ public enum FieldRendering {
         return h
     }
 
+    /// FNV-1a of the label's JSON key without its instance number (`Report 3` → `report`): nil
+    /// when the key does not end in `_` and digits. A filter's `hci_event.report` matches every
+    /// `report_N` by this hash, without building the key.
+    static func keyHashWithoutNumber(_ label: String) -> UInt64? {
+        var h = fnvBasis, beforeUnderscore = fnvBasis
+        var digits = 0, sawUnderscore = false
+        let ascii = forEachKeyByte(label) { b in
+            if b == UInt8(ascii: "_") {
+                beforeUnderscore = h
+                digits = 0
+                sawUnderscore = true
+            } else if b >= 0x30 && b <= 0x39 {
+                digits += 1
+            } else {
+                digits = -1_000_000
+            }
+            h = fnv(h, b)
+        }
+        if ascii { return sawUnderscore && digits > 0 ? beforeUnderscore : nil }
+        let key = Field.key(for: label)
+        guard let u = key.utf8.lastIndex(of: UInt8(ascii: "_")), key.utf8.index(after: u) != key.utf8.endIndex,
+              key.utf8[key.utf8.index(after: u)...].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return keyHash(String(key[..<u]))
+    }
+
     private static let fnvBasis: UInt64 = 0xCBF2_9CE4_8422_2325
     /// One byte of FNV-1a.
     @inline(__always) private static func fnv(_ h: UInt64, _ b: UInt8) -> UInt64 { (h ^ UInt64(b)) &* 0x100_0000_01B3 }

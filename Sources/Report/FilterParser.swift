@@ -129,10 +129,10 @@ struct FilterParser {
             return n
         case .word(let name) where !["and", "or", "not"].contains(name.lowercased()):
             i += 1
-            let target = try resolve(name, at: at)
+            let targets = try resolveAlias(name, at: at)
             if case .word(let w) = tokens[i].token, w.lowercased() == "in" {
                 i += 1
-                return try parseSet(target)
+                return try parseSet(targets)
             }
             var op = Test.Op.present
             var literal = Literal()
@@ -148,21 +148,27 @@ struct FilterParser {
                 }
             default: break
             }
-            if case .frame(.device) = target, literal.address == nil {
+            if case .frame(.device) = targets[0], literal.address == nil {
                 throw error(.badValue, "device takes an address (== 00:11:22:33:44:55)", at: opAt)
             }
-            guard tests.count < DisplayFilter.maxTests else {
-                throw error(.tooManyTests, "more than \(DisplayFilter.maxTests) tests in one filter", at: at)
-            }
-            tests.append(Test(target: target, op: op, literal: literal))
-            return .test(tests.count - 1)
+            return try addTests(targets, op, literal, at: at)
         case .end: throw error(.syntax, "expected a field name or \"(\"", at: at)
         default: throw error(.syntax, "expected a field name, \"not\" or \"(\"", at: at)
         }
     }
 
+    /// One test per target: one field, or the fields a tshark name stands for, any of which
+    /// may match (`!=`: one is present and none is equal, as for a repeated field).
+    private mutating func addTests(_ targets: [Test.Target], _ op: Test.Op, _ literal: Literal, at: Int) throws(DisplayFilterError) -> DisplayFilter.Node {
+        guard tests.count + targets.count <= DisplayFilter.maxTests else {
+            throw error(.tooManyTests, "more than \(DisplayFilter.maxTests) tests in one filter", at: at)
+        }
+        for t in targets { tests.append(Test(target: t, op: op, literal: literal)) }
+        return targets.count == 1 ? .test(tests.count - 1) : .anyOf(Array((tests.count - targets.count)..<tests.count))
+    }
+
     /// The members of `{…}` (spaces or commas between them), each an `==` test, joined by "or".
-    private mutating func parseSet(_ target: Test.Target) throws(DisplayFilterError) -> DisplayFilter.Node {
+    private mutating func parseSet(_ targets: [Test.Target]) throws(DisplayFilterError) -> DisplayFilter.Node {
         guard case .symbol("{") = tokens[i].token else { throw error(.syntax, "expected \"{\" after \"in\"", at: tokens[i].at) }
         i += 1
         var node: DisplayFilter.Node?
@@ -171,14 +177,11 @@ struct FilterParser {
             if case .symbol(",") = tokens[i].token, node != nil { i += 1; continue }
             let at = tokens[i].at
             let literal = try parseValue(.eq)
-            if case .frame(.device) = target, literal.address == nil {
+            if case .frame(.device) = targets[0], literal.address == nil {
                 throw error(.badValue, "device takes an address (== 00:11:22:33:44:55)", at: at)
             }
-            guard tests.count < DisplayFilter.maxTests else {
-                throw error(.tooManyTests, "more than \(DisplayFilter.maxTests) tests in one filter", at: at)
-            }
-            tests.append(Test(target: target, op: .eq, literal: literal))
-            node = node.map { .or($0, .test(tests.count - 1)) } ?? .test(tests.count - 1)
+            let test = try addTests(targets, .eq, literal, at: at)
+            node = node.map { .or($0, test) } ?? test
         }
         return node!
     }
@@ -203,6 +206,15 @@ struct FilterParser {
         return lit
     }
 
+    /// The targets of a field name: ours, or the fields of ours a tshark name stands for
+    /// (`FieldAliases`), which are looked up as if written.
+    private func resolveAlias(_ name: String, at: Int) throws(DisplayFilterError) -> [Test.Target] {
+        guard let fields = FieldAliases.fields(for: name) else { return [try resolve(name, at: at)] }
+        var out: [Test.Target] = []
+        for f in fields { out.append(try resolve(f, at: at)) }
+        return out
+    }
+
     /// The test's target for a field name, or an error naming the nearest known fields.
     private func resolve(_ name: String, at: Int) throws(DisplayFilterError) -> Test.Target {
         if let f = Test.FrameField(rawValue: name) { return .frame(f) }
@@ -210,12 +222,25 @@ struct FilterParser {
         if keys.contains(where: { $0.text.isEmpty }) { throw error(.syntax, "empty name between dots", at: at) }
         let layer = keys[0], path = Array(keys.dropFirst())
         if path.count == 1, path[0].text == "uuid", FieldCatalog.hasUUIDs(layer: layer.text) { return .anyUUID(layer) }
-        if FieldCatalog.contains(name) { return .layer(layer, path, part: nil) }
+        if FieldCatalog.typeOfAnyInstance(name) != nil { return .layer(layer, anyInstance(path, layer), part: nil) }
         if let last = path.last, let part = Test.Part(rawValue: last.text),
-           let type = FieldCatalog.type(of: keys.dropLast().map(\.text).joined(separator: ".")),
+           let type = FieldCatalog.typeOfAnyInstance(keys.dropLast().map(\.text).joined(separator: ".")),
            FieldCatalog.parts(of: type).contains(part) {
-            return .layer(layer, path, part: part)
+            return .layer(layer, anyInstance(path.dropLast(), layer) + [path.last!], part: part)
         }
         throw error(.unknownField, "unknown field \"\(name)\"", at: at, suggestions: FieldCatalog.nearest(to: name))
+    }
+
+    /// The path with each key that names a numbered field without its number (`hci_event.report`
+    /// for `report_1`, `report_2`, …) matching every instance: tshark's `bthci_evt.rssi` is any
+    /// report's RSSI, and so is `hci_event.report.rssi`.
+    private func anyInstance(_ path: some Collection<Test.Key>, _ layer: Test.Key) -> [Test.Key] {
+        var prefix = layer.text
+        return path.map { key in
+            var key = key
+            prefix = FieldCatalog.unnumbered(prefix + "." + key.text)
+            key.anyInstance = FieldCatalog.numbered.contains(prefix) && FieldCatalog.withoutNumber(Substring(key.text)) == nil
+            return key
+        }
     }
 }

@@ -41,7 +41,10 @@ struct Fields: ParsableCommand {
         discussion: """
             Field names are the keys of read --format json: a layer (att, hci_event, …) and the keys \
             below it joined by dots, or a frame field. A named, uuid or flags value can also be tested \
-            by its JSON member (hci_event.event_code.name, att.uuid.uuid128, ….set).
+            by its JSON member (hci_event.event_code.name, att.uuid.uuid128, ….set). A field written in \
+            numbered instances (hci_event.report_1, report_2, …) can be named without the number to \
+            match any instance (hci_event.report.rssi). tshark's name of a field, where it has one, is \
+            shown next to it and can be used in its place (btatt.opcode).
             """)
 
     @Argument(help: "Only the fields whose name starts with this.")
@@ -66,12 +69,21 @@ struct Fields: ParsableCommand {
             out.flush()
             return
         }
-        let rows = FieldCatalog.all.filter { prefix == nil || $0.name.hasPrefix(prefix!) }
+        // A field is listed for its own name or its tshark name (`blesniff fields btatt`).
+        let rows = FieldCatalog.all.filter { f in
+            prefix.map { p in f.name.hasPrefix(p) || FieldAliases.aliases(of: f.name).contains { $0.hasPrefix(p) } } ?? true
+        }
         let width = rows.map(\.name.count).max() ?? 0
+        let typeWidth = rows.map(\.type.count).max() ?? 0
         for r in rows {
             out.write(r.name)
             out.write(String(repeating: " ", count: width - r.name.count + 2))
             out.write(r.type)
+            let aliases = FieldAliases.aliases(of: r.name)
+            if !aliases.isEmpty {
+                out.write(String(repeating: " ", count: typeWidth - r.type.count + 2))
+                out.write("tshark: " + aliases.joined(separator: ", "))
+            }
             out.write("\n")
         }
         out.flush()

@@ -22,6 +22,24 @@ final class FilterTests: XCTestCase {
         // Sets (once a syntax error), with or without commas.
         ("att.opcode in {0x1b 0x1d}", "btatt.opcode in {0x1b, 0x1d}"),
         ("att.opcode in {0x12, 0x52}", "btatt.opcode in {0x12, 0x52}"),
+        // A field written in numbered instances (report_1, report_2, …) named without the number
+        // matches any instance (once it matched none).
+        ("hci_event.report.rssi < -90 or hci_event.rssi < -90", "bthci_evt.rssi < -90"),
+        ("hci_event.report.address_type == 1 or hci_event.peer_address_type == 1", "bthci_evt.le_peer_address_type == 1"),
+        // tshark's own names (once unknown fields).
+        ("btatt.opcode == 0x1b", "btatt.opcode == 0x1b"),
+        ("btatt.value contains 8d:00", "btatt.value contains 8d:00"),
+        ("btatt.uuid16 == 0x2902", "btatt.uuid16 == 0x2902"),
+        ("bthci_evt.rssi < -90", "bthci_evt.rssi < -90"),
+        ("bthci_evt.code == 0x0e", "bthci_evt.code == 0x0e"),
+        ("bthci_evt.le_meta_subevent == 0x02", "bthci_evt.le_meta_subevent == 0x02"),
+        ("bthci_cmd.opcode == 0x200c", "bthci_cmd.opcode == 0x200c"),
+        ("bthci_acl.chandle == 0x0040", "bthci_acl.chandle == 0x0040"),
+        ("btl2cap.cid == 6", "btl2cap.cid == 6"),
+        ("btl2cap.length > 20", "btl2cap.length > 20"),
+        ("btsmp.opcode == 1", "btsmp.opcode == 1"),
+        ("btsmp.io_capability == 3", "btsmp.io_capability == 3"),
+        ("btle.access_address == 0x8e89bed6", "btle.access_address == 0x8e89bed6"),
     ]
 
     static func tshark() throws -> String {
@@ -162,6 +180,50 @@ final class FilterTests: XCTestCase {
 }
 
 extension FilterTests {
+    /// `hci_event.report.rssi` is every report's RSSI (`report_1`, `report_2`, … and the periodic
+    /// report's `report`); a name that is neither a field nor numbered instances is an error whose
+    /// suggestion is the un-numbered form.
+    func testUnnumberedNameMatchesEveryInstance() throws {
+        let c = Fixtures.captures + "/gatt_session.btsnoop"
+        func count(_ expr: String) throws -> Int {
+            let f = try DisplayFilter(expr)
+            var n = 0
+            try Fixtures.decode(c) { if f.matches($0) { n += 1 } }
+            return n
+        }
+        let any = try count("hci_event.report.rssi")
+        XCTAssertGreaterThan(any, 0)
+        XCTAssertEqual(any, try count("hci_event.report_1.rssi or hci_event.report_2.rssi or hci_event.report.rssi"))
+        XCTAssertEqual(try count("hci_event.report.rssi != 127"), try count("hci_event.report.rssi and not hci_event.report.rssi == 127"))
+        XCTAssertNoThrow(try DisplayFilter("hci_event.report_9.rssi < -90"))
+        XCTAssertNoThrow(try DisplayFilter("hci_event.report.advertising_data.flags.flags.value == 6"))
+        do {
+            _ = try DisplayFilter("hci_event.reports.rssi < -90")
+            XCTFail("an unknown field compiled")
+        } catch {
+            XCTAssertEqual(error.code, .unknownField)
+            XCTAssertEqual(error.suggestions.first, "hci_event.report.rssi", error.description)
+        }
+        XCTAssertThrowsError(try DisplayFilter("att.opcode_2 == 1"))
+    }
+
+    /// tshark's field names stand for ours; `blesniff fields` shows them.
+    func testTsharkNamesAreAliases() throws {
+        XCTAssertEqual(FieldAliases.fields(for: "btatt.opcode"), ["att.opcode"])
+        for p in FieldAliases.pairs {
+            XCTAssertNoThrow(try DisplayFilter(p.tshark), p.tshark)
+            for f in p.ours { XCTAssert(FieldCatalog.contains(f), "\(p.tshark) stands for \(f), which is not a field") }
+        }
+        let r = try CLI.run(["fields", "att.opcode"])
+        XCTAssertEqual(r.status, 0, r.err)
+        let first = r.out.prefix { $0 != "\n" }
+        XCTAssert(first.hasPrefix("att.opcode ") && first.hasSuffix("  tshark: btatt.opcode"), r.out)
+        let byAlias = try CLI.run(["fields", "btsmp.io"])
+        XCTAssertEqual(byAlias.out, "smp.io_capability  named  tshark: btsmp.io_capability\n")
+        let f = try CLI.run(["read", "-Y", "btatt.opcode == 0x1b", "--quiet", Fixtures.captures + "/gatt_session.btsnoop"])
+        XCTAssertEqual(f.out, "5 matching frames, 0 malformed\n")
+    }
+
     /// The field catalogue comes from the decoders' tables as well as from captures: a field no
     /// committed or shared capture holds (an SMP Keypress Notification's type, an HCI command's
     /// parameter, an AD type) is listed and can be filtered on.

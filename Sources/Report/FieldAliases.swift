@@ -1,0 +1,72 @@
+/// tshark's names for fields blesniff has, so a Wireshark filter can be pasted as it is
+/// (`read -Y 'btatt.opcode == 0x1b'`). Each tshark field maps to the fields of ours that mean the
+/// same (`tshark -G fields` gives its meaning); a filter on the alias matches when any of them
+/// does, as a tshark field that occurs several times does. Names tshark has and we have not, or
+/// whose meaning differs, are left out rather than approximated.
+public enum FieldAliases {
+    public static let pairs: [(tshark: String, ours: [String])] = [
+        // ATT
+        ("btatt.opcode", ["att.opcode"]),
+        // Any handle in the PDU: the one it is on, those of a list (Read By Type, Read Multiple,
+        // Multiple Handle Value), the characteristic value handle in a declaration and, in a
+        // response, the request's handle (tshark's generated field, our `attribute`).
+        ("btatt.handle", ["att.handle", "att.attribute_data.handle", "att.handle_length_value_tuple.handle",
+                          "att.set_of_handles.handle", "att.attribute.handle", "att.attribute.decoded_value.handle"]),
+        // The raw value; tshark writes a value it decodes (a CCCD's, …) only as its own fields.
+        ("btatt.value", ["att.value"]),
+        // Any 16-bit UUID in an ATT PDU; ours also matches the 128-bit form of the same UUID.
+        ("btatt.uuid16", ["att.uuid"]),
+        ("btatt.error_code", ["att.error_code"]),
+        ("btatt.req_opcode_in_error", ["att.request_opcode_in_error"]),
+        ("btatt.starting_handle", ["att.starting_handle"]),
+        ("btatt.ending_handle", ["att.ending_handle"]),
+        ("btatt.offset", ["att.value_offset"]),
+        ("btatt.client_rx_mtu", ["att.client_rx_mtu"]),
+        ("btatt.server_rx_mtu", ["att.server_rx_mtu"]),
+        // Link layer (sniffer captures)
+        ("btle.advertising_address", ["link_layer.bluetooth_low_energy_link_layer.advertising_address"]),
+        ("btle.initiator_address", ["link_layer.bluetooth_low_energy_link_layer.initiator_address"]),
+        ("btle.access_address", ["link_layer.bluetooth_low_energy_link_layer.access_address"]),
+        // HCI events: RSSI is the Read RSSI result and each advertising report's or periodic
+        // advertising response's RSSI.
+        ("bthci_evt.code", ["hci_event.event_code"]),
+        ("bthci_evt.le_meta_subevent", ["hci_event.subevent_code"]),
+        ("bthci_evt.rssi", ["hci_event.rssi", "hci_event.report.rssi", "hci_event.response.rssi"]),
+        ("bthci_evt.status", ["hci_event.status"]),
+        ("bthci_evt.reason", ["hci_event.reason"]),
+        ("bthci_evt.connection_handle", ["hci_event.connection_handle"]),
+        // HCI commands
+        ("bthci_cmd.opcode", ["hci_command.opcode"]),
+        ("bthci_cmd.opcode.ocf", ["hci_command.opcode.ocf"]),
+        ("bthci_cmd.opcode.ogf", ["hci_command.opcode.ogf"]),
+        ("bthci_cmd.connection_handle", ["hci_command.connection_handle"]),
+        // HCI ACL
+        ("bthci_acl.chandle", ["hci_acl.handle"]),
+        ("bthci_acl.length", ["hci_acl.data_total_length"]),
+        ("bthci_acl.pb_flag", ["hci_acl.packet_boundary_flag"]),
+        ("bthci_acl.bc_flag", ["hci_acl.broadcast_flag"]),
+        // L2CAP
+        ("btl2cap.cid", ["l2cap.cid"]),
+        ("btl2cap.length", ["l2cap.length"]),
+        ("btl2cap.cmd_code", ["l2cap_signaling.command.command_code"]),
+        // SMP
+        ("btsmp.opcode", ["smp.opcode"]),
+        ("btsmp.io_capability", ["smp.io_capability"]),
+        ("btsmp.max_enc_key_size", ["smp.max_encryption_key_size"]),
+        ("btsmp.reason", ["smp.reason"]),
+    ]
+
+    /// Our fields for a tshark name, nil when it is not an alias.
+    public static func fields(for name: String) -> [String]? { byName[name] }
+
+    /// The tshark names of one of our fields (`blesniff fields` shows them next to it).
+    public static func aliases(of field: String) -> [String] { byField[field] ?? [] }
+
+    private static let byName: [String: [String]] = Dictionary(pairs.map { ($0.tshark, $0.ours) }, uniquingKeysWith: { a, _ in a })
+
+    private static let byField: [String: [String]] = {
+        var d: [String: [String]] = [:]
+        for p in pairs { for f in p.ours { d[f, default: []].append(p.tshark) } }
+        return d
+    }()
+}
