@@ -38,8 +38,8 @@ struct Devices: ParsableCommand {
         var ok = true
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
-            let dissector = Dissector(trackAdvertisers: true, candidateUUIDs: candidates, keys: decoding.keys, temporaryKeys: decoding.temporaryKeys, givenKeys: decoding.givenKeys,
-                                      identityKeys: decoding.identityKeys, maxAdvertisers: maxAdvertisers, findsFieldFaults: false)
+            let dissector = decoding.dissector(trackAdvertisers: true, candidateUUIDs: candidates, maxAdvertisers: maxAdvertisers,
+                                               findsFieldFaults: false)
             var frames = 0
             var start = CaptureStart()
             let read = try decoding.input.forEachPacket(group) {

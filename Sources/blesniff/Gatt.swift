@@ -26,7 +26,7 @@ struct Gatt: ParsableCommand {
         var ok = true
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
-            let dissector = Dissector(keys: decoding.keys, temporaryKeys: decoding.temporaryKeys, givenKeys: decoding.givenKeys, findsFieldFaults: false)
+            let dissector = decoding.dissector(findsFieldFaults: false)
             var frames = 0
             let read = try decoding.input.forEachPacket(group) { frames += 1; _ = dissector.dissect($0) }
             ok = read && ok

@@ -48,6 +48,15 @@ struct DecodeOptions: ParsableArguments {
     /// The keys files' IRKs with their identities.
     var identityKeys: [IdentityKey] { files.flatMap(\.identityKeys) }
 
+    /// A dissector with every key the options give: LTKs, TKs, the keys files' keys and IRKs.
+    func dissector(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [],
+                   maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
+                   findsFieldFaults: Bool = true) -> Dissector {
+        Dissector(trackAdvertisers: trackAdvertisers, candidateUUIDs: candidateUUIDs, keys: keys, temporaryKeys: temporaryKeys,
+                  givenKeys: givenKeys, identityKeys: identityKeys, maxAdvertisers: maxAdvertisers, keepEnded: keepEnded,
+                  findsFieldFaults: findsFieldFaults)
+    }
+
     /// The captures to decode as one each: every file alone, or all together with --merge.
     func groups(_ files: [String]) -> [[String]] { merge ? [files] : files.map { [$0] } }
 

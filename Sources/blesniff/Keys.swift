@@ -27,7 +27,7 @@ struct Keys: ParsableCommand {
         var ok = true
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
-            let dissector = Dissector(keys: decoding.keys, temporaryKeys: decoding.temporaryKeys, givenKeys: decoding.givenKeys, findsFieldFaults: false)
+            let dissector = decoding.dissector(findsFieldFaults: false)
             var notes: [KeysReport.Note] = []
             var frames = 0
             let read = try decoding.input.forEachPacket(group) {

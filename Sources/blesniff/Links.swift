@@ -33,8 +33,7 @@ struct Links: ParsableCommand {
         var ok = true
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
-            let dissector = Dissector(keys: decoding.keys, temporaryKeys: decoding.temporaryKeys, givenKeys: decoding.givenKeys,
-                                      keepEnded: 0, findsFieldFaults: false)
+            let dissector = decoding.dissector(keepEnded: 0, findsFieldFaults: false)
             let feed = AuditFeed(dissector: dissector)
             let links = LinkCollector()
             var frames = 0

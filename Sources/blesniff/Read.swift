@@ -46,7 +46,7 @@ struct Read: ParsableCommand {
         var ok = true
         do {
             for group in decoding.groups(files) {
-                let dissector = Dissector(keys: decoding.keys, temporaryKeys: decoding.temporaryKeys, givenKeys: decoding.givenKeys)
+                let dissector = decoding.dissector()
                 let printer = FramePrinter(format: format, verbose: verbose, output: out)
                 var seen = 0
                 filter?.reset()
