@@ -29,7 +29,7 @@ struct Audit: ParsableCommand {
     @Flag(name: .shortAndLong, help: "List the files a directory search passed over, and why.")
     var verbose = false
 
-    @Option(name: .long, help: "Report format: text, json, sarif, junit, markdown or html (findings only; `blesniff report` makes the full page) (repeatable, paired with --output in order).")
+    @Option(name: .long, help: "Report format: text, json, sarif, junit, markdown or html (the full page, as blesniff report makes it) (repeatable, paired with --output in order).")
     var format: [AuditFormat] = []
 
     @Option(name: [.short, .long], help: "Write the report to this file ('-' for standard output); repeatable.")

@@ -20,8 +20,8 @@ struct ReportCommand: ParsableCommand {
     @Argument(help: "Capture files; - reads standard input.")
     var files: [String]
 
-    @Option(name: [.short, .long], help: "Write the page to this file ('-' for standard output).")
-    var output: String = "report.html"
+    @Option(name: [.short, .long], help: "Write the page to this file ('-' for standard output; default report.html, named on standard error).")
+    var output: String?
 
     @Option(name: .long, help: "Baseline of accepted findings: shown as suppressed.")
     var baseline: String?
@@ -69,6 +69,8 @@ struct ReportCommand: ParsableCommand {
         guard !collectors.isEmpty else { throw ExitCode(2) }
 
         let page = HTMLReport.render(collectors)
+        // Without -o the page lands in the working directory: say so, or it is found by chance.
+        let output = self.output ?? "report.html"
         let out: Output
         if output == "-" {
             out = Output(fd: 1)
@@ -85,6 +87,7 @@ struct ReportCommand: ParsableCommand {
             stderr("blesniff: error: writing " + output + " failed")
             throw ExitCode(2)
         }
+        if self.output == nil { stderr("blesniff: wrote " + output) }
         if !ok { throw ExitCode(2) }
     }
 }
