@@ -29,8 +29,11 @@ bthci_evt.rssi _ws.malformed btle.retransmit btle.crc.incorrect"
 field_args=""
 for f in $fields; do field_args="$field_args -e $f"; done
 
-# Name resolution off: output must not depend on the machine's address/OUI tables.
+# Name resolution off: output must not depend on the machine's address/OUI tables. Old Ubertooth
+# captures put bare LE link-layer packets in PPI as DLT_USER0 (147): tshark decodes those as btle
+# only when told so.
 TSHARK="tshark -n"
+USER_DLT='uat:user_dlts:"User 0 (DLT=147)","btle","0","","0",""'
 LC_ALL=C
 export LC_ALL
 
@@ -41,7 +44,7 @@ decode() { # capture, with_summary
     name=$(basename "$cap")
     err=$(mktemp)
     # shellcheck disable=SC2086
-    if ! $TSHARK -r "$cap" -T fields -E header=y -E separator=/t -E occurrence=a \
+    if ! $TSHARK -o "$USER_DLT" -r "$cap" -T fields -E header=y -E separator=/t -E occurrence=a \
             -E aggregator=, $field_args > "$out/$name.tsv" 2> "$err"; then
         grep -v '^Running as user' "$err" > "$out/$name.error" || true
         echo "warning: tshark could not fully read $name (see expected/$name.error)" >&2
@@ -49,7 +52,7 @@ decode() { # capture, with_summary
         rm -f "$out/$name.error"
     fi
     if [ "$2" = yes ]; then
-        $TSHARK -r "$cap" -T fields -e frame.number -e _ws.col.Protocol -e _ws.col.Info \
+        $TSHARK -o "$USER_DLT" -r "$cap" -T fields -e frame.number -e _ws.col.Protocol -e _ws.col.Info \
             > "$out/$name.summary.tsv" 2> /dev/null || true
     fi
     rm -f "$err"

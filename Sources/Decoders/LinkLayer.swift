@@ -17,6 +17,18 @@ public struct LLPacket: Sendable {
     /// writer) store the LFSR value instead of its bits in air order.
     public let crcAsNumber: UInt32?
 
+    /// Microseconds a packet with a PDU (header and payload) of `pduLength` octets is on air
+    /// (Vol 6 Part B 2.1): LE 1M 8 µs an octet with a 1-octet preamble, LE 2M 4 µs with 2, LE Coded
+    /// taken at S=8 (the longest): 80 µs preamble, 256 access address, 16 CI, 24 TERM1, 64 µs an
+    /// octet of PDU and CRC, 24 TERM2.
+    public static func airTime(pduLength: Int, phy: UInt8) -> Int64 {
+        switch phy {
+        case 1: return Int64(9 + pduLength) * 4
+        case 2: return 400 + Int64(pduLength + 3) * 64
+        default: return Int64(8 + pduLength) * 8
+        }
+    }
+
     /// Splits access address + PDU + CRC. The PDU's length octet decides where the CRC is; extra
     /// bytes are ignored, a short packet keeps what there is (no CRC).
     public init?(_ b: Bytes) {

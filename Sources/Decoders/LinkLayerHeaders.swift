@@ -2,7 +2,8 @@ import Wire
 
 /// Pseudo headers that sniffers put in front of over-the-air link-layer packets:
 /// LINKTYPE_BLUETOOTH_LE_LL (251, none), LINKTYPE_BLUETOOTH_LE_LL_WITH_PHDR (256, Ubertooth and
-/// others) and LINKTYPE_NORDIC_BLE (272, nRF Sniffer board, protocol versions 0–3).
+/// others), LINKTYPE_NORDIC_BLE (272, nRF Sniffer board, protocol versions 0–3) and LINKTYPE_PPI
+/// (192) around one of them or around DLT_USER0 (147), as old Ubertooth firmware wrote it.
 
 /// Which physical channel kind the sniffer says a packet came from.
 public enum LLChannelKind: UInt8, Sendable {
@@ -60,6 +61,18 @@ public struct LLPseudoHeader: Sendable {
     /// The header said its payload is longer or shorter than the record.
     public var lengthMismatch = false
 
+    // PPI (192) extras: the link type inside, and Ubertooth's BTLE field (type 30006).
+    public var ppiLinkType: UInt32?
+    public var ppiFlags: UInt8?
+    /// Centre frequency in MHz.
+    public var ppiFrequency: UInt16?
+    /// Ubertooth's clock in units of 100 ns.
+    public var ppiClock100ns: UInt32?
+    public var ppiRSSIMax: Int8?
+    public var ppiRSSIMin: Int8?
+    public var ppiRSSIAverage: Int8?
+    public var ppiRSSICount: UInt8?
+
     public init(linkType: UInt32) { self.linkType = linkType }
 
     /// Splits a record into its pseudo header and the link-layer packet (access address, PDU, CRC).
@@ -102,9 +115,51 @@ public struct LLPseudoHeader: Sendable {
             }
         case LinkType.nordicBLE:
             return parseNordic(&h, record)
+        case LinkType.ppi:
+            return parsePPI(h, record)
         default:
             return (h, record, nil)
         }
+    }
+
+    /// Ubertooth's PPI field with RF facts about one LE packet.
+    static let ppiBTLEField: UInt16 = 30006
+
+    /// PPI (Per-Packet Information, CACE): version, flags, header length and the link type of what
+    /// follows, then typed fields. Inner LE link-layer link types are parsed as themselves; DLT_USER0
+    /// (147) is how Ubertooth marked a bare link-layer packet (access address, PDU, CRC).
+    private static func parsePPI(_ outer: LLPseudoHeader, _ record: Bytes) -> (header: LLPseudoHeader, packet: Bytes, malformed: String?) {
+        guard let length = record.le16(2), let dltLo = record.le16(4), let dltHi = record.le16(6),
+              Int(length) >= 8, Int(length) <= record.count else {
+            return (outer, record[record.endIndex...], "PPI header truncated (\(record.count) bytes)")
+        }
+        let inner = UInt32(dltLo) | UInt32(dltHi) << 16
+        let bare = inner == 147 || inner == LinkType.leLL
+        guard bare || inner == LinkType.leLLWithPHDR || inner == LinkType.nordicBLE else {
+            return (outer, record[record.endIndex...], "PPI carries link type \(inner), not an LE link-layer packet")
+        }
+        var (h, packet, problem) = bare ? (LLPseudoHeader(linkType: LinkType.ppi), record.from(Int(length)), nil)
+                                        : parse(linkType: inner, record.from(Int(length)))
+        h.linkType = LinkType.ppi
+        h.ppiLinkType = inner
+        h.ppiFlags = record.byte(1)
+        var at = 8
+        while at + 4 <= Int(length), let type = record.le16(at), let size = record.le16(at + 2).map(Int.init) {
+            let body = record.from(at + 4)
+            guard at + 4 + size <= Int(length) else { problem = problem ?? "PPI field \(type) longer than the header"; break }
+            if type == ppiBTLEField, size >= 12, let mhz = body.le16(1), let lo = body.le16(4), let hi = body.le16(6) {
+                h.ppiFrequency = mhz
+                h.ppiClock100ns = UInt32(lo) | UInt32(hi) << 16
+                h.ppiRSSIMax = Int8(truncatingIfNeeded: body.byte(8)!)
+                h.ppiRSSIMin = Int8(truncatingIfNeeded: body.byte(9)!)
+                h.ppiRSSIAverage = Int8(truncatingIfNeeded: body.byte(10)!)
+                h.ppiRSSICount = body.byte(11)
+                if h.channel == nil, mhz >= 2402, mhz <= 2480, mhz % 2 == 0 { h.channel = channelIndex(rf: UInt8((mhz - 2402) / 2)) }
+                if h.rssi == nil { h.rssi = h.ppiRSSIMax }
+            }
+            at += 4 + size
+        }
+        return (h, packet, problem)
     }
 
     /// RF channel (frequency order, 2402 + 2k MHz) to channel index (Vol 6 Part B 1.4.1).
@@ -246,6 +301,26 @@ extension LLPseudoHeader: Dissectable {
             }
             if lengthMismatch { g.append(.malformed("header and payload lengths do not match the record")) }
             f.append(Field("nRF Sniffer", .none, g))
+        case LinkType.ppi:
+            var g: [Field] = []
+            if let fl = ppiFlags { g.append(Field("Flags", .uint(UInt64(fl), hex: 2))) }
+            if let t = ppiLinkType { g.append(Field("DLT", .uint(UInt64(t), hex: 0))) }
+            if let mhz = ppiFrequency {
+                var b: [Field] = [Field("Frequency", .quantity(UInt64(mhz), hex: 0, Double(mhz), unit: "MHz"))]
+                if let c = channel { b.append(Field("Channel Index", .uint(UInt64(c), hex: 0))) }
+                if let c = ppiClock100ns { b.append(Field("Clock (100 ns)", .uint(UInt64(c), hex: 0))) }
+                if let v = ppiRSSIMax { b.append(Field("RSSI Max", .signed(Int64(v), unit: "dBm"))) }
+                if let v = ppiRSSIMin { b.append(Field("RSSI Min", .signed(Int64(v), unit: "dBm"))) }
+                if let v = ppiRSSIAverage { b.append(Field("RSSI Average", .signed(Int64(v), unit: "dBm"))) }
+                if let v = ppiRSSICount { b.append(Field("RSSI Count", .uint(UInt64(v), hex: 0))) }
+                g.append(Field("BTLE", .none, b))
+            }
+            f.append(Field("PPI", .none, g))
+            if let inner = ppiLinkType, inner == LinkType.leLLWithPHDR || inner == LinkType.nordicBLE {
+                var copy = self
+                copy.linkType = inner
+                f += copy.fields
+            }
         default:
             break
         }

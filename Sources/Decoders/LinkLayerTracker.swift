@@ -174,6 +174,13 @@ public final class LLFrame: Dissectable {
 
 /// Follows link-layer connections across frames. One per capture; frames in capture order.
 public final class LinkLayerTracker {
+    /// T_IFS (150 µs) and the timestamp jitter of host-stamped sniffers (Ubertooth's is near 1 ms):
+    /// packets further apart than their air times and this are in different connection events
+    /// (the shortest connection interval, 7.5 ms, is longer than two LE 1M packets and this).
+    static let sameEventSlack: Int64 = 2150
+    /// T_IFS and the shortest packet (an empty PDU on LE 2M is 44 µs; 200 leaves room for jitter):
+    /// packets closer than this were stamped together, not sent one after the other.
+    static let shortestReply: Int64 = 190
     final class ConnectionState {
         let index: Int
         let accessAddress: UInt32
@@ -187,6 +194,10 @@ public final class LinkLayerTracker {
         var lastDirection: LLDirection?
         var lastChannel: UInt8?
         var lastEvent: UInt16?
+        /// Capture time (ns) and air time (µs) of the last good packet, and connection events
+        /// counted by time where the sniffer gives neither channel nor event counter.
+        var lastTime: Int64?, lastAirTime: Int64 = 0
+        var timedEvent: UInt32 = 0
         var encrypted = false
         var skdm: [UInt8]?, ivm: [UInt8]?, skds: [UInt8]?, ivs: [UInt8]?
         var session: LLSession?
@@ -277,7 +288,7 @@ public final class LinkLayerTracker {
             if let c = adv.connectInd, frame.crc != .invalid { startConnection(c, initiatorRandom: adv.txAdd, advertiserRandom: adv.rxAdd) }
             return frame
         }
-        dataPDU(frame, p)
+        dataPDU(frame, p, time: packet.timestamp)
         return frame
     }
 
@@ -322,7 +333,7 @@ public final class LinkLayerTracker {
         if let oldest = connections.values.min(by: { $0.index < $1.index }) { connections[oldest.accessAddress] = nil }
     }
 
-    private func dataPDU(_ frame: LLFrame, _ p: LLPacket) {
+    private func dataPDU(_ frame: LLFrame, _ p: LLPacket, time: Int64) {
         let h = frame.header
         var conn = connections[p.accessAddress]
         // CRC first: a bad CRC must not create connections or move sequence numbers. It is computed
@@ -369,21 +380,37 @@ public final class LinkLayerTracker {
         c.frames += 1
 
         // Direction: the sniffer's word, else a new connection event (channel or event counter
-        // changed) starts with the central, else the sides alternate.
+        // changed, or a gap longer than the two packets and T_IFS) starts with the central, else
+        // the sides alternate.
+        let airTime = LLPacket.airTime(pduLength: p.pdu.count, phy: h.phy ?? 0)
+        let gap = c.lastTime.map { (time &- $0) / 1000 }
+        let sameEvent: Bool
+        if let gap, gap > c.lastAirTime + airTime + LinkLayerTracker.sameEventSlack {
+            sameEvent = false
+        } else if let gap, gap >= LinkLayerTracker.shortestReply, h.eventCounter == nil {
+            // A reply's distance: the sniffer's channel is wrong here (bsniffhub writes invalid ones).
+            sameEvent = true
+        } else {
+            // No time, or too little to be a reply (a host stamping a batch): the channel decides.
+            sameEvent = (h.channel == nil || c.lastChannel == nil || h.channel == c.lastChannel)
+                && (h.eventCounter == nil || h.eventCounter == c.lastEvent)
+        }
         let direction: LLDirection
         if let ctp = h.centralToPeripheral {
             direction = ctp ? .centralToPeripheral : .peripheralToCentral
-        } else if let last = c.lastDirection,
-                  (h.channel == nil || h.channel == c.lastChannel), (h.eventCounter == nil || h.eventCounter == c.lastEvent) {
+        } else if let last = c.lastDirection, sameEvent {
             direction = last == .centralToPeripheral ? .peripheralToCentral : .centralToPeripheral
         } else {
             direction = .centralToPeripheral
         }
         frame.direction = direction
         if frame.crc != .invalid {
+            if !sameEvent { c.timedEvent &+= 1 }
             c.lastDirection = direction
             c.lastChannel = h.channel
             c.lastEvent = h.eventCounter
+            c.lastTime = time
+            c.lastAirTime = airTime
         }
 
         let header = p.pdu.byte(0) ?? 0
@@ -392,7 +419,7 @@ public final class LinkLayerTracker {
         // two new PDUs alike: it is kept out of reassembly, other content goes in.
         var heldBack = false
         if frame.crc != .invalid {
-            let event = h.eventCounter.map(UInt32.init) ?? h.channel.map(UInt32.init)
+            let event = h.eventCounter.map(UInt32.init) ?? h.channel.map(UInt32.init) ?? c.timedEvent
             let (sequence, repeats) = c.sequence.receive(from: direction, header: header, hash: LinkLayerTracker.contentHash(p.pdu),
                                                          event: event, counted: h.eventCounter != nil)
             frame.sequence = sequence

@@ -146,7 +146,7 @@ extension Packet {
             adapter = UInt16(truncatingIfNeeded: flags >> 16)
             payload = data
             (kind, direction) = Self.monitor(UInt16(truncatingIfNeeded: flags))
-        case LinkType.leLL, LinkType.leLLWithPHDR, LinkType.nordicBLE:
+        case LinkType.leLL, LinkType.leLLWithPHDR, LinkType.nordicBLE, LinkType.ppi:
             kind = .linkLayer(linkType: linkType)
             payload = data
         default:

@@ -40,12 +40,6 @@ final class SharedCaptureTests: XCTestCase {
             let cols = line.split(separator: "\t", omittingEmptySubsequences: false)
             guard cols.count > 5, let expected = Int(cols[5]) else { continue }
             let path = root.appendingPathComponent(String(cols[0])).path
-            if cols[3].contains("PPI") {
-                let e = captureError { _ = try readAll(path: path) }
-                XCTAssertEqual(e?.kind, .unsupportedLinkType(192), path)
-                XCTAssertEqual(e?.description, "\(path): unsupported link type 192 (PPI)")
-                continue
-            }
             do {
                 let result = try readAll(path: path)
                 XCTAssertEqual(result.records.count, expected, "\(cols[0])")
