@@ -20,6 +20,37 @@ final class LinkLayerPDUTests: XCTestCase {
     static let crackleEmpty = hex("06e0c9000000000027 00274a6550110035ef8e")          // frame 45: Empty PDU
     static let crackleVersion = hex("0600c90000000000270027 4a65500b060c080f0007666de7fb") // frame 48: LL_VERSION_IND
 
+    /// crackle__pairing_and_ltk_exchange.pcap frame 1: PPI (24 bytes, DLT 147) with Ubertooth's BTLE
+    /// field, then an ADV_IND with its CRC.
+    static let cracklePPI = hex("00001800 93000000 36750c00 006209006b36e300e8dcee3c d6be898e0009e8dd6ee5c578020105c63c96")
+
+    func testPPIAroundUserDLT() {
+        let (h, packet, problem) = LLPseudoHeader.parse(linkType: LinkType.ppi, ArraySlice(Self.cracklePPI))
+        XCTAssertNil(problem)
+        XCTAssertEqual(h.ppiLinkType, 147)
+        XCTAssertEqual(h.ppiFrequency, 2402)
+        XCTAssertEqual(h.channel, 37)
+        XCTAssertEqual(h.ppiRSSIMax, -24)
+        XCTAssertEqual(h.ppiRSSICount, 60)
+        XCTAssertEqual(Array(packet.prefix(4)), [0xD6, 0xBE, 0x89, 0x8E])
+        XCTAssertEqual(packet.count, 18)
+    }
+
+    /// Lengths that lie and link types that are not LE: a problem and no packet, never a crash.
+    func testPPIThatLies() {
+        var tooLong = Self.cracklePPI; tooLong[2] = 0xFF
+        var fieldTooLong = Self.cracklePPI; fieldTooLong[10] = 0x40
+        var ethernet = Self.cracklePPI; ethernet[4] = 1
+        for (bytes, expected) in [(Array(Self.cracklePPI.prefix(5)), "PPI header truncated (5 bytes)"),
+                                  (tooLong, "PPI header truncated (42 bytes)"),
+                                  (fieldTooLong, "PPI field 30006 longer than the header"),
+                                  (ethernet, "PPI carries link type 1, not an LE link-layer packet")] {
+            let (_, _, problem) = LLPseudoHeader.parse(linkType: LinkType.ppi, ArraySlice(bytes))
+            XCTAssertEqual(problem, expected)
+        }
+        for n in 0..<Self.cracklePPI.count { _ = LLPseudoHeader.parse(linkType: LinkType.ppi, ArraySlice(Self.cracklePPI.prefix(n))) }
+    }
+
     func testPseudoHeader256() {
         let (h, packet, problem) = LLPseudoHeader.parse(linkType: LinkType.leLLWithPHDR, ArraySlice(Self.crackleADVIND))
         XCTAssertNil(problem)
