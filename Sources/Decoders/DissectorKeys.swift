@@ -85,6 +85,7 @@ extension Dissector {
             switch ll.encryption {
             case .decrypted: return who + ", decrypted"
             case .decryptedBySniffer: return who + ", decrypted by the sniffer"
+            case .decryptedInCapture: return who + ", decrypted in the capture"
             case .none, .encrypted: return who + ", over the air in the clear"
             }
         }

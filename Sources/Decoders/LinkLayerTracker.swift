@@ -32,6 +32,9 @@ public enum LLEncryption: Sendable, Equatable {
     case decrypted
     /// The sniffer decrypted it and said the MIC was right.
     case decryptedBySniffer
+    /// Plaintext in the file on an encrypted link, with no word from the sniffer's header: the
+    /// tool that wrote the capture decrypted it and removed the MIC.
+    case decryptedInCapture
 }
 
 /// A data PDU's payload for `L2CAPReassembler.add(_:start:frame:)`.
@@ -165,6 +168,8 @@ public final class LLFrame: Dissectable {
         case .decrypted:
             ll.append(Field("Encryption", .text("decrypted (MIC correct)"), key.map { [Field("Key", .text($0.description))] } ?? []))
         case .decryptedBySniffer: ll.append(Field("Encryption", .text("decrypted by the sniffer (MIC correct)")))
+        case .decryptedInCapture:
+            ll.append(Field("Encryption", .text("decrypted by the tool that wrote the capture (no MIC; the header does not say so)")))
         }
         for p in problems { ll.append(.malformed(p)) }
         f.append(Field("Bluetooth Low Energy Link Layer", .none, ll))
@@ -199,6 +204,8 @@ public final class LinkLayerTracker {
         var lastTime: Int64?, lastAirTime: Int64 = 0
         var timedEvent: UInt32 = 0
         var encrypted = false
+        /// A PDU of this link was found already decrypted in the file (see `plaintextInCapture`).
+        var plaintextInCapture = false
         var skdm: [UInt8]?, ivm: [UInt8]?, skds: [UInt8]?, ivs: [UInt8]?
         var session: LLSession?
         /// The key `session` was made from.
@@ -445,6 +452,9 @@ public final class LinkLayerTracker {
                 frame.encryption = .decrypted
                 frame.key = c.sessionKey
                 c.sessionKey?.noteDecrypted(frame: frame.number, connection: c.index)
+            } else if LinkLayerTracker.plaintextInCapture(p.pdu, c) {
+                pdu = LLDataPDU(p.pdu)
+                frame.encryption = .decryptedInCapture
             } else {
                 pdu = LLDataPDU(p.pdu, hasMIC: true, encrypted: true)
                 frame.encryption = .encrypted
@@ -460,6 +470,26 @@ public final class LinkLayerTracker {
         if !pdu.encrypted, !pdu.payload.isEmpty, pdu.llid == .start || pdu.llid == .continuation {
             frame.l2cap = LLL2CAPFragment(data: pdu.payload, start: pdu.llid == .start)
         }
+    }
+
+    /// Whether a PDU on an encrypted link that no key decrypts is plaintext already: some tools
+    /// decrypt before writing and remove the MIC without setting the header's Decrypted bit. Signs:
+    /// a non-empty PDU too short for a MIC (5 octets at least), or an L2CAP basic header whose
+    /// Length fills the PDU exactly (ciphertext does that once in 65,536). After one such PDU the
+    /// link's other PDUs are read the same way, an L2CAP start fragment when its Length is at least
+    /// what the PDU carries.
+    static func plaintextInCapture(_ pdu: Bytes, _ c: ConnectionState) -> Bool {
+        guard let header = pdu.byte(0), let length = pdu.byte(1).map(Int.init), length > 0 else { return false }
+        if length < 5 {
+            c.plaintextInCapture = true
+            return true
+        }
+        let llid = header & 3
+        if llid == 2, let l2cap = pdu.le16(2).map(Int.init) {
+            if l2cap + 4 == length { c.plaintextInCapture = true; return true }
+            return c.plaintextInCapture && l2cap + 4 > length
+        }
+        return c.plaintextInCapture
     }
 
     /// Encryption procedure state (Vol 6 Part B 5.1.3).
