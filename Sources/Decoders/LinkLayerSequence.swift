@@ -5,7 +5,8 @@
 /// retransmission when its SN equals the SN of the sender's previous PDU; the sniffer knows that SN
 /// when it saw every PDU the sender sent since. When it missed some, the peer's NESN still counts
 /// the sender's PDUs it accepted: two changes since the sender's last seen PDU mean the sender
-/// moved on at least twice, so the same SN is new data. Otherwise the sniffer cannot tell.
+/// moved on at least twice, so the same SN is new data; so is other content under the same SN (a
+/// retransmission repeats the PDU). Otherwise the sniffer cannot tell.
 
 /// What the sequence numbers say about a data PDU.
 public enum LLSequence: Sendable, Equatable {
@@ -47,15 +48,17 @@ struct LLSequenceTracker {
         let sn = header & 0x08 != 0, nesn = header & 0x04 != 0, md = header & 0x10 != 0
         let me = side.index, peer = 1 - me
         let s = sides[me]
+        let repeats = s.sn != nil && s.hash == hash
+        // A retransmission is the same PDU again (only NESN and MD may change): other content
+        // under the same SN means the sender moved on twice in packets the sniffer missed.
         let result: LLSequence
-        if s.sn != sn || s.acknowledged >= 2 {
+        if s.sn != sn || s.acknowledged >= 2 || (s.sn != nil && !repeats) {
             result = .new
         } else if !s.missed {
             result = .retransmission
         } else {
             result = .unknown
         }
-        let repeats = s.sn != nil && s.hash == hash
         sides[me].sn = sn
         sides[me].hash = hash
         sides[me].acknowledged = 0

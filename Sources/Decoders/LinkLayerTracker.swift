@@ -202,7 +202,12 @@ public final class LinkLayerTracker {
         /// Capture time (ns) and air time (µs) of the last good packet, and connection events
         /// counted by time where the sniffer gives neither channel nor event counter.
         var lastTime: Int64?, lastAirTime: Int64 = 0
+        /// Capture time (ns) of the first packet of the current connection event.
+        var eventStart: Int64?
         var timedEvent: UInt32 = 0
+        /// Connection interval in µs (CONNECT_IND, then LL_CONNECTION_UPDATE_IND as soon as it is
+        /// seen): counts the events between two packets from the time between them.
+        var interval: Int64?
         var encrypted = false
         /// A PDU of this link was found already decrypted in the file (see `plaintextInCapture`).
         var plaintextInCapture = false
@@ -332,6 +337,7 @@ public final class LinkLayerTracker {
         s.advertiserRandom = advertiserRandom
         s.crcInit = c.crcInit
         s.crcConfirmed = true
+        s.interval = c.interval > 0 ? Int64(c.interval) * 1250 : nil
         if connections.count >= LinkLayerTracker.maxConnections, connections[c.accessAddress] == nil { evictOldest() }
         connections[c.accessAddress] = s
     }
@@ -412,7 +418,10 @@ public final class LinkLayerTracker {
         }
         frame.direction = direction
         if frame.crc != .invalid {
-            if !sameEvent { c.timedEvent &+= 1 }
+            if !sameEvent {
+                c.timedEvent &+= LinkLayerTracker.events(since: c.eventStart.map { (time &- $0) / 1000 }, interval: c.interval)
+                c.eventStart = time
+            }
             c.lastDirection = direction
             c.lastChannel = h.channel
             c.lastEvent = h.eventCounter
@@ -426,9 +435,11 @@ public final class LinkLayerTracker {
         // two new PDUs alike: it is kept out of reassembly, other content goes in.
         var heldBack = false
         if frame.crc != .invalid {
-            let event = h.eventCounter.map(UInt32.init) ?? h.channel.map(UInt32.init) ?? c.timedEvent
+            // Events counted by the sniffer, else by time against the interval, else told apart only.
+            let timed = gap != nil && c.interval != nil
+            let event = h.eventCounter.map(UInt32.init) ?? (timed ? c.timedEvent : h.channel.map(UInt32.init) ?? c.timedEvent)
             let (sequence, repeats) = c.sequence.receive(from: direction, header: header, hash: LinkLayerTracker.contentHash(p.pdu),
-                                                         event: event, counted: h.eventCounter != nil)
+                                                         event: event, counted: h.eventCounter != nil || timed)
             frame.sequence = sequence
             heldBack = sequence == .unknown && repeats
         } else if h.centralToPeripheral != nil {
@@ -492,10 +503,20 @@ public final class LinkLayerTracker {
         return c.plaintextInCapture
     }
 
-    /// Encryption procedure state (Vol 6 Part B 5.1.3).
+    /// Connection events from the start of the last one to a packet that opens a new one: the
+    /// microseconds between them in intervals, rounded (host timestamps jitter), at least one; one
+    /// when either is unknown.
+    static func events(since: Int64?, interval: Int64?) -> UInt32 {
+        guard let since, let interval, interval > 0 else { return 1 }
+        return UInt32(clamping: max(1, (since &+ interval / 2) / interval))
+    }
+
+    /// Encryption procedure state (Vol 6 Part B 5.1.3), and the connection interval.
     private func control(_ ctl: LLControlPDU, _ c: ConnectionState, _ dir: LLDirection) {
         let params = ctl.parameters
         switch ctl.opcode {
+        case 0x00: // LL_CONNECTION_UPDATE_IND: WinSize(1) WinOffset(2) Interval(2) Latency(2) Timeout(2) Instant(2)
+            if params.count >= 11, params.le16(at: 3) > 0 { c.interval = Int64(params.le16(at: 3)) * 1250 }
         case 0x03: // LL_ENC_REQ: Rand(8) EDIV(2) SKDm(8) IVm(4)
             if params.count >= 22 {
                 c.rand = params.le64(at: 0)

@@ -344,9 +344,12 @@ final class LinkLayerSequenceTests: XCTestCase {
         var t = LLSequenceTracker()
         _ = t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 0), hash: 1, event: 44, counted: true)
         _ = t.receive(from: .peripheralToCentral, header: Self.header(sn: 0, nesn: 1), hash: 2, event: 44, counted: true)
-        let c = t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 1), hash: 3, event: 46, counted: true)
+        var u = t
+        let c = t.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 1), hash: 1, event: 46, counted: true)
         XCTAssertEqual(c.sequence, .unknown)
-        XCTAssertFalse(c.repeats)
+        XCTAssertTrue(c.repeats)
+        // Other content under the same SN: the central moved on twice in the skipped event.
+        XCTAssertEqual(u.receive(from: .centralToPeripheral, header: Self.header(sn: 0, nesn: 1), hash: 3, event: 46, counted: true).sequence, .new)
         // A damaged PDU from a side also hides what it sent.
         var d = LLSequenceTracker()
         _ = d.receive(from: .centralToPeripheral, header: Self.header(sn: 1, nesn: 0), hash: 1, event: 1, counted: true)
