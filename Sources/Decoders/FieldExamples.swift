@@ -2,7 +2,8 @@ import Wire
 
 /// Frames made from the decoders' own tables: every HCI command (and its Command Complete), HCI
 /// event and LE subevent, ATT opcode, SMP code, L2CAP signaling code, AD type and SIG
-/// characteristic value, each once with all-zero parameters and once with every bit set. The field
+/// characteristic value, each once with all-zero parameters and once with every bit set, and a
+/// sniffed LE Coded packet. The field
 /// catalogue (`blesniff fields`, and the filter's field names) is scanned from them as well as from
 /// captures, so it lists what each decoder can write, not only what some capture happened to hold.
 public enum FieldExamples {
@@ -23,6 +24,11 @@ public enum FieldExamples {
             for type in ADType.names.keys { b.advertising([9, type] + [UInt8](repeating: fill, count: 8)) }
             for uuid in CharacteristicValues.table.keys.sorted() { b.characteristic(uuid, value: short) }
         }
+        // A sniffed ADV_IND on LE Coded (link type 256: the Coding Indicator after the access address).
+        let coded: [UInt8] = [0, 0, 0, 0, 0xD6, 0xBE, 0x89, 0x8E, 0x01, 0x80, 0xD6, 0xBE, 0x89, 0x8E, 0x01,
+                              0x00, 0x09, 0xE8, 0xDD, 0x6E, 0xE5, 0xC5, 0x78, 0x02, 0x01, 0x05, 0xC6, 0x3C, 0x96]
+        b.packets.append(Packet(number: b.packets.count &+ 1, timestamp: Int64(b.packets.count &+ 1) &* 1_000_000, direction: .unknown,
+                                adapter: 0, kind: .linkLayer(linkType: LinkType.leLLWithPHDR), payload: coded[...]))
         return b.packets
     }
 

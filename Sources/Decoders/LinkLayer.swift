@@ -29,12 +29,18 @@ public struct LLPacket: Sendable {
         }
     }
 
+    /// LE Coded PHY only: the Coding Indicator (Vol 6 Part B 2.2.3; 0 S=8, 1 S=2), which a sniffer
+    /// header of link type 256 keeps in an octet after the access address.
+    public let codingIndicator: UInt8?
+
     /// Splits access address + PDU + CRC. The PDU's length octet decides where the CRC is; extra
-    /// bytes are ignored, a short packet keeps what there is (no CRC).
-    public init?(_ b: Bytes) {
-        guard b.count >= 4, let lo = b.le16(0), let hi = b.le16(2) else { return nil }
+    /// bytes are ignored, a short packet keeps what there is (no CRC). `coded`: an octet holding the
+    /// Coding Indicator follows the access address.
+    public init?(_ b: Bytes, coded: Bool = false) {
+        guard b.count >= (coded ? 5 : 4), let lo = b.le16(0), let hi = b.le16(2) else { return nil }
         accessAddress = UInt32(lo) | UInt32(hi) << 16
-        let rest = b.from(4)
+        codingIndicator = coded ? b.byte(4).map { $0 & 0x03 } : nil
+        let rest = b.from(coded ? 5 : 4)
         guard let len = rest.byte(1) else {
             pdu = rest
             crc = nil
@@ -57,6 +63,8 @@ public struct LLPacket: Sendable {
     }
 
     public var isAdvertising: Bool { accessAddress == LLPacket.advertisingAccessAddress }
+
+    static let codingIndicatorNames = ["FEC Block 2 coded using S=8", "FEC Block 2 coded using S=2", "Reserved", "Reserved"]
 }
 
 /// CRC-24, polynomial x^24 + x^10 + x^9 + x^6 + x^4 + x^3 + x + 1 (Vol 6 Part B 3.1.1).

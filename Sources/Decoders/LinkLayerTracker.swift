@@ -75,6 +75,8 @@ public final class LLFrame: Dissectable {
     public internal(set) var header: LLPseudoHeader
     public internal(set) var accessAddress: UInt32?
     public internal(set) var crcValue: UInt32?
+    /// LE Coded PHY: the packet's Coding Indicator.
+    public internal(set) var codingIndicator: UInt8?
     public internal(set) var pdu: LLPDU = .none
     /// Index (1-based, order of appearance) of the connection this data PDU belongs to.
     public internal(set) var connection: Int?
@@ -143,6 +145,9 @@ public final class LLFrame: Dissectable {
         var f = header.fields
         var ll: [Field] = []
         if let aa = accessAddress { ll.append(Field("Access Address", .uint(UInt64(aa), hex: 8))) }
+        if let ci = codingIndicator {
+            ll.append(Field("Coding Indicator", .named(UInt64(ci), hex: 0, LLPacket.codingIndicatorNames[Int(ci)])))
+        }
         if let c = connection { ll.append(Field("Connection", .uint(UInt64(c), hex: 0))) }
         if let d = direction { ll.append(Field("Direction", .text(d == .centralToPeripheral ? "Central → Peripheral" : "Peripheral → Central"))) }
         ll += pdu.fields
@@ -276,11 +281,13 @@ public final class LinkLayerTracker {
         let (h, bytes, problem) = LLPseudoHeader.parse(linkType: linkType, packet.payload)
         let frame = LLFrame(number: packet.number, header: h)
         if let problem { frame.problems.append(problem) }
-        guard let p = LLPacket(bytes) else {
+        // Link type 256 puts the Coding Indicator of an LE Coded packet after the access address.
+        guard let p = LLPacket(bytes, coded: linkType == LinkType.leLLWithPHDR && h.phy == 2) else {
             if !bytes.isEmpty || problem == nil { frame.problems.append("link-layer packet shorter than an access address (\(bytes.count) bytes)") }
             return frame
         }
         frame.accessAddress = p.accessAddress
+        frame.codingIndicator = p.codingIndicator
         frame.crcValue = p.crc
         if p.pdu.count < 2 { frame.problems.append("PDU header truncated") }
         if p.crc == nil, p.pdu.count >= 2 { frame.problems.append("packet ends before its CRC") }

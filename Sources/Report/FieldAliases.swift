@@ -29,6 +29,7 @@ public enum FieldAliases {
         ("btle.access_address", ["link_layer.bluetooth_low_energy_link_layer.access_address"]),
         // A data PDU that repeats its sender's last one (Vol 6 Part B 4.5.9; where tshark and the
         // specification differ, blesniff follows the specification).
+        ("btle.coding_indicator", ["link_layer.bluetooth_low_energy_link_layer.coding_indicator"]),
         ("btle.retransmit", ["link_layer.bluetooth_low_energy_link_layer.retransmission"]),
         // HCI events: RSSI is the Read RSSI result and each advertising report's or periodic
         // advertising response's RSSI.

@@ -51,6 +51,27 @@ final class LinkLayerPDUTests: XCTestCase {
         for n in 0..<Self.cracklePPI.count { _ = LLPseudoHeader.parse(linkType: LinkType.ppi, ArraySlice(Self.cracklePPI.prefix(n))) }
     }
 
+    /// Link type 256 with PHY LE Coded: an octet with the Coding Indicator follows the access
+    /// address (crackle's ADV_IND as if sent on LE Coded, S=2; tshark reads the same bytes alike), and the PDU and CRC after it.
+    func testCodedPHYCodingIndicator() {
+        let phdr = Self.hex("00 00 00 00 d6be898e 0180") // channel 37, Dewhitened, PHY 2 (LE Coded)
+        let air = Self.hex("d6be898e 01 0009e8dd6ee5c578020105 c63c96")
+        let f = LinkLayerTracker().process(Self.packet(LinkType.leLLWithPHDR, phdr + air))
+        XCTAssertEqual(f.codingIndicator, 1)
+        XCTAssertEqual(f.crc, .valid)
+        XCTAssertTrue(f.problems.isEmpty, "\(f.problems)")
+        XCTAssertTrue(f.summary.contains("ADV_IND"), f.summary)
+        let ll = f.fields.first { $0.label == "Bluetooth Low Energy Link Layer" }
+        guard case .named(1, _, let name)? = ll?.children.first(where: { $0.label == "Coding Indicator" })?.value else {
+            return XCTFail("no Coding Indicator field")
+        }
+        XCTAssertEqual(name, "FEC Block 2 coded using S=2")
+        // The same bytes on LE 1M keep no Coding Indicator.
+        let m = LinkLayerTracker().process(Self.packet(LinkType.leLLWithPHDR, Self.hex("00 00 00 00 d6be898e 0100") + Self.hex("d6be898e 0009e8dd6ee5c578020105 c63c96")))
+        XCTAssertNil(m.codingIndicator)
+        XCTAssertEqual(m.crc, .valid)
+    }
+
     func testPseudoHeader256() {
         let (h, packet, problem) = LLPseudoHeader.parse(linkType: LinkType.leLLWithPHDR, ArraySlice(Self.crackleADVIND))
         XCTAssertNil(problem)

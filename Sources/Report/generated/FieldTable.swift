@@ -1795,6 +1795,7 @@ enum FieldTable {
         ("link_layer.bluetooth_low_energy_link_layer.auxptr.offset_units", "named"),
         ("link_layer.bluetooth_low_energy_link_layer.channel_map", "unsigned"),
         ("link_layer.bluetooth_low_energy_link_layer.channel_map.used_channels", "unsigned"),
+        ("link_layer.bluetooth_low_energy_link_layer.coding_indicator", "named"),
         ("link_layer.bluetooth_low_energy_link_layer.connection", "unsigned"),
         ("link_layer.bluetooth_low_energy_link_layer.crc", "unsigned"),
         ("link_layer.bluetooth_low_energy_link_layer.crc.byte_order", "string"),
