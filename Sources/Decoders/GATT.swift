@@ -622,6 +622,9 @@ public struct ATTResultEntry: Sendable {
     public let value: Bytes?
     /// The service an Include declaration names (Read By Type of 0x2802).
     public var include: GATTInclude? = nil
+    /// What a Characteristic declaration declares (Read By Type of 0x2803): its value's handle and UUID.
+    public var declaredValueHandle: UInt16? = nil
+    public var declaredUUID: BluetoothUUID? = nil
 }
 
 /// What the bearer knows about one PDU beyond its bytes. A class: a frame's decode carries it and
@@ -711,6 +714,8 @@ extension ATTResult: Dissectable {
             out.add("Handle", .uint(UInt64(e.attribute.handle), hex: 4))
             if let u = e.attribute.uuid { writeUUIDField(u, to: out) }
             if let p = e.attribute.properties { out.add("Properties", .flags(UInt64(p.rawValue), hex: 2, p.names)) }
+            if let h = e.declaredValueHandle { out.add("Characteristic Value Handle", .uint(UInt64(h), hex: 4)) }
+            if let u = e.declaredUUID { writeUUIDField(u, label: "Characteristic UUID", to: out) }
             if let i = e.include {
                 out.add("Included Service Handle", .uint(UInt64(i.start), hex: 4))
                 out.add("End Group Handle", .uint(UInt64(i.end), hex: 4))
@@ -1064,7 +1069,8 @@ public final class ATTBearer {
                     continue
                 }
                 server.addCharacteristic(declaration: e.handle, properties: props, valueHandle: vh, uuid: u)
-                result.entries.append(ATTResultEntry(attribute: server.attribute(e.handle), value: nil))
+                result.entries.append(ATTResultEntry(attribute: server.attribute(e.handle), value: nil,
+                                                     declaredValueHandle: vh, declaredUUID: u))
             case 0x2802:
                 guard let s = try? r.u16(), let end = try? r.u16() else {
                     result.notes.append(.malformed("include declaration at " + Hex.prefixed(e.handle, width: 4)))

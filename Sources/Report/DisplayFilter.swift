@@ -88,6 +88,20 @@ public final class DisplayFilter {
         return evaluate(program)
     }
 
+    /// Every value of the fields the filter names in this frame, in the order the decoders write
+    /// them (`read -T fields`): for a name alone (`att.opcode`) its occurrences, for a tshark name
+    /// those of each field it stands for. Frame fields and layer names alone give nothing here.
+    func values(_ d: Decoded) -> [(value: FieldValue, part: Test.Part?)] {
+        matcher.reset()
+        matcher.collected = []
+        defer { matcher.collected = nil }
+        if layerTests.contains(where: \.needsFields) {
+            d.writeLayers(to: matcher) { matcher.layer(FieldRendering.keyHash($0)) }
+            matcher.endLayers()
+        }
+        return matcher.collected ?? []
+    }
+
     private func evaluate(_ n: Node) -> Bool {
         switch n {
         case .test(let i):
@@ -250,6 +264,8 @@ final class Matcher: FieldSink {
     @exclusivity(unchecked) private var anyMask: UInt64 = 0
     /// For each open field, the tests whose path it is on.
     @exclusivity(unchecked) private var open: [UInt64] = []
+    /// When set, every field a test reaches is kept here (`DisplayFilter.values`).
+    var collected: [(value: FieldValue, part: Test.Part?)]?
     private let layerHashes: [UInt64]
     private let pathTests: UInt64
     private let anyTests: UInt64
@@ -356,6 +372,7 @@ final class Matcher: FieldSink {
         let bit: UInt64 = 1 << UInt64(i)
         let t = tests[i]
         present |= bit
+        if collected != nil { collected!.append((value, part)) }
         if t.op == .present || Self.compare(value, part: part, t.op == .ne ? .eq : t.op, t.literal) { satisfied |= bit }
     }
 

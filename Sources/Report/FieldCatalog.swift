@@ -92,7 +92,7 @@ public enum FieldCatalog {
 
     /// The type of a field named with or without instance numbers (`hci_event.report.rssi`,
     /// `hci_event.report_7.rssi`), nil when there is no such field.
-    static func typeOfAnyInstance(_ name: String) -> String? { index[name] ?? unnumberedIndex[unnumbered(name)] }
+    public static func typeOfAnyInstance(_ name: String) -> String? { index[name] ?? unnumberedIndex[unnumbered(name)] }
 
     /// The members of a value JSON writes as an object, which a filter can test one by one.
     static func parts(of type: String) -> Set<Test.Part> {

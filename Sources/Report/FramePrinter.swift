@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Decoders
 import Wire
 
@@ -7,10 +10,22 @@ public final class FramePrinter {
         case text, json
     }
 
+    /// How the text line shows a frame's time (tshark's `-t`): relative to the first frame,
+    /// absolute time of day (local), with the date, since the epoch, since the previous captured
+    /// or printed frame, or absolute in UTC.
+    public enum TimeFormat: String, CaseIterable, Sendable {
+        case r, a, ad, e, d, dd, u, ud
+    }
+
     public let format: Format
     public let verbose: Bool
+    public var timeFormat = TimeFormat.r
+    /// Each frame's bytes after it, as tshark's `-x` prints them.
+    public var hexDump = false
     let out: Output
     private var start = CaptureStart()
+    /// Timestamps of the frame before the current one and of the last frame printed (`-t d`, `dd`).
+    private var previousCaptured: Int64?, currentCaptured: Int64?, lastPrinted: Int64?
     /// Each frame's summary is written here, then copied to the output: one buffer for the whole capture.
     @exclusivity(unchecked) private var line = TextLine(capacity: 512)
     /// JSON keys of the layer names met so far: a few names, each made into a key once.
@@ -31,6 +46,8 @@ public final class FramePrinter {
     /// frames are skipped: called for every frame, printed or not.
     public func noteFrame(_ p: Packet) {
         _ = start.see(p)
+        previousCaptured = currentCaptured
+        currentCaptured = p.timestamp
     }
 
     /// Prints a frame (seeing it again is harmless: a frame moves the start only once).
@@ -46,7 +63,15 @@ public final class FramePrinter {
     private func text(_ d: Decoded, relative: Int64) {
         out.write(int: Int64(d.packet.number), width: 6)
         out.write(byte: 32)
-        out.write(seconds: relative, width: 12)
+        let t = d.packet.timestamp
+        switch timeFormat {
+        case .r: out.write(seconds: relative, width: 12)
+        case .d: out.write(seconds: previousCaptured.map { t &- $0 } ?? 0, width: 12)
+        case .dd: out.write(seconds: lastPrinted.map { t &- $0 } ?? 0, width: 12)
+        case .e: out.write(seconds: t, width: 17)
+        case .a, .ad, .u, .ud: out.write(Self.clockTime(t, date: timeFormat == .ad || timeFormat == .ud, utc: timeFormat == .u || timeFormat == .ud))
+        }
+        lastPrinted = t
         out.write(byte: 32)
         out.write(d.packet.direction.arrow)
         out.write(" hci")
@@ -65,6 +90,54 @@ public final class FramePrinter {
                 out.write(byte: 10)
             }
         }
+        if hexDump { Self.writeHexDump(Self.frameBytes(d.packet), to: out) }
+    }
+
+    /// Time of day with microseconds (`12:00:00.000500`), after the date with `date`; local time
+    /// unless `utc`.
+    static func clockTime(_ ns: Int64, date: Bool, utc: Bool) -> String {
+        var seconds = time_t(ns / 1_000_000_000)
+        var micros = Int((ns % 1_000_000_000) / 1000)
+        if micros < 0 { micros += 1_000_000; seconds -= 1 }
+        var tm = tm()
+        if utc { gmtime_r(&seconds, &tm) } else { localtime_r(&seconds, &tm) }
+        func two(_ v: Int32) -> String { v < 10 ? "0" + String(v) : String(v) }
+        let frac = String(micros)
+        var s = two(tm.tm_hour) + ":" + two(tm.tm_min) + ":" + two(tm.tm_sec) + "." + String(repeating: "0", count: 6 - frac.count) + frac
+        if date { s = String(tm.tm_year + 1900) + "-" + two(tm.tm_mon + 1) + "-" + two(tm.tm_mday) + " " + s }
+        return s
+    }
+
+    /// The bytes tshark shows for a frame: an HCI packet with its H4 packet type before it, a
+    /// monitor or sniffer record as it is.
+    static func frameBytes(_ p: Packet) -> [UInt8] {
+        if case .hci(let type) = p.kind { return [type.rawValue] + p.payload }
+        return Array(p.payload)
+    }
+
+    /// tshark's `-x`: 16 bytes a line after a 4-digit offset, a gap after the eighth, then the
+    /// bytes as ASCII ('.' for the rest); an empty line after the frame.
+    static func writeHexDump(_ bytes: [UInt8], to out: Output) {
+        var at = 0
+        while at < bytes.count {
+            let row = bytes[at..<min(at + 16, bytes.count)]
+            var line = [UInt8](repeating: 32, count: 56)
+            let digits = Array("0123456789abcdef".utf8)
+            for k in 0..<4 { line[k] = digits[(at >> (12 - 4 * k)) & 0xF] }
+            for (k, b) in row.enumerated() {
+                let col = 6 + 3 * k + (k >= 8 ? 1 : 0)
+                line[col] = digits[Int(b >> 4)]
+                line[col + 1] = digits[Int(b & 0xF)]
+            }
+            for (k, b) in row.enumerated() {
+                if k == 8 { line.append(32) }
+                line.append(b >= 0x20 && b < 0x7F ? b : UInt8(ascii: "."))
+            }
+            out.write(bytes: line)
+            out.write(byte: 10)
+            at += 16
+        }
+        out.write(byte: 10)
     }
 
     /// One object per frame; field names documented in the README.

@@ -12,15 +12,41 @@ struct Read: ParsableCommand {
             """)
 
     @Argument(help: "Capture files; - reads standard input.")
-    var files: [String]
+    var files: [String] = []
+
+    @Option(name: .customShort("r"), help: ArgumentHelp("A capture file, as tshark takes it (the same as naming it); repeatable.", valueName: "file"))
+    var readFiles: [String] = []
 
     @Option(help: "Output format: text or json.")
     var format: FramePrinter.Format = .text
 
-    @Flag(name: .shortAndLong, help: "Print the full decode of every frame.")
+    @Option(name: .customShort("T"), help: ArgumentHelp(
+        "tshark's output format: text, json, or fields (with -e: one line per frame, the fields' values separated by tabs).",
+        valueName: "format"))
+    var tsharkFormat: String?
+
+    @Option(name: .customShort("e"), help: ArgumentHelp(
+        "A field for -T fields: ours or tshark's name, or frame.number, frame.time_relative, frame.time_epoch, frame.time_delta, frame.len, _ws.col.Info; repeatable, in column order.",
+        valueName: "field"))
+    var fieldNames: [String] = []
+
+    @Option(name: .customShort("E"), help: ArgumentHelp(
+        "A -T fields setting as tshark takes it: header=y, separator=/t|/s|C, aggregator=,|/s|C, occurrence=a|f|l|N, quote=d|s|n; repeatable.",
+        valueName: "key=value"))
+    var fieldSettings: [String] = []
+
+    @Option(name: .customShort("t"), help: ArgumentHelp(
+        "Time column as tshark's -t: r relative to the first frame (default), a time of day, ad date and time, e seconds since the epoch, d since the previous frame, dd since the previous frame printed, u and ud in UTC.",
+        valueName: "format"))
+    var timeFormat: FramePrinter.TimeFormat = .r
+
+    @Flag(name: .customShort("x"), help: "Print each frame's bytes in hex and ASCII after it, as tshark -x.")
+    var hexDump = false
+
+    @Flag(name: [.customShort("v"), .customShort("V"), .long], help: "Print the full decode of every frame (-V as tshark).")
     var verbose = false
 
-    @Option(help: "Stop after printing this many frames.")
+    @Option(name: [.customShort("c"), .long], help: "Stop after printing this many frames.")
     var count: Int?
 
     @Option(help: "Skip this many frames before printing (they are still decoded).")
@@ -35,7 +61,21 @@ struct Read: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Decode everything but print only a count of frames and malformed frames.")
     var quiet = false
 
+    func validate() throws {
+        if files.isEmpty && readFiles.isEmpty { throw ValidationError("Missing expected argument '<files> ...'") }
+        if let t = tsharkFormat, !["text", "json", "fields"].contains(t) {
+            throw ValidationError("-T \(t): expected text, json or fields")
+        }
+        if tsharkFormat == "fields", fieldNames.isEmpty { throw ValidationError("-T fields needs at least one -e FIELD") }
+        if !fieldNames.isEmpty, tsharkFormat != "fields" { throw ValidationError("-e is for -T fields") }
+        var o = FieldColumns.Options()
+        for e in fieldSettings { if let problem = o.set(e) { throw ValidationError(problem) } }
+    }
+
     mutating func run() throws {
+        files = readFiles + files
+        if let t = tsharkFormat, t != "fields" { format = t == "json" ? .json : .text }
+        if tsharkFormat == "fields" { return try runFields() }
         let out = Output()
         var printed = 0, malformed = 0, total = 0
         let limit = count ?? Int.max
@@ -48,6 +88,8 @@ struct Read: ParsableCommand {
             for group in decoding.groups(files) {
                 let dissector = decoding.dissector()
                 let printer = FramePrinter(format: format, verbose: verbose, output: out)
+                printer.timeFormat = timeFormat
+                printer.hexDump = hexDump
                 var seen = 0
                 filter?.reset()
                 ok = try decoding.input.forEachPacket(group) { packet in
@@ -68,6 +110,44 @@ struct Read: ParsableCommand {
         out.flush()
         if !ok { throw ExitCode(2) }
     }
+
+    /// `-T fields -e …`: one line per frame that passes the filters.
+    private func runFields() throws {
+        let out = Output()
+        var options = FieldColumns.Options()
+        for e in fieldSettings { _ = options.set(e) }
+        let columns: FieldColumns
+        do { columns = try FieldColumns(fieldNames, options: options) } catch {
+            throw ValidationError("-e: \(error)")
+        }
+        let filter = try filtering.compile(device: deviceFilter.device)
+        let limit = count ?? Int.max, skip = self.skip
+        var printed = 0
+        var ok = true
+        struct Done: Error {}
+        columns.writeHeader(to: out)
+        do {
+            for group in decoding.groups(files) {
+                let dissector = decoding.dissector()
+                var seen = 0
+                filter?.reset()
+                columns.reset()
+                ok = try decoding.input.forEachPacket(group) { packet in
+                    let d = dissector.dissect(packet)
+                    columns.noteFrame(packet)
+                    if let filter, !filter.matches(d) { return }
+                    seen += 1
+                    guard seen > skip else { return }
+                    columns.write(d, to: out)
+                    printed += 1
+                    if printed >= limit { throw Done() }
+                } && ok
+            }
+        } catch is Done {}
+        out.flush()
+        if !ok { throw ExitCode(2) }
+    }
 }
 
 extension FramePrinter.Format: ExpressibleByArgument {}
+extension FramePrinter.TimeFormat: ExpressibleByArgument {}

@@ -212,7 +212,10 @@ extension FilterTests {
         XCTAssertEqual(FieldAliases.fields(for: "btatt.opcode"), ["att.opcode"])
         for p in FieldAliases.pairs {
             XCTAssertNoThrow(try DisplayFilter(p.tshark), p.tshark)
-            for f in p.ours { XCTAssert(FieldCatalog.contains(f), "\(p.tshark) stands for \(f), which is not a field") }
+            // `frame` and `time` are frame fields, the others decoded fields.
+            for f in p.ours where f != "frame" && f != "time" {
+                XCTAssert(FieldCatalog.typeOfAnyInstance(f) != nil, "\(p.tshark) stands for \(f), which is not a field")
+            }
         }
         let r = try CLI.run(["fields", "att.opcode"])
         XCTAssertEqual(r.status, 0, r.err)
