@@ -200,6 +200,9 @@ public final class LinkLayerTracker {
         var crcInit: UInt32?
         /// CRCInit recovered from a packet; trusted once a second packet agrees.
         var crcConfirmed = false
+        /// The packet (PDU and CRC) CRCInit was run back from: a byte-identical copy agrees with it
+        /// whatever CRCInit is, so it confirms nothing.
+        var crcSource: UInt64 = 0
         var sequence = LLSequenceTracker()
         var lastDirection: LLDirection?
         var lastChannel: UInt8?
@@ -363,7 +366,9 @@ public final class LinkLayerTracker {
         // A payload the sniffer decrypted is not the ciphertext the CRC was computed over.
         if let crc = p.crc, !(h.decrypted && h.micValid) {
             if let c = conn, let initial = c.crcInit {
-                if crcMatches(frame, p, initial: initial) {
+                if !c.crcConfirmed, LinkLayerTracker.packetHash(p.pdu, crc) == c.crcSource {
+                    frame.crc = sniffer
+                } else if crcMatches(frame, p, initial: initial) {
                     c.crcConfirmed = true
                     frame.crc = .valid
                 } else if c.crcConfirmed {
@@ -371,6 +376,7 @@ public final class LinkLayerTracker {
                 } else {
                     // The packet CRCInit was learnt from may have been damaged: learn again.
                     c.crcInit = LLCRC.recoverInit(p.pdu, crc: crc)
+                    c.crcSource = LinkLayerTracker.packetHash(p.pdu, crc)
                     c.crcConfirmed = sniffer == .valid
                     frame.crc = sniffer
                 }
@@ -385,6 +391,7 @@ public final class LinkLayerTracker {
             nextIndex += 1
             if let crc = p.crc {
                 s.crcInit = LLCRC.recoverInit(p.pdu, crc: crc)
+                s.crcSource = LinkLayerTracker.packetHash(p.pdu, crc)
                 s.crcConfirmed = sniffer == .valid
             }
             if connections.count >= LinkLayerTracker.maxConnections { evictOldest() }
@@ -606,6 +613,13 @@ public final class LinkLayerTracker {
     }
 
     /// FNV-1a over what a retransmission repeats: LLID, length and payload (not NESN, SN, MD).
+    /// FNV-1a over every octet of a PDU and its CRC.
+    static func packetHash(_ pdu: Bytes, _ crc: UInt32) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in pdu { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return (h ^ UInt64(crc)) &* 0x100_0000_01b3
+    }
+
     static func contentHash(_ pdu: Bytes) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         var first = true

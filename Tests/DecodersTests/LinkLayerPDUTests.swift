@@ -398,6 +398,24 @@ final class LinkLayerCRCTests: XCTestCase {
         XCTAssertEqual(LinkLayerTracker().process(LinkLayerPDUTests.packet(LinkType.nordicBLE, damaged)).crc, .storedMismatch)
     }
 
+    /// Link type 251 (no sniffer verdict), no CONNECT_IND: CRCInit is run back from the first data
+    /// packet. A byte-identical copy agrees with any CRCInit, so it leaves the CRC unchecked; only
+    /// another packet that agrees confirms it.
+    func testIdenticalCopyDoesNotConfirmCRCInit() {
+        func packet(_ pdu: [UInt8]) -> [UInt8] {
+            let crc = LLCRC.compute(ArraySlice(pdu), initial: 0x123456)
+            return [0x78, 0x56, 0x34, 0x12] + pdu + [UInt8(crc >> 16), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)].map(LLCRC.reverse)
+        }
+        let t = LinkLayerTracker()
+        let first = packet([0x01, 0x00]), other = packet([0x09, 0x00])
+        XCTAssertEqual(t.process(LinkLayerPDUTests.packet(LinkType.leLL, first)).crc, .unchecked)
+        XCTAssertEqual(t.process(LinkLayerPDUTests.packet(LinkType.leLL, first)).crc, .unchecked)
+        XCTAssertEqual(t.process(LinkLayerPDUTests.packet(LinkType.leLL, other)).crc, .valid)
+        var damaged = other
+        damaged[4] ^= 0x10
+        XCTAssertEqual(t.process(LinkLayerPDUTests.packet(LinkType.leLL, damaged)).crc, .invalid)
+    }
+
     func testCRCStoredAsANumber() {
         // sweyn__capture_nxp_ll_length_crash_capture.pcap frame 1: ADV_IND whose CRC 0x362E3A is stored 3a 2e 36.
         let bytes = LinkLayerPDUTests.hex("4b2f00020000000a0100000f0100000000d6be898e001caa4be1b416d002010408ff7d02010300ffcc09160238d016b4e14baa3a2e36")
