@@ -84,8 +84,15 @@ struct Read: ParsableCommand {
         let filter = try filtering.compile(device: deviceFilter.device)
         struct Done: Error {}
         var ok = true
+        let groups = decoding.groups(files)
         do {
-            for group in decoding.groups(files) {
+            for (n, group) in groups.enumerated() {
+                // Several captures read one after another: a banner names each (text only).
+                if groups.count > 1, format == .text, !quiet {
+                    out.write(n == 0 ? "==> " : "\n==> ")
+                    out.write(display: group.joined(separator: " + "))
+                    out.write(" <==\n")
+                }
                 let dissector = decoding.dissector()
                 let printer = FramePrinter(format: format, verbose: verbose, output: out)
                 printer.timeFormat = timeFormat

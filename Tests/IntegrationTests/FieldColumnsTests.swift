@@ -88,3 +88,15 @@ final class FieldColumnsTests: XCTestCase {
         XCTAssertTrue(d.out.hasPrefix("     2     0.000500 >"), d.out)
     }
 }
+
+extension FieldColumnsTests {
+    /// Several captures read one after another: a banner names each; one capture, none.
+    func testBannerBetweenFiles() throws {
+        let a = Fixtures.captures + "/adv_scan.btsnoop", b = Fixtures.captures + "/gatt_session.btsnoop"
+        let two = try CLI.run(["read", a, b]).out
+        XCTAssertTrue(two.hasPrefix("==> \(a) <==\n     1 "), two)
+        XCTAssertTrue(two.contains("\n\n==> \(b) <==\n     1 "))
+        XCTAssertFalse(try CLI.run(["read", a]).out.contains("==>"))
+        XCTAssertFalse(try CLI.run(["read", "--format", "json", a, b]).out.contains("==>"))
+    }
+}
