@@ -77,7 +77,7 @@ public enum FieldCatalog {
     /// The name with the instance numbers of numbered fields taken off (`hci_event.report_7.rssi`
     /// → `hci_event.report.rssi`); other numbers (`hci_command.event_mask_page_2`) stay when the
     /// field has no numbered instances.
-    static func unnumbered(_ name: String) -> String {
+    public static func unnumbered(_ name: String) -> String {
         var prefix = ""
         for key in name.split(separator: ".", omittingEmptySubsequences: false) {
             let dot = prefix.isEmpty ? "" : "."

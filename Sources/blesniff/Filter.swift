@@ -70,14 +70,23 @@ struct Fields: ParsableCommand {
             return
         }
         // A field is listed for its own name or its tshark name (`blesniff fields btatt`).
-        let rows = FieldCatalog.all.filter { f in
-            prefix.map { p in f.name.hasPrefix(p) || FieldAliases.aliases(of: f.name).contains { $0.hasPrefix(p) } } ?? true
+        // Numbered instances (report_1, report_2, …) are listed once, by the name without the
+        // number, which matches any of them.
+        var seen = Set<String>()
+        var rows: [(name: String, type: String)] = []
+        for f in FieldCatalog.all {
+            let name = FieldCatalog.unnumbered(f.name)
+            guard prefix.map({ p in f.name.hasPrefix(p) || name.hasPrefix(p) || FieldAliases.aliases(of: f.name).contains { $0.hasPrefix(p) } }) ?? true,
+                  seen.insert(name).inserted else { continue }
+            rows.append((name, f.type))
         }
-        let width = rows.map(\.name.count).max() ?? 0
+        // Long names do not push every type to the right: past this width a name has its type
+        // two spaces after it.
+        let width = min(rows.map(\.name.count).max() ?? 0, 56)
         let typeWidth = rows.map(\.type.count).max() ?? 0
         for r in rows {
             out.write(r.name)
-            out.write(String(repeating: " ", count: width - r.name.count + 2))
+            out.write(String(repeating: " ", count: max(width - r.name.count, 0) + 2))
             out.write(r.type)
             let aliases = FieldAliases.aliases(of: r.name)
             if !aliases.isEmpty {

@@ -233,10 +233,13 @@ extension FilterTests {
     func testFieldsFromTheDecodersTablesAreKnown() throws {
         let r = try CLI.run(["fields"])
         XCTAssertEqual(r.status, 0, r.err)
-        for name in ["smp.notification_type", "hci_event.report_1.advertising_data.broadcast_name",
+        for name in ["smp.notification_type", "hci_event.report.advertising_data.broadcast_name",
                      "att.handle_length_value_tuple"] {
             XCTAssert(r.out.contains("\n" + name + " "), "\(name) is not listed")
         }
+        // Numbered instances are listed once, by the name that matches any of them.
+        XCTAssertFalse(r.out.contains("report_1."), "numbered names are listed")
+        XCTAssertNoThrow(try DisplayFilter("hci_event.report.advertising_data.broadcast_name"))
         let f = try CLI.run(["read", "-Y", "smp.notification_type == 0", Fixtures.captures + "/gatt_session.btsnoop"])
         XCTAssertEqual(f.status, 0, f.err)
         XCTAssertEqual(f.out, "")
