@@ -30,7 +30,15 @@ final class BtsnoopReader {
         _ = source.consume(Self.fileHeaderLength)
     }
 
+    /// Android's on-device btsnooz_hci.log: a btsnoop file header, then btsnooz version 2
+    /// records (`Btsnooz`) as they are, not base64 or deflated. Decided at the first record.
+    private(set) var snooz = false
+    /// µs since the first snooz record: the file holds only each record's delta.
+    private var snoozMicros: Int64 = 0
+
     func next(number: Int) throws(CaptureError) -> Record? {
+        if number == 1, datalink == 1002, try Self.looksLikeSnooz(source) { snooz = true }
+        if snooz { return try nextSnooz(number: number) }
         let at = source.offset
         guard try source.require(Self.recordHeaderLength) else {
             if source.available > 0 {
@@ -69,5 +77,59 @@ final class BtsnoopReader {
                       linkType: LinkType.btsnoop(datalink), flags: flags,
                       data: bytes.dropFirst(Self.recordHeaderLength), originalLength: Int(originalLength),
                       fileOffset: at, fileLength: total)
+    }
+
+    /// Whether the first record is a btsnooz version 2 record: known type, length at least 1 and
+    /// at most the original packet length, and the same for the record after it when there is
+    /// one. A btsnoop record never is: its first two octets, the high half of a big-endian
+    /// length under 64 KiB, are zero, which is a btsnooz length of 0.
+    static func looksLikeSnooz(_ source: ByteSource) throws(CaptureError) -> Bool {
+        guard try source.require(9) else { return false }
+        let h = source.pending
+        func plausible(_ at: Int) -> Int? {
+            guard at &+ 9 <= h.count else { return nil }
+            let length = Int(h[h.startIndex &+ at]) | Int(h[h.startIndex &+ at &+ 1]) << 8
+            let packet = Int(h[h.startIndex &+ at &+ 2]) | Int(h[h.startIndex &+ at &+ 3]) << 8
+            let type = h[h.startIndex &+ at &+ 8]
+            guard length >= 1, length <= packet, Btsnooz.table[Int(type)].h4 != 0 else { return nil }
+            return at &+ 8 &+ length
+        }
+        guard let second = plausible(0) else { return false }
+        _ = try source.require(second &+ 9)
+        return source.pending.count < second &+ 9 || plausible(second) != nil
+    }
+
+    private func nextSnooz(number: Int) throws(CaptureError) -> Record? {
+        let at = source.offset
+        guard try source.require(9) else {
+            if source.available > 0 {
+                truncation = CaptureError(.truncatedRecord, file: source.name, frame: number, offset: at,
+                                          "file ends inside a btsnooz record header, after \(number &- 1) complete frames")
+            }
+            return nil
+        }
+        let h = Array(source.pending.prefix(9))
+        let length = Int(h[0]) | Int(h[1]) << 8
+        let packetLength = Int(h[2]) | Int(h[3]) << 8
+        let delta = Int64(UInt32(h[4]) | UInt32(h[5]) << 8 | UInt32(h[6]) << 16 | UInt32(h[7]) << 24)
+        let entry = Btsnooz.table[Int(h[8])]
+        guard entry.h4 != 0 else {
+            throw CaptureError(.malformed, file: source.name, frame: number, offset: at, "unknown btsnooz record type 0x\(Hex2.byte(h[8]))")
+        }
+        guard length >= 1 else {
+            throw CaptureError(.malformed, file: source.name, frame: number, offset: at, "btsnooz record length 0")
+        }
+        let total = 8 &+ length
+        guard try source.require(total) else {
+            truncation = CaptureError(.truncatedRecord, file: source.name, frame: number, offset: at,
+                                      "file ends inside this record (\(source.available) of \(total) bytes), after \(number &- 1) complete frames")
+            return nil
+        }
+        let bytes = source.consume(total)
+        snoozMicros &+= delta
+        // The record's type byte becomes the H4 packet indicator, as in a btsnoop H4 record.
+        let data = [entry.h4] + bytes.dropFirst(9)
+        return Record(number: number, timestamp: snoozMicros &* 1000, linkType: LinkType.btsnoopH4, flags: entry.flags,
+                      data: data[...], originalLength: max(packetLength, length), fileOffset: at, fileLength: total)
     }
 }

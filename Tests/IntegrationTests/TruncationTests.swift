@@ -1,4 +1,5 @@
 import XCTest
+import Capture
 import Decoders
 
 /// Frames the capture cut short (btsnooz keeps only the start of ACL payloads) are not malformed
@@ -22,5 +23,33 @@ final class TruncationTests: XCTestCase {
             if case .att? = d.upper { att += 1 }
         }
         XCTAssertGreaterThan(att, 50)
+    }
+
+    /// Android's on-device btsnooz_hci.log: a btsnoop header, then btsnooz version 2 records as
+    /// they are. Made here from the bug report's section (the same records, base64 and deflate
+    /// undone), it decodes to the same frames.
+    func testOnDeviceBtsnoozLog() throws {
+        let report = Fixtures.captures + "/phone/bugreport_v2.txt"
+        let reader = try CaptureReader(path: report)
+        var file: [UInt8] = Array("btsnoop".utf8) + [0, 0, 0, 0, 1, 0, 0, 0x03, 0xEA]
+        var previous: Int64?
+        let types: [UInt8: (sent: UInt8, received: UInt8)] = [1: (0x20, 0x20), 2: (0x21, 0x11), 3: (0x22, 0x12), 4: (0x10, 0x10), 5: (0x2D, 0x17)]
+        while let r = try reader.next() {
+            let data = Array(r.data)
+            let type = r.flags & 1 == 1 ? types[data[0]]!.received : types[data[0]]!.sent
+            let delta = UInt32(previous.map { (r.timestamp - $0) / 1000 } ?? 0)
+            previous = r.timestamp
+            let length = UInt16(data.count), packet = UInt16(max(r.originalLength, data.count))
+            file += [UInt8(length & 0xFF), UInt8(length >> 8), UInt8(packet & 0xFF), UInt8(packet >> 8)]
+            file += [UInt8(delta & 0xFF), UInt8(delta >> 8 & 0xFF), UInt8(delta >> 16 & 0xFF), UInt8(delta >> 24), type]
+            file += data.dropFirst()
+        }
+        let path = NSTemporaryDirectory() + "btsnooz_hci-\(getpid()).log"
+        try Data(file).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let ours = try CLI.run(["read", path]), theirs = try CLI.run(["read", report])
+        XCTAssertEqual(ours.status, 0, ours.err)
+        XCTAssertEqual(ours.out.split(separator: "\n").count, 184)
+        XCTAssertEqual(ours.out, theirs.out)
     }
 }
