@@ -23,7 +23,7 @@ struct Audit: ParsableCommand {
             --format/--output pairs write several reports from one pass.
             """)
 
-    @Argument(help: "Capture files, or directories to search for captures; - reads standard input.")
+    @Argument(help: "Capture files, or directories to search for captures; - reads standard input.", completion: .file())
     var paths: [String]
 
     @Flag(name: .shortAndLong, help: "List the files a directory search passed over, and why.")
@@ -32,13 +32,13 @@ struct Audit: ParsableCommand {
     @Option(name: .long, help: "Report format: text, json, sarif, junit, markdown or html (the full page, as blesniff report makes it) (repeatable, paired with --output in order).")
     var format: [AuditFormat] = []
 
-    @Option(name: [.short, .long], help: "Write the report to this file ('-' for standard output); repeatable.")
+    @Option(name: [.short, .long], help: "Write the report to this file ('-' for standard output); repeatable.", completion: .file())
     var output: [String] = []
 
     @Option(name: .long, help: "Fail (exit 1) on unsuppressed findings at or above: error, warning, note or never.")
     var failOn: FailOn = .error
 
-    @Option(name: .long, help: "Baseline of accepted findings: those are reported as suppressed and do not fail.")
+    @Option(name: .long, help: "Baseline of accepted findings: those are reported as suppressed and do not fail.", completion: .file())
     var baseline: String?
 
     @Option(name: .long, help: "Write every finding of this run to a baseline file.")
@@ -170,7 +170,7 @@ extension Platform: ExpressibleByArgument {}
 
 /// What the audit is about: the configuration file, and the platform and devices under test over it.
 struct AuditScopeOptions: ParsableArguments {
-    @Option(name: .long, help: "Configuration file (default: the nearest .blesniff.yml upward from here).")
+    @Option(name: .long, help: "Configuration file (default: the nearest .blesniff.yml upward from here).", completion: .file())
     var config: String?
 
     @Option(name: .long, help: "The host stack the capture comes from: android, apple, linux-bluez or embedded (default: told from the capture).")

@@ -36,7 +36,7 @@ struct CaptureCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Read a pcap or btsnoop stream from a named pipe or file; - is standard input.", valueName: "path"))
     var from: String?
 
-    @Option(name: .customShort("w"), help: ArgumentHelp("Write the frames to this file as they arrive.", valueName: "file"))
+    @Option(name: .customShort("w"), help: ArgumentHelp("Write the frames to this file as they arrive.", valueName: "file"), completion: .file())
     var write: String?
 
     @Option(help: "Format of the -w file: pcap, pcapng or btsnoop (default: from its extension; pcap on standard output).")
@@ -63,7 +63,7 @@ struct CaptureCommand: ParsableCommand {
     @Option(help: "With --audit: exit 1 when a finding at or above this level remains (error, warning, note, never).")
     var failOn: FailOn = .error
 
-    @Option(help: "With --audit: configuration file (default: .blesniff.yml found upward from the working directory).")
+    @Option(help: "With --audit: configuration file (default: .blesniff.yml found upward from the working directory).", completion: .file())
     var config: String?
 
     @Option(help: "Stop after this many frames.")

@@ -77,7 +77,7 @@ struct Convert: ParsableCommand {
         case big, little
     }
 
-    @Argument(help: "Input captures (- for standard input), then the output file (- for standard output).")
+    @Argument(help: "Input captures (- for standard input), then the output file (- for standard output).", completion: .file())
     var paths: [String]
 
     @Option(help: "Output format: \(Format.allCases.map(\.rawValue).joined(separator: ", ")).")

@@ -14,7 +14,7 @@ struct Devices: ParsableCommand {
             its identity address, with the addresses seen.
             """)
 
-    @Argument(help: "Capture files; - reads standard input.")
+    @Argument(help: "Capture files; - reads standard input.", completion: .file())
     var files: [String]
 
     @Option(help: "Output format: text or json.")

@@ -23,16 +23,16 @@ struct DiffCommand: ParsableCommand {
             configuration is invalid.
             """)
 
-    @Argument(help: "The capture (or folder of captures) before the change.")
+    @Argument(help: "The capture (or folder of captures) before the change.", completion: .file())
     var base: String
 
-    @Argument(help: "The capture (or folder of captures) after the change.")
+    @Argument(help: "The capture (or folder of captures) after the change.", completion: .file())
     var new: String
 
     @Option(name: .long, help: "Report format: text, markdown or json.")
     var format: DiffFormat = .text
 
-    @Option(name: [.short, .long], help: "Write the report to this file ('-' for standard output).")
+    @Option(name: [.short, .long], help: "Write the report to this file ('-' for standard output).", completion: .file())
     var output: String?
 
     @Flag(name: .long, help: "Exit 1 when a metric got worse beyond its threshold, or a finding was added.")

@@ -13,7 +13,7 @@ struct Gatt: ParsableCommand {
             database (when it acts as a server) is listed as "local".
             """)
 
-    @Argument(help: "Capture files; - reads standard input.")
+    @Argument(help: "Capture files; - reads standard input.", completion: .file())
     var files: [String]
 
     @Option(help: "Output format: text or json.")

@@ -27,7 +27,7 @@ struct DecodeOptions: ParsableArguments {
 
     @Option(name: .customLong("keys"), help: ArgumentHelp(
         "A keys file (YAML: devices, each with ltk, tk or passkey, which decrypt like --ltk and --tk, or irk and identity, which resolve private addresses); repeatable.",
-        valueName: "file"))
+        valueName: "file"), completion: .file(extensions: ["yaml", "yml"]))
     var keysFiles: [String] = []
 
     func validate() throws {

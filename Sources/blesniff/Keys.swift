@@ -14,7 +14,7 @@ struct Keys: ParsableCommand {
             sniffer missed when one is needed.
             """)
 
-    @Argument(help: "Capture files; - reads standard input.")
+    @Argument(help: "Capture files; - reads standard input.", completion: .file())
     var files: [String]
 
     @Option(help: "Output format: text or json.")

@@ -20,7 +20,7 @@ struct Links: ParsableCommand {
             usable), and energy is not estimated yet.
             """)
 
-    @Argument(help: "Capture files; - reads standard input.")
+    @Argument(help: "Capture files; - reads standard input.", completion: .file())
     var files: [String]
 
     @Option(help: "Output format: text or json.")

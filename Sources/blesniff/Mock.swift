@@ -21,13 +21,13 @@ struct Mock: ParsableCommand {
             read as one, in timestamp order.
             """)
 
-    @Argument(help: "Capture files; - reads standard input.")
+    @Argument(help: "Capture files; - reads standard input.", completion: .file())
     var files: [String]
 
     @Option(help: ArgumentHelp("The device to stand in for (needed when several peers have a database).", valueName: "addr"))
     var device: String?
 
-    @Option(name: [.short, .long], help: "Write the script to this file ('-' or none: standard output).")
+    @Option(name: [.short, .long], help: "Write the script to this file ('-' or none: standard output).", completion: .file())
     var output: String?
 
     @Flag(help: "Treat a capture that ends mid-record as an error.")

@@ -11,10 +11,11 @@ struct Read: ParsableCommand {
             --format json prints one JSON object per line.
             """)
 
-    @Argument(help: "Capture files; - reads standard input.")
+    @Argument(help: "Capture files; - reads standard input.", completion: .file())
     var files: [String] = []
 
-    @Option(name: .customShort("r"), help: ArgumentHelp("A capture file, as tshark takes it (the same as naming it); repeatable.", valueName: "file"))
+    @Option(name: .customShort("r"), help: ArgumentHelp("A capture file, as tshark takes it (the same as naming it); repeatable.", valueName: "file"),
+            completion: .file())
     var readFiles: [String] = []
 
     @Option(help: "Output format: text or json.")
@@ -22,12 +23,12 @@ struct Read: ParsableCommand {
 
     @Option(name: .customShort("T"), help: ArgumentHelp(
         "tshark's output format: text, json, or fields (with -e: one line per frame, the fields' values separated by tabs).",
-        valueName: "format"))
+        valueName: "format"), completion: .list(["text", "json", "fields"]))
     var tsharkFormat: String?
 
     @Option(name: .customShort("e"), help: ArgumentHelp(
         "A field for -T fields: ours or tshark's name, or frame.number, frame.time_relative, frame.time_epoch, frame.time_delta, frame.len, _ws.col.Info; repeatable, in column order.",
-        valueName: "field"))
+        valueName: "field"), completion: .shellCommand("blesniff fields 2>/dev/null | cut -d' ' -f1"))
     var fieldNames: [String] = []
 
     @Option(name: .customShort("E"), help: ArgumentHelp(

@@ -17,13 +17,13 @@ struct ReportCommand: ParsableCommand {
             resources and opens offline; large captures are aggregated into fixed time bins.
             """)
 
-    @Argument(help: "Capture files; - reads standard input.")
+    @Argument(help: "Capture files; - reads standard input.", completion: .file())
     var files: [String]
 
-    @Option(name: [.short, .long], help: "Write the page to this file ('-' for standard output; default report.html, named on standard error).")
+    @Option(name: [.short, .long], help: "Write the page to this file ('-' for standard output; default report.html, named on standard error).", completion: .file())
     var output: String?
 
-    @Option(name: .long, help: "Baseline of accepted findings: shown as suppressed.")
+    @Option(name: .long, help: "Baseline of accepted findings: shown as suppressed.", completion: .file())
     var baseline: String?
 
     @Option(help: "Advertisers summarised in full; later ones are only counted (by address type).")

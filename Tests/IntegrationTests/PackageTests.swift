@@ -1,7 +1,8 @@
 import XCTest
 
 /// The Debian package as a user gets it: unpacked into a scratch root, the binary runs and says
-/// its version and commit, a manual page renders, and the bash completion completes a command.
+/// its version and commit, a manual page renders, and the bash completion completes a command
+/// and a capture's file name.
 /// Runs on the package BLESNIFF_DEB names (scripts/test-package.sh builds one and sets it; CI
 /// runs that script); skipped when it is unset or dpkg-deb is missing.
 final class PackageTests: XCTestCase {
@@ -51,11 +52,15 @@ final class PackageTests: XCTestCase {
             PATH="$ROOT/usr/bin:$PATH" _blesniff blesniff au blesniff; echo "${COMPREPLY[*]}"
             COMPREPLY=(); COMP_WORDS=(blesniff audit --fo); COMP_CWORD=2; COMP_LINE="blesniff audit --fo"; COMP_POINT=${#COMP_LINE}
             PATH="$ROOT/usr/bin:$PATH" _blesniff blesniff --fo audit; echo "${COMPREPLY[*]}"
+            cd "$(mktemp -d)" && touch yesterday.btsnoop
+            COMPREPLY=(); COMP_WORDS=(blesniff read ye); COMP_CWORD=2; COMP_LINE="blesniff read ye"; COMP_POINT=${#COMP_LINE}
+            PATH="$ROOT/usr/bin:$PATH" _blesniff blesniff ye read; echo "${COMPREPLY[*]}"
             """, env)
         XCTAssertEqual(completion.status, 0, completion.out)
         let lines = completion.out.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.first, "audit", completion.out)
         XCTAssertEqual(lines.dropFirst().first, "--format", completion.out)
+        XCTAssertEqual(lines.dropFirst(2).first, "yesterday.btsnoop", completion.out)
         for file in ["usr/share/zsh/vendor-completions/_blesniff", "usr/share/fish/vendor_completions.d/blesniff.fish",
                      "usr/share/doc/blesniff/copyright", "usr/share/doc/blesniff/NOTICE"] {
             XCTAssertTrue(FileManager.default.fileExists(atPath: root + "/" + file), file)
