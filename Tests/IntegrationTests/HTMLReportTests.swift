@@ -362,3 +362,22 @@ final class HTMLReportTests: XCTestCase {
         }
     }
 }
+
+extension HTMLReportTests {
+    /// A sniffer capture has no adapter and no host role: the page says what was sniffed, and a
+    /// connection shows no "This host's role". Rules are listed worst first.
+    func testSnifferCapturePage() throws {
+        let path = Fixtures.shared + "/tesible__mouse.pcapng"
+        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("shared captures are absent") }
+        let (page, c) = try Self.report(path: path)
+        XCTAssertGreaterThan(c.airFrames, 0)
+        XCTAssertTrue(page.contains(">Sniffed<"), "no Sniffed card")
+        XCTAssertFalse(page.contains(">Adapters<"))
+        XCTAssertFalse(page.contains("host&#39;s role") || page.contains("host's role"))
+        let severities = c.findings.map(\.severity)
+        let rules = matches(page, prefix: "<details class=\"item\" open=\"open\" id=\"").filter { $0.contains("-rule-") }
+        if let worst = severities.max(), let firstRule = rules.first {
+            XCTAssertEqual(c.findings.first { firstRule.hasSuffix($0.rule) }?.severity, worst)
+        }
+    }
+}

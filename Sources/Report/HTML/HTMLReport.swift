@@ -119,7 +119,11 @@ public enum HTMLReport {
         if c.hasFrames {
             card("Frames", Show.count(c.frames), c.malformedFrames > 0 ? Show.count(c.malformedFrames) + " malformed" : "none malformed",
                  into: &w)
-            card("Adapters", String(c.adapters.count), c.adapters.map { "hci" + String($0) }.joined(separator: ", "), into: &w)
+            // A sniffer saw the air, not an adapter's HCI.
+            if c.airFrames > 0 { card("Sniffed", Show.count(c.airFrames), "link-layer packets over the air", into: &w) }
+            if c.hostFrames > 0 || c.airFrames == 0 {
+                card("Adapters", String(c.adapters.count), c.adapters.map { "hci" + String($0) }.joined(separator: ", "), into: &w)
+            }
             card("Devices", Show.count(c.deviceCount), Show.count(c.advertisingReports) + " advertising reports", into: &w)
             card("Connections", Show.count(c.connectionCount),
                  c.connectionsNotTracked > 0 ? Show.count(c.connectionsNotTracked) + " not detailed" : nil, into: &w)
@@ -297,7 +301,8 @@ public enum HTMLReport {
         w.raw("</span></summary><div class=\"body\"><div class=\"grid2\"><div><h4>Link</h4><table class=\"kv\">")
         w.pair("Adapter", "hci" + String(c.adapter))
         w.pair("Transport", c.isLE ? "LE" : "BR/EDR")
-        if let central = c.isCentral { w.pair("This host's role", central ? "Central" : "Peripheral") }
+        // Over the air there is no host: the sniffer watched both sides.
+        if !c.overTheAir, let central = c.isCentral { w.pair("This host's role", central ? "Central" : "Peripheral") }
         if let p = c.peer { w.pair("Peer", Show.address(p, type: c.peerAddressType)) }
         w.pair(t.connection.createdFrame == nil ? "First seen" : "Connected", "frame " + String(t.startFrame) + " at " + Show.seconds(t.start &- origin))
         if let e = t.end, let f = t.endFrame {
@@ -505,6 +510,12 @@ public enum HTMLReport {
             if byRule[f.rule] == nil { order.append(f.rule) }
             byRule[f.rule, default: []].append((i, f))
         }
+        // The worst first; rules of equal severity in order of their first finding.
+        func worst(_ rule: String) -> Severity { byRule[rule]?.map(\.1.severity).max() ?? .note }
+        order = order.enumerated().sorted { a, b in
+            let (x, y) = (worst(a.element), worst(b.element))
+            return x != y ? x > y : a.offset < b.offset
+        }.map(\.element)
         for rule in order {
             let list = byRule[rule] ?? []
             guard let first = list.first?.1 else { continue }

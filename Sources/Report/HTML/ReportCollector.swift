@@ -36,6 +36,8 @@ public final class ReportCollector {
     var captureStart = CaptureStart()
     var lastTime: Int64 = 0
     var adapters: [UInt16] = []
+    /// Frames sniffed over the air (link-layer packets) and frames from an HCI log.
+    var airFrames = 0, hostFrames = 0
     var frameBins: TimeBins<Int>?
     var reportBins: TimeBins<Int>?
     var scanBins: TimeBins<Int64>?
@@ -116,7 +118,10 @@ public final class ReportCollector {
         frames &+= 1
         if d.isMalformed { malformedFrames &+= 1 }
         if p.timestamp > lastTime { lastTime = p.timestamp }
-        if adapters.count < 64, !adapters.contains(p.adapter) { adapters.append(p.adapter) }
+        if case .linkLayer = p.kind { airFrames &+= 1 } else {
+            hostFrames &+= 1
+            if adapters.count < 64, !adapters.contains(p.adapter) { adapters.append(p.adapter) }
+        }
         frameBins?.update(at: p.timestamp) { $0 &+= 1 }
         guard let c = d.connection, let t = track(c, at: p) else { return }
         if p.timestamp > t.lastTime { t.lastTime = p.timestamp }
