@@ -114,5 +114,23 @@ final class LinksCommandTests: XCTestCase {
         XCTAssertEqual(steps, ["connected", "mtu_exchanged", "discovered", "ready", "subscribed"])
         let text = try CLI.run(["links", Fixtures.captures + "/gatt_session.btsnoop"])
         XCTAssertTrue(text.out.contains("verdict: reads at"), text.out)
+        XCTAssertNil(c["air"], "an HCI log has no air figures")
+    }
+
+    /// A sniffed link: packets, events, retransmissions and air time as the air saw them. crackle's
+    /// legacy pairing capture: 197 data PDUs as tshark counts, 124 events (the sniffer has no
+    /// event counter), 3 retransmissions (DifferentialTests explains them).
+    func testSniffedLinkAir() throws {
+        let path = Fixtures.shared + "/crackle__pairing_and_ltk_exchange.pcap"
+        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("shared captures are absent") }
+        let r = try CLI.run(["links", "--format", "json", path])
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let air = try XCTUnwrap((json["connections"] as? [[String: Any]])?.first?["air"] as? [String: Int])
+        XCTAssertEqual(air["packets"], 197)
+        XCTAssertEqual(air["events"], 124)
+        XCTAssertEqual(air["retransmissions"], 3)
+        XCTAssertEqual(air["empty"], 185)
+        // 185 empty PDUs of 80 µs and 12 others: the air time is their sum.
+        XCTAssertEqual((air["central_us"] ?? 0) + (air["peripheral_us"] ?? 0), 17_192)
     }
 }

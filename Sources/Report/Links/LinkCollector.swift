@@ -49,6 +49,18 @@ public struct LinkSummary: Sendable {
     public var lastData: FrameRef?
     public var latencies: [Latency]
     public var setup: [Step]
+    /// Sniffed connections only: what went over the air.
+    public var air: Air?
+
+    /// Data channel PDUs a sniffer caught on one connection, and their time on air (Vol 6 Part B
+    /// 2.1: the PDU with preamble, access address and CRC at the packet's PHY).
+    public struct Air: Sendable {
+        public var packets = 0, emptyPDUs = 0, retransmissions = 0, badCRC = 0
+        /// Connection events with a packet caught (a new one after a gap longer than a reply's).
+        public var events = 0
+        public var centralMicroseconds: Int64 = 0, peripheralMicroseconds: Int64 = 0
+        var lastTime: Int64?
+    }
 
     /// The kind that carried the most value octets.
     public var mainKind: String? { bytes.filter { $0.value > 0 }.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key }
@@ -105,7 +117,7 @@ public final class LinkCollector: AuditEventSink {
                                   intervals: [], latency: c.latency, supervisionTimeout: c.supervisionTimeout, phys: [],
                                   dataLengths: [], mtus: [], encryptedFrame: nil,
                                   bytes: ["notifications": 0, "indications": 0, "writes": 0, "writes_without_response": 0, "reads": 0],
-                                  perSecond: nil, firstData: nil, lastData: nil, latencies: [], setup: [])
+                                  perSecond: nil, firstData: nil, lastData: nil, latencies: [], setup: [], air: nil)
             if let i = c.interval { summary.intervals.append(.init(frame: f.number, time: f.time, value: Int(i))) }
         }
 
@@ -120,13 +132,22 @@ public final class LinkCollector: AuditEventSink {
     private var open: [Int: Track] = [:]
     private var done: [LinkSummary] = []
     private var pendingCreate: [UInt16: FrameRef] = [:]
+    /// A sniffed packet of a connection not open yet (its `connected` event follows the frame).
+    private var firstAir: (id: Int, ll: LLFrame, pdu: LLDataPDU, time: Int64)?
     /// Connections not kept in full (past `maxConnections`).
     public private(set) var dropped = 0
 
     public init() {}
 
-    /// The HCI facts the feed does not turn into events: PHY and data length changes.
+    /// The HCI facts the feed does not turn into events: PHY and data length changes; and a
+    /// sniffed connection's packets.
     public func frame(_ d: Decoded) {
+        if let ll = d.linkLayer {
+            guard let pdu = ll.dataPDU, let c = d.connection else { return }
+            // The packet that reveals a sniffed connection comes before the event that opens it.
+            if let t = open[c.id] { air(ll, pdu, at: d.packet.timestamp, t) } else { firstAir = (c.id, ll, pdu, d.packet.timestamp) }
+            return
+        }
         guard case .event(0x3E, let b) = d.hci, let sub = b.byte(0), sub == 0x0C || sub == 0x07,
               let h = b.le16(sub == 0x0C ? 2 : 1) else { return }
         let f = FrameRef(number: d.packet.number, time: d.packet.timestamp)
@@ -141,6 +162,20 @@ public final class LinkCollector: AuditEventSink {
         }
     }
 
+    private func air(_ ll: LLFrame, _ pdu: LLDataPDU, at time: Int64, _ t: Track) {
+        var a = t.summary.air ?? LinkSummary.Air()
+        a.packets &+= 1
+        if ll.crc == .invalid { a.badCRC &+= 1 }
+        if pdu.length == 0 { a.emptyPDUs &+= 1 }
+        if ll.isRetransmission { a.retransmissions &+= 1 }
+        let micros = LLPacket.airTime(pduLength: 2 &+ Int(pdu.length), phy: ll.header.phy ?? 0)
+        if ll.direction == .peripheralToCentral { a.peripheralMicroseconds &+= micros } else { a.centralMicroseconds &+= micros }
+        // Packets of one event follow each other within two packets' time; events are 7.5 ms apart at least.
+        if a.lastTime.map({ time &- $0 > 5_000_000 }) ?? true { a.events &+= 1 }
+        a.lastTime = time
+        t.summary.air = a
+    }
+
     public func observe(_ event: AuditEvent, at f: FrameRef) {
         switch event {
         case .createConnection(let adapter, _, _):
@@ -150,6 +185,8 @@ public final class LinkCollector: AuditEventSink {
             guard open.count + done.count < Self.maxConnections else { dropped += 1; return }
             open[c.id] = Track(c, at: f, created: pendingCreate.removeValue(forKey: c.adapter))
             open[c.id]?.step("connected", f)
+            if let a = firstAir, a.id == c.id, let t = open[c.id] { air(a.ll, a.pdu, at: a.time, t) }
+            firstAir = nil
         case .encryptionChanged(let c, let on):
             guard on, let t = open[c.id], t.summary.encryptedFrame == nil else { return }
             t.summary.encryptedFrame = f.number

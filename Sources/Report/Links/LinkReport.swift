@@ -64,7 +64,7 @@ public enum LinkReport {
         for s in links {
             var w = "  connection #" + String(s.id) + " (handle " + Hex.prefixed(s.handle, width: 4)
             if let p = s.peer { w += ", " + p.description }
-            w += s.central == true ? ", this host central" : s.central == false ? ", this host peripheral" : ""
+            w += s.air != nil ? ", sniffed over the air" : s.central == true ? ", this host central" : s.central == false ? ", this host peripheral" : ""
             if let e = s.end { w += ", " + ms(e.time &- s.start.time) + " ms" }
             w += ")\n    verdict: " + verdict(s) + "\n"
             w += "    parameters: " + parameters(s) + "\n"
@@ -73,6 +73,7 @@ public enum LinkReport {
             w += "    carried: " + (carried.isEmpty ? "no values" : carried.joined(separator: ", "))
             if let p = s.perSecond { w += "; per second min " + String(p.min) + " / median " + String(p.median) + " / max " + String(p.max) + " B" }
             w += "\n"
+            if let a = s.air { w += "    air: " + air(a, s) + "\n" }
             if !s.latencies.isEmpty {
                 let interval = s.intervals.last.map { Int64($0.value) * 1_250_000 }
                 w += "    latency: " + s.latencies.map { l in
@@ -89,6 +90,23 @@ public enum LinkReport {
             out.write(w)
         }
         if dropped > 0 { out.write("  " + Say.plural(dropped, "more connection") + " not followed (limit reached)\n") }
+    }
+
+    /// "1,204 packets in 600 events (2.01 an event), 598 empty, 3 retransmitted (0.25%), 1 bad CRC;
+    /// on air 97.2 ms (central 48.6, peripheral 48.6), 0.38% of the connection".
+    static func air(_ a: LinkSummary.Air, _ s: LinkSummary) -> String {
+        var line = Say.plural(a.packets, "packet") + " in " + Say.plural(a.events, "event")
+        if a.events > 0 { line += " (" + format2(Double(a.packets) / Double(a.events)) + " an event)" }
+        line += ", " + String(a.emptyPDUs) + " empty, " + String(a.retransmissions) + " retransmitted"
+        if a.packets > 0 { line += " (" + format2(Double(a.retransmissions) * 100 / Double(a.packets)) + "%)" }
+        line += ", " + String(a.badCRC) + " bad CRC"
+        let total = a.centralMicroseconds &+ a.peripheralMicroseconds
+        line += "; on air " + ms(total &* 1000) + " ms (central " + ms(a.centralMicroseconds &* 1000) + ", peripheral "
+            + ms(a.peripheralMicroseconds &* 1000) + ")"
+        if let e = s.end, e.time > s.start.time {
+            line += ", " + format2(Double(total) * 1000 * 100 / Double(e.time &- s.start.time)) + "% of the connection"
+        }
+        return line
     }
 
     static func parameters(_ s: LinkSummary) -> String {
@@ -146,6 +164,11 @@ public enum LinkReport {
             }.joined(separator: ",") + "]"
             o += ",\"setup\":[" + s.setup.map { "{\"step\":" + js($0.name) + ",\"frame\":" + String($0.frame) + ",\"after_ms\":" + ms($0.after) + "}" }
                 .joined(separator: ",") + "]"
+            if let a = s.air {
+                o += ",\"air\":{\"packets\":" + String(a.packets) + ",\"events\":" + String(a.events) + ",\"empty\":" + String(a.emptyPDUs)
+                    + ",\"retransmissions\":" + String(a.retransmissions) + ",\"bad_crc\":" + String(a.badCRC)
+                    + ",\"central_us\":" + String(a.centralMicroseconds) + ",\"peripheral_us\":" + String(a.peripheralMicroseconds) + "}"
+            }
             o += ",\"energy\":null}"
         }
         out.write(o + "]}\n")
