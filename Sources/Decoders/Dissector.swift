@@ -269,6 +269,11 @@ public final class Dissector {
         if truncated || (skipping && !h.isStart) {
             if h.isStart {
                 if sent { c.skippingTruncated.sent = true } else { c.skippingTruncated.received = true }
+                // The basic header survived (Android's filtered logs keep the first octets): its
+                // length and channel are shown, as tshark does, and nothing above it.
+                if truncated, let length = data.le16(0), let cid = data.le16(2) {
+                    d.l2cap = L2CAPFrame(cid: cid, length: length, payload: data.from(4), fragments: [])
+                }
             }
             c.lastActivity = time
             return

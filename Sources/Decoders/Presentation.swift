@@ -58,6 +58,16 @@ extension Decoded {
             writeEventSummary(code, params, to: &line)
         case .acl(let h, let data):
             if let u = upper { u.writeSummary(l2cap, to: &line); return }
+            if let f = l2cap, packet.truncated {
+                line += "L2CAP "
+                if let name = L2CAPChannel.name(f.cid) { line += name } else { line += "CID "; line.write(hex: f.cid, width: 4) }
+                line += ", "
+                line.write(f.payload.count)
+                line += " of "
+                line.write(f.length)
+                line += " bytes (truncated in the capture)"
+                return
+            }
             if let f = l2cap, fragment == nil {
                 line += "L2CAP CID "
                 line.write(hex: f.cid, width: 4)
@@ -191,6 +201,9 @@ extension Decoded {
                 out.add("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))
                 if !f.fragments.isEmpty {
                     out.add("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", ")))
+                }
+                if packet.truncated {
+                    out.add("Payload", .text("\(f.payload.count) of \(f.length) bytes (truncated in the capture; not decoded)"))
                 }
             }
         }

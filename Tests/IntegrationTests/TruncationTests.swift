@@ -1,6 +1,7 @@
 import XCTest
 import Capture
 import Decoders
+import Report
 
 /// Frames the capture cut short (btsnooz keeps only the start of ACL payloads) are not malformed
 /// traffic: they are shown as truncated and kept out of reassembly, with their continuations.
@@ -15,6 +16,25 @@ final class TruncationTests: XCTestCase {
         XCTAssertEqual(frames, 184)
         XCTAssertGreaterThan(truncated, 0)
         XCTAssertEqual(malformed, [])
+    }
+
+    /// A start fragment whose L2CAP basic header was kept shows its length and channel (as tshark
+    /// does for Android's filtered logs), and nothing above it is decoded from the cut payload.
+    func testTruncatedStartKeepsItsL2CAPHeader() throws {
+        var seen = false
+        try Fixtures.decode(Fixtures.captures + "/phone/bugreport_v2.txt") { d in
+            guard d.packet.number == 45 else { return }
+            seen = true
+            XCTAssertTrue(d.packet.truncated)
+            XCTAssertEqual(d.l2cap?.cid, 0x0004)
+            XCTAssertEqual(d.l2cap?.length, 32)
+            XCTAssertNil(d.upper)
+            XCTAssertFalse(d.isMalformed)
+            XCTAssertTrue(try! DisplayFilter("l2cap.cid == 4").matches(d))
+        }
+        XCTAssertTrue(seen)
+        let line = try CLI.run(["read", "-Y", "frame == 45", Fixtures.captures + "/phone/bugreport_v2.txt"]).out
+        XCTAssertTrue(line.hasSuffix("L2CAP ATT, 6 of 32 bytes (truncated in the capture)\n"), line)
     }
 
     func testSameCaptureUntruncatedDecodesATT() throws {
