@@ -41,6 +41,11 @@ struct Read: ParsableCommand {
         valueName: "format"))
     var timeFormat: FramePrinter.TimeFormat = .r
 
+    @Option(name: .customShort("z"), help: ArgumentHelp(
+        "Statistics after the frames, as tshark's -z: conv (per connection), hci (commands and events), att (PDUs by opcode and handle), io,stat[,SECONDS] (frames and octets per interval); repeatable. With -q, only them.",
+        valueName: "statistic"))
+    var statistics: [String] = []
+
     @Flag(name: .customShort("x"), help: "Print each frame's bytes in hex and ASCII after it, as tshark -x.")
     var hexDump = false
 
@@ -69,6 +74,9 @@ struct Read: ParsableCommand {
         }
         if tsharkFormat == "fields", fieldNames.isEmpty { throw ValidationError("-T fields needs at least one -e FIELD") }
         if !fieldNames.isEmpty, tsharkFormat != "fields" { throw ValidationError("-e is for -T fields") }
+        for z in statistics where Statistics.Table(z) == nil {
+            throw ValidationError("-z \(z): expected conv, hci, att or io,stat[,SECONDS]")
+        }
         var o = FieldColumns.Options()
         for e in fieldSettings { if let problem = o.set(e) { throw ValidationError(problem) } }
     }
@@ -83,6 +91,7 @@ struct Read: ParsableCommand {
         // Options read once: a property wrapper's getter per frame costs more than decoding it.
         let skip = self.skip, quiet = self.quiet
         let filter = try filtering.compile(device: deviceFilter.device)
+        let stats = statistics.isEmpty ? nil : Statistics(statistics.compactMap(Statistics.Table.init))
         struct Done: Error {}
         var ok = true
         let groups = decoding.groups(files)
@@ -106,6 +115,7 @@ struct Read: ParsableCommand {
                     if let filter, !filter.matches(d) { return }
                     seen += 1
                     if d.isMalformed { malformed += 1 }
+                    stats?.add(d)
                     guard seen > skip, !quiet else { return }
                     printer.print(d)
                     printed += 1
@@ -114,7 +124,8 @@ struct Read: ParsableCommand {
                 total += seen
             }
         } catch is Done {}
-        if quiet { out.write("\(total) \(filter == nil ? "frames" : "matching frames"), \(malformed) malformed\n") }
+        if quiet, stats == nil { out.write("\(total) \(filter == nil ? "frames" : "matching frames"), \(malformed) malformed\n") }
+        stats?.write(to: out)
         out.flush()
         if !ok { throw ExitCode(2) }
     }

@@ -100,3 +100,22 @@ extension FieldColumnsTests {
         XCTAssertFalse(try CLI.run(["read", "--format", "json", a, b]).out.contains("==>"))
     }
 }
+
+extension FieldColumnsTests {
+    /// `-z`: tables after the frames (with -q, only them), from the same decode.
+    func testStatistics() throws {
+        let path = Fixtures.captures + "/gatt_session.btsnoop"
+        let r = try CLI.run(["read", "-q", "-z", "conv", "-z", "hci", "-z", "att", "-z", "io,stat,10", path])
+        XCTAssertEqual(r.status, 0, r.err)
+        let lines = r.out.split(separator: "\n").map(String.init)
+        // One connection: the frames and octets each way.
+        XCTAssertTrue(lines.contains { $0.hasPrefix("1    0x0001  d4:ab:cd:00:00:01  47        497       50        776") }, r.out)
+        XCTAssertTrue(lines.contains("95        ACL data"), r.out)
+        XCTAssertTrue(lines.contains("5         10        0x0010  Handle Value Notification"), r.out)
+        XCTAssertTrue(lines.contains("1         63        0x0021  Read Response"), r.out)
+        // Every frame falls in the one 10-second interval.
+        let frames = try CLI.run(["read", "-q", path]).out.split(separator: " ").first.map(String.init)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("0.000000") && $0.split(separator: " ").dropFirst().first.map(String.init) == frames }, r.out)
+        XCTAssertNotEqual(try CLI.run(["read", "-z", "nope", path]).status, 0)
+    }
+}
