@@ -19,6 +19,7 @@ extension Decoded {
     private func writeLayerSummary(to line: inout TextLine) {
         switch packet.kind {
         case .monitor(let op):
+            if Management.writeSummary(monitorOpcode: op, packet.payload, to: &line) { return }
             line += "Monitor "
             line += MonitorOpcode.name(op)
             writeMonitorDetail(op, to: &line)
@@ -231,7 +232,12 @@ extension Decoded {
         case .monitor(let op):
             layer("Monitor")
             out?.add("Opcode", .named(UInt64(op), hex: 4, MonitorOpcode.name(op)))
-            out?.add("Data", .bytes(packet.payload))
+            if op >= MonitorOpcode.ctrlOpen, op <= MonitorOpcode.ctrlEvent, packet.payload.count >= 4 {
+                layer("MGMT")
+                if let out { _ = Management.writeFields(monitorOpcode: op, packet.payload, to: out) }
+            } else {
+                out?.add("Data", .bytes(packet.payload))
+            }
         case .linkLayer:
             if let f = linkLayer {
                 layer("Link Layer")

@@ -74,8 +74,11 @@ public final class FramePrinter {
         lastPrinted = t
         out.write(byte: 32)
         out.write(d.packet.direction.arrow)
-        out.write(" hci")
-        out.write(int: Int64(d.packet.adapter))
+        // The monitor's records about no controller (a management client opening) carry index 0xFFFF.
+        if d.packet.adapter == 0xFFFF { out.write(" -") } else {
+            out.write(" hci")
+            out.write(int: Int64(d.packet.adapter))
+        }
         out.write(byte: 32)
         line.clear()
         d.writeSummary(to: &line)
