@@ -71,6 +71,29 @@ final class DiffTests: XCTestCase {
         XCTAssertEqual(row(lenient, device, "reads")?.verdict, .worse)
     }
 
+    /// The new capture used the phone's cached database: no discovery, so its reads are known by
+    /// handle only. The base capture named that handle's UUID: both are compared under the UUID,
+    /// and the same reads are no change.
+    func testCachedDatabaseIsComparedByUUID() throws {
+        let a = metrics(session(reads: 3))
+        var s = EventStream()
+        let c = s.connection()
+        c.interval = 24
+        s.add(0.3, .connected(c))
+        var t = 0.31
+        for _ in 0..<3 {
+            s.add(t, att(c, .local, 0x0A, .request, handle: 0x0012))
+            s.add(t + 0.015, att(c, .remote, 0x0B, .response, handle: 0x0012, length: 1))
+            t += 0.1
+        }
+        s.add(t, .disconnected(c, reason: 0x13))
+        let b = metrics(s)
+        XCTAssertNotNil(b.devices[peerA.description]?.characteristics["handle 0x0012"])
+        let d = CaptureDiff(base: "a", new: "b", a, b)
+        XCTAssertEqual(row(d, device + " / 0x2A19 Battery Level", "reads")?.verdict, .same)
+        XCTAssertNil(d.rows.first { $0.subject.contains("handle 0x0012") })
+    }
+
     func testFullDiscoveryAgainstDiscoveryByUUID() throws {
         let a = metrics(session(reads: 1)), b = metrics(session(reads: 1, fullDiscovery: true))
         let d = CaptureDiff(base: "a", new: "b", a, b)

@@ -156,9 +156,12 @@ private struct Rows {
                d(a?.rtt.percentile(50)), d(b?.rtt.percentile(50)), additive: false)
         number(sec, s, "ATT round trip, p95", "att_rtt", .duration, .higherIsWorse,
                d(a?.rtt.percentile(95)), d(b?.rtt.percentile(95)), additive: false)
-        let chars = Set(a?.characteristics.keys.map { $0 } ?? []).union(b?.characteristics.keys.map { $0 } ?? []).sorted()
+        // A handle either capture knows the UUID of is keyed by that UUID in both.
+        let known = (a?.handleUUIDs ?? [:]).merging(b?.handleUUIDs ?? [:]) { x, _ in x }
+        let left = Self.byUUID(a?.characteristics ?? [:], known), right = Self.byUUID(b?.characteristics ?? [:], known)
+        let chars = Set(left.keys).union(right.keys).sorted()
         for c in chars {
-            let x = a?.characteristics[c], y = b?.characteristics[c]
+            let x = a == nil ? nil : left[c], y = b == nil ? nil : right[c]
             let sub = s + " / " + Self.characteristicLabel(c)
             func each(_ metric: String, _ key: String, _ unit: DiffRow.Unit, _ v: (CharacteristicMetrics) -> Int) {
                 let p = x.map(v) ?? 0, q = y.map(v) ?? 0
@@ -176,6 +179,23 @@ private struct Rows {
                a.map { $0.connectionEvents.rounded() }, b.map { $0.connectionEvents.rounded() }, estimate: true)
         number("radio", s, "connection radio time (estimate)", "radio_time", .duration, .higherIsWorse,
                d(a?.radioTime), d(b?.radioTime), estimate: true)
+    }
+
+    /// "handle 0x0012" keys (and their CCCDs) renamed to the UUID `known` gives the handle; counts
+    /// that meet under one key are added.
+    static func byUUID(_ chars: [String: CharacteristicMetrics], _ known: [UInt16: String]) -> [String: CharacteristicMetrics] {
+        guard !known.isEmpty else { return chars }
+        var out: [String: CharacteristicMetrics] = [:]
+        for (k, m) in chars {
+            var key = k
+            let cccd = k.hasSuffix(" CCCD")
+            let bare = cccd ? String(k.dropLast(5)) : k
+            if bare.hasPrefix("handle 0x"), let h = UInt16(bare.dropFirst(9), radix: 16), let u = known[h], !cccd {
+                key = u
+            }
+            out[key, default: CharacteristicMetrics()].add(m)
+        }
+        return out
     }
 
     /// "0x2A19 Battery Level", "0x2A19 Battery Level CCCD", a full UUID, "handle 0x0012".

@@ -101,6 +101,10 @@ public struct DeviceMetrics: Sendable {
     public var characteristics: [String: CharacteristicMetrics] = [:]
     /// Characteristics seen after `MetricsCollector.maxCharacteristics`: counted in totals only.
     public var characteristicsDropped = 0
+    /// The characteristic UUID of each value handle this capture saw discovered or used with a
+    /// known database: the other capture's "handle 0x0012" keys are read as that UUID (a phone
+    /// that cached the database does not discover it again).
+    public var handleUUIDs: [UInt16: String] = [:]
     /// ATT PDU bytes (L2CAP payload) this host sent and received.
     public var bytesOut = 0
     public var bytesIn = 0

@@ -244,11 +244,13 @@ public final class MetricsCollector: AuditEventSink {
         let rtt: Int64? = a.kind == .response && !local ? a.answers.map { t - $0.time } : nil
         let air = length.map { RadioEstimate.l2capTime($0 + 4, dataLength: o.dataLength, phy: o.phy, encrypted: c.encrypted) } ?? 0
         let mtu = a.mtu
+        let handle = a.isCCCD ? nil : a.handle, uuid = a.characteristic?.description
         update(o.device) { d in
             if let n = length { if local { d.bytesOut += n } else { d.bytesIn += n } }
             if let rtt, rtt >= 0 { d.rtt.add(rtt) }
             d.radioTime += air
             d.mtu = max(d.mtu ?? 0, mtu)
+            if let h = handle, let u = uuid, d.handleUUIDs.count < Self.maxCharacteristics { d.handleUUIDs[h] = u }
             guard let k = charKey else { return }
             if d.characteristics[k] == nil && d.characteristics.count >= Self.maxCharacteristics {
                 d.characteristicsDropped += 1
