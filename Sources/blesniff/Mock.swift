@@ -24,7 +24,7 @@ struct Mock: ParsableCommand {
     @Argument(help: "Capture files; - reads standard input.", completion: .file())
     var files: [String]
 
-    @Option(help: ArgumentHelp("The device to stand in for (needed when several peers have a database).", valueName: "addr"))
+    @Option(help: ArgumentHelp("The device to stand in for, by address or advertised name (needed when several peers have a database).", valueName: "addr|name"))
     var device: String?
 
     @Option(name: [.short, .long], help: "Write the script to this file ('-' or none: standard output).", completion: .file())
@@ -40,7 +40,6 @@ struct Mock: ParsableCommand {
 
     func validate() throws {
         for k in ltks where LTK(hex: k) == nil { throw ValidationError("--ltk \(k): expected 32 hex digits") }
-        if let d = device, BDAddr(parsing: d) == nil { throw ValidationError("--device \(d): expected an address like d4:ab:cd:00:00:01") }
     }
 
     mutating func run() throws {
@@ -69,7 +68,14 @@ struct Mock: ParsableCommand {
     func choose(_ c: MockCollector, connected: Set<BDAddr>, advertisers: Advertisers?, file: String) -> (peer: PeerKey, database: GATTDatabase) {
         let peers = c.peerDatabases
         let undiscovered = ": its GATT database was never discovered (no service discovery in the capture)"
-        if let d = device, let address = BDAddr(parsing: d) {
+        if let d = device {
+            // An address, or a name the device advertised (complete or shortened).
+            let named = advertisers?.devices.first { a in
+                [a.completeNameBytes, a.shortNameBytes].contains { $0.map { String(decoding: $0, as: UTF8.self) } == d }
+            }?.address
+            guard let address = BDAddr(parsing: d) ?? named else {
+                fail(file, d + ": no device has this address or advertised this name" + Self.candidates(peers))
+            }
             guard let p = peers.first(where: { $0.peer.address == address }) else {
                 let seen = advertisers?.devices.contains { $0.address == address } == true
                 let why = connected.contains(address) ? undiscovered

@@ -125,4 +125,29 @@ final class MockTests: XCTestCase {
         XCTAssertEqual(r.status, 2)
         XCTAssertTrue(r.err.hasPrefix("blesniff: /nonexistent.btsnoop"), r.err)
     }
+
+    /// A capture that starts mid-connection (the session without its connection set-up) never
+    /// names the peer: the stand-in takes a made-up random static address, and its self-test still
+    /// finds what `gatt` rebuilt. `--device` also takes the advertised name.
+    func testMidConnectionCaptureAndDeviceByName() throws {
+        let session = Fixtures.captures + "/gatt_session.btsnoop"
+        let mid = NSTemporaryDirectory() + "blesniff-mid-\(UUID().uuidString).btsnoop"
+        defer { try? FileManager.default.removeItem(atPath: mid) }
+        XCTAssertEqual(try CLI.run(["convert", "-Y", "frame > 39", session, mid]).status, 0)
+        let r = try CLI.run(["mock", mid])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.contains("(it starts mid-connection): a random static address stands in.\nADDRESS = 'C0:FF:EE:00:00:01'"), r.out)
+        let byName = try CLI.run(["mock", session, "--device", "HRM-1"])
+        XCTAssertEqual(byName.status, 0, byName.err)
+        XCTAssertTrue(byName.out.contains("ADDRESS = 'D4:AB:CD:00:00:01'"))
+        try requireBumble()
+        let script = NSTemporaryDirectory() + "blesniff-mock-\(UUID().uuidString).py"
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        XCTAssertEqual(try CLI.run(["mock", mid, "-o", script]).status, 0)
+        let ran = try Subprocess.run("python3", [script, "--self-test"], timeout: 120)
+        XCTAssertEqual(ran.status, 0, ran.err)
+        let gatt = try json(try CLI.run(["gatt", "--format", "json", mid]).out)
+        let db = try XCTUnwrap((gatt["databases"] as? [[String: Any]])?.first)
+        XCTAssertGreaterThan(try compare(db, try json(ran.out), "mid-connection"), 0)
+    }
 }

@@ -121,7 +121,7 @@ public final class MockCollector {
     /// any service of theirs was discovered.
     public var peerDatabases: [(peer: PeerKey, database: GATTDatabase, discovered: Bool)] {
         gatt.databases.compactMap { entry in
-            guard let p = entry.key.base as? PeerKey, p.address != nil else { return nil }
+            guard let p = entry.key.base as? PeerKey else { return nil }
             return (p, entry.database, !entry.database.serviceTree.isEmpty)
         }
     }
@@ -131,14 +131,15 @@ public final class MockCollector {
 
     /// The stand-in for `peer`, from its database and what was gathered.
     public func device(_ peer: PeerKey, database: GATTDatabase, advertiser: DeviceSummary?) -> MockDevice? {
-        guard let address = peer.address else { return nil }
+        // A capture that starts mid-connection never names the peer: a random static address stands in.
+        let address = peer.address ?? BDAddr(0xC0FF_EE00_0001)
         let log = peers[peer] ?? PeerLog()
         let services = database.serviceTree
-        let adv = advertising[address]
+        let adv = peer.address.flatMap { advertising[$0] }
         let deviceName = services.lazy.flatMap(\.characteristics).first { $0.uuid.uuid16 == 0x2A00 }?.lastValue
             .map { String(decoding: $0.bytes, as: UTF8.self) }
         return MockDevice(
-            address: address, addressType: peer.type,
+            address: address, addressKnown: peer.address != nil, addressType: peer.address == nil ? 1 : peer.type,
             name: advertiser?.completeName ?? advertiser?.shortName ?? deviceName,
             advertisingData: adv?.data, scanResponseData: adv?.scanResponse,
             advertisingInterval: advertiser?.advertisingInterval,

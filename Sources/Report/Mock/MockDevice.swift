@@ -13,7 +13,10 @@ public struct MockEmission: Sendable, Equatable {
 /// Everything a capture showed of one peripheral that a stand-in needs: how it advertised,
 /// its GATT database as discovered, and the values it gave.
 public struct MockDevice: Sendable {
+    /// The captured address, or a made-up one when the capture never showed it (it starts
+    /// mid-connection): then `addressKnown` is false.
     public let address: BDAddr
+    public let addressKnown: Bool
     /// 0 public, 1 random, nil when the capture does not say.
     public let addressType: UInt8?
     /// Advertised name, else the Device Name characteristic's value.
@@ -33,7 +36,7 @@ public struct MockDevice: Sendable {
     public let capped: Set<UInt16>
 
     /// A random static address: one a stand-in can take over as its own.
-    public var isRandomStatic: Bool { addressType == 1 && address.randomKind == .staticAddress }
+    public var isRandomStatic: Bool { addressKnown && addressType == 1 && address.randomKind == .staticAddress }
 }
 
 extension MockDevice {

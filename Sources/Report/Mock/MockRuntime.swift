@@ -148,6 +148,9 @@ extension MockScript {
                     descriptors.append(descriptor)
                 ch.descriptors = descriptors
                 ch.captured_values = values
+                # Every subscription change is logged, replayed or not.
+                ch.on('subscription', lambda bearer, notify, indicate, label=label: log.info(
+                    'subscription %s: %s', label, 'indications' if indicate else 'notifications' if notify else 'off'))
                 if c.replay:
                     self.replays[ch] = c.replay
                     ch.on('subscription', lambda bearer, notify, indicate, ch=ch: self.subscribed(bearer, ch, notify, indicate))

@@ -26,7 +26,7 @@ public enum MockScript {
     // MARK: Header
 
     static func header(_ d: MockDevice, source: String, scriptName: String) -> String {
-        let who = (d.name.map { "\($0) " } ?? "") + "(" + d.address.description + ")"
+        let who = (d.name.map { "\($0) " } ?? "") + "(" + (d.addressKnown ? d.address.description : "address not in the capture") + ")"
         return """
             #!/usr/bin/env python3
             \"\"\"\(docText(who)), as a Bluetooth LE peripheral rebuilt from \(docText(describe(source))).
@@ -67,7 +67,10 @@ public enum MockScript {
             SOURCE = \(pyString(baseName(source)))
 
             """
-        if d.isRandomStatic {
+        if !d.addressKnown {
+            out += "# The capture never showed the device's address (it starts mid-connection): a random static address stands in.\n"
+            out += "ADDRESS = " + pyString(d.address.description.uppercased()) + "\n"
+        } else if d.isRandomStatic {
             out += "ADDRESS = " + pyString(d.address.description.uppercased()) + "  # random static, as captured\n"
         } else {
             // A controller can only take a random static address: keep the captured bits, mark it static.
@@ -136,7 +139,9 @@ public enum MockScript {
         let indent = "        "
         let name = AssignedNumbers.characteristicName(c.uuid) ?? "Unknown Characteristic"
         let readable = c.properties.contains(.read)
-        let values = readable ? d.values[c.valueHandle] ?? [] : []
+        var values = readable ? d.values[c.valueHandle] ?? [] : []
+        // Device Name never read: the name it advertised.
+        if readable, values.isEmpty, c.uuid.uuid16 == 0x2A00, let name = d.name { values = [Array(name.utf8)] }
         var out = ""
         if readable && values.isEmpty { out += indent + "# Never read in the capture: served as an empty value.\n" }
         if d.capped.contains(c.valueHandle) {
