@@ -28,6 +28,9 @@ public final class AuditFeed {
     private var platform = PlatformDetector()
     /// The capture's scans, each with its owner (`ScanModel`: the one definition of a scan).
     private var scans: ScanModel
+    /// Extended advertising data arrives in fragments (data status "more to come"): one report
+    /// per advertising event, with the whole data, once the last fragment is in.
+    private var fragments = ExtendedAdvertisingAssembler()
     /// Whose each connection is.
     private var owners: ConnectionOwners
     private let restartGap: Int64
@@ -211,10 +214,15 @@ public final class AuditFeed {
 
     /// One advertising report, from an HCI event or a sniffed advertising PDU.
     private func report<S: AuditEventSink>(_ r: AdvertisingReport, adapter: UInt16, _ at: FrameRef, _ sink: S) {
+        var data = r.data
+        if !r.isLegacy {
+            guard let whole = fragments.add(r) else { return }
+            if whole.fragments > 1 { data = whole.data[...] }
+        }
         if let s = scans.current(adapter: adapter) { owners.report(r.address, scan: s.number, app: s.app) }
         sink.observe(.advertisingReport(adapter: adapter, address: r.address, addressType: r.addressType,
                                         rssi: r.rssiValue, scanResponse: r.isScanResponse), at: at)
-        sink.observe(.advertisingData(adapter: adapter, advertiser: r.address, data: r.data,
+        sink.observe(.advertisingData(adapter: adapter, advertiser: r.address, data: data,
                                       scanResponse: r.isScanResponse, legacy: r.isLegacy, sentByHost: false), at: at)
     }
 
