@@ -3,9 +3,12 @@
 # tests can compare blesniff's decode with tshark's frame by frame.
 #   <capture>.tsv          selected fields, one row per frame (committed and shared captures)
 #   <capture>.summary.tsv  frame number, protocol and info columns (committed captures only)
+#   <capture>.filters.tsv  for each tshark filter in filter-pairs.tsv, the frames it selects
+#                          ("1-5,9"), so FilterTests needs no tshark (committed and shared captures)
 #   <capture>.error        tshark's complaint, when it could not read the whole file
 #   TSHARK_VERSION         the tshark that produced them
-# Re-runnable: outputs are overwritten. Usage: scripts/gen_expected.sh
+# Re-runnable: outputs are overwritten.
+# Usage: scripts/gen_expected.sh [filters]   (filters: only the filter selections)
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +42,22 @@ export LC_ALL
 
 tshark -v 2>/dev/null | head -1 > "$out/TSHARK_VERSION"
 
+# The frames each tshark filter of filter-pairs.tsv selects in a capture, as ranges, two tshark
+# processes at a time (start-up is most of the time on small captures).
+select_frames() { # capture
+    cap=$1
+    name=$(basename "$cap")
+    grep -v '^#' "$own/filter-pairs.tsv" | cut -f2 | awk '!seen[$0]++' |
+        while IFS= read -r filter; do printf '%s\0' "$filter"; done |
+        CAP=$cap USER_DLT=$USER_DLT xargs -0 -P 2 -I '{}' sh -c '
+            frames=$(tshark -n -o "$USER_DLT" -r "$CAP" -Y "$1" -T fields -e frame.number 2>/dev/null |
+                awk "NF { if (\$1 == last + 1 && start) { last = \$1; next }
+                          if (start) out = out (out ? \",\" : \"\") (start == last ? start : start \"-\" last)
+                          start = last = \$1 }
+                     END { if (start) out = out (out ? \",\" : \"\") (start == last ? start : start \"-\" last); print out }")
+            printf "%s\t%s\n" "$1" "$frames"' _ '{}' | LC_ALL=C sort > "$out/$name.filters.tsv"
+}
+
 decode() { # capture, with_summary
     cap=$1
     name=$(basename "$cap")
@@ -58,14 +77,19 @@ decode() { # capture, with_summary
     rm -f "$err"
 }
 
+only_filters=${1:-}
 for cap in "$own"/*.btsnoop "$own"/*.pcap "$own"/*.pcapng; do
-    [ -f "$cap" ] && decode "$cap" yes
+    [ -f "$cap" ] || continue
+    [ "$only_filters" = filters ] || decode "$cap" yes
+    select_frames "$cap"
 done
 
 if [ -d "$shared" ]; then
     for cap in "$shared"/*; do
         case $(basename "$cap") in MANIFEST.tsv|README.md) continue ;; esac
-        [ -f "$cap" ] && decode "$cap" no
+        [ -f "$cap" ] || continue
+        [ "$only_filters" = filters ] || decode "$cap" no
+        select_frames "$cap"
     done
 else
     echo "note: $shared not found; shared captures skipped" >&2

@@ -13,19 +13,42 @@ final class JSONSchemaTests: XCTestCase {
         ("links", ["links", "--format", "json"], false),
     ]
 
-    func testEveryCommandsJSONMatchesItsSchema() throws {
+    /// Every committed and shared capture.
+    static let files: [String] = {
         var files = Fixtures.committed.map { Fixtures.captures + "/" + $0 }
         if let shared = try? Fixtures.sharedOrSkip() { files += shared.map { Fixtures.shared + "/" + $0 } }
+        return files
+    }()
+
+    /// Each command's output on each file, run once for the three tests that read them (nil where
+    /// the command could not be run; testEveryCommandsJSONParses fails on it).
+    static let outputs: [[String?]] = {
+        final class Results: @unchecked Sendable {
+            var outputs: [[String?]]
+            let lock = NSLock()
+            init(_ commands: Int, _ files: Int) { outputs = Array(repeating: Array(repeating: nil, count: files), count: commands) }
+        }
+        let results = Results(commands.count, files.count)
+        // The captures are independent: as many at once as there are processors.
+        DispatchQueue.concurrentPerform(iterations: commands.count * files.count) { n in
+            let (k, i) = n.quotientAndRemainder(dividingBy: files.count)
+            let out = try? CLI.run(commands[k].args + [files[i]]).out
+            results.lock.withLock { results.outputs[k][i] = out }
+        }
+        return results.outputs
+    }()
+
+    func testEveryCommandsJSONMatchesItsSchema() throws {
+        let files = Self.files
         let dir = NSTemporaryDirectory() + "/blesniff-json-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        for c in Self.commands {
+        for (k, c) in Self.commands.enumerated() {
             var outputs: [String] = []
-            for (i, f) in files.enumerated() {
-                let r = try CLI.run(c.args + [f])
-                guard !r.out.isEmpty else { continue }
+            for i in files.indices {
+                guard let out = Self.outputs[k][i], !out.isEmpty else { continue }
                 let path = dir + "/\(c.schema)-\(i)" + (c.lines ? ".jsonl" : ".json")
-                try r.out.write(toFile: path, atomically: false, encoding: .utf8)
+                try out.write(toFile: path, atomically: false, encoding: .utf8)
                 outputs.append(path)
             }
             let p = try Subprocess.run("python3", [Fixtures.root + "/scripts/validate_json.py", Fixtures.root + "/schemas/\(c.schema).schema.json"] + outputs)
@@ -39,8 +62,6 @@ extension JSONSchemaTests {
     /// A field that repeats is an array in every frame, also where it appears once: no path of
     /// `read --format json` is an array in one frame and an object or a value in another.
     func testRepeatableFieldsAreAlwaysArrays() throws {
-        var files = Fixtures.committed.map { Fixtures.captures + "/" + $0 }
-        if let shared = try? Fixtures.sharedOrSkip() { files += shared.map { Fixtures.shared + "/" + $0 } }
         var arrays: Set<String> = [], others: [String: String] = [:]
         func walk(_ v: Any, _ path: String, _ frame: String) {
             guard let o = v as? [String: Any] else { return }
@@ -57,9 +78,9 @@ extension JSONSchemaTests {
                 }
             }
         }
-        for f in files {
-            let r = try CLI.run(["read", "--format", "json", f])
-            for (n, line) in r.out.split(separator: "\n").enumerated() {
+        let read = try XCTUnwrap(Self.commands.firstIndex { $0.schema == "read" })
+        for (f, out) in zip(Self.files, Self.outputs[read]) {
+            for (n, line) in (out ?? "").split(separator: "\n").enumerated() {
                 guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
                 walk(o["layers"] ?? [:], "", "\((f as NSString).lastPathComponent) line \(n + 1)")
             }
@@ -75,12 +96,10 @@ extension JSONSchemaTests {
     /// database with no fields: `homewsn_bsniffhub__encrypted-packet-501-missing.pcap`) once made
     /// `gatt` write `{"peer":…,}`.
     func testEveryCommandsJSONParses() throws {
-        var files = Fixtures.committed.map { Fixtures.captures + "/" + $0 }
-        if let shared = try? Fixtures.sharedOrSkip() { files += shared.map { Fixtures.shared + "/" + $0 } }
-        for c in Self.commands {
-            for f in files {
-                let r = try CLI.run(c.args + [f])
-                let docs = c.lines ? r.out.split(separator: "\n").map(String.init) : (r.out.isEmpty ? [] : [r.out])
+        for (k, c) in Self.commands.enumerated() {
+            for (f, output) in zip(Self.files, Self.outputs[k]) {
+                guard let out = output else { XCTFail("\(c.args.joined(separator: " ")) \(f) did not run"); continue }
+                let docs = c.lines ? out.split(separator: "\n").map(String.init) : (out.isEmpty ? [] : [out])
                 for (n, doc) in docs.enumerated() {
                     let what = "\(c.args.joined(separator: " ")) \((f as NSString).lastPathComponent) document \(n + 1)"
                     XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(doc.utf8)), what)
