@@ -40,9 +40,12 @@ public final class Dissector {
     let linkLayer: LinkLayerTracker
     /// TKs given for OOB legacy pairing (`Dissector.init`), as c1 and s1 take them.
     let temporaryKeys: [Block128]
-    /// LE legacy pairings in progress on sniffed links, by tracker index; made at the first SMP
+    /// LE Secure Connections private keys given (32 octets, most significant first), tried after
+    /// the debug key on sniffed pairings.
+    let privateKeys: [[UInt8]]
+    /// Pairings in progress on sniffed links, by tracker index; made at the first SMP
     /// pairing PDU, so captures without pairing pay nothing.
-    var pairingExchanges: [Int: LegacyPairingExchange] = [:]
+    var pairingExchanges: [Int: PairingExchange] = [:]
     /// Keys seen in the capture or worked out from it, in order (at most `maxRevealedKeys`).
     public internal(set) var revealedKeys: [RevealedKey] = []
     public static let maxRevealedKeys = 10_000
@@ -66,12 +69,13 @@ public final class Dissector {
     ///   - temporaryKeys: TKs of OOB legacy pairings (most significant octet first), to recover
     ///     their STKs.
     ///   - givenKeys: more LTKs, each with where it came from (a keys file).
+    ///   - privateKeys: LE Secure Connections private keys (32 octets, most significant first).
     ///   - identityKeys: IRKs with their identities (a keys file), to resolve private addresses.
     ///   - maxAdvertisers: advertisers tracked in full (`Advertisers.maxTracked`); later ones are counted.
     ///   - keepEnded: ended connections to keep for `ended` and `allConnections` (at most
     ///     `maxEndedKept`); a pass that only looks at frames as they come (the audit) keeps none.
     public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [], temporaryKeys: [LTK] = [], givenKeys: [LinkKey] = [],
-                identityKeys: [IdentityKey] = [], maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
+                privateKeys: [[UInt8]] = [], identityKeys: [IdentityKey] = [], maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
                 findsFieldFaults: Bool = true) {
         self.findsFieldFaults = findsFieldFaults
         endedKept = min(max(keepEnded, 0), Dissector.maxEndedKept)
@@ -79,6 +83,7 @@ public final class Dissector {
         linkLayer = LinkLayerTracker(keys: keys)
         for k in givenKeys { linkLayer.add(k) }
         self.temporaryKeys = temporaryKeys.compactMap { Block128(msbFirst: $0.msbFirst) }
+        self.privateKeys = privateKeys.filter { $0.count == 32 }
         resolver = AddressResolver(identityKeys)
     }
 

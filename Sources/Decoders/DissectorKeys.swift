@@ -20,20 +20,24 @@ extension Dissector {
         guard let command = pdu.command else { return }
         let index = d.linkLayer?.connection
         switch command {
-        case .pairingRequest, .pairingResponse, .pairingConfirm, .pairingRandom, .pairingPublicKey:
+        case .pairingRequest, .pairingResponse, .pairingConfirm, .pairingRandom, .pairingPublicKey, .pairingDHKeyCheck:
             guard let index else { return }
             // A new Pairing Request starts a new exchange; other PDUs join the running one.
             if case .pairingRequest = command { pairingExchanges[index] = nil }
-            let exchange: LegacyPairingExchange
+            let exchange: PairingExchange
             if let e = pairingExchanges[index] {
                 exchange = e
             } else {
                 guard pairingExchanges.count < LinkLayerTracker.maxConnections else { return }
-                exchange = LegacyPairingExchange(frame: n)
+                exchange = PairingExchange(frame: n)
                 pairingExchanges[index] = exchange
             }
-            if exchange.feed(pdu, fromCentral: side == .local, frame: n), !exchange.isSecureConnections {
-                recover(exchange, index: index, connection: c, &d)
+            if exchange.feed(pdu, fromCentral: side == .local, frame: n) {
+                if exchange.isSecureConnections {
+                    derive(exchange, index: index, connection: c, &d)
+                } else {
+                    recover(exchange, index: index, connection: c, &d)
+                }
             }
         case .encryptionInformation(let ltk):
             guard let key = LTK(lsbFirst: Array(ltk)) else { return }
@@ -100,13 +104,50 @@ extension Dissector {
     /// An LL_ENC_REQ on a link whose legacy pairing is still waiting for a value: the sniffer
     /// missed it, and the encryption starts now, so the pairing is worked on with what there is.
     func encryptionRequested(index: Int, connection c: Connection, _ d: inout Decoded) {
-        guard let e = pairingExchanges[index], !e.finished, !e.isSecureConnections else { return }
-        recover(e, index: index, connection: c, &d)
+        guard let e = pairingExchanges[index], !e.finished else { return }
+        if e.isSecureConnections {
+            derive(e, index: index, connection: c, &d)
+        } else {
+            recover(e, index: index, connection: c, &d)
+        }
+    }
+
+    /// Works out the LTK of a finished LE Secure Connections pairing when one side's private key is
+    /// known (the debug key, or one given); the LTK goes to the tracker for the LL_ENC_REQ.
+    private func derive(_ exchange: PairingExchange, index: Int, connection c: Connection, _ d: inout Decoded) {
+        let addresses = linkLayer.connectRequest(of: index).map {
+            (ia: $0.connect.initA, iatRandom: $0.initiatorRandom, ra: $0.connect.advA, ratRandom: $0.advertiserRandom)
+        }
+        let frames = exchange.firstFrame...exchange.lastFrame
+        let method = exchange.methodName
+        switch exchange.deriveSecureConnections(addresses: addresses, privateKeys: privateKeys) {
+        case .derived(let ltk, let centralKeyKnown, let debugKey):
+            guard let key = LTK(msbFirst: ltk.msbFirst) else { return }
+            let whose = (centralKeyKnown ? "the central's" : "the peripheral's") + (debugKey ? " debug private key" : " given private key")
+            let link = LinkKey(key, origin: .secureConnections(method: method, debugKey: debugKey, centralKeyKnown: centralKeyKnown, frames: frames),
+                               connection: index)
+            linkLayer.add(link)
+            d.keyNote = "LE Secure Connections " + method + " pairing: " + whose + " gives the DHKey, LTK " + key.description
+            var k = RevealedKey(.ltk, value: key.msbFirst, frames: Array(frames), connection: c.id,
+                                source: "f5 of the LE Secure Connections " + method + " pairing's DHKey, from " + whose, linkKey: link)
+            k.secureConnections = true
+            k.ediv = 0
+            k.rand = 0
+            reveal(k, side: nil)
+        case .noPrivateKey:
+            d.keyNote = "LE Secure Connections " + method + " pairing: neither side used the debug key" +
+                (privateKeys.isEmpty ? "; a passive listener cannot work out its LTK (give the LTK, or a private key in a keys file)"
+                    : " and no given private key matches its public keys")
+        case .invalidPublicKey:
+            d.keyNote = "LE Secure Connections pairing: a Pairing Public Key is not a point of P-256"
+        case .missing(let what):
+            d.keyNote = "LE Secure Connections pairing: cannot derive the LTK, the sniffer missed " + what.joined(separator: ", ")
+        }
     }
 
     /// Works out the TK and STK of a finished legacy pairing; the STK goes to the tracker for the
     /// LL_ENC_REQ that follows.
-    private func recover(_ exchange: LegacyPairingExchange, index: Int, connection c: Connection, _ d: inout Decoded) {
+    private func recover(_ exchange: PairingExchange, index: Int, connection c: Connection, _ d: inout Decoded) {
         let addresses = linkLayer.connectRequest(of: index).map {
             (ia: $0.connect.initA, iatRandom: $0.initiatorRandom, ra: $0.connect.advA, ratRandom: $0.advertiserRandom)
         }

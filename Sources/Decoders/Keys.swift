@@ -10,6 +10,9 @@ public final class LinkKey {
         case given(String)
         /// The STK of an LE legacy pairing seen in the capture (Vol 3 Part H 2.3.5.5).
         case legacyPairing(method: String, passkey: UInt32?, tkGiven: Bool, frames: ClosedRange<Int>)
+        /// The LTK of an LE Secure Connections pairing seen in the capture, from one side's private
+        /// key: the debug key (Vol 3 Part H 2.3.5.6.1) or one given.
+        case secureConnections(method: String, debugKey: Bool, centralKeyKnown: Bool, frames: ClosedRange<Int>)
         /// An LTK one device sent the other in SMP Encryption Information (Vol 3 Part H 3.6.2).
         case distributed(by: String, frame: Int)
     }
@@ -55,6 +58,9 @@ public final class LinkKey {
                 s += method == "Passkey Entry" || passkey != 0 ? ", passkey " + LinkKey.passkeyText(passkey) : ", TK 0"
             }
             return s + ", frames \(frames.lowerBound)–\(frames.upperBound)"
+        case .secureConnections(let method, let debugKey, let centralKeyKnown, let frames):
+            return "LTK from LE Secure Connections " + method + " pairing, " + (centralKeyKnown ? "the central's " : "the peripheral's ")
+                + (debugKey ? "debug key" : "given private key") + ", frames \(frames.lowerBound)–\(frames.upperBound)"
         case .distributed(let by, let frame):
             var s = "LTK " + key.description + " distributed by the " + by + " in frame \(frame)"
             if let ediv, let rand { s += " (EDIV " + Hex.prefixed(ediv, width: 4) + ", Rand " + Hex.prefixed(rand, width: 16) + ")" }

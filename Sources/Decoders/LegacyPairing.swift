@@ -149,13 +149,17 @@ public enum LegacyPairingFunctions {
 }
 
 /// The values of one pairing seen over the air, gathered until the peripheral's Pairing Random
-/// (the last value c1 and s1 need) arrives.
-final class LegacyPairingExchange {
+/// (the last value c1 and s1 need) arrives, or under LE Secure Connections until a DHKey Check
+/// (after the last randoms, which f5 takes).
+final class PairingExchange {
     var preq: Bytes?, pres: Bytes?
     var request: PairingFeatures?, response: PairingFeatures?
     var mconfirm: Block128?, sconfirm: Block128?
     var mrand: Block128?, srand: Block128?
-    var publicKeySeen = false
+    /// The central's and the peripheral's Pairing Public Key (SMP order: X then Y, least
+    /// significant octet first).
+    var centralPublicKey: (x: Bytes, y: Bytes)?, peripheralPublicKey: (x: Bytes, y: Bytes)?
+    var publicKeySeen: Bool { centralPublicKey != nil || peripheralPublicKey != nil }
     let firstFrame: Int
     var lastFrame: Int
     /// Recovery was attempted (it is done once).
@@ -180,13 +184,16 @@ final class LegacyPairingExchange {
             if fromCentral { mconfirm = Block128(lsbFirst: v) } else { sconfirm = Block128(lsbFirst: v) }
         case .pairingRandom(let v):
             if fromCentral { mrand = Block128(lsbFirst: v) } else { srand = Block128(lsbFirst: v) }
-        case .pairingPublicKey:
-            publicKeySeen = true
+        case .pairingPublicKey(let x, let y):
+            if fromCentral { centralPublicKey = (x, y) } else { peripheralPublicKey = (x, y) }
+        case .pairingDHKeyCheck:
+            lastFrame = frame
+            return isSecureConnections
         default:
             return false
         }
         lastFrame = frame
-        if case .pairingRandom = command { return srand != nil && (mrand != nil || !fromCentral) }
+        if case .pairingRandom = command { return !isSecureConnections && srand != nil && (mrand != nil || !fromCentral) }
         return false
     }
 
@@ -263,5 +270,54 @@ final class LegacyPairingExchange {
         }
         let tk = LegacyPairingFunctions.tk(passkey: passkey)
         return .recovered(tk: tk, passkey: passkey, tkGiven: false, reversed: false, stk: stk(tk))
+    }
+
+    enum SecureConnectionsOutcome {
+        /// The LTK, and the side whose private key was known (the debug key, or one given).
+        case derived(ltk: Block128, centralKeyKnown: Bool, debugKey: Bool)
+        /// Neither public key is the debug key nor belongs to a given private key.
+        case noPrivateKey
+        /// A public key that is not a point of P-256.
+        case invalidPublicKey
+        /// Values the sniffer missed, by name.
+        case missing([String])
+    }
+
+    /// The LTK of an LE Secure Connections pairing (2.3.5.6.5): DHKey = one side's private key
+    /// times the other side's public key, MacKey || LTK = f5(DHKey, Na, Nb, A, B), with Na and Nb
+    /// the last Pairing Randoms (the twentieth under Passkey Entry).
+    /// - Parameter privateKeys: private keys the user gave (32 octets, most significant first),
+    ///   tried after the debug key.
+    func deriveSecureConnections(addresses: (ia: BDAddr, iatRandom: Bool, ra: BDAddr, ratRandom: Bool)?,
+                                 privateKeys: [[UInt8]]) -> SecureConnectionsOutcome {
+        finished = true
+        var missing: [String] = []
+        if centralPublicKey == nil { missing.append("the central's Pairing Public Key") }
+        if peripheralPublicKey == nil { missing.append("the peripheral's Pairing Public Key") }
+        if mrand == nil { missing.append("the central's Pairing Random") }
+        if srand == nil { missing.append("the peripheral's Pairing Random") }
+        if addresses == nil { missing.append("the CONNECT_IND (the device addresses)") }
+        guard missing.isEmpty, let centralPublicKey, let peripheralPublicKey, let mrand, let srand,
+              let addresses else { return .missing(missing) }
+        guard let pka = P256Point(smpX: centralPublicKey.x, smpY: centralPublicKey.y),
+              let pkb = P256Point(smpX: peripheralPublicKey.x, smpY: peripheralPublicKey.y) else { return .invalidPublicKey }
+        // Whose private key is known: the debug key's owner shows it by its X coordinate; a given
+        // private key is tried on both sides (its public key is not known to match either).
+        var attempts: [(key: [UInt8], other: P256Point, central: Bool, debug: Bool)] = []
+        if pka.xMSBFirst == SecureConnectionsFunctions.debugPublicKeyX {
+            attempts.append((SecureConnectionsFunctions.debugPrivateKey, pkb, true, true))
+        }
+        if pkb.xMSBFirst == SecureConnectionsFunctions.debugPublicKeyX {
+            attempts.append((SecureConnectionsFunctions.debugPrivateKey, pka, false, true))
+        }
+        for k in privateKeys {
+            guard let own = P256Point.generator.multiplied(by: U256(msbFirst: k) ?? U256()) else { continue }
+            if own == pka { attempts.append((k, pkb, true, false)) }
+            if own == pkb { attempts.append((k, pka, false, false)) }
+        }
+        guard let a = attempts.first, let dhKey = a.other.sharedSecret(privateKey: a.key) else { return .noPrivateKey }
+        let keys = SecureConnectionsFunctions.f5(w: dhKey, n1: mrand, n2: srand, a1: addresses.ia, a1Random: addresses.iatRandom,
+                                                 a2: addresses.ra, a2Random: addresses.ratRandom)
+        return .derived(ltk: keys.ltk, centralKeyKnown: a.central, debugKey: a.debug)
     }
 }

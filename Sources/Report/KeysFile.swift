@@ -12,12 +12,15 @@ import Wire
 ///         ltk: 0F241772AC270CAFEE654186F0A65D5F
 ///       - tk: 5E882417A987222423A1A9EC719AED27    # OOB legacy pairing
 ///       - passkey: 123456                         # legacy Passkey Entry
+///       - private_key: 3f49f6d4a3c55f3874c9b3e3d2103f504aff607beb40b7995899b8a6cd3c1abd
+///                                                 # an LE Secure Connections private key (64 hex digits)
 ///       - name: phone
 ///         irk: EC0234A357C8AD05341010A60A397D9B   # resolves the phone's private addresses
 ///         identity: f0:18:98:12:34:56 public      # to this identity address
 ///
-/// Keys are 32 hex digits, most significant first. Every key is tried on every connection: the
-/// MIC (an LTK) or the confirm values (a TK, a passkey) tell which one belongs.
+/// Keys are 32 hex digits (a private key 64), most significant first. Every key is tried on every
+/// connection: the MIC (an LTK), the confirm values (a TK, a passkey) or the public keys (a private
+/// key) tell which one belongs.
 public struct KeysFile: Sendable {
     public struct Entry: Sendable {
         /// What the file says the device is (`name`, else `address`), to name the key's origin.
@@ -26,6 +29,9 @@ public struct KeysFile: Sendable {
         /// A TK, or a passkey as its TK (the passkey as a 128-bit number).
         public var tk: LTK?
         public var passkey: UInt32?
+        /// An LE Secure Connections private key (P-256), 32 octets most significant first: with it
+        /// the DHKey, and so the LTK, of a sniffed pairing by that device can be worked out.
+        public var privateKey: [UInt8]?
         /// An IRK and the identity address it resolves private addresses to (given together).
         public var irk: LTK?
         public var identity: IdentityAddress?
@@ -42,6 +48,8 @@ public struct KeysFile: Sendable {
     }
 
     public var temporaryKeys: [LTK] { entries.compactMap(\.tk) }
+
+    public var privateKeys: [[UInt8]] { entries.compactMap(\.privateKey) }
 
     /// The IRKs with their identities, each naming this file and its device.
     public var identityKeys: [IdentityKey] {
@@ -100,7 +108,7 @@ public struct KeysFile: Sendable {
             guard let items = v.sequence else { throw error(v, "devices", "expected a list of devices") }
             for (i, item) in items.enumerated() {
                 let at = "devices[\(i)]"
-                guard let fields = item.mapping else { throw error(item, at, "expected a mapping (name, address, ltk, tk, passkey, irk, identity)") }
+                guard let fields = item.mapping else { throw error(item, at, "expected a mapping (name, address, ltk, tk, passkey, private_key, irk, identity)") }
                 var e = Entry()
                 var name: String?, address: String?
                 for (fk, fv) in fields {
@@ -118,6 +126,13 @@ public struct KeysFile: Sendable {
                         }
                         e.passkey = p
                         if e.tk == nil { e.tk = LTK(msbFirst: LegacyPairingFunctions.tk(passkey: p).msbFirst) }
+                    case "private_key":
+                        let digits = value.lowercased().filter { !" :-".contains($0) }.dropFirst(value.lowercased().hasPrefix("0x") ? 2 : 0)
+                        let octets = stride(from: 0, to: digits.count - 1, by: 2).compactMap { i -> UInt8? in
+                            UInt8(String(digits.dropFirst(i).prefix(2)), radix: 16)
+                        }
+                        guard digits.count == 64, octets.count == 32 else { throw error(fv, at + ".private_key", "expected 64 hex digits") }
+                        e.privateKey = octets
                     case "irk":
                         guard let k = LTK(hex: value) else { throw error(fv, at + ".irk", "expected 32 hex digits") }
                         e.irk = k
@@ -130,7 +145,7 @@ public struct KeysFile: Sendable {
                         }
                         e.identity = id
                     default:
-                        throw error(fk, at + "." + key, "unknown key (expected name, address, ltk, tk, passkey, irk or identity)")
+                        throw error(fk, at + "." + key, "unknown key (expected name, address, ltk, tk, passkey, private_key, irk or identity)")
                     }
                 }
                 // An IRK resolves addresses to an identity: one without the other says nothing.

@@ -45,6 +45,7 @@ struct DecodeOptions: ParsableArguments {
     var temporaryKeys: [LTK] { tks.compactMap { LTK(hex: $0) } + files.flatMap(\.temporaryKeys) }
     /// The keys files' LTKs, new for each capture (they count what they decrypt).
     var givenKeys: [LinkKey] { files.flatMap(\.linkKeys) }
+    var privateKeys: [[UInt8]] { files.flatMap(\.privateKeys) }
     /// The keys files' IRKs with their identities.
     var identityKeys: [IdentityKey] { files.flatMap(\.identityKeys) }
 
@@ -53,7 +54,7 @@ struct DecodeOptions: ParsableArguments {
                    maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
                    findsFieldFaults: Bool = true) -> Dissector {
         Dissector(trackAdvertisers: trackAdvertisers, candidateUUIDs: candidateUUIDs, keys: keys, temporaryKeys: temporaryKeys,
-                  givenKeys: givenKeys, identityKeys: identityKeys, maxAdvertisers: maxAdvertisers, keepEnded: keepEnded,
+                  givenKeys: givenKeys, privateKeys: privateKeys, identityKeys: identityKeys, maxAdvertisers: maxAdvertisers, keepEnded: keepEnded,
                   findsFieldFaults: findsFieldFaults)
     }
 

@@ -53,7 +53,7 @@ struct ReportCommand: ParsableCommand {
         var ok = true
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
-            let pass = ReportPass(path: file, configuration: configuration, baseline: accepted, keys: decoding.keys, temporaryKeys: decoding.temporaryKeys, givenKeys: decoding.givenKeys,
+            let pass = ReportPass(path: file, configuration: configuration, baseline: accepted, keys: decoding.keys, temporaryKeys: decoding.temporaryKeys, givenKeys: decoding.givenKeys, privateKeys: decoding.privateKeys,
                                   limits: limits)
             var problem: String?
             filter?.reset()

@@ -10,7 +10,8 @@ final class FieldColumnsTests: XCTestCase {
 
     /// Columns that differ on some frames, with how many (committed and shared captures), because:
     /// - btl2cap.cid, btl2cap.length, btatt.opcode, btsmp.opcode: sniffed PDUs blesniff decrypts
-    ///   (tshark, without the key, shows ciphertext), ciphertext tshark dissects as if plain, and
+    ///   (an STK it recovers, an LTK from an LE Secure Connections debug key; tshark, without the
+    ///   key, shows ciphertext), ciphertext tshark dissects as if plain, and
     ///   retransmissions blesniff keeps out of reassembly (the frames `DifferentialTests.skipped` leaves out).
     /// - btatt.handle (compared as a set; tshark gives a declaration's handle then its value's, blesniff
     ///   the list's handles then the value handles): the same PDUs, and tshark's generated handle of a
@@ -18,8 +19,8 @@ final class FieldColumnsTests: XCTestCase {
     /// - btatt.uuid16: tshark repeats the request's attribute type and a declaration's UUID in a
     ///   response, and leaves out a Find By Type Value's value; blesniff gives each UUID the PDU holds once.
     static let differing: [String: Int] = [
-        "btl2cap.cid": 214, "btl2cap.length": 214, "btatt.opcode": 149, "btsmp.opcode": 63,
-        "btatt.handle": 75, "btatt.uuid16": 1526,
+        "btl2cap.cid": 266, "btl2cap.length": 266, "btatt.opcode": 165, "btsmp.opcode": 99,
+        "btatt.handle": 83, "btatt.uuid16": 1542,
     ]
 
     func testFieldsMatchTshark() throws {

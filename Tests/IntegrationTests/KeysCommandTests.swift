@@ -62,6 +62,31 @@ final class KeysCommandTests: XCTestCase {
                        ["00000000000000000000000000000000", "59D4B35ECE0DF548C10EFE17E9DA1F4C", "7F62C053F104A5BBE68B1D896A2ED49C"])
     }
 
+    /// bsniffhub's LE Secure Connections examples: the peripheral used the debug key pair, so its
+    /// published private key gives the DHKey and f5 the LTK; the link decrypts (every MIC checks)
+    /// and the keys distributed under it appear. The example whose LTK is in its name used no
+    /// debug key: the LTK cannot be worked out passively, and the frame says so.
+    func testSecureConnectionsWithTheDebugKey() throws {
+        let expected = [
+            "homewsn_bsniffhub__sc-justworks.pcap": "7DF27955F679736A7A286B0566F88AD8",
+            "homewsn_bsniffhub__sc-passkeyentry-123456-initiator-inputs-responder-displays.pcap": "9BB3D163CDCDCD52D9BEC44B4682EBE3",
+        ]
+        for (name, ltk) in expected {
+            let keys = try XCTUnwrap(try json([try Self.shared(name)])["keys"] as? [[String: Any]])
+            XCTAssertEqual(keys.first?["kind"] as? String, "LTK", name)
+            XCTAssertEqual(keys.first?["value"] as? String, ltk, name)
+            XCTAssertEqual(keys.first?["secure_connections"] as? Bool, true, name)
+            XCTAssert((keys.first?["source"] as? String ?? "").contains("peripheral's debug private key"), name)
+            // The CSRK the peripheral distributes inside the encrypted link.
+            XCTAssert(keys.contains { $0["kind"] as? String == "CSRK" && $0["value"] as? String == "CC3123A8188CCF6CE4E4164E1E5D4593" }, name)
+        }
+        let other = try Self.shared("homewsn_bsniffhub__sc-justworks-fragments-assembly-ltk-BD27012E93C195F13B8F176FE84A2DED.pcap")
+        let r = try CLI.run(["keys", other])
+        XCTAssert(r.out.contains("neither side used the debug key"), r.out)
+        let given = try CLI.run(["read", "--quiet", "--ltk", "BD27012E93C195F13B8F176FE84A2DED", "-Y", "att", other])
+        XCTAssertEqual(given.status, 0, given.err)
+    }
+
     /// An HCI log: the LTK the host hands its controller after LE Secure Connections pairing (EDIV
     /// and Rand 0), and the IRKs both sides distribute in the clear ACL data.
     func testKeysInAnHCILog() throws {

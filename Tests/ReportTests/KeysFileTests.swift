@@ -29,7 +29,7 @@ final class KeysFileTests: XCTestCase {
         }
         XCTAssertEqual(problem("devices:\n  - ltk: 12\n"), "k.yml:2: devices[0].ltk: expected 32 hex digits")
         XCTAssertEqual(problem("devices:\n  - passkey: 1000000\n"), "k.yml:2: devices[0].passkey: expected a passkey of 6 digits (000000-999999)")
-        XCTAssertEqual(problem("devices:\n  - csrk: 00\n"), "k.yml:2: devices[0].csrk: unknown key (expected name, address, ltk, tk, passkey, irk or identity)")
+        XCTAssertEqual(problem("devices:\n  - csrk: 00\n"), "k.yml:2: devices[0].csrk: unknown key (expected name, address, ltk, tk, passkey, private_key, irk or identity)")
         XCTAssertEqual(problem("devices:\n  - irk: 00\n"), "k.yml:2: devices[0].irk: expected 32 hex digits")
         XCTAssertEqual(problem("keys: []\n"), "k.yml:1: keys: unknown key (expected devices)")
         XCTAssertEqual(problem("- 1\n"), "k.yml:1: expected a mapping with a devices list")
@@ -64,5 +64,17 @@ final class KeysFileTests: XCTestCase {
                        "k.yml:3: devices[0].identity: public or random static? Add public or random after the address")
         XCTAssertEqual(problem("devices:\n  - irk: EC0234A357C8AD05341010A60A397D9B\n    identity: 00:1b:dc:07:32:a1 random\n"),
                        "k.yml:3: devices[0].identity: expected an identity address: aa:bb:cc:dd:ee:ff, then public or random (random static)")
+    }
+
+    /// An LE Secure Connections private key: 64 hex digits, most significant first.
+    func testPrivateKey() throws {
+        let f = try KeysFile.parse("devices:\n  - name: lock\n    private_key: 0x3f49f6d4a3c55f3874c9b3e3d2103f504aff607beb40b7995899b8a6cd3c1abd\n", path: "k.yml")
+        XCTAssertEqual(f.privateKeys, [SecureConnectionsFunctions.debugPrivateKey])
+        do {
+            _ = try KeysFile.parse("devices:\n  - private_key: 3f49f6d4\n", path: "k.yml")
+            XCTFail("a short private key was taken")
+        } catch {
+            XCTAssertEqual(error.description, "k.yml:2: devices[0].private_key: expected 64 hex digits")
+        }
     }
 }

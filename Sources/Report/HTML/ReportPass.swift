@@ -14,8 +14,8 @@ public final class ReportPass: AuditEventSink {
 
     /// - Parameter keys: long-term keys to decrypt link-layer connections in sniffer captures.
     public init(path: String, configuration: AuditConfiguration = AuditConfiguration(), baseline: Baseline? = nil,
-                keys: [LTK] = [], temporaryKeys: [LTK] = [], givenKeys: [LinkKey] = [], limits: ReportLimits = ReportLimits()) {
-        dissector = Dissector(trackAdvertisers: true, keys: keys, temporaryKeys: temporaryKeys, givenKeys: givenKeys,
+                keys: [LTK] = [], temporaryKeys: [LTK] = [], givenKeys: [LinkKey] = [], privateKeys: [[UInt8]] = [], limits: ReportLimits = ReportLimits()) {
+        dissector = Dissector(trackAdvertisers: true, keys: keys, temporaryKeys: temporaryKeys, givenKeys: givenKeys, privateKeys: privateKeys,
                               maxAdvertisers: limits.maxAdvertisers)
         feed = AuditFeed(dissector: dissector, configuration: configuration)
         auditor = Auditor(configuration: configuration, capturePath: path, baseline: baseline)
