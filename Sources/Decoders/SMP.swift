@@ -497,6 +497,10 @@ public struct PairingOutcome: Sendable, Equatable {
     public var failure: PairingFailure?
     /// Pairing Public Keys seen, to tell SC exchanges from legacy ones.
     public var publicKeysSeen: Int
+    /// The side whose Pairing Public Key is the debug key (Vol 3 Part H 2.3.5.6.1), and its frame:
+    /// anyone who captured the pairing can work out its LTK.
+    public var debugKeyFrom: Side?
+    public var debugKeyFrame: Int?
 
     /// A pairing that has just started: only its request is known.
     public init(initiator: Side, request: PairingFeatures, requestFrame: Int) {
@@ -576,8 +580,15 @@ public final class PairingTracker {
                 }
                 o.legacyDespiteSC = o.bothSupportSC && !o.secureConnections
             }
-        case .pairingPublicKey:
-            update { $0.publicKeysSeen += 1 }
+        case .pairingPublicKey(let x, _):
+            let debug = x.count == 32 && x.reversed().elementsEqual(SecureConnectionsFunctions.debugPublicKeyX)
+            update { o in
+                o.publicKeysSeen += 1
+                if debug, o.debugKeyFrom == nil {
+                    o.debugKeyFrom = side
+                    o.debugKeyFrame = frame
+                }
+            }
         case .pairingConfirm:
             update { o in
                 // SC sends public keys first; a confirm before them is the legacy exchange.

@@ -40,6 +40,9 @@ public enum AuditEvent {
     case att(Connection, ATTObservation)
     /// A pairing that finished (or failed) on a connection.
     case pairing(Connection, PairingObservation)
+    /// A Pairing Public Key that is LE Secure Connections' published debug key, sent by the
+    /// pairing's initiator (the central) or its responder.
+    case pairingDebugKey(Connection, fromInitiator: Bool)
     /// Advertising data this host set (LE Set Advertising / Scan Response / Extended Advertising Data)
     /// or received in a report; `legacy` data is limited to 31 bytes. A slice of the frame: rules that
     /// keep any of it copy what they keep.

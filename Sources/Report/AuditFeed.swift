@@ -116,6 +116,9 @@ public final class AuditFeed {
                 if let last = c.pairing.outcomes.last, last.responseFrame == number {
                     sink.observe(.pairing(c, Self.pairing(last)), at: at)
                 }
+                if let last = c.pairing.outcomes.last, last.debugKeyFrame == number, let side = last.debugKeyFrom {
+                    sink.observe(.pairingDebugKey(c, fromInitiator: side == last.initiator), at: at)
+                }
             default:
                 // Any other L2CAP traffic, or a fragment of it, is the link in use; so is a sniffed
                 // data PDU that stayed encrypted (unreadable, but not idle).

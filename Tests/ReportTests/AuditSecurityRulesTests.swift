@@ -63,4 +63,33 @@ final class AuditSecurityRulesTests: XCTestCase {
         s.add(2, .pairing(c, PairingObservation(method: .justWorks, secureConnections: true, bothSupportSecureConnections: true, failed: true)))
         assertNone(audit(s, only: "BLE602"))
     }
+
+    func testBLE603LegacyPairingAPassiveListenerBreaks() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, .pairing(c, PairingObservation(method: .passkey, secureConnections: false, bothSupportSecureConnections: false)))
+        assertOne(audit(s, only: "BLE603"), "BLE603", .warning, frames: [2], message: ["LE legacy Passkey Entry pairing", "1,000,000 tries"])
+    }
+
+    func testBLE603DebugKey() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, .pairing(c, PairingObservation(method: .numericComparison, secureConnections: true, bothSupportSecureConnections: true)))
+        s.add(2, .pairingDebugKey(c, fromInitiator: false))
+        assertOne(audit(s, only: "BLE603"), "BLE603", .warning, frames: [3], message: ["debug key, sent by the peripheral"])
+    }
+
+    /// Secure Connections without the debug key, legacy OOB (a 128-bit TK) and a failed pairing
+    /// give nothing away.
+    func testBLE603SecureConnectionsAndOOBAreFine() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, .pairing(c, PairingObservation(method: .justWorks, secureConnections: true, bothSupportSecureConnections: true)))
+        s.add(2, .pairing(c, PairingObservation(method: .oob, secureConnections: false, bothSupportSecureConnections: false)))
+        s.add(3, .pairing(c, PairingObservation(method: .justWorks, secureConnections: false, bothSupportSecureConnections: false, failed: true)))
+        assertNone(audit(s, only: "BLE603"))
+    }
 }

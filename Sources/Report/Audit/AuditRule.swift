@@ -188,7 +188,7 @@ extension AuditEvent {
         case .disconnected: return .disconnected
         case .encryptionChanged: return .encryptionChanged
         case .att: return .att
-        case .pairing: return .pairing
+        case .pairing, .pairingDebugKey: return .pairing
         case .advertisingData: return .advertisingData
         case .advertisingEnable: return .advertisingEnable
         case .advertisingParameters: return .advertisingParameters
@@ -301,6 +301,7 @@ public enum AuditRules {
         RuleEntry(BLE505AdvIntervalAggressive.self),
         RuleEntry(BLE601SensitiveDataUnencrypted.self),
         RuleEntry(BLE602JustWorksPairing.self),
+        RuleEntry(BLE603PairingKeysRecoverable.self),
     ] }
 
     public static var all: [any AuditRule.Type] { entries.map { $0.type } }

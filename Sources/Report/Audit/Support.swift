@@ -64,7 +64,7 @@ extension AuditEvent {
     var connection: Connection? {
         switch self {
         case .connected(let c), .disconnected(let c, _), .encryptionChanged(let c, _), .att(let c, _), .pairing(let c, _),
-             .linkData(let c):
+             .pairingDebugKey(let c, _), .linkData(let c):
             return c
         default: return nil
         }
