@@ -32,10 +32,12 @@ public final class LinkKey {
     /// LL connections (tracker index) it decrypted, in order.
     public internal(set) var connections: [Int] = []
 
-    public init(_ key: LTK, origin: Origin, connection: Int? = nil) {
+    public init(_ key: LTK, origin: Origin, connection: Int? = nil, ediv: UInt16? = nil, rand: UInt64? = nil) {
         self.key = key
         self.origin = origin
         self.connection = connection
+        self.ediv = ediv
+        self.rand = rand
     }
 
     func noteDecrypted(frame: Int, connection index: Int) {

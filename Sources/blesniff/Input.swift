@@ -30,9 +30,17 @@ struct DecodeOptions: ParsableArguments {
         valueName: "file"), completion: .file(extensions: ["yaml", "yml"]))
     var keysFiles: [String] = []
 
+    @Option(name: .customLong("keys-from"), help: ArgumentHelp(
+        "A capture whose keys decrypt and resolve the others': the LTKs and STKs it reveals (an HCI log of the phone beside an air capture of the same session) and its IRKs; repeatable.",
+        valueName: "capture"), completion: .file())
+    var keySources: [String] = []
+
     func validate() throws {
         for k in ltks where LTK(hex: k) == nil { throw ValidationError("--ltk \(k): expected 32 hex digits") }
         for k in tks where LTK(hex: k) == nil { throw ValidationError("--tk \(k): expected 32 hex digits") }
+        for path in keySources where access(path, R_OK) != 0 {
+            throw ValidationError("--keys-from \(path): cannot read it")
+        }
         for path in keysFiles {
             do { _ = try KeysFile.load(path: path) } catch { throw ValidationError("--keys \(error)") }
         }
@@ -43,11 +51,12 @@ struct DecodeOptions: ParsableArguments {
     private var files: [KeysFile] { keysFiles.compactMap { try? KeysFile.load(path: $0) } }
     /// TKs share the LTK's form: 128 bits, most significant octet first.
     var temporaryKeys: [LTK] { tks.compactMap { LTK(hex: $0) } + files.flatMap(\.temporaryKeys) }
-    /// The keys files' LTKs, new for each capture (they count what they decrypt).
-    var givenKeys: [LinkKey] { files.flatMap(\.linkKeys) }
+    /// The keys files' and --keys-from captures' LTKs, new for each capture (they count what they
+    /// decrypt).
+    var givenKeys: [LinkKey] { files.flatMap(\.linkKeys) + keySources.flatMap { KeySource.load($0).linkKeys() } }
     var privateKeys: [[UInt8]] { files.flatMap(\.privateKeys) }
-    /// The keys files' IRKs with their identities.
-    var identityKeys: [IdentityKey] { files.flatMap(\.identityKeys) }
+    /// The keys files' and --keys-from captures' IRKs with their identities.
+    var identityKeys: [IdentityKey] { files.flatMap(\.identityKeys) + keySources.flatMap { KeySource.load($0).identityKeys } }
 
     /// A dissector with every key the options give: LTKs, TKs, the keys files' keys and IRKs.
     func dissector(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [],
@@ -164,5 +173,62 @@ final class Progress {
     func finish() {
         let s = "\r" + String(repeating: " ", count: 40) + "\r"
         s.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
+    }
+}
+
+/// The keys one capture reveals, for `--keys-from`: read once per run, however many captures
+/// they are given to.
+struct KeySource: Sendable {
+    struct Key: Sendable {
+        let value: LTK
+        let ediv: UInt16?, rand: UInt64?
+        let origin: String
+    }
+    let keys: [Key]
+    let identityKeys: [IdentityKey]
+
+    /// Fresh link keys (each counts what it decrypts in the capture it is given to).
+    func linkKeys() -> [LinkKey] {
+        keys.map { LinkKey($0.value, origin: .given($0.origin), ediv: $0.ediv, rand: $0.rand) }
+    }
+
+    private final class Cache: @unchecked Sendable {
+        let lock = Lock()
+        var sources: [String: KeySource] = [:]
+    }
+    private static let cache = Cache()
+
+    static func load(_ path: String) -> KeySource {
+        cache.lock.lock()
+        defer { cache.lock.unlock() }
+        if let s = cache.sources[path] { return s }
+        let s = read(path)
+        cache.sources[path] = s
+        return s
+    }
+
+    /// Decodes the capture to its end; a file that cannot be read gives what was read before the
+    /// problem (the message names it).
+    private static func read(_ path: String) -> KeySource {
+        let dissector = Dissector(findsFieldFaults: false)
+        _ = try? CaptureInput().forEachPacket([path]) { _ = dissector.dissect($0) }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        var keys: [Key] = []
+        var identities: [IdentityKey] = []
+        for k in dissector.revealedKeys {
+            switch k.kind {
+            case .ltk, .stk:
+                guard let value = LTK(msbFirst: k.value), !keys.contains(where: { $0.value == value }) else { continue }
+                keys.append(Key(value: value, ediv: k.ediv, rand: k.rand,
+                                origin: "from " + name + " (" + k.source + ", frame \(k.frames.first ?? 0))"))
+            case .irk:
+                guard let irk = Block128(msbFirst: k.value), irk != Block128(repeating: 0), let a = k.identityAddress else { continue }
+                identities.append(IdentityKey(irk: irk, identity: IdentityAddress(a, type: k.identityAddressType ?? 0),
+                                              source: name + " (" + k.source + ")"))
+            case .tk, .csrk:
+                continue
+            }
+        }
+        return KeySource(keys: keys, identityKeys: identities)
     }
 }

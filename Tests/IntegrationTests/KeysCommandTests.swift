@@ -87,6 +87,28 @@ final class KeysCommandTests: XCTestCase {
         XCTAssertEqual(given.status, 0, given.err)
     }
 
+    /// `--keys-from`: the LTK an HCI log of one side shows (here the central's LE Enable Encryption
+    /// command) decrypts a sniffer capture of the same link, and each frame names where it came from.
+    func testKeysFromAnotherCapture() throws {
+        let air = try Self.shared("homewsn_bsniffhub__ltk-063F1154BC631D186D48A05B7F5DCD8F.pcap")
+        // btsnoop, H4: one HCI LE Enable Encryption command (handle 0x0040, Rand 0, EDIV 0, the LTK).
+        var log: [UInt8] = Array("btsnoop".utf8) + [0, 0, 0, 0, 1, 0, 0, 0x03, 0xEA]
+        let ltk: [UInt8] = [0x06, 0x3F, 0x11, 0x54, 0xBC, 0x63, 0x1D, 0x18, 0x6D, 0x48, 0xA0, 0x5B, 0x7F, 0x5D, 0xCD, 0x8F]
+        let packet: [UInt8] = [0x01, 0x19, 0x20, 28, 0x40, 0x00] + [UInt8](repeating: 0, count: 10) + ltk.reversed()
+        let length = [UInt8(0), 0, 0, UInt8(packet.count)]
+        log += length + length + [0, 0, 0, 2] + [0, 0, 0, 0] + [0x00, 0xE0, 0x3A, 0xB4, 0x4A, 0x67, 0x60, 0x00] + packet
+        let path = NSTemporaryDirectory() + "blesniff-keys-from-\(getpid()).btsnoop"
+        try Data(log).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        XCTAssertEqual(try CLI.run(["read", "--quiet", "-Y", "att", air]).out, "0 matching frames, 0 malformed\n")
+        XCTAssertEqual(try CLI.run(["read", "--quiet", "-Y", "att", "--keys-from", path, air]).out, "82 matching frames, 0 malformed\n")
+        let v = try CLI.run(["read", "-V", "-c", "200", "--keys-from", path, air]).out
+        XCTAssert(v.contains("Key: LTK 063F1154BC631D186D48A05B7F5DCD8F from blesniff-keys-from-"), v)
+        let missing = try CLI.run(["read", "--keys-from", "/nonexistent.btsnoop", air])
+        XCTAssertEqual(missing.status, 2, missing.err)
+        XCTAssert(missing.err.contains("--keys-from /nonexistent.btsnoop: cannot read it"), missing.err)
+    }
+
     /// An HCI log: the LTK the host hands its controller after LE Secure Connections pairing (EDIV
     /// and Rand 0), and the IRKs both sides distribute in the clear ACL data.
     func testKeysInAnHCILog() throws {
