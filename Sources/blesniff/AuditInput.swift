@@ -47,7 +47,12 @@ func containerPlatform(_ format: CaptureFormat, _ linkType: UInt32, path: String
 @discardableResult
 func auditCapture(_ path: String, into auditor: Auditor, configuration: AuditConfiguration) throws -> FrameRef? {
     // The rules see each frame as it comes and hold what they need: ended connections are not kept.
-    let dissector = Dissector(keepEnded: 0, findsFieldFaults: false)
+    // The configuration's keys files decrypt sniffed links and resolve private addresses, so the
+    // rules see what the keys unlock.
+    let keys = configuration.keys
+    let dissector = Dissector(temporaryKeys: keys.flatMap(\.temporaryKeys), givenKeys: keys.flatMap(\.linkKeys),
+                              privateKeys: keys.flatMap(\.privateKeys), identityKeys: keys.flatMap(\.identityKeys),
+                              keepEnded: 0, findsFieldFaults: false)
     let feed = AuditFeed(dissector: dissector, configuration: configuration)
     auditor.resolveAddresses(with: dissector.resolver)
     var last: FrameRef?

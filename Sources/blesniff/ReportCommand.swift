@@ -53,8 +53,10 @@ struct ReportCommand: ParsableCommand {
         var ok = true
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
-            let pass = ReportPass(path: file, configuration: configuration, baseline: accepted, keys: decoding.keys, temporaryKeys: decoding.temporaryKeys, givenKeys: decoding.givenKeys, privateKeys: decoding.privateKeys,
-                                  limits: limits)
+            let pass = ReportPass(path: file, configuration: configuration, baseline: accepted, keys: decoding.keys,
+                                  temporaryKeys: decoding.temporaryKeys + configuration.keys.flatMap(\.temporaryKeys),
+                                  givenKeys: decoding.givenKeys + configuration.keys.flatMap(\.linkKeys),
+                                  privateKeys: decoding.privateKeys + configuration.keys.flatMap(\.privateKeys), limits: limits)
             var problem: String?
             filter?.reset()
             let read = try decoding.input.forEachPacket(group, platform: pass.assume) { pass.add($0, filter: filter) }

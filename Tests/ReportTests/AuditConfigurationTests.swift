@@ -113,4 +113,22 @@ final class AuditConfigurationTests: XCTestCase {
         XCTAssertEqual(defaults["BLE501"], .error)
         XCTAssertEqual(defaults["BLE505"], .note)
     }
+
+    /// `keys:` names keys files relative to the configuration; `load` reads them, and a file it
+    /// cannot read is an error naming the key.
+    func testKeysFiles() throws {
+        XCTAssertEqual(try AuditConfiguration.parse("keys: [a.yml, /k/b.yml]\n").keysPaths, ["a.yml", "/k/b.yml"])
+        XCTAssertEqual(try AuditConfiguration.parse("keys: a.yml\n").keysPaths, ["a.yml"])
+        let base = NSTemporaryDirectory() + "blesniff-config-keys-" + String(getpid())
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try "devices:\n  - ltk: 063F1154BC631D186D48A05B7F5DCD8F\n".write(toFile: base + "/k.yml", atomically: true, encoding: .utf8)
+        try "keys: k.yml\n".write(toFile: base + "/.blesniff.yml", atomically: true, encoding: .utf8)
+        let loaded = try AuditConfiguration.load(path: base + "/.blesniff.yml")
+        XCTAssertEqual(loaded.keys.flatMap(\.linkKeys).map(\.key.description), ["063F1154BC631D186D48A05B7F5DCD8F"])
+        try "keys: missing.yml\n".write(toFile: base + "/bad.yml", atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try AuditConfiguration.load(path: base + "/bad.yml")) { e in
+            XCTAssert(String(describing: e).contains("keys: " + base + "/missing.yml: cannot read the keys file"), String(describing: e))
+        }
+    }
 }

@@ -57,6 +57,7 @@ public struct PathOverride: Sendable {
 ///     overrides:
 ///       - paths: ["captures/legacy/**"]
 ///         rules: { BLE101: note }
+///     keys: keys.yml                      # keys files (relative to this file) to decrypt with
 public struct AuditConfiguration: Sendable {
     public static let fileName = ".blesniff.yml"
 
@@ -64,6 +65,10 @@ public struct AuditConfiguration: Sendable {
     public var rules: [String: RuleOverride] = [:]
     public var sensitiveCharacteristics: [BluetoothUUID] = []
     public var overrides: [PathOverride] = []
+    /// Keys files (`keys:`), as written; `load` reads them, relative to the configuration's directory.
+    public var keysPaths: [String] = []
+    /// The keys files read: their LTKs, TKs, private keys and IRKs decrypt and resolve every capture audited.
+    public var keys: [KeysFile] = []
     /// Directory of the configuration file: path globs also match capture paths relative to it.
     public var baseDirectory: String?
     /// The host stack the captures come from, when told (`platform:`): else told from each capture.
@@ -155,6 +160,14 @@ public struct AuditConfiguration: Sendable {
         } else {
             config.baseDirectory = currentDirectory()
         }
+        for k in config.keysPaths {
+            let resolved = k.hasPrefix("/") ? k : (config.baseDirectory ?? currentDirectory()) + "/" + k
+            do {
+                config.keys.append(try KeysFile.load(path: resolved))
+            } catch {
+                throw ConfigurationError(file: path, key: "keys", problem: error.description)
+            }
+        }
         return config
     }
 
@@ -206,10 +219,16 @@ public struct AuditConfiguration: Sendable {
                 config.scanRestartGap = ns
             case "diff":
                 config.diff = try p.diff(v, path: key)
+            case "keys":
+                let items: [YAMLNode] = v.sequence.map { Array($0) } ?? [v]
+                for item in items {
+                    guard let path = item.string, !path.isEmpty else { throw p.error(item, key, "expected the path of a keys file, or a list of them") }
+                    config.keysPaths.append(path)
+                }
             default:
                 guard AuditRules.type(named: key) != nil else {
                     throw p.error(k, key, "unknown key (expected rules, sensitive-characteristics, overrides, platform, "
-                                  + "devices, all-advertisers, scan-restart-gap, diff or a rule id)")
+                                  + "devices, all-advertisers, scan-restart-gap, diff, keys or a rule id)")
                 }
                 let (id, o) = try p.rule(k, v, path: "")
                 config.rules[id, default: RuleOverride()].apply(o)
