@@ -366,7 +366,14 @@ public final class Dissector {
         if !pairingExchanges.isEmpty, f.dataPDU?.control?.opcode == 0x03, !f.isRetransmission { // LL_ENC_REQ
             encryptionRequested(index: index, connection: c, &d)
         }
-        guard let frag = f.l2cap, let dir = f.direction else { return }
+        guard let frag = f.l2cap, let dir = f.direction else {
+            c.linkLosses = f.linkGaps &+ c.unfinishedPDUs
+            return
+        }
+        // A PDU that starts while another is still incomplete (on either side: sniffers without
+        // direction can put a fragment on the wrong one) shows packets the sniffer missed.
+        if frag.start, c.reassembly.sent.isPending || c.reassembly.received.isPending { c.unfinishedPDUs &+= 1 }
+        c.linkLosses = f.linkGaps &+ c.unfinishedPDUs
         l2cap(&d, p, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
     }
 
@@ -466,6 +473,7 @@ public final class Dissector {
     }
 
     private func att(_ pdu: ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded, _ p: Packet) -> ATTResult {
+        if let c = d.connection { b.losses = c.linkLosses }
         let r = b.process(pdu, from: side, frame: p.number, time: p.timestamp)
         if let m = pdu.malformed { d.problem(.att, "ATT: " + m) }
         // Checked here, where the result is at hand: read back out of `d.upper` it is copied.

@@ -764,8 +764,11 @@ public final class ATTBearer {
     public private(set) var mtu: Int = ATTBearer.defaultMTU
     /// The capture may miss PDUs (over-the-air sniffing): a request pending when the next one is
     /// sent lost its response in the capture rather than being pipelined, so responses pair with
-    /// the latest request.
+    /// the latest request, unless the link layer shows that nothing was missed in between.
     public var lossy = false
+    /// On a lossy capture, how many times the link layer has seen the sniffer miss packets so far
+    /// (`Connection.linkLosses`).
+    var losses = 0
     /// Transactions that went 30 s without an answer.
     public private(set) var timedOut: [ATTTransaction] = []
 
@@ -780,6 +783,8 @@ public final class ATTBearer {
         var handles: [UInt16] = []
         /// Write Request value, applied to the database when the Write Response confirms it.
         var written: [UInt8]?
+        /// `losses` when it was sent: unchanged since, no response can have been missed.
+        var lossMark = 0
     }
 
     struct PreparedWrite { var handle: UInt16; var offset: Int; var value: [UInt8] }
@@ -875,7 +880,9 @@ public final class ATTBearer {
     }
 
     func enqueue(_ q: inout [Pending], _ p: Pending, _ result: ATTResult) {
-        if lossy, let last = q.last {
+        var p = p
+        p.lossMark = losses
+        if lossy, let last = q.last, last.lossMark != losses {
             result.notes.append(.responseNotCaptured(pendingFrame: last.tx.frame))
             q.removeAll()
         }

@@ -39,6 +39,9 @@ struct LLSequenceTracker {
     private var lastEvent: UInt32?
     private var lastSide: LLDirection?
     private var moreData = false
+    /// Times the sniffer is known to have missed packets on this connection so far (a skipped
+    /// event, a side out of turn, a damaged PDU): ATT tells a lost response from pipelining by it.
+    private(set) var gaps = 0
 
     /// Reads a PDU with a good CRC: its place in the sequence, whether it repeats the content of
     /// the sender's last PDU seen, then what it tells about its peer.
@@ -73,7 +76,10 @@ struct LLSequenceTracker {
     }
 
     /// A PDU the sniffer caught damaged: its sender sent something the sniffer cannot read.
-    mutating func damaged(from side: LLDirection) { sides[side.index].missed = true }
+    mutating func damaged(from side: LLDirection) {
+        sides[side.index].missed = true
+        gaps &+= 1
+    }
 
     /// Packets missed before this one (Vol 6 Part B 4.5.1, 4.5.6): the central opens each
     /// connection event and the sides alternate in it, so a skipped event, an event opened by the
@@ -83,14 +89,21 @@ struct LLSequenceTracker {
         guard let event, let last = lastEvent, let lastSide else { return }
         let central = LLDirection.centralToPeripheral.index, peripheral = LLDirection.peripheralToCentral.index
         if event == last {
-            if lastSide == side { sides[1 - side.index].missed = true }
+            if lastSide == side {
+                sides[1 - side.index].missed = true
+                gaps &+= 1
+            }
             return
         }
         // An event counter tells skipped events apart (a channel only tells a new event).
         if counted, UInt16(truncatingIfNeeded: event &- last) > 1 {
             sides[central].missed = true
             sides[peripheral].missed = true
+            gaps &+= 1
         }
-        if side == .peripheralToCentral || (lastSide == .peripheralToCentral && moreData) { sides[central].missed = true }
+        if side == .peripheralToCentral || (lastSide == .peripheralToCentral && moreData) {
+            sides[central].missed = true
+            gaps &+= 1
+        }
     }
 }

@@ -84,6 +84,8 @@ public final class LLFrame: Dissectable {
     /// Whether SN and NESN make this data PDU new, a retransmission or, after missed packets,
     /// unknown (`LLSequenceTracker`).
     public internal(set) var sequence: LLSequence = .new
+    /// Times the sniffer is known to have missed packets on this connection up to this frame.
+    public internal(set) var linkGaps = 0
     public var isRetransmission: Bool { sequence == .retransmission }
     public internal(set) var crc: LLCRCStatus = .unchecked
     /// The capture stores the CRC as a little-endian number, not in air order (`LLPacket.crcAsNumber`).
@@ -459,6 +461,7 @@ public final class LinkLayerTracker {
         } else if h.centralToPeripheral != nil {
             c.sequence.damaged(from: direction)
         }
+        frame.linkGaps = c.sequence.gaps
 
         // Encryption: payloads of non-empty PDUs after START_ENC carry a MIC.
         let decryptedBySniffer = h.decrypted && h.micValid

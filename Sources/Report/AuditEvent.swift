@@ -97,6 +97,9 @@ public struct ATTObservation: Sendable {
     /// For a discovery response: the UUIDs of the services (Read By Group Type Response) or of the
     /// characteristics (Read By Type Response to 0x2803) it lists; nil for other PDUs.
     public var found: [BluetoothUUID]?
+    /// For a request: sent while another was outstanding. On a sniffed link only where the link
+    /// layer shows the sniffer missed nothing in between (else the response was more likely lost).
+    public var pipelined = false
 
     public init(origin: Side, opcode: ATTOpcode, kind: ATTKind, handle: UInt16? = nil, endHandle: UInt16? = nil,
                 attributeType: BluetoothUUID? = nil, valueLength: Int = 0, mtu: Int = 23,

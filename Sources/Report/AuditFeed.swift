@@ -252,6 +252,9 @@ public final class AuditFeed {
             characteristic: a?.characteristic ?? (a?.role == .characteristicValue ? a?.uuid : nil),
             service: a?.service, properties: a?.properties?.rawValue, isCCCD: isCCCD, cccdValue: cccd,
             answers: answers)
+        if kind == .request {
+            o.pipelined = r.notes.contains { if case .pipelined = $0 { return true } else { return false } }
+        }
         if pdu.opcode == .readByGroupTypeResponse || pdu.opcode == .readByTypeResponse {
             o.found = r.entries.compactMap { e in
                 switch e.attribute.role {

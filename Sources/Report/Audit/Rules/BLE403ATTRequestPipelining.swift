@@ -62,8 +62,9 @@ struct BLE403ATTRequestPipelining: PerConnectionRule {
             switch a.kind {
             case .request:
                 // A sniffer misses packets: a request with one outstanding there is more
-                // likely a response it did not capture than pipelining.
-                let pipelining = !c.overTheAir
+                // likely a response it did not capture than pipelining, unless the link layer
+                // shows nothing was missed in between (the decoder then says pipelined).
+                let pipelining = !c.overTheAir || a.pipelined
                 if a.origin == .local {
                     Self.request(&s.local, a.opcode, frame, pipelining: pipelining)
                 } else {
