@@ -29,8 +29,8 @@ public final class Connection {
     public internal(set) var encrypted = false
     /// Frame of the first Encryption Change with encryption on.
     public internal(set) var encryptedFrame: Int?
-    /// Connection parameter updates: (frame, interval, latency, timeout).
-    public internal(set) var updates: [(frame: Int, interval: UInt16, latency: UInt16, timeout: UInt16)] = []
+    /// Connection parameter updates: (frame, its time, interval, latency, timeout).
+    public internal(set) var updates: [(frame: Int, time: Int64, interval: UInt16, latency: UInt16, timeout: UInt16)] = []
     public internal(set) var lastActivity: Int64
     /// Frame of the last packet of a sniffed link (for `lastActivity`).
     public internal(set) var lastPacketFrame: Int?

@@ -227,7 +227,7 @@ public final class Dissector {
             c.latency = e.peripheralLatency
             c.supervisionTimeout = e.supervisionTimeout
             if c.updates.count < 1000 {
-                c.updates.append((number, e.connectionInterval, e.peripheralLatency, e.supervisionTimeout))
+                c.updates.append((number, time, e.connectionInterval, e.peripheralLatency, e.supervisionTimeout))
             }
             d.connection = c
         case nil:

@@ -17,7 +17,10 @@ struct Links: ParsableCommand {
             computed from air time: each data PDU answered by an empty one after 150 µs, as many as fit in \
             the interval; values that wait for their answer (write requests, indications) carry one per \
             two intervals. Packets per event are not measured from HCI logs (the whole interval is assumed \
-            usable), and energy is not estimated yet.
+            usable). Energy is estimated per connection for each side from the radio's currents \
+            (--radio: nRF52840, nRF54L15 or CC2340R5 datasheet figures) and a per-event model: start-up, \
+            one exchange each event (the peripheral's receive window widened for 100 ppm of clock drift, \
+            idle events skipped up to its peripheral latency), each data PDU's air time; radio only.
             """)
 
     @Argument(help: "Capture files; - reads standard input.", completion: .file())
@@ -26,7 +29,17 @@ struct Links: ParsableCommand {
     @Option(help: "Output format: text or json.")
     var format: FramePrinter.Format = .text
 
+    @Option(help: ArgumentHelp("The radio whose currents the energy estimate uses: " + RadioProfile.builtIn.map(\.name).joined(separator: ", ") + ".",
+                               valueName: "name"))
+    var radio = RadioProfile.builtIn[0].name
+
     @OptionGroup var decoding: DecodeOptions
+
+    func validate() throws {
+        guard RadioProfile.named(radio) != nil else {
+            throw ValidationError("--radio \(radio): expected one of " + RadioProfile.builtIn.map(\.name).joined(separator: ", "))
+        }
+    }
 
     mutating func run() throws {
         let out = Output()
@@ -49,9 +62,10 @@ struct Links: ParsableCommand {
             ok = read && ok
             if !read, frames == 0 { continue }
             let list = links.finish(at: last)
+            let profile = RadioProfile.named(radio) ?? RadioProfile.builtIn[0]
             switch format {
-            case .text: LinkReport.text(list, file: file, dropped: links.dropped, to: out)
-            case .json: LinkReport.json(list, file: file, to: out)
+            case .text: LinkReport.text(list, file: file, dropped: links.dropped, profile: profile, to: out)
+            case .json: LinkReport.json(list, file: file, profile: profile, to: out)
             }
         }
         out.flush()

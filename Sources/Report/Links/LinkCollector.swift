@@ -51,6 +51,35 @@ public struct LinkSummary: Sendable {
     public var setup: [Step]
     /// Sniffed connections only: what went over the air.
     public var air: Air?
+    /// Data PDUs each side sent and their payload octets: from HCI ACL data (split to the data
+    /// length in force), or as sniffed (non-empty, not retransmitted).
+    public var centralData = DataCount(), peripheralData = DataCount()
+
+    public struct DataCount: Sendable, Equatable {
+        public var pdus = 0, octets = 0
+    }
+
+    /// The intervals in force and how long each lasted, up to the end (or `until`).
+    public func segments(until: Int64? = nil) -> [(interval: UInt16, duration: Int64)] {
+        guard let stop = end?.time ?? until else { return [] }
+        var out: [(interval: UInt16, duration: Int64)] = []
+        for (i, c) in intervals.enumerated() {
+            let from = max(c.time, start.time)
+            let to = i + 1 < intervals.count ? max(intervals[i + 1].time, from) : stop
+            if to > from { out.append((UInt16(clamping: c.value), to - from)) }
+        }
+        return out
+    }
+
+    /// The radio charge of each side with `profile` (nil without an interval or an end).
+    public func energy(_ profile: RadioProfile) -> LinkEnergy? {
+        let segs = segments()
+        guard !segs.isEmpty else { return nil }
+        return LinkEnergy.estimate(segments: segs, latency: latency ?? 0, phy: UInt8(clamping: phys.last?.value ?? 1),
+                                   encrypted: encryptedFrame != nil,
+                                   centralPDUs: centralData.pdus, centralOctets: centralData.octets,
+                                   peripheralPDUs: peripheralData.pdus, peripheralOctets: peripheralData.octets, profile: profile)
+    }
 
     /// Data channel PDUs a sniffer caught on one connection, and their time on air (Vol 6 Part B
     /// 2.1: the PDU with preamble, access address and CRC at the packet's PHY).
@@ -142,6 +171,20 @@ public final class LinkCollector: AuditEventSink {
     /// The HCI facts the feed does not turn into events: PHY and data length changes; and a
     /// sniffed connection's packets.
     public func frame(_ d: Decoded) {
+        if case .hci(.aclData) = d.packet.kind, let c = d.connection, let t = open[c.id], d.packet.payload.count > 4 {
+            // The link layer carries ACL data in PDUs of at most the data length in force.
+            let octets = d.packet.payload.count - 4
+            let per = max(t.summary.dataLengths.last?.value ?? 27, 27)
+            let pdus = (octets + per - 1) / per
+            if (d.packet.direction == .sent) == (c.isCentral ?? true) {
+                t.summary.centralData.pdus &+= pdus
+                t.summary.centralData.octets &+= octets
+            } else {
+                t.summary.peripheralData.pdus &+= pdus
+                t.summary.peripheralData.octets &+= octets
+            }
+            return
+        }
         if let ll = d.linkLayer {
             guard let pdu = ll.dataPDU, let c = d.connection else { return }
             // The packet that reveals a sniffed connection comes before the event that opens it.
@@ -168,6 +211,18 @@ public final class LinkCollector: AuditEventSink {
         if ll.crc == .invalid { a.badCRC &+= 1 }
         if pdu.length == 0 { a.emptyPDUs &+= 1 }
         if ll.isRetransmission { a.retransmissions &+= 1 }
+        if pdu.length > 0, !ll.isRetransmission, ll.crc != .invalid {
+            // The payload without its MIC (the estimate adds it back on encrypted links).
+            let mic = ll.encryption == .encrypted || ll.encryption == .decrypted || ll.encryption == .decryptedBySniffer ? 4 : 0
+            let octets = max(Int(pdu.length) - mic, 0)
+            if ll.direction == .peripheralToCentral {
+                t.summary.peripheralData.pdus &+= 1
+                t.summary.peripheralData.octets &+= octets
+            } else {
+                t.summary.centralData.pdus &+= 1
+                t.summary.centralData.octets &+= octets
+            }
+        }
         let micros = LLPacket.airTime(pduLength: 2 &+ Int(pdu.length), phy: ll.header.phy ?? 0)
         if ll.direction == .peripheralToCentral { a.peripheralMicroseconds &+= micros } else { a.centralMicroseconds &+= micros }
         // Packets of one event follow each other within two packets' time; events are 7.5 ms apart at least.
@@ -271,7 +326,7 @@ public final class LinkCollector: AuditEventSink {
         let c = t.connection
         // Parameter updates the dissector saw (HCI Connection Update Complete, LL_CONNECTION_UPDATE_IND).
         for u in c.updates where !s.intervals.contains(where: { $0.frame == u.frame }) {
-            s.intervals.append(.init(frame: u.frame, time: 0, value: Int(u.interval)))
+            s.intervals.append(.init(frame: u.frame, time: u.time, value: Int(u.interval)))
         }
         s.intervals.sort { $0.frame < $1.frame }
         if s.intervals.isEmpty, let i = c.interval { s.intervals.append(.init(frame: s.start.number, time: s.start.time, value: Int(i))) }

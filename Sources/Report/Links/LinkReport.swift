@@ -58,7 +58,17 @@ public enum LinkReport {
         return LinkCapacity.limits(p, acknowledged: s.acknowledged).first
     }
 
-    public static func text(_ links: [LinkSummary], file: String, dropped: Int, to out: Output) {
+    /// "peripheral 14.2 µA average (1.42 µC an event, 1,000 events; 0.34 mAh a day), central …".
+    static func energy(_ e: LinkEnergy) -> String {
+        func side(_ name: String, _ s: LinkEnergy.Side) -> String {
+            name + " " + format2(e.averageMicroamps(s)) + " µA average (" + format2(s.microcoulombsPerEvent) + " µC an event, "
+                + Say.plural(s.events, "event") + "; " + format2(e.milliampHoursPerDay(s)) + " mAh a day)"
+        }
+        return side("peripheral", e.peripheral) + ", " + side("central", e.central) + ", radio only, " + e.profile + " currents"
+    }
+
+    public static func text(_ links: [LinkSummary], file: String, dropped: Int, profile: RadioProfile = RadioProfile.builtIn[0],
+                            to out: Output) {
         out.write(display: file)
         out.write(": " + Say.plural(links.count, "connection") + "\n")
         for s in links {
@@ -83,6 +93,7 @@ public enum LinkReport {
                     return t + " ×" + String(l.count)
                 }.joined(separator: "; ") + "\n"
             }
+            if let e = s.energy(profile) { w += "    energy, estimated: " + energy(e) + "\n" }
             if !s.setup.isEmpty {
                 w += "    set-up: " + s.setup.map { $0.name.spaced + " " + ms($0.after) + " ms (frame "
                     + String($0.frame) + ")" }.joined(separator: " → ") + "\n"
@@ -126,7 +137,7 @@ public enum LinkReport {
         return parts.joined(separator: "; ")
     }
 
-    public static func json(_ links: [LinkSummary], file: String, to out: Output) {
+    public static func json(_ links: [LinkSummary], file: String, profile: RadioProfile = RadioProfile.builtIn[0], to out: Output) {
         let js = FieldRendering.jsonString
         var o = "{\"file\":" + js(file) + ",\"connections\":["
         for (i, s) in links.enumerated() {
@@ -169,7 +180,17 @@ public enum LinkReport {
                     + ",\"retransmissions\":" + String(a.retransmissions) + ",\"bad_crc\":" + String(a.badCRC)
                     + ",\"central_us\":" + String(a.centralMicroseconds) + ",\"peripheral_us\":" + String(a.peripheralMicroseconds) + "}"
             }
-            o += ",\"energy\":null}"
+            if let e = s.energy(profile) {
+                func side(_ x: LinkEnergy.Side) -> String {
+                    "{\"events\":" + String(x.events) + ",\"charge_uc\":" + format2(x.nanocoulombs / 1000) + ",\"uc_per_event\":"
+                        + format2(x.microcoulombsPerEvent) + ",\"average_ua\":" + format2(e.averageMicroamps(x)) + ",\"mah_per_day\":"
+                        + format2(e.milliampHoursPerDay(x)) + "}"
+                }
+                o += ",\"energy\":{\"profile\":" + js(e.profile) + ",\"source\":" + js(profile.source) + ",\"central\":" + side(e.central)
+                    + ",\"peripheral\":" + side(e.peripheral) + "}}"
+            } else {
+                o += ",\"energy\":null}"
+            }
         }
         out.write(o + "]}\n")
     }
