@@ -328,6 +328,8 @@ public final class Dissector {
             }
         }
         d.linkLayer = f
+        // Why the link stays encrypted, unless its sniffed pairing already said (what was missed).
+        if d.keyNote == nil, let why = f.decryptionNote, f.connection.map({ pairingExchanges[$0] == nil }) ?? true { d.keyNote = why }
         guard let index = f.connection else { return }
         let c: Connection
         if let known = llConnections[index] {

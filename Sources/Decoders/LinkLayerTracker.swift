@@ -86,6 +86,8 @@ public final class LLFrame: Dissectable {
     public internal(set) var sequence: LLSequence = .new
     /// Times the sniffer is known to have missed packets on this connection up to this frame.
     public internal(set) var linkGaps = 0
+    /// On a link's first PDU that stays encrypted: why no key decrypts it.
+    public internal(set) var decryptionNote: String?
     public var isRetransmission: Bool { sequence == .retransmission }
     public internal(set) var crc: LLCRCStatus = .unchecked
     /// The capture stores the CRC as a little-endian number, not in air order (`LLPacket.crcAsNumber`).
@@ -228,6 +230,8 @@ public final class LinkLayerTracker {
         /// EDIV and Rand of the last LL_ENC_REQ: which LTK the central asked for.
         var ediv: UInt16 = 0, rand: UInt64 = 0
         var triedKeys = false
+        /// The link's first undecrypted PDU said why (once per link).
+        var undecryptedNoted = false
         var counters: [UInt64] = [0, 0]
         var frames = 0
 
@@ -472,8 +476,11 @@ public final class LinkLayerTracker {
         if onEncryptedLink && length > 0 {
             if decryptedBySniffer {
                 // The nRF Sniffer hands over plaintext with the MIC removed and the length adjusted.
+                // The PDU still used up a packet counter: where the sniffer later fails (a packet it
+                // missed), a known key takes over from the right counter.
                 pdu = LLDataPDU(p.pdu)
                 frame.encryption = .decryptedBySniffer
+                if !frame.isRetransmission { c.counters[direction.index] &+= 1 }
             } else if let plain = decrypt(c, p.pdu, direction: direction, retransmission: frame.isRetransmission,
                                           crcBad: frame.crc == .invalid) {
                 pdu = LLDataPDU(ArraySlice(plain), hasMIC: true)
@@ -486,6 +493,10 @@ public final class LinkLayerTracker {
             } else {
                 pdu = LLDataPDU(p.pdu, hasMIC: true, encrypted: true)
                 frame.encryption = .encrypted
+                if !c.undecryptedNoted, frame.crc != .invalid, let why = undecryptedReason(c) {
+                    c.undecryptedNoted = true
+                    frame.decryptionNote = why
+                }
             }
         } else {
             pdu = LLDataPDU(p.pdu)
@@ -605,6 +616,24 @@ public final class LinkLayerTracker {
         guard let (counter, plain) = result else { return nil }
         if !retransmission || counter >= c.counters[d] { c.counters[d] = counter &+ 1 }
         return prefix + plain + Array(body.suffix(4))
+    }
+
+    /// Why a link's PDUs stay encrypted, once it is known: the encryption start was not captured,
+    /// no key was known, or every key known failed the MIC check. Nil while keys may still come
+    /// (a pairing in progress gives its key at LL_ENC_REQ).
+    private func undecryptedReason(_ c: ConnectionState) -> String? {
+        let names = "EDIV " + Hex.prefixed(c.ediv, width: 4) + ", Rand " + Hex.prefixed(c.rand, width: 16)
+        if c.skdm == nil || c.skds == nil {
+            return "link encrypted: the sniffer missed LL_ENC_REQ or LL_ENC_RSP, so no key can decrypt it"
+        }
+        if c.triedKeys {
+            let n = candidates(c).count
+            return "link encrypted (" + names + "): the MIC check failed with " + (n == 1 ? "the one key" : "each of the \(n) keys") + " known"
+        }
+        if keys.isEmpty && (connectionKeys[c.index] ?? []).isEmpty {
+            return "link encrypted (" + names + "): no key known; give its LTK (--ltk, --keys, --keys-from) or capture its pairing"
+        }
+        return nil
     }
 
     /// Keys to try when a connection starts encryption, most likely first: its own STKs, then the

@@ -101,6 +101,10 @@ final class KeysCommandTests: XCTestCase {
         try Data(log).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         XCTAssertEqual(try CLI.run(["read", "--quiet", "-Y", "att", air]).out, "0 matching frames, 0 malformed\n")
+        // Without the key, and with a wrong one, the link's first encrypted PDU says why it stays so.
+        XCTAssert(try CLI.run(["keys", air]).out.contains("frame 151: link encrypted (EDIV 0x0000, Rand 0x0000000000000000): no key known"))
+        XCTAssert(try CLI.run(["keys", "--ltk", "00000000000000000000000000000001", air]).out
+            .contains("frame 151: link encrypted (EDIV 0x0000, Rand 0x0000000000000000): the MIC check failed with the one key known"))
         XCTAssertEqual(try CLI.run(["read", "--quiet", "-Y", "att", "--keys-from", path, air]).out, "82 matching frames, 0 malformed\n")
         let v = try CLI.run(["read", "-V", "-c", "200", "--keys-from", path, air]).out
         XCTAssert(v.contains("Key: LTK 063F1154BC631D186D48A05B7F5DCD8F from blesniff-keys-from-"), v)
