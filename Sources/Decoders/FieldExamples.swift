@@ -2,8 +2,8 @@ import Wire
 
 /// Frames made from the decoders' own tables: every HCI command (and its Command Complete), HCI
 /// event and LE subevent, ATT opcode, SMP code, L2CAP signaling code, AD type and SIG
-/// characteristic value, each once with all-zero parameters and once with every bit set, and a
-/// sniffed LE Coded packet. The field
+/// characteristic value, each once with all-zero parameters and once with every bit set, a
+/// sniffed LE Coded packet and every LL control PDU on a sniffed connection. The field
 /// catalogue (`blesniff fields`, and the filter's field names) is scanned from them as well as from
 /// captures, so it lists what each decoder can write, not only what some capture happened to hold.
 public enum FieldExamples {
@@ -29,6 +29,20 @@ public enum FieldExamples {
                               0x00, 0x09, 0xE8, 0xDD, 0x6E, 0xE5, 0xC5, 0x78, 0x02, 0x01, 0x05, 0xC6, 0x3C, 0x96]
         b.packets.append(Packet(number: b.packets.count &+ 1, timestamp: Int64(b.packets.count &+ 1) &* 1_000_000, direction: .unknown,
                                 adapter: 0, kind: .linkLayer(linkType: LinkType.leLLWithPHDR), payload: coded[...]))
+        // A sniffed connection (CONNECT_IND, link type 256) carrying every LL control PDU, central to peripheral.
+        func sniffed(_ aa: [UInt8], _ pdu: [UInt8], flags: UInt16) {
+            let record = [UInt8](repeating: 0, count: 4) + aa + [UInt8(truncatingIfNeeded: flags), UInt8(flags >> 8)] + aa + pdu + [0, 0, 0]
+            let n = b.packets.count &+ 1
+            b.packets.append(Packet(number: n, timestamp: Int64(n) &* 1_000_000, direction: .unknown, adapter: 0,
+                                    kind: .linkLayer(linkType: LinkType.leLLWithPHDR), payload: record[...]))
+        }
+        // Each on a connection of its own: some end the link or start encryption.
+        for op in LLControlPDU.names.indices {
+            let link: [UInt8] = [0x7B, UInt8(op), 0x65, 0x50]
+            sniffed([0xD6, 0xBE, 0x89, 0x8E], [0x05, 34] + [UInt8](repeating: 0xC1, count: 12) + link
+                + [0x55, 0x55, 0x55, 1, 0, 0, 24, 0, 0, 0, 100, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x1F, 0x07], flags: 0)
+            sniffed(link, [0x03, 25, UInt8(op)] + [UInt8](repeating: 0, count: 24), flags: 2 << 7)
+        }
         return b.packets
     }
 

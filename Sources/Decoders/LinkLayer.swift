@@ -596,6 +596,9 @@ public struct LLControlPDU: Sendable, Dissectable {
         Int(opcode) < LLControlPDU.table.count ? LLControlPDU.table[Int(opcode)].0 : "Unknown LL Control Opcode " + Hex.prefixed(opcode, width: 2)
     }
 
+    /// Every known control PDU's name, by opcode.
+    public static var names: [String] { table.map(\.0) }
+
     public var summary: String {
         switch opcode {
         case 0x02, 0x0D:

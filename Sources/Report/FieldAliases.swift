@@ -1,3 +1,5 @@
+import Decoders
+
 /// tshark's names for fields blesniff has, so a Wireshark filter can be pasted as it is
 /// (`read -Y 'btatt.opcode == 0x1b'`). Each tshark field maps to the fields of ours that mean the
 /// same (`tshark -G fields` gives its meaning); a filter on the alias matches when any of them
@@ -43,6 +45,8 @@ public enum FieldAliases {
         // specification differ, blesniff follows the specification).
         ("btle.coding_indicator", ["link_layer.bluetooth_low_energy_link_layer.coding_indicator"]),
         ("btle.retransmit", ["link_layer.bluetooth_low_energy_link_layer.retransmission"]),
+        // A control PDU is a field named after it, its value the opcode.
+        ("btle.control_opcode", LLControlPDU.names.map { "link_layer.bluetooth_low_energy_link_layer." + $0.lowercased() }),
         // HCI events: RSSI is the Read RSSI result and each advertising report's or periodic
         // advertising response's RSSI.
         ("bthci_evt.code", ["hci_event.event_code"]),
@@ -91,7 +95,7 @@ public enum FieldAliases {
         "bthci_evt.connection_handle": 4, "bthci_evt.status": 2, "bthci_evt.reason": 2, "bthci_evt.rssi": 0,
         "bthci_evt.le_meta_subevent": 2, "btl2cap.length": 0, "btl2cap.cid": 4, "btl2cap.cmd_code": 2,
         "btle.access_address": 8, "btle.coding_indicator": 0, "btle.advertising_header.pdu_type": 2,
-        "btle.data_header.llid": 2, "btle.data_header.next_expected_sequence_number": 0,
+        "btle.data_header.llid": 2, "btle.control_opcode": 2, "btle.data_header.next_expected_sequence_number": 0,
         "btle.data_header.sequence_number": 0, "btle.data_header.length": 0, "btsmp.opcode": 2,
         "btsmp.reason": 2, "btsmp.io_capability": 2, "btsmp.max_enc_key_size": 0, "frame.number": 0,
     ]

@@ -113,6 +113,20 @@ final class KeysCommandTests: XCTestCase {
         XCTAssert(missing.err.contains("--keys-from /nonexistent.btsnoop: cannot read it"), missing.err)
     }
 
+    /// WHAD's capture of an encrypted link, decrypted here with the LTK its project publishes,
+    /// reads frame by frame as the twin WHAD decrypted itself (MIC removed, header bit clear).
+    func testDecryptionEqualsTheOtherToolsDecryptedTwin() throws {
+        let encrypted = try Self.shared("whad-team_whad-client__comm.pcap")
+        let decrypted = try Self.shared("whad-team_whad-client__comm_dec.pcap")
+        let columns = ["read", "-T", "fields", "-e", "frame.number", "-e", "btl2cap.cid", "-e", "btatt.opcode", "-e", "btatt.handle",
+                       "-e", "btatt.value", "-e", "btle.control_opcode", "-e", "btsmp.opcode"]
+        let ours = try CLI.run(columns + ["--ltk", "0e0596ef16cf17cc48357ee19da96728", encrypted])
+        let theirs = try CLI.run(columns + [decrypted])
+        XCTAssertEqual(ours.status, 0, ours.err)
+        XCTAssertEqual(ours.out, theirs.out)
+        XCTAssertEqual(ours.out.split(separator: "\n").filter { $0.split(separator: "\t").count > 1 }.count, 15)
+    }
+
     /// An HCI log: the LTK the host hands its controller after LE Secure Connections pairing (EDIV
     /// and Rand 0), and the IRKs both sides distribute in the clear ACL data.
     func testKeysInAnHCILog() throws {
