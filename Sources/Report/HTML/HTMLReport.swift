@@ -374,6 +374,11 @@ public enum HTMLReport {
         w.raw("</p><p class=\"muted\">")
         w.text(LinkReport.parameters(l))
         w.raw("</p>")
+        if let e = l.energy(RadioProfile.builtIn[0]) {
+            w.raw("<p>")
+            w.text("Radio energy, estimated: " + LinkReport.energy(e) + " (blesniff links --radio for other radios)")
+            w.raw("</p>")
+        }
         if !l.setup.isEmpty {
             w.raw("<table><thead><tr><th>Set-up step</th><th>Frame</th><th>After</th></tr></thead><tbody>")
             for s in l.setup { w.row([s.name.replacingUnderscores, String(s.frame), LinkReport.ms(s.after) + " ms"]) }
