@@ -125,7 +125,9 @@ enum DiffRun {
     static func measure(_ path: String, configuration: AuditConfiguration) throws -> CaptureMetrics {
         let auditor = Auditor(configuration: configuration, capturePath: path)
         let collector = MetricsCollector(passingTo: auditor, devices: configuration.devices)
-        let dissector = Dissector(keepEnded: 0)
+        let keys = configuration.keys
+        let dissector = Dissector(temporaryKeys: keys.flatMap(\.temporaryKeys), givenKeys: keys.flatMap(\.linkKeys),
+                                  privateKeys: keys.flatMap(\.privateKeys), identityKeys: keys.flatMap(\.identityKeys), keepEnded: 0)
         let feed = AuditFeed(dissector: dissector, configuration: configuration)
         auditor.resolveAddresses(with: dissector.resolver)
         var last: FrameRef?

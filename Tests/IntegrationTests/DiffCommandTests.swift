@@ -51,6 +51,18 @@ final class DiffCommandTests: XCTestCase {
         XCTAssertTrue(back.out.contains("- finding BLE302"), back.out)
     }
 
+    /// A link kept up idle costs the device radio charge: the links energy model's estimate of
+    /// its side, compared like the other radio estimates.
+    func testIdleConnectionCostsTheDeviceRadioCharge() throws {
+        let (_, report) = try json([capture("good_idle_connection.btsnoop"), capture("bad_idle_connection.btsnoop")])
+        let charge = try XCTUnwrap(row(report, "", "device's radio charge (estimate, nRF52840)"))
+        XCTAssertEqual(charge["key"] as? String, "radio_charge")
+        XCTAssertEqual(charge["unit"] as? String, "microcoulombs")
+        XCTAssertEqual(charge["verdict"] as? String, "regression")
+        let base = try XCTUnwrap(charge["base"] as? Double), new = try XCTUnwrap(charge["new"] as? Double)
+        XCTAssertGreaterThan(new, base * 20)
+    }
+
     func testFullDiscoveryAgainstDiscoveryByUUID() throws {
         let (_, report) = try json([capture("good_full_discovery.btsnoop"), capture("bad_full_discovery.btsnoop")])
         let requests = try XCTUnwrap(row(report, "device ", "discovery requests"))
@@ -129,7 +141,7 @@ final class DiffCommandTests: XCTestCase {
         XCTAssertEqual(r.status, 2)
         XCTAssertTrue(r.err.contains("blesniff.yml:2: diff.reads:"), r.err)
         // A threshold from the configuration decides: 1 read to 4 within +500%.
-        try "diff: { reads: \"+500%\", bytes: off, time_connected: off, radio_time: off, findings: off }\n"
+        try "diff: { reads: \"+500%\", bytes: off, time_connected: off, radio_time: off, radio_charge: off, findings: off }\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
         r = try CLI.run(["diff", "--config", config, "--fail-on-regression",
                          capture("good_redundant_read.btsnoop"), capture("bad_redundant_read.btsnoop")])

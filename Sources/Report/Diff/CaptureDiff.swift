@@ -4,7 +4,7 @@ import Wire
 /// One metric side by side: its values in the base and the new capture, and whether the change is
 /// for the worse.
 public struct DiffRow: Sendable {
-    public enum Unit: String, Sendable { case count, duration, bytes, percent, milliseconds, text }
+    public enum Unit: String, Sendable { case count, duration, bytes, percent, milliseconds, microcoulombs, text }
     public enum Direction: Sendable { case higherIsWorse, lowerIsWorse, neutral }
     public enum Verdict: String, Sendable { case same, changed, better, worse, regression }
 
@@ -179,6 +179,8 @@ private struct Rows {
                a.map { $0.connectionEvents.rounded() }, b.map { $0.connectionEvents.rounded() }, estimate: true)
         number("radio", s, "connection radio time (estimate)", "radio_time", .duration, .higherIsWorse,
                d(a?.radioTime), d(b?.radioTime), estimate: true)
+        number("radio", s, "device's radio charge (estimate, " + LinkEnergy.diffProfile.name + ")", "radio_charge", .microcoulombs,
+               .higherIsWorse, a.map { $0.radioCharge / 1000 }, b.map { $0.radioCharge / 1000 }, estimate: true)
     }
 
     /// "handle 0x0012" keys (and their CCCDs) renamed to the UUID `known` gives the handle; counts

@@ -113,6 +113,9 @@ public struct DeviceMetrics: Sendable {
     public var connectionEvents: Double = 0
     /// Estimated radio time of the connections, in nanoseconds.
     public var radioTime: Int64 = 0
+    /// The device's side of its connections' radio charge (`LinkEnergy`, `LinkEnergy.diffProfile`),
+    /// nanocoulombs: the peripheral's when this host was central, the central's when it was peripheral.
+    public var radioCharge: Double = 0
 
     public init() {}
 

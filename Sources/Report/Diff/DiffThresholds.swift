@@ -73,6 +73,7 @@ public struct DiffThresholds: Sendable {
         ("bytes", .relative(0.1), "ATT bytes each way"),
         ("att_rtt", .relative(0.25), "ATT round-trip time, median and p95"),
         ("radio_time", .relative(0.2), "estimated radio time"),
+        ("radio_charge", .relative(0.2), "the device's estimated radio charge (links' energy model)"),
         ("findings", .any, "audit findings added"),
     ]
 

@@ -39,6 +39,8 @@ public final class MetricsCollector: AuditEventSink {
     private var adapters: [UInt16: Scan] = [:]
     private var open: [Int: Open] = [:]
     private var metrics = CaptureMetrics()
+    /// Each connection's link facts, for the device's radio charge.
+    private let links = LinkCollector()
     private var lastTime: Int64 = 0
     /// L2CAP payload length of the frame being fed (a complete PDU), for byte counts and air time.
     private var l2capLength: Int?
@@ -53,6 +55,7 @@ public final class MetricsCollector: AuditEventSink {
 
     /// The HCI facts the feed does not turn into events. Call before handing the frame to the feed.
     public func frame(_ d: Decoded) {
+        links.frame(d)
         lastTime = d.packet.timestamp
         l2capLength = d.l2cap.map { Int($0.length) }
         switch d.hci {
@@ -83,10 +86,12 @@ public final class MetricsCollector: AuditEventSink {
 
     public func observe(_ event: AuditEvent, at frame: FrameRef) {
         record(event, at: frame)
+        links.observe(event, at: frame)
         next?.observe(event, at: frame)
     }
 
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
+        links.observeATT(a, on: c, at: frame)
         att(a, c, frame)
         next?.observeATT(a, on: c, at: frame)
     }
@@ -272,6 +277,12 @@ public final class MetricsCollector: AuditEventSink {
         }
         for (_, var o) in open.sorted(by: { $0.key < $1.key }) { closeConnection(&o, at: t) }
         open.removeAll()
+        // The device's side of each connection's radio charge.
+        for l in links.finish(at: FrameRef(number: 0, time: t)) {
+            guard let peer = l.peer, let e = l.energy(LinkEnergy.diffProfile) else { continue }
+            let side = l.central == false ? e.central : e.peripheral
+            update(peer.description) { $0.radioCharge += side.nanocoulombs }
+        }
         var m = metrics
         for (a, s) in adapters { m.adapters[a] = s.metrics }
         m.findings = findings.map(FindingSummary.init)

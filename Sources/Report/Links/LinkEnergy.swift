@@ -74,6 +74,9 @@ public struct LinkEnergy: Sendable, Equatable {
     /// mAh a day if the connection went on like this.
     public func milliampHoursPerDay(_ s: Side) -> Double { averageMicroamps(s) * 24 / 1000 }
 
+    /// The radio `diff` compares charges with.
+    public static let diffProfile = RadioProfile.builtIn[0]
+
     static let ifsMicroseconds = 150.0
     static let sleepClockPPM = 100.0
 
