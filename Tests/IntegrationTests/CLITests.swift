@@ -125,12 +125,18 @@ final class LinksCommandTests: XCTestCase {
         guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("shared captures are absent") }
         let r = try CLI.run(["links", "--format", "json", path])
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
-        let air = try XCTUnwrap((json["connections"] as? [[String: Any]])?.first?["air"] as? [String: Int])
+        let object = try XCTUnwrap((json["connections"] as? [[String: Any]])?.first?["air"] as? [String: Any])
+        let air = object.compactMapValues { $0 as? Int }
         XCTAssertEqual(air["packets"], 197)
         XCTAssertEqual(air["events"], 124)
         XCTAssertEqual(air["retransmissions"], 3)
         XCTAssertEqual(air["empty"], 185)
         // 185 empty PDUs of 80 µs and 12 others: the air time is their sum.
         XCTAssertEqual((air["central_us"] ?? 0) + (air["peripheral_us"] ?? 0), 17_192)
+        // Hopping over all 37 data channels; the three retransmissions on channels 4, 17 and 26.
+        let channels = try XCTUnwrap(object["channels"] as? [[String: Int]])
+        XCTAssertEqual(channels.count, 37)
+        XCTAssertEqual(channels.reduce(0) { $0 + ($1["packets"] ?? 0) }, 197)
+        XCTAssertEqual(channels.filter { ($0["retransmissions"] ?? 0) > 0 }.compactMap { $0["channel"] }, [4, 17, 26])
     }
 }

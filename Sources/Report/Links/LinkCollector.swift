@@ -88,7 +88,23 @@ public struct LinkSummary: Sendable {
         /// Connection events with a packet caught (a new one after a gap longer than a reply's).
         public var events = 0
         public var centralMicroseconds: Int64 = 0, peripheralMicroseconds: Int64 = 0
+        /// By data channel index (0–36): packets, retransmissions and bad CRCs, where the sniffer
+        /// gave the channel (bsniffhub writes invalid ones: those are left out).
+        public var channels: [ChannelCount] = []
         var lastTime: Int64?
+
+        public struct ChannelCount: Sendable, Equatable {
+            public var channel: UInt8
+            public var packets = 0, retransmissions = 0, badCRC = 0
+        }
+
+        /// Channels whose share of bad CRCs and retransmissions is the highest, worst first, with
+        /// at least `minimum` packets.
+        public func worstChannels(minimum: Int = 20, count: Int = 3) -> [ChannelCount] {
+            func loss(_ c: ChannelCount) -> Double { Double(c.badCRC + c.retransmissions) / Double(max(c.packets, 1)) }
+            return channels.filter { $0.packets >= minimum && $0.badCRC + $0.retransmissions > 0 }
+                .sorted { loss($0) > loss($1) || (loss($0) == loss($1) && $0.channel < $1.channel) }.prefix(count).map { $0 }
+        }
     }
 
     /// The kind that carried the most value octets.
@@ -211,6 +227,12 @@ public final class LinkCollector: AuditEventSink {
         if ll.crc == .invalid { a.badCRC &+= 1 }
         if pdu.length == 0 { a.emptyPDUs &+= 1 }
         if ll.isRetransmission { a.retransmissions &+= 1 }
+        if let ch = ll.header.channel, ch < 37 {
+            if a.channels.isEmpty { a.channels = (0..<37).map { LinkSummary.Air.ChannelCount(channel: UInt8($0)) } }
+            a.channels[Int(ch)].packets &+= 1
+            if ll.isRetransmission { a.channels[Int(ch)].retransmissions &+= 1 }
+            if ll.crc == .invalid { a.channels[Int(ch)].badCRC &+= 1 }
+        }
         if pdu.length > 0, !ll.isRetransmission, ll.crc != .invalid {
             // The payload without its MIC (the estimate adds it back on encrypted links).
             let mic = ll.encryption == .encrypted || ll.encryption == .decrypted || ll.encryption == .decryptedBySniffer ? 4 : 0

@@ -117,6 +117,12 @@ public enum LinkReport {
         if let e = s.end, e.time > s.start.time {
             line += ", " + format2(Double(total) * 1000 * 100 / Double(e.time &- s.start.time)) + "% of the connection"
         }
+        let worst = a.worstChannels()
+        if !worst.isEmpty {
+            line += "; worst channels " + worst.map { c in
+                String(c.channel) + " (" + String(c.badCRC) + " bad CRC, " + String(c.retransmissions) + " retransmitted of " + String(c.packets) + ")"
+            }.joined(separator: ", ")
+        }
         return line
     }
 
@@ -178,7 +184,11 @@ public enum LinkReport {
             if let a = s.air {
                 o += ",\"air\":{\"packets\":" + String(a.packets) + ",\"events\":" + String(a.events) + ",\"empty\":" + String(a.emptyPDUs)
                     + ",\"retransmissions\":" + String(a.retransmissions) + ",\"bad_crc\":" + String(a.badCRC)
-                    + ",\"central_us\":" + String(a.centralMicroseconds) + ",\"peripheral_us\":" + String(a.peripheralMicroseconds) + "}"
+                    + ",\"central_us\":" + String(a.centralMicroseconds) + ",\"peripheral_us\":" + String(a.peripheralMicroseconds)
+                    + ",\"channels\":[" + a.channels.filter { $0.packets > 0 }.map {
+                        "{\"channel\":" + String($0.channel) + ",\"packets\":" + String($0.packets) + ",\"retransmissions\":"
+                            + String($0.retransmissions) + ",\"bad_crc\":" + String($0.badCRC) + "}"
+                    }.joined(separator: ",") + "]}"
             }
             if let e = s.energy(profile) {
                 func side(_ x: LinkEnergy.Side) -> String {
