@@ -34,11 +34,12 @@ public final class Connection {
     public internal(set) var lastActivity: Int64
     /// Frame of the last packet of a sniffed link (for `lastActivity`).
     public internal(set) var lastPacketFrame: Int?
-    /// Sniffed links: how many times the sniffer is known to have missed packets (a PDU after a
-    /// gap in the sequence numbers, a damaged one), so ATT can tell a lost response from pipelining.
-    var linkLosses = 0
-    /// Sniffed links: L2CAP PDUs that never completed, seen when the next one started.
-    var unfinishedPDUs = 0
+    /// Sniffed links: gaps the link layer saw (`LLFrame.linkGaps`: skipped events, a side out of
+    /// turn, damaged PDUs) and L2CAP PDUs that never completed, seen when the next one started.
+    var linkGaps = 0, unfinishedPDUs = 0
+    /// How many times the sniffer is known to have missed packets, so ATT can tell a lost response
+    /// from pipelining.
+    var linkLosses: Int { linkGaps &+ unfinishedPDUs }
     /// A sniffed link that ended without a disconnect the sniffer saw: a new CONNECT_IND between the
     /// same devices, or no packet for longer than its supervision timeout. It ended at its last packet.
     public internal(set) var lost = false

@@ -368,14 +368,11 @@ public final class Dissector {
         if !pairingExchanges.isEmpty, f.dataPDU?.control?.opcode == 0x03, !f.isRetransmission { // LL_ENC_REQ
             encryptionRequested(index: index, connection: c, &d)
         }
-        guard let frag = f.l2cap, let dir = f.direction else {
-            c.linkLosses = f.linkGaps &+ c.unfinishedPDUs
-            return
-        }
+        c.linkGaps = f.linkGaps
+        guard let frag = f.l2cap, let dir = f.direction else { return }
         // A PDU that starts while another is still incomplete (on either side: sniffers without
         // direction can put a fragment on the wrong one) shows packets the sniffer missed.
         if frag.start, c.reassembly.sent.isPending || c.reassembly.received.isPending { c.unfinishedPDUs &+= 1 }
-        c.linkLosses = f.linkGaps &+ c.unfinishedPDUs
         l2cap(&d, p, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
     }
 

@@ -103,6 +103,13 @@ public struct LTK: Hashable, Sendable, CustomStringConvertible {
     /// 32 hex digits, most significant first ("4C68384139F574D836BCF34E9DFB01BF"); "0x", spaces and
     /// colons are ignored.
     public init?(hex: String) {
+        guard let out = LTK.octets(hex: hex) else { return nil }
+        self.init(msbFirst: out)
+    }
+
+    /// The octets hex digits write, in order; "0x", spaces, colons and dashes are ignored. Nil for
+    /// another character or an odd number of digits. (Keys of other lengths use it too.)
+    public static func octets(hex: String) -> [UInt8]? {
         var out: [UInt8] = []
         var pending: UInt8? = nil
         var s = Substring(hex)
@@ -112,8 +119,7 @@ public struct LTK: Hashable, Sendable, CustomStringConvertible {
             guard let v = LTK.nibble(c) else { return nil }
             if let p = pending { out.append(p << 4 | v); pending = nil } else { pending = v }
         }
-        guard pending == nil else { return nil }
-        self.init(msbFirst: out)
+        return pending == nil ? out : nil
     }
 
     static func nibble(_ c: Unicode.Scalar) -> UInt8? {

@@ -127,11 +127,9 @@ public struct KeysFile: Sendable {
                         e.passkey = p
                         if e.tk == nil { e.tk = LTK(msbFirst: LegacyPairingFunctions.tk(passkey: p).msbFirst) }
                     case "private_key":
-                        let digits = value.lowercased().filter { !" :-".contains($0) }.dropFirst(value.lowercased().hasPrefix("0x") ? 2 : 0)
-                        let octets = stride(from: 0, to: digits.count - 1, by: 2).compactMap { i -> UInt8? in
-                            UInt8(String(digits.dropFirst(i).prefix(2)), radix: 16)
+                        guard let octets = LTK.octets(hex: value), octets.count == 32 else {
+                            throw error(fv, at + ".private_key", "expected 64 hex digits")
                         }
-                        guard digits.count == 64, octets.count == 32 else { throw error(fv, at + ".private_key", "expected 64 hex digits") }
                         e.privateKey = octets
                     case "irk":
                         guard let k = LTK(hex: value) else { throw error(fv, at + ".irk", "expected 32 hex digits") }
