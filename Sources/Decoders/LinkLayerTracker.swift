@@ -290,8 +290,9 @@ public final class LinkLayerTracker {
         let (h, bytes, problem) = LLPseudoHeader.parse(linkType: linkType, packet.payload)
         let frame = LLFrame(number: packet.number, header: h)
         if let problem { frame.problems.append(problem) }
-        // Link type 256 puts the Coding Indicator of an LE Coded packet after the access address.
-        guard let p = LLPacket(bytes, coded: linkType == LinkType.leLLWithPHDR && h.phy == 2) else {
+        // Both sniffer headers that name the PHY (256 and 272) put the Coding Indicator of an LE
+        // Coded packet in an octet after the access address, as tshark reads them.
+        guard let p = LLPacket(bytes, coded: h.phy == 2) else {
             if !bytes.isEmpty || problem == nil { frame.problems.append("link-layer packet shorter than an access address (\(bytes.count) bytes)") }
             return frame
         }

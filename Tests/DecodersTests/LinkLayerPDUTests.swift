@@ -72,6 +72,28 @@ final class LinkLayerPDUTests: XCTestCase {
         XCTAssertEqual(m.crc, .valid)
     }
 
+    /// The nRF Sniffer's header (272, protocol 3) with PHY LE Coded in its flags: the Coding
+    /// Indicator octet follows the access address there too (tshark reads these bytes so: ADV_IND,
+    /// S=8, CRC correct); read as a PDU header it made every Coded packet malformed.
+    func testCodedPHYCodingIndicatorNordic() {
+        let air = Self.hex("d6be898e 00 0009e8dd6ee5c578020105 c63c96")
+        func nordic(flags: UInt8, _ body: [UInt8]) -> [UInt8] {
+            let event: [UInt8] = [10, flags, 37, 60, 0, 0, 0xE8, 0x03, 0, 0]
+            let length = event.count + body.count
+            return [0, UInt8(length & 0xFF), UInt8(length >> 8), 3, 1, 0, 0x02] + event + body
+        }
+        let f = LinkLayerTracker().process(Self.packet(LinkType.nordicBLE, nordic(flags: 0x21, air)))
+        XCTAssertEqual(f.codingIndicator, 0)
+        XCTAssertTrue(f.problems.isEmpty, "\(f.problems)")
+        XCTAssertTrue(f.summary.contains("ADV_IND"), f.summary)
+        // LE 1M (PHY 0): no Coding Indicator.
+        var uncoded = air
+        uncoded.remove(at: 4)
+        let m = LinkLayerTracker().process(Self.packet(LinkType.nordicBLE, nordic(flags: 0x01, uncoded)))
+        XCTAssertNil(m.codingIndicator)
+        XCTAssertTrue(m.problems.isEmpty, "\(m.problems)")
+    }
+
     func testPseudoHeader256() {
         let (h, packet, problem) = LLPseudoHeader.parse(linkType: LinkType.leLLWithPHDR, ArraySlice(Self.crackleADVIND))
         XCTAssertNil(problem)

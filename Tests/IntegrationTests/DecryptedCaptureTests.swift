@@ -22,11 +22,13 @@ final class DecryptedCaptureTests: XCTestCase {
     /// The 1-octet LL_START_ENC_RSP and the L2CAP Lengths give it away: every PDU after encryption
     /// is read as plaintext, so the three ATT reads and their responses decode.
     func testPlaintextAfterEncryptionIsDecoded() throws {
-        XCTAssertEqual(try Self.tally("whad-team_whad-client__comm_dec.pcap"), Tally(att: 6, encrypted: 0, decryptedInCapture: 8))
+        let t = try Self.tally("whad-team_whad-client__comm_dec.pcap")
+        XCTAssertEqual(t, Tally(att: 6, encrypted: 0, decryptedInCapture: 8))
     }
 
     /// The same traffic as captured: ciphertext stays ciphertext.
     func testCiphertextIsNotTakenForPlaintext() throws {
-        XCTAssertEqual(try Self.tally("whad-team_whad-client__comm.pcap"), Tally(att: 0, encrypted: 8, decryptedInCapture: 0))
+        let t = try Self.tally("whad-team_whad-client__comm.pcap")
+        XCTAssertEqual(t, Tally(att: 0, encrypted: 8, decryptedInCapture: 0))
     }
 }

@@ -72,7 +72,8 @@ final class KeysCommandTests: XCTestCase {
             "homewsn_bsniffhub__sc-passkeyentry-123456-initiator-inputs-responder-displays.pcap": "9BB3D163CDCDCD52D9BEC44B4682EBE3",
         ]
         for (name, ltk) in expected {
-            let keys = try XCTUnwrap(try json([try Self.shared(name)])["keys"] as? [[String: Any]])
+            let path = try Self.shared(name)
+            let keys = try XCTUnwrap(try json([path])["keys"] as? [[String: Any]])
             XCTAssertEqual(keys.first?["kind"] as? String, "LTK", name)
             XCTAssertEqual(keys.first?["value"] as? String, ltk, name)
             XCTAssertEqual(keys.first?["secure_connections"] as? Bool, true, name)
