@@ -95,6 +95,9 @@ public final class AuditFeed {
         // Sniffer captures: a connection starts at its CONNECT_IND; advertising PDUs are reports.
         if d.isOverTheAir {
             if let c = d.connection, c.createdFrame == number { connected(c, at, sink) }
+            // A sniffed link is encrypted from its first encrypted PDU (the air has no Encryption
+            // Change event); said before that PDU's own data.
+            if let c = d.connection, c.encryptedFrame == number { sink.observe(.encryptionChanged(c, on: true), at: at) }
             if let r = d.linkLayerReport { report(r, adapter: d.packet.adapter, at, sink) }
         }
         // L2CAP payloads, from HCI ACL data or link-layer data PDUs. A controller's vendor debug

@@ -694,6 +694,61 @@ async def sc_good_just_works(loop):
     return w
 
 
+# The debug key pair of LE Secure Connections (Core Vol 3 Part H 2.3.5.6.1): a device in debug
+# mode uses it so a sniffer can decrypt the link; its private key is published.
+DEBUG_PRIVATE_KEY = bytes.fromhex(
+    '3f49f6d4a3c55f3874c9b3e3d2103f504aff607beb40b7995899b8a6cd3c1abd')
+
+
+async def _pair_then_use_name(w):
+    """Pair, then read and write the First Name characteristic on the encrypted link."""
+    conn, peer = await _scan_and_connect(w)
+    await conn.pair()
+    await settle(0.2)
+    fn = await _first_name(peer)
+    await fn.read_value()
+    await fn.write_value(b'Grace', with_response=True)
+    await w.disconnect(conn)
+    return w
+
+
+async def sc_pairing_legacy_just_works(loop):  # LE legacy pairing, TK 0: any sniffer decrypts
+    return await _pair_then_use_name(World(loop, secure_connections=False))
+
+
+async def sc_pairing_legacy_passkey(loop):  # LE legacy Passkey Entry (123456): found by search
+    return await _pair_then_use_name(World(loop, secure_connections=False,
+                                           central_io=PairingDelegate.KEYBOARD_INPUT_ONLY,
+                                           periph_io=PairingDelegate.DISPLAY_OUTPUT_ONLY))
+
+
+async def sc_pairing_sc_debug_key(loop):  # LE Secure Connections, the peripheral in debug mode
+    w = World(loop)
+    w.periph.smp_manager._ecc_key = crypto.EccKey.from_private_key_bytes(DEBUG_PRIVATE_KEY)
+    return await _pair_then_use_name(w)
+
+
+async def sc_reconnect_by_uuid(loop):
+    """A phone connecting to a device it already knows, as an iOS app does after
+    retrievePeripherals: a direct connection (no scan, so no advertising in the log), the Device
+    Name read by its UUID (iOS does so on every connection; the GAP service is never discovered),
+    then only the Battery Service discovered by UUID, its level subscribed and notified."""
+    w = World(loop)
+    await w.power_on()
+    await w.advertise()
+    conn, peer = await w.connect()
+    await peer.read_characteristics_by_uuid(UUID.from_16_bits(0x2A00))
+    battery = await _battery(peer)
+    await battery.discover_descriptors()
+    await battery.subscribe(lambda value: None)
+    await settle(0.1)
+    for level in (90, 89, 88):
+        w.battery.value = bytes([level])
+        await w.periph.notify_subscribers(w.battery)
+        await settle(1.0)
+    await w.disconnect(conn)
+    return w
+
 class RawCommand(hci.HCI_Command):
     """An HCI command sent with exactly the given parameter bytes."""
 
@@ -727,6 +782,10 @@ SCENARIOS = {
     'good_sensitive_unencrypted': sc_good_sensitive_unencrypted,
     'bad_just_works': sc_bad_just_works,
     'good_just_works': sc_good_just_works,
+    'pairing_legacy_just_works': sc_pairing_legacy_just_works,
+    'pairing_legacy_passkey': sc_pairing_legacy_passkey,
+    'pairing_sc_debug_key': sc_pairing_sc_debug_key,
+    'reconnect_by_uuid': sc_reconnect_by_uuid,
 }
 
 

@@ -9,7 +9,8 @@ final class MockTests: XCTestCase {
     /// notifications, an indication), full discovery, one service found by UUID, notifications of
     /// a readable characteristic, a read then written value, and the session in another format.
     static let captures = ["gatt_session.btsnoop", "bad_full_discovery.btsnoop", "good_full_discovery.btsnoop",
-                           "good_polling_read.btsnoop", "bad_sensitive_unencrypted.btsnoop", "gatt_session.pcapng"]
+                           "good_polling_read.btsnoop", "bad_sensitive_unencrypted.btsnoop", "gatt_session.pcapng",
+                           "reconnect_by_uuid.btsnoop"]
 
     func requireBumble() throws {
         guard let p = try? Subprocess.run("python3", ["-c", "import bumble"]) else { throw XCTSkip("python3 is not available") }
@@ -149,5 +150,14 @@ final class MockTests: XCTestCase {
         let gatt = try json(try CLI.run(["gatt", "--format", "json", mid]).out)
         let db = try XCTUnwrap((gatt["databases"] as? [[String: Any]])?.first)
         XCTAssertGreaterThan(try compare(db, try json(ran.out), "mid-connection"), 0)
+    }
+
+    /// A phone that connects without scanning and reads the Device Name by its UUID, the GAP
+    /// service never discovered (as an iOS app reconnecting does; its PacketLogger log has no
+    /// advertising either): the stand-in takes the name read, not "mock".
+    func testNameReadByUUIDWithoutDiscovery() throws {
+        let r = try CLI.run(["mock", Fixtures.captures + "/reconnect_by_uuid.btsnoop"])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.contains("\nNAME = 'HRM-1'\n"), r.out)
     }
 }

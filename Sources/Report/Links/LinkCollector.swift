@@ -154,6 +154,8 @@ public final class LinkCollector: AuditEventSink {
         var discoveryEnd: (Int, Int64)?
         var subscribed: (Int, Int64)?
         var created: FrameRef?
+        /// Sniffed links: the last LL_LENGTH_REQ, until its answer (from the central?, max RX and TX octets).
+        var lengthRequest: (fromCentral: Bool, rx: Int, tx: Int)?
 
         init(_ c: Connection, at f: FrameRef, created: FrameRef?) {
             connection = c
@@ -178,7 +180,7 @@ public final class LinkCollector: AuditEventSink {
     private var done: [LinkSummary] = []
     private var pendingCreate: [UInt16: FrameRef] = [:]
     /// A sniffed packet of a connection not open yet (its `connected` event follows the frame).
-    private var firstAir: (id: Int, ll: LLFrame, pdu: LLDataPDU, time: Int64)?
+    private var firstAir: (id: Int, ll: LLFrame, pdu: LLDataPDU, frame: FrameRef)?
     /// Connections not kept in full (past `maxConnections`).
     public private(set) var dropped = 0
 
@@ -204,7 +206,8 @@ public final class LinkCollector: AuditEventSink {
         if let ll = d.linkLayer {
             guard let pdu = ll.dataPDU, let c = d.connection else { return }
             // The packet that reveals a sniffed connection comes before the event that opens it.
-            if let t = open[c.id] { air(ll, pdu, at: d.packet.timestamp, t) } else { firstAir = (c.id, ll, pdu, d.packet.timestamp) }
+            let f = FrameRef(number: d.packet.number, time: d.packet.timestamp)
+            if let t = open[c.id] { air(ll, pdu, at: f, t) } else { firstAir = (c.id, ll, pdu, f) }
             return
         }
         guard case .event(0x3E, let b) = d.hci, let sub = b.byte(0), sub == 0x0C || sub == 0x07,
@@ -221,7 +224,9 @@ public final class LinkCollector: AuditEventSink {
         }
     }
 
-    private func air(_ ll: LLFrame, _ pdu: LLDataPDU, at time: Int64, _ t: Track) {
+    private func air(_ ll: LLFrame, _ pdu: LLDataPDU, at f: FrameRef, _ t: Track) {
+        let time = f.time
+        if ll.crc != .invalid, !ll.isRetransmission { parameters(ll, pdu, at: f, t) }
         var a = t.summary.air ?? LinkSummary.Air()
         a.packets &+= 1
         if ll.crc == .invalid { a.badCRC &+= 1 }
@@ -262,7 +267,7 @@ public final class LinkCollector: AuditEventSink {
             guard open.count + done.count < Self.maxConnections else { dropped += 1; return }
             open[c.id] = Track(c, at: f, created: pendingCreate.removeValue(forKey: c.adapter))
             open[c.id]?.step("connected", f)
-            if let a = firstAir, a.id == c.id, let t = open[c.id] { air(a.ll, a.pdu, at: a.time, t) }
+            if let a = firstAir, a.id == c.id, let t = open[c.id] { air(a.ll, a.pdu, at: a.frame, t) }
             firstAir = nil
         case .encryptionChanged(let c, let on):
             guard on, let t = open[c.id], t.summary.encryptedFrame == nil else { return }
@@ -339,6 +344,30 @@ public final class LinkCollector: AuditEventSink {
         } else {
             let j = Int((UInt64(n) &* 2_654_435_761) % UInt64(n + 1))
             if j < Self.maxSamples { t.samples[op]![j] = ns }
+        }
+    }
+
+    /// A sniffed link's PHY and data length, as the air shows them: the PHY each packet was received
+    /// on (from LL_PHY_UPDATE_IND's instant on), and the data length an LL_LENGTH_REQ and its
+    /// LL_LENGTH_RSP leave in force (Vol 6 Part B 4.5.10: each direction carries at most the
+    /// smaller of its sender's MaxTxOctets and its receiver's MaxRxOctets; the larger direction is
+    /// kept, as the one data would use).
+    private func parameters(_ ll: LLFrame, _ pdu: LLDataPDU, at f: FrameRef, _ t: Track) {
+        // Sniffers number PHYs 0 1M, 1 2M, 2 Coded; the summary keeps HCI's 1, 2, 3.
+        if let p = ll.header.phy, p < 3, (t.summary.phys.last?.value ?? 1) != Int(p) + 1 {
+            t.summary.phys.append(.init(frame: f.number, time: f.time, value: Int(p) + 1))
+        }
+        guard let control = pdu.control, control.opcode == 0x14 || control.opcode == 0x15,
+              let rx = control.parameters.le16(0), let tx = control.parameters.le16(4), let dir = ll.direction else { return }
+        let fromCentral = dir == .centralToPeripheral
+        if control.opcode == 0x14 {
+            t.lengthRequest = (fromCentral, Int(rx), Int(tx))
+        } else if let req = t.lengthRequest, req.fromCentral != fromCentral {
+            t.lengthRequest = nil
+            let value = max(min(req.tx, Int(rx)), min(Int(tx), req.rx), 27)
+            if (t.summary.dataLengths.last?.value ?? 27) != value {
+                t.summary.dataLengths.append(.init(frame: f.number, time: f.time, value: value))
+            }
         }
     }
 

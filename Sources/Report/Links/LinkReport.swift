@@ -126,6 +126,13 @@ public enum LinkReport {
         return line
     }
 
+    /// "23 → 247 (frame 20)": the value a link starts with, then each change and its frame.
+    static func changes(_ list: [LinkSummary.Change], from initial: Int, _ name: (Int) -> String) -> String {
+        var parts = list.first?.value == initial ? [] : [name(initial)]
+        parts += list.map { name($0.value) + " (frame " + String($0.frame) + ")" }
+        return parts.joined(separator: " → ")
+    }
+
     static func parameters(_ s: LinkSummary) -> String {
         var parts: [String] = []
         if s.intervals.isEmpty {
@@ -136,9 +143,9 @@ public enum LinkReport {
         }
         if let l = s.latency { parts.append("peripheral latency " + String(l)) }
         if let t = s.supervisionTimeout { parts.append("timeout " + ms(Int64(t) * 10_000_000) + " ms") }
-        parts.append("PHY " + (s.phys.isEmpty ? "LE 1M (no update seen)" : s.phys.map { phyNames[$0.value] ?? "?" }.joined(separator: " → ")))
-        parts.append("data length " + (s.dataLengths.isEmpty ? "27 (no change seen)" : s.dataLengths.map { String($0.value) }.joined(separator: " → ")))
-        parts.append("ATT MTU " + (s.mtus.isEmpty ? "23" : s.mtus.map { String($0.value) }.joined(separator: " → ")))
+        parts.append("PHY " + (s.phys.isEmpty ? "LE 1M (no update seen)" : changes(s.phys, from: 1) { phyNames[$0] ?? "?" }))
+        parts.append("data length " + (s.dataLengths.isEmpty ? "27 (no change seen)" : changes(s.dataLengths, from: 27) { String($0) }))
+        parts.append("ATT MTU " + (s.mtus.isEmpty ? "23" : changes(s.mtus, from: 23) { String($0) }))
         parts.append(s.encryptedFrame.map { "encrypted from frame " + String($0) } ?? "not encrypted")
         return parts.joined(separator: "; ")
     }
@@ -161,6 +168,13 @@ public enum LinkReport {
             o += ",\"phy\":" + js(phyNames[s.phys.last?.value ?? 1] ?? "?")
             o += ",\"data_length\":" + String(s.dataLengths.last?.value ?? 27)
             o += ",\"att_mtu\":" + String(s.mtus.last?.value ?? 23)
+            // Each change with its frame (the values above are the last ones).
+            o += ",\"phy_changes\":[" + s.phys.map { "{\"frame\":" + String($0.frame) + ",\"phy\":" + js(phyNames[$0.value] ?? "?") + "}" }
+                .joined(separator: ",") + "]"
+            for (key, list) in [("data_length_changes", s.dataLengths), ("att_mtu_changes", s.mtus)] {
+                o += ",\"" + key + "\":[" + list.map { "{\"frame\":" + String($0.frame) + ",\"octets\":" + String($0.value) + "}" }
+                    .joined(separator: ",") + "]"
+            }
             o += ",\"encrypted_frame\":" + (s.encryptedFrame.map(String.init) ?? "null")
             o += ",\"bytes\":{" + ["notifications", "indications", "writes", "writes_without_response", "reads"]
                 .map { "\"" + $0 + "\":" + String(s.bytes[$0] ?? 0) }.joined(separator: ",") + "}"

@@ -136,7 +136,11 @@ public final class MockCollector {
         let log = peers[peer] ?? PeerLog()
         let services = database.serviceTree
         let adv = peer.address.flatMap { advertising[$0] }
-        let deviceName = services.lazy.flatMap(\.characteristics).first { $0.uuid.uuid16 == 0x2A00 }?.lastValue
+        // GAP Device Name: discovered, or read by its UUID without discovery (as iOS does on
+        // every connection, its database cached).
+        let deviceName = (services.lazy.flatMap(\.characteristics).first { $0.uuid.uuid16 == 0x2A00 }?.lastValue
+            ?? database.orphanCharacteristics.first { $0.uuid.uuid16 == 0x2A00 }?.lastValue
+            ?? database.undiscoveredValues.first { $0.type?.uuid16 == 0x2A00 }?.value)
             .map { String(decoding: $0.bytes, as: UTF8.self) }
         return MockDevice(
             address: address, addressKnown: peer.address != nil, addressType: peer.address == nil ? 1 : peer.type,
