@@ -158,6 +158,39 @@ class SimController(Controller):
             self.create_le_connection(pdu.advertiser_address)
 
 
+class ExtController(Controller):
+    """A Bluetooth 5 controller (LE Extended Advertising): each extended advertising event
+    reported once as one LE Extended Advertising Report with its own event type and SID, no scan
+    response unless one was asked for, and duplicate filtering when the host asks for it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reported = set()
+
+    def on_hci_le_set_extended_scan_enable_command(self, command):
+        self.reported = set()
+        return super().on_hci_le_set_extended_scan_enable_command(command)
+
+    def on_advertising_pdu(self, pdu):
+        if not isinstance(pdu, ll.AdvExtInd):
+            return super().on_advertising_pdu(pdu)
+        if not self.le_scan_enable:
+            return
+        key = (bytes(pdu.advertiser_address), pdu.data)
+        if self.filter_duplicates and key in self.reported:
+            return
+        self.reported.add(key)
+        report = hci.HCI_LE_Extended_Advertising_Report_Event.Report(
+            event_type=hci.HCI_LE_Extended_Advertising_Report_Event.EventType.CONNECTABLE_ADVERTISING,
+            address_type=pdu.advertiser_address.address_type,
+            address=pdu.advertiser_address,
+            primary_phy=hci.Phy.LE_1M, secondary_phy=hci.Phy.LE_2M,
+            advertising_sid=pdu.sid, tx_power=0x7F, rssi=RNG.randint(-74, -48),
+            periodic_advertising_interval=0, direct_address_type=0, direct_address=hci.Address.ANY,
+            data=pdu.data)
+        self.send_hci_packet(hci.HCI_LE_Extended_Advertising_Report_Event([report]))
+
+
 # ---------------------------------------------------------------------------
 class Recorder:
     """Snooper keeping (virtual time, direction, H4 packet) records."""
@@ -210,8 +243,10 @@ class World:
 
     def __init__(self, loop, *, record='central', periph_name='HRM-1',
                  central_io=PairingDelegate.NO_OUTPUT_NO_INPUT,
-                 periph_io=PairingDelegate.NO_OUTPUT_NO_INPUT, secure_connections=True):
+                 periph_io=PairingDelegate.NO_OUTPUT_NO_INPUT, secure_connections=True,
+                 extended=False):
         self.link = LocalLink()
+        self.controller_class = ExtController if extended else SimController
         self.recorder = Recorder(loop)
         self.central = self._device('phone', CENTRAL_ADDR, '00:1B:DC:00:00:01')
         self.periph = self._device(periph_name, PERIPH_ADDR, '00:1B:DC:00:00:02')
@@ -226,7 +261,7 @@ class World:
         self.build_gatt()
 
     def _device(self, name, address, public_address):
-        ctrl = SimController(name, link=self.link, public_address=public_address)
+        ctrl = self.controller_class(name, link=self.link, public_address=public_address)
         config = DeviceConfiguration(name=name, address=hci.Address(address))
         return Device(config=config, host=Host(ctrl, AsyncPipeSink(ctrl)))
 
@@ -749,6 +784,28 @@ async def sc_reconnect_by_uuid(loop):
     await w.disconnect(conn)
     return w
 
+async def sc_extended_adv_scan(loop):
+    """LE Extended Advertising (a Bluetooth 5 controller): one connectable set whose advertising
+    data (Flags, the 128-bit service UUID, a Complete Local Name and 60 octets of manufacturer
+    data: 104 octets) needs more than legacy advertising's 31, found by an extended scan on LE 1M
+    and LE Coded."""
+    w = World(loop, extended=True)
+    await w.power_on()
+    data = ad(FLAGS, (0x07, SCAN_RSP_UUID128), (0x09, b'HRM-1 extended advertiser'),
+              (0xFF, struct.pack('<H', 0x05F1) + bytes(range(58))))
+    from bumble.device import AdvertisingParameters, AdvertisingEventProperties
+    params = AdvertisingParameters(
+        advertising_event_properties=AdvertisingEventProperties(is_connectable=True),
+        primary_advertising_interval_min=100, primary_advertising_interval_max=100,
+        own_address_type=hci.OwnAddressType.RANDOM)
+    await w.periph.create_advertising_set(advertising_parameters=params, advertising_data=data,
+                                          random_address=hci.Address(PERIPH_ADDR))
+    await w.central.start_scanning(legacy=False, active=False, filter_duplicates=False)
+    await asyncio.sleep(0.5)
+    await w.central.stop_scanning(legacy=False)
+    return w
+
+
 class RawCommand(hci.HCI_Command):
     """An HCI command sent with exactly the given parameter bytes."""
 
@@ -786,6 +843,7 @@ SCENARIOS = {
     'pairing_legacy_passkey': sc_pairing_legacy_passkey,
     'pairing_sc_debug_key': sc_pairing_sc_debug_key,
     'reconnect_by_uuid': sc_reconnect_by_uuid,
+    'extended_adv_scan': sc_extended_adv_scan,
 }
 
 
