@@ -29,16 +29,15 @@ struct Links: ParsableCommand {
     @Option(help: "Output format: text or json.")
     var format: FramePrinter.Format = .text
 
-    @Option(help: ArgumentHelp("The radio whose currents the energy estimate uses: " + RadioProfile.builtIn.map(\.name).joined(separator: ", ") + ".",
-                               valueName: "name"))
+    @Option(help: ArgumentHelp("The radio whose currents the energy estimate uses: " + RadioProfile.builtIn.map(\.name).joined(separator: ", ")
+                               + ", or a profile file of your own (YAML: " + RadioProfile.fileKeys.map(\.0).joined(separator: ", ") + ").",
+                               valueName: "name-or-file"), completion: .file())
     var radio = RadioProfile.builtIn[0].name
 
     @OptionGroup var decoding: DecodeOptions
 
     func validate() throws {
-        guard RadioProfile.named(radio) != nil else {
-            throw ValidationError("--radio \(radio): expected one of " + RadioProfile.builtIn.map(\.name).joined(separator: ", "))
-        }
+        do { _ = try RadioProfile.resolve(radio) } catch { throw ValidationError(String(describing: error)) }
     }
 
     mutating func run() throws {
@@ -62,7 +61,7 @@ struct Links: ParsableCommand {
             ok = read && ok
             if !read, frames == 0 { continue }
             let list = links.finish(at: last)
-            let profile = RadioProfile.named(radio) ?? RadioProfile.builtIn[0]
+            let profile = (try? RadioProfile.resolve(radio)) ?? RadioProfile.builtIn[0]
             switch format {
             case .text: LinkReport.text(list, file: file, dropped: links.dropped, profile: profile, to: out)
             case .json: LinkReport.json(list, file: file, profile: profile, to: out)

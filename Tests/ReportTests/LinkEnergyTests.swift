@@ -49,4 +49,43 @@ final class LinkEnergyTests: XCTestCase {
         for p in RadioProfile.builtIn { XCTAssert(p.source.contains(p.name), p.source) }
         XCTAssertNil(RadioProfile.named("nRF9999"))
     }
+
+    /// A profile file of one's own: the nRF52840's figures under another name give the same
+    /// charges, and every current doubled (start-up included) doubles them, the model being linear
+    /// in the currents. Bad files are refused with the line and key.
+    func testProfileFile() throws {
+        let dir = NSTemporaryDirectory() + "blesniff-radio-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func write(_ name: String, _ text: String) throws -> String {
+            let path = dir + "/" + name
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let same = try RadioProfile.resolve(try write("same.yml", "name: board A\nsource: bench\ntx_ma: 6.40\nrx_1m_ma: 6.26\n"))
+        XCTAssertEqual(same.name, "board A")
+        XCTAssertEqual(same.source, "bench")
+        XCTAssertEqual(same.rx2MMilliamps, 6.26)
+        XCTAssertEqual(same.rampMicroseconds, 40)
+        let double = try RadioProfile.resolve(try write("double.yaml", "tx_ma: 12.8\nrx_1m_ma: 12.52\nrx_2m_ma: 12.52\n"))
+        XCTAssertEqual(double.name, "double.yaml")
+        func estimate(_ p: RadioProfile) -> LinkEnergy {
+            LinkEnergy.estimate(segments: [(24, second)], latency: 2, phy: 1, encrypted: true,
+                                centralPDUs: 5, centralOctets: 100, peripheralPDUs: 30, peripheralOctets: 900, profile: p)
+        }
+        let builtIn = estimate(nrf52840), a = estimate(same), b = estimate(double)
+        XCTAssertEqual(a.central, builtIn.central)
+        XCTAssertEqual(a.peripheral, builtIn.peripheral)
+        XCTAssertEqual(b.central.nanocoulombs, 2 * builtIn.central.nanocoulombs, accuracy: 1e-6)
+        XCTAssertEqual(b.peripheral.nanocoulombs, 2 * builtIn.peripheral.nanocoulombs, accuracy: 1e-6)
+
+        let bad = try write("bad.yml", "tx_ma: 6\nrx: 3\n")
+        XCTAssertThrowsError(try RadioProfile.resolve(bad)) { XCTAssert(String(describing: $0).contains("line 2: unknown key rx"), "\($0)") }
+        let missing = try write("missing.yml", "tx_ma: 6\n")
+        XCTAssertThrowsError(try RadioProfile.resolve(missing)) { XCTAssert(String(describing: $0).contains("rx_1m_ma"), "\($0)") }
+        let negative = try write("negative.yml", "tx_ma: -6\nrx_1m_ma: 5\n")
+        XCTAssertThrowsError(try RadioProfile.resolve(negative)) { XCTAssert(String(describing: $0).contains("line 1: tx_ma"), "\($0)") }
+        XCTAssertThrowsError(try RadioProfile.resolve("nRF9999"))
+        XCTAssertEqual(try RadioProfile.resolve("nrf54l15").name, "nRF54L15")
+    }
 }

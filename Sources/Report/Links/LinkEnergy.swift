@@ -1,3 +1,5 @@
+import Foundation
+
 /// A radio's supply currents from its datasheet: what the energy estimate multiplies air time by.
 public struct RadioProfile: Sendable, Equatable {
     public var name: String
@@ -35,6 +37,51 @@ public struct RadioProfile: Sendable, Equatable {
 
     public static func named(_ name: String) -> RadioProfile? {
         builtIn.first { $0.name.lowercased() == name.lowercased() }
+    }
+
+    /// The keys of a profile file, with what each holds.
+    public static let fileKeys = [("name", "the radio's name"), ("source", "where the figures come from"),
+                           ("tx_ma", "transmit current at the power used, mA"), ("rx_1m_ma", "receive current on LE 1M, mA"),
+                           ("rx_2m_ma", "receive current on LE 2M, mA (default: rx_1m_ma)"),
+                           ("ramp_us", "radio start-up before each event, µs (default 40)")]
+
+    /// A radio of one's own, from a YAML file of `key: value` lines (`fileKeys`): `tx_ma` and
+    /// `rx_1m_ma` are needed. Errors name the file, the line and the key.
+    public static func load(path: String) throws -> RadioProfile {
+        func fail(_ why: String) -> ProfileError { ProfileError(description: path + ": " + why) }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw fail("cannot be read") }
+        let root: YAMLNode?
+        do { root = try YAML.compose(text) } catch { throw fail(error.description) }
+        guard let pairs = root?.mapping else { throw fail("expected a mapping of " + fileKeys.map(\.0).joined(separator: ", ")) }
+        var strings: [String: String] = [:], numbers: [String: Double] = [:]
+        for (k, v) in pairs {
+            let line = k.mark.map { "line " + String($0.line) + ": " } ?? ""
+            guard let key = k.string, fileKeys.contains(where: { $0.0 == key }) else {
+                throw fail(line + "unknown key " + (k.string ?? "?") + "; expected " + fileKeys.map(\.0).joined(separator: ", "))
+            }
+            guard let value = v.string else { throw fail(line + key + " is not a single value") }
+            if key == "name" || key == "source" { strings[key] = value; continue }
+            guard let n = Double(value), n.isFinite, n >= 0, n < 1000 else { throw fail(line + key + ": " + value + " is not a number from 0 to 1000") }
+            numbers[key] = n
+        }
+        guard let tx = numbers["tx_ma"], let rx1 = numbers["rx_1m_ma"] else { throw fail("tx_ma and rx_1m_ma are needed") }
+        return RadioProfile(name: strings["name"] ?? (path as NSString).lastPathComponent, source: strings["source"] ?? path,
+                            txMilliamps: tx, rx1MMilliamps: rx1, rx2MMilliamps: numbers["rx_2m_ma"] ?? rx1,
+                            rampMicroseconds: numbers["ramp_us"] ?? 40)
+    }
+
+    /// A built-in radio by name, else a profile file by path.
+    public static func resolve(_ nameOrPath: String) throws -> RadioProfile {
+        if let p = named(nameOrPath) { return p }
+        guard nameOrPath.contains("/") || nameOrPath.hasSuffix(".yml") || nameOrPath.hasSuffix(".yaml") else {
+            throw ProfileError(description: "--radio " + nameOrPath + ": expected one of " + builtIn.map(\.name).joined(separator: ", ")
+                               + ", or a profile file's path")
+        }
+        return try load(path: nameOrPath)
+    }
+
+    public struct ProfileError: Error, CustomStringConvertible {
+        public var description: String
     }
 }
 
