@@ -25,6 +25,8 @@ if [ "${CI:-}" = true ] || [ -n "${BLESNIFF_FULL_TESTS:-}" ]; then
   scripts/fuzz.sh all "${FUZZ_SECONDS:-20}"
   # The Debian package, unpacked into a scratch root: --version, a manual page, the bash completion.
   scripts/test-package.sh
+  # Heap allocations per frame of the release binary it packaged, against their ceilings.
+  scripts/bench_allocations.sh --check "$(scripts/build.sh)"
   # Leak checking is off: XCTest and Foundation's Process hold memory to exit (none of it ours;
   # the fuzz targets check leaks in blesniff's own code). The three whole-corpus comparisons whose
   # time goes to tshark's and Python's side or to re-running the CLI per column are left to the
