@@ -1,5 +1,3 @@
-import Foundation
-
 /// A radio's supply currents from its datasheet: what the energy estimate multiplies air time by.
 public struct RadioProfile: Sendable, Equatable {
     public var name: String
@@ -49,7 +47,7 @@ public struct RadioProfile: Sendable, Equatable {
     /// `rx_1m_ma` are needed. Errors name the file, the line and the key.
     public static func load(path: String) throws -> RadioProfile {
         func fail(_ why: String) -> ProfileError { ProfileError(description: path + ": " + why) }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw fail("cannot be read") }
+        guard let text = AuditConfiguration.readTextFile(path) else { throw fail("cannot be read") }
         let root: YAMLNode?
         do { root = try YAML.compose(text) } catch { throw fail(error.description) }
         guard let pairs = root?.mapping else { throw fail("expected a mapping of " + fileKeys.map(\.0).joined(separator: ", ")) }
@@ -65,7 +63,7 @@ public struct RadioProfile: Sendable, Equatable {
             numbers[key] = n
         }
         guard let tx = numbers["tx_ma"], let rx1 = numbers["rx_1m_ma"] else { throw fail("tx_ma and rx_1m_ma are needed") }
-        return RadioProfile(name: strings["name"] ?? (path as NSString).lastPathComponent, source: strings["source"] ?? path,
+        return RadioProfile(name: strings["name"] ?? String(path.split(separator: "/").last ?? Substring(path)), source: strings["source"] ?? path,
                             txMilliamps: tx, rx1MMilliamps: rx1, rx2MMilliamps: numbers["rx_2m_ma"] ?? rx1,
                             rampMicroseconds: numbers["ramp_us"] ?? 40)
     }
