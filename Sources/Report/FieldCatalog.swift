@@ -133,19 +133,25 @@ public enum FieldCatalog {
     public static func nearest(to name: String) -> [String] {
         let want = Array(name.utf8)
         let wantLast = Array((name.split(separator: ".").last.map(String.init) ?? name).utf8)
-        var scored: [(Int, String)] = []
+        var scored: [(Int, Int, String)] = []
         // The un-numbered forms are candidates too: `hci_event.report.rssi` is the right form of
         // `hci_event.reports.rssi`, not one instance of it.
         for candidate in all.map(\.name) + unnumberedIndex.keys.filter({ index[$0] == nil }) {
             let n = Array(candidate.utf8)
-            var d = distance(want, n)
+            let whole = distance(want, n)
+            var d = whole
             if let last = candidate.split(separator: ".").last {
-                d = min(d, distance(wantLast, Array(last.utf8)) + (candidate.hasPrefix(String(name.split(separator: ".").first ?? "")) ? 0 : 3))
+                let penalty = candidate.hasPrefix(String(name.split(separator: ".").first ?? "")) ? 0 : 3
+                d = min(d, distance(wantLast, Array(last.utf8)) + penalty)
+                // A word of the name typed alone: `hci_event.code` for `hci_event.event_code`.
+                let words = last.split(separator: "_")
+                if words.count > 1, words.contains(where: { $0.utf8.elementsEqual(wantLast) }) { d = min(d, 1 + penalty) }
             }
-            scored.append((d, candidate))
+            scored.append((d, whole, candidate))
         }
-        scored.sort { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
-        return scored.prefix(3).filter { $0.0 <= max(2, want.count / 2) }.map(\.1)
+        // Ties go to the name closest as a whole: `hci_event.event_code` before `hci_event.country_code`.
+        scored.sort { ($0.0, $0.1, $0.2) < ($1.0, $1.1, $1.2) }
+        return scored.prefix(3).filter { $0.0 <= max(2, want.count / 2) }.map(\.2)
     }
 
     private static func distance(_ a: [UInt8], _ b: [UInt8]) -> Int {

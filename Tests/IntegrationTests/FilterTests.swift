@@ -201,6 +201,13 @@ extension FilterTests {
             XCTAssertEqual(error.suggestions.first, "hci_event.report.rssi", error.description)
         }
         XCTAssertThrowsError(try DisplayFilter("att.opcode_2 == 1"))
+        // One word of a field's name, typed alone, finds it.
+        do {
+            _ = try DisplayFilter("hci_event.code == 0x0e")
+            XCTFail("an unknown field compiled")
+        } catch {
+            XCTAssertEqual(error.suggestions.first, "hci_event.event_code", error.description)
+        }
     }
 
     /// tshark's field names stand for ours; `blesniff fields` shows them.
