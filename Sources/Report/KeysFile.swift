@@ -76,18 +76,11 @@ public struct KeysFile: Sendable {
     }
 
     public static func load(path: String) throws(ConfigurationError) -> KeysFile {
-        guard let f = fopen(path, "r") else { throw ConfigurationError(file: path, key: "", problem: "cannot read the keys file") }
-        defer { fclose(f) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&chunk, 1, chunk.count, f)
-            if n <= 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
-            // A keys file is a few lines; anything this large is the wrong file.
-            if bytes.count > 1 << 20 { throw ConfigurationError(file: path, key: "", problem: "larger than 1 MiB: not a keys file") }
+        let text: String
+        do { text = try TextFile.read(path) } catch {
+            throw ConfigurationError(file: path, key: "", problem: error == .tooLarge ? "larger than 1 MiB: not a keys file" : "cannot read the keys file")
         }
-        return try parse(String(decoding: bytes, as: UTF8.self), path: path)
+        return try parse(text, path: path)
     }
 
     public static func parse(_ text: String, path: String) throws(ConfigurationError) -> KeysFile {

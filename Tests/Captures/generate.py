@@ -697,9 +697,8 @@ async def sc_bad_sensitive_unencrypted(loop):  # BLE601
     return w
 
 
-async def sc_good_sensitive_unencrypted(loop):
-    w = World(loop, central_io=PairingDelegate.KEYBOARD_INPUT_ONLY,
-              periph_io=PairingDelegate.DISPLAY_OUTPUT_ONLY)
+async def _pair_then_use_name(w):
+    """Pair, then read and write the First Name characteristic on the encrypted link."""
     conn, peer = await _scan_and_connect(w)
     await conn.pair()
     await settle(0.2)
@@ -708,6 +707,11 @@ async def sc_good_sensitive_unencrypted(loop):
     await fn.write_value(b'Grace', with_response=True)
     await w.disconnect(conn)
     return w
+
+
+async def sc_good_sensitive_unencrypted(loop):
+    return await _pair_then_use_name(World(loop, central_io=PairingDelegate.KEYBOARD_INPUT_ONLY,
+                                           periph_io=PairingDelegate.DISPLAY_OUTPUT_ONLY))
 
 
 async def sc_bad_just_works(loop):  # BLE602
@@ -733,18 +737,6 @@ async def sc_good_just_works(loop):
 # mode uses it so a sniffer can decrypt the link; its private key is published.
 DEBUG_PRIVATE_KEY = bytes.fromhex(
     '3f49f6d4a3c55f3874c9b3e3d2103f504aff607beb40b7995899b8a6cd3c1abd')
-
-
-async def _pair_then_use_name(w):
-    """Pair, then read and write the First Name characteristic on the encrypted link."""
-    conn, peer = await _scan_and_connect(w)
-    await conn.pair()
-    await settle(0.2)
-    fn = await _first_name(peer)
-    await fn.read_value()
-    await fn.write_value(b'Grace', with_response=True)
-    await w.disconnect(conn)
-    return w
 
 
 async def sc_pairing_legacy_just_works(loop):  # LE legacy pairing, TK 0: any sniffer decrypts

@@ -116,20 +116,6 @@ public struct AuditConfiguration: Sendable {
         return false
     }
 
-    /// A small text file's contents (configuration, profiles), or nil when it cannot be read.
-    static func readTextFile(_ path: String) -> String? {
-        guard let f = fopen(path, "r") else { return nil }
-        defer { fclose(f) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&chunk, 1, chunk.count, f)
-            if n <= 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
-        }
-        return ferror(f) == 0 ? String(decoding: bytes, as: UTF8.self) : nil
-    }
-
     static func currentDirectory() -> String {
         var buf = [CChar](repeating: 0, count: 4096)
         guard getcwd(&buf, buf.count) != nil else { return "." }
@@ -156,8 +142,10 @@ public struct AuditConfiguration: Sendable {
 
     /// Reads and checks a configuration file.
     public static func load(path: String) throws(ConfigurationError) -> AuditConfiguration {
-        guard let text = readTextFile(path) else {
-            throw ConfigurationError(file: path, key: "", problem: "cannot read the configuration file")
+        let text: String
+        do { text = try TextFile.read(path) } catch {
+            throw ConfigurationError(file: path, key: "", problem: error == .tooLarge ? "larger than 1 MiB: not a configuration file"
+                                                                                    : "cannot read the configuration file")
         }
         var config = try parse(text, file: path)
         if let slash = path.lastIndex(of: "/") {

@@ -47,7 +47,8 @@ public struct RadioProfile: Sendable, Equatable {
     /// `rx_1m_ma` are needed. Errors name the file, the line and the key.
     public static func load(path: String) throws -> RadioProfile {
         func fail(_ why: String) -> ProfileError { ProfileError(description: path + ": " + why) }
-        guard let text = AuditConfiguration.readTextFile(path) else { throw fail("cannot be read") }
+        let text: String
+        do { text = try TextFile.read(path) } catch { throw fail(error == .tooLarge ? "larger than 1 MiB: not a radio profile" : "cannot be read") }
         let root: YAMLNode?
         do { root = try YAML.compose(text) } catch { throw fail(error.description) }
         guard let pairs = root?.mapping else { throw fail("expected a mapping of " + fileKeys.map(\.0).joined(separator: ", ")) }
