@@ -13,6 +13,12 @@ final class SniffedSessionTests: XCTestCase {
     static let variants: [[String]] = [[], ["--nordic"], ["--coded"], ["--nordic", "--coded"]]
     static let columns = ["-T", "fields", "-e", "btsmp.opcode", "-e", "btatt.opcode", "-e", "btatt.handle", "-e", "btatt.value"]
 
+    /// The air captures are made once for all the tests here, and removed after them.
+    override class func tearDown() {
+        try? FileManager.default.removeItem(atPath: Fixtures.airDirectory)
+        super.tearDown()
+    }
+
     static func rows(_ path: String) throws -> [Substring] {
         let r = try CLI.run(["read"] + columns + [path])
         XCTAssertEqual(r.status, 0, r.err)
