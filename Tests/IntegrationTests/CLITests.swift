@@ -120,6 +120,21 @@ final class LinksCommandTests: XCTestCase {
     /// A sniffed link: packets, events, retransmissions and air time as the air saw them. crackle's
     /// legacy pairing capture: 197 data PDUs as tshark counts, 124 events (the sniffer has no
     /// event counter), 3 retransmissions (DifferentialTests explains them).
+    /// A sniffed link's data length comes from its LL_LENGTH_REQ and LL_LENGTH_RSP: tshark reads
+    /// frame 14 as LL_LENGTH_REQ (MaxRxOctets 251, MaxTxOctets 251), 15 as its retransmission and
+    /// 16 as LL_LENGTH_RSP (251, 251), so 251 octets are in force from frame 16.
+    func testSniffedLinkDataLength() throws {
+        let path = Fixtures.shared + "/homewsn_bsniffhub__connection-update.pcap"
+        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("shared captures are absent") }
+        let r = try CLI.run(["links", "--format", "json", path])
+        XCTAssertEqual(r.status, 0, r.err)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let c = try XCTUnwrap((json["connections"] as? [[String: Any]])?.first)
+        let changes = try XCTUnwrap(c["data_length_changes"] as? [[String: Int]])
+        XCTAssertEqual(changes, [["frame": 16, "octets": 251]])
+        XCTAssertEqual(c["data_length"] as? Int, 251)
+    }
+
     func testSniffedLinkAir() throws {
         let path = Fixtures.shared + "/crackle__pairing_and_ltk_exchange.pcap"
         guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("shared captures are absent") }
