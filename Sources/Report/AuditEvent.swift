@@ -44,9 +44,8 @@ public enum AuditEvent {
     /// pairing's initiator (the central) or its responder.
     case pairingDebugKey(Connection, fromInitiator: Bool)
     /// Advertising data this host set (LE Set Advertising / Scan Response / Extended Advertising Data)
-    /// or received in a report; `legacy` data is limited to 31 bytes. A slice of the frame: rules that
-    /// keep any of it copy what they keep.
-    case advertisingData(adapter: UInt16, advertiser: BDAddr?, data: Bytes, scanResponse: Bool, legacy: Bool, sentByHost: Bool)
+    /// or received in a report, with what it and its advertiser showed (`AdvertiserModel`).
+    case advertisingData(AdvertisingDataObservation)
     /// LE Set Advertising Enable or LE Set Extended Advertising Enable sent by the host.
     case advertisingEnable(adapter: UInt16, enabled: Bool)
     /// Advertising interval maximum the host configured, in units of 0.625 ms.

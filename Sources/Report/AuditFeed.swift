@@ -33,6 +33,8 @@ public final class AuditFeed {
     private var fragments = ExtendedAdvertisingAssembler()
     /// Whose each connection is.
     private var owners: ConnectionOwners
+    /// The advertisers and what their data showed (`AdvertiserModel`: each piece of data walked once).
+    private var advertisers = AdvertiserModel()
     private let restartGap: Int64
 
     /// - Parameters:
@@ -158,12 +160,11 @@ public final class AuditFeed {
             let peer = dissector.liveConnection(adapter: adapter, handle: p.connectionHandle)?.peer
             sink.observe(.disconnectCommand(adapter: adapter, handle: p.connectionHandle, peer: peer), at: at)
         case .leSetAdvertisingData(let p):
-            sink.observe(.advertisingData(adapter: adapter, advertiser: nil, data: p.data, scanResponse: p.isScanResponse,
-                                          legacy: true, sentByHost: true), at: at)
+            advertisingData(AdvertiserKey(adapter: adapter, address: nil, host: true), p.data,
+                            scanResponse: p.isScanResponse, legacy: true, at, sink)
         case .leSetExtendedAdvertisingData(let p):
-            sink.observe(.advertisingData(adapter: adapter, advertiser: nil, data: p.data, scanResponse: p.isScanResponse,
-                                          legacy: legacySets.contains(setKey(adapter, p.advertisingHandle)),
-                                          sentByHost: true), at: at)
+            advertisingData(AdvertiserKey(adapter: adapter, address: nil, host: true), p.data, scanResponse: p.isScanResponse,
+                            legacy: legacySets.contains(setKey(adapter, p.advertisingHandle)), at, sink)
         case .leSetAdvertisingEnable(let p):
             sink.observe(.advertisingEnable(adapter: adapter, enabled: p.advertisingEnable), at: at)
         case .leSetExtendedAdvertisingEnable(let p):
@@ -228,8 +229,13 @@ public final class AuditFeed {
         if let s = scans.current(adapter: adapter) { owners.report(r.address, scan: s.number, app: s.app) }
         sink.observe(.advertisingReport(adapter: adapter, address: r.address, addressType: r.addressType,
                                         rssi: r.rssiValue, scanResponse: r.isScanResponse), at: at)
-        sink.observe(.advertisingData(adapter: adapter, advertiser: r.address, data: data,
-                                      scanResponse: r.isScanResponse, legacy: r.isLegacy, sentByHost: false), at: at)
+        advertisingData(AdvertiserKey(adapter: adapter, address: r.address, host: false), data,
+                        scanResponse: r.isScanResponse, legacy: r.isLegacy, at, sink)
+    }
+
+    private func advertisingData<S: AuditEventSink>(_ key: AdvertiserKey, _ data: Bytes, scanResponse: Bool, legacy: Bool,
+                                                   _ at: FrameRef, _ sink: S) {
+        sink.observe(.advertisingData(advertisers.observe(key, data: data, scanResponse: scanResponse, legacy: legacy)), at: at)
     }
 
     // MARK: ATT and SMP

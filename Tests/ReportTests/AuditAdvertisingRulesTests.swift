@@ -96,7 +96,7 @@ final class AuditAdvertisingRulesTests: XCTestCase {
         let e = [ad, rsp]
         assertNone(audit(stream(e), only: "BLE503"))
         let auditor = Auditor(configuration: AuditConfiguration(), capturePath: "t")
-        for (i, x) in e.enumerated() { auditor.observe(x, at: FrameRef(number: i + 1, time: 0)) }
+        for (x, f) in stream(e).items { auditor.observe(x, at: f) }
         let o = auditor.finishAudit()
         XCTAssertEqual(Set(o.nearby.map(\.rule)), ["BLE503"])
         XCTAssertTrue(o.findings.isEmpty)

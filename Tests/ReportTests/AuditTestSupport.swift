@@ -17,6 +17,8 @@ struct EventStream {
     private var foundIn: [BDAddr: Int] = [:]
     /// Reads told from continuations as the audit feed does.
     private var reads = ConnectionTable<ReadTracker>(capacity: 64)
+    /// Advertisers as the feed's model keeps them.
+    private var advertisers = AdvertiserModel()
 
     /// Adds an event at `t` seconds; returns its frame number.
     @discardableResult
@@ -25,6 +27,9 @@ struct EventStream {
         if case .att(let c, var a) = e, ReadTracker.looksAt(a) {
             a.newRead = reads.update(c.id, default: ReadTracker()) { $0.classify(a) }
             e = .att(c, a)
+        }
+        if case .advertisingData(let o) = e {
+            e = .advertisingData(advertisers.observe(o.key, data: o.data, scanResponse: o.scanResponse, legacy: o.legacy))
         }
         frames += 1
         let n = frames
@@ -116,3 +121,13 @@ func assertNone(_ findings: [Finding], file: StaticString = #filePath, line: UIn
 }
 
 let peerA = BDAddr(0xC0FF_EE00_0001)
+
+extension AuditEvent {
+    /// Advertising data as the feed reports it, its advertiser's facts made again by `EventStream`.
+    static func advertisingData(adapter: UInt16, advertiser: BDAddr?, data: Bytes, scanResponse: Bool, legacy: Bool,
+                                sentByHost: Bool) -> AuditEvent {
+        var model = AdvertiserModel()
+        return .advertisingData(model.observe(AdvertiserKey(adapter: adapter, address: advertiser, host: sentByHost),
+                                              data: data, scanResponse: scanResponse, legacy: legacy))
+    }
+}

@@ -12,7 +12,7 @@ final class ExtendedFragmentsTests: XCTestCase {
         func observe(_ event: AuditEvent, at frame: FrameRef) {
             switch event {
             case .advertisingReport: reports += 1
-            case .advertisingData(_, _, let d, _, _, false): data.append(Array(d))
+            case .advertisingData(let o) where !o.key.host: data.append(Array(o.data))
             default: break
             }
         }

@@ -118,6 +118,9 @@ public protocol AuditRule {
     /// binding it out of the event would copy it once per rule. The default hands it to `observe`.
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void)
+    /// Advertising data: `.advertisingData` events come here rather than to `observe`, lent as ATT
+    /// PDUs are. The default hands it to `observe`.
+    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void)
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void)
 }
 
@@ -209,6 +212,10 @@ extension AuditRule {
     public mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                                     emit: (Finding) -> Void) {
         observe(.att(c, a), at: frame, emit: emit)
+    }
+
+    public mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+        observe(.advertisingData(o), at: frame, emit: emit)
     }
 
     /// A finding of this rule at its configured severity (or `severity` for a lesser variant).

@@ -106,6 +106,10 @@ public final class Auditor: AuditEventSink {
             return
         }
         advance(to: frame)
+        if k == Self.advertisingDataKind, case .advertisingData(let o) = event {
+            for r in byKind[k] { r._withUnsafeGuaranteedRef { $0.observeAdvertisingData(o, frame, emit) } }
+            return
+        }
         for r in byKind[k] { r._withUnsafeGuaranteedRef { $0.observe(event, frame, emit) } }
     }
 
@@ -124,6 +128,7 @@ public final class Auditor: AuditEventSink {
     }
 
     private static let attKind = AuditEventKinds.att.rawValue.trailingZeroBitCount
+    private static let advertisingDataKind = AuditEventKinds.advertisingData.rawValue.trailingZeroBitCount
 
     /// An ATT PDU, lent to each rule.
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
@@ -157,6 +162,7 @@ final class RuleRunner {
     let tick: (FrameRef, (Finding) -> Void) -> Void
     let observe: (AuditEvent, FrameRef, (Finding) -> Void) -> Void
     let observeATT: (ATTObservation, Connection, FrameRef, (Finding) -> Void) -> Void
+    let observeAdvertisingData: (AdvertisingDataObservation, FrameRef, (Finding) -> Void) -> Void
     let finish: (FrameRef?, (Finding) -> Void) -> Void
     private let release: () -> Void
 
@@ -187,6 +193,10 @@ final class RuleRunner {
         }
         observeATT = { a, c, f, emit in
             p.pointee.observeATT(a, on: c, at: f, emit: emit)
+            update()
+        }
+        observeAdvertisingData = { o, f, emit in
+            p.pointee.observeAdvertisingData(o, at: f, emit: emit)
             update()
         }
         finish = { f, emit in p.pointee.finish(at: f, emit: emit) }
@@ -402,8 +412,8 @@ final class AuditScope {
                 identities[p] = id
                 underTest[id] = true
             }
-        case .advertisingData(_, let address?, let data, _, _, false):
-            guard !underTest.contains(address), picked(data) else { return }
+        case .advertisingData(let o):
+            guard let address = o.key.address, !underTest.contains(address), picked(o.data) else { return }
             underTest[address] = true
         default: break
         }

@@ -160,12 +160,13 @@ public final class ReportCollector {
             advertisingReports &+= 1
             reportBins?.update(at: f.time) { $0 &+= 1 }
             device(address, type, f)?.report(rssi: rssi, scanResponse: scanResponse, at: f)
-        case .advertisingData(_, let advertiser, let data, let scanResponse, let legacy, let sentByHost):
+        case .advertisingData(let o):
             // The page keeps its own copy: the event's bytes are a slice of the frame.
-            if sentByHost {
-                if scanResponse { hostScanResponse = (Array(data), f.number, legacy) } else { hostAdvertisingData = (Array(data), f.number, legacy) }
-            } else if let a = advertiser, let d = devices[a] {
-                if scanResponse { d.scanResponse = (Array(data), f.number, legacy) } else { d.advertisingData = (Array(data), f.number, legacy) }
+            let kept = (Array(o.data), f.number, o.legacy)
+            if o.key.host {
+                if o.scanResponse { hostScanResponse = kept } else { hostAdvertisingData = kept }
+            } else if let a = o.key.address, let d = devices[a] {
+                if o.scanResponse { d.scanResponse = kept } else { d.advertisingData = kept }
             }
         case .connected(let c):
             if let t = connections[c.id] {

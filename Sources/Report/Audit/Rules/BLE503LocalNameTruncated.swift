@@ -2,7 +2,7 @@ import Decoders
 
 /// A shortened name is what is left after everything else took the space: scanners show a cut name
 /// unless they ask for the scan response.
-struct BLE503LocalNameTruncated: AuditRule {
+struct BLE503LocalNameTruncated: AdvertisingDataRule {
     static let info = RuleInfo(
         id: "BLE503", name: "local-name-truncated", severity: .note,
         summary: "Shortened Local Name advertised and the complete name never sent",
@@ -19,52 +19,38 @@ struct BLE503LocalNameTruncated: AuditRule {
             """,
         options: [includeReceivedOption])
 
-    struct Advertiser {
-        var shortened: (FrameRef, String)?
-        var complete = false
-        /// A scan response of this advertiser was seen: what it holds is known.
-        var scanResponseSeen = false
-    }
-
-    static let consumes: AuditEventKinds = [.advertisingData]
+    /// Advertisers that sent a Shortened Local Name: the first one, and the advertiser as last seen.
+    private var shortened = BoundedMap<AdvertiserKey, (frame: FrameRef, name: String, advertiser: Advertiser)>(capacity: 10_000)
     let settings: RuleSettings
-    /// Options read once: a lookup by name per event costs a string hash.
-    private let includeReceivedSetting: Bool
-    private var advertisers = BoundedMap<AdvertiserKey, Advertiser>(capacity: 10_000)
+    let includeReceived: Bool
 
     init(settings: RuleSettings) {
         self.settings = settings
-        includeReceivedSetting = settings.flag("include-received")
+        includeReceived = settings.flag("include-received")
     }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        guard case .advertisingData(let adapter, let advertiser, let data, let scanResponse, _, let byHost) = event,
-              byHost || includeReceivedSetting else { return }
-        var short: ArraySlice<UInt8>?
-        var complete = false
-        ADWalk.walk(data) { type, value in
-            if type == 0x08 { short = value }
-            if type == 0x09 { complete = true }
-        }
-        let key = AdvertiserKey(adapter: adapter, address: byHost ? nil : advertiser, host: byHost)
-        guard short != nil || complete || (scanResponse && advertisers.contains(key)) else { return }
-        advertisers.update(key, default: Advertiser()) { a in
-            if complete { a.complete = true }
-            if scanResponse { a.scanResponseSeen = true }
+    mutating func judge(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+        guard o.advertiser.seen.contains(.shortenedName) else { return }
+        if o.new.contains(.shortenedName) {
             // The name becomes a string once per advertiser, not per packet.
-            if let s = short, a.shortened == nil { a.shortened = (frame, String(decoding: s, as: UTF8.self)) }
+            shortened[o.key] = (frame, o.facts.shortenedName(in: o.data), o.advertiser)
+        } else if shortened.contains(o.key) {
+            shortened.update(o.key, default: (frame, "", o.advertiser)) { $0.advertiser = o.advertiser }
         }
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
         // What this host sets is all there is; a received advertiser's scan response must have been seen.
-        let pending = advertisers.storage.compactMap { k, a in
-            a.complete || !(k.host || a.scanResponseSeen) ? nil : a.shortened.map { (k, $0.0, $0.1) }
+        let pending = shortened.storage.filter { k, s in
+            !s.advertiser.seen.contains(.completeName) && (k.host || s.advertiser.scanResponseAfterName)
         }
-        for (key, f, name) in pending.sorted(by: { $0.1.number < $1.1.number }) {
-            emit(finding("Shortened Local Name \"\(name)\" (AD 0x08) advertised; the Complete Local Name was never sent",
-                         subject: key.subject, evidence: [f], decisive: f, detail: "shortened name", actor: key.host ? .host : .peer))
+        // By frame, then by advertiser: one event can report several.
+        let ordered = pending.map { (key: $0.key, s: $0.value, address: $0.key.address?.description ?? "") }
+            .sorted { a, b in a.s.frame.number != b.s.frame.number ? a.s.frame.number < b.s.frame.number : a.address < b.address }
+        for (key, s, _) in ordered {
+            emit(finding("Shortened Local Name \"\(s.name)\" (AD 0x08) advertised; the Complete Local Name was never sent",
+                         key, at: s.frame, detail: "shortened name"))
         }
-        advertisers.removeAll()
+        shortened.removeAll()
     }
 }

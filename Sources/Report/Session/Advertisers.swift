@@ -1,0 +1,213 @@
+import Decoders
+import Wire
+
+/// The AD structures of advertising or scan-response data (Core Vol 3 Part C 11: length, type,
+/// value), walked without decoding the values.
+enum ADWalk {
+    /// Calls `body` with each structure's type and value; returns the offset of the first structure
+    /// whose length runs past the data, or nil when the data is well formed. A zero length ends the
+    /// data early (what follows is padding). Offsets are from the start of `data`.
+    @discardableResult
+    static func walk(_ data: Bytes, _ body: (_ type: UInt8, _ value: ArraySlice<UInt8>) -> Void) -> Int? {
+        let start = data.startIndex, end = data.endIndex
+        var i = start
+        while i < end {
+            let length = Int(data[i])
+            if length == 0 { return nil }
+            guard length <= end &- i &- 1 else { return i &- start }
+            body(data[i + 1], data[(i + 2)..<(i + 1 + length)])
+            i += 1 + length
+        }
+        return nil
+    }
+
+    /// Apple's "overflow area": manufacturer data 0x004C, type 0x01, then a 16-byte bitmap of
+    /// hashed service UUIDs that only explicit scanners on Apple devices match.
+    static func isAppleOverflowArea(_ type: UInt8, _ value: ArraySlice<UInt8>) -> Bool {
+        guard type == 0xFF, value.count >= 19, let lo = value.byte(0), let hi = value.byte(1), let t = value.byte(2)
+        else { return false }
+        return lo == 0x4C && hi == 0x00 && t == 0x01
+    }
+}
+
+/// What one piece of advertising or scan-response data shows that the audit judges, found in one
+/// walk of its AD structures. Offsets are from the start of the data (at most 1,650 bytes).
+public struct ADFacts: Sendable {
+    public struct Kinds: OptionSet, Sendable {
+        public let rawValue: UInt16
+        public init(rawValue: UInt16) { self.rawValue = rawValue }
+        /// Legacy data over 31 bytes, in advertising data or in a scan response.
+        public static let tooLong = Self(rawValue: 1 << 0)
+        public static let tooLongScanResponse = Self(rawValue: 1 << 1)
+        /// An AD structure whose length runs past the data.
+        public static let malformed = Self(rawValue: 1 << 2)
+        public static let malformedScanResponse = Self(rawValue: 1 << 3)
+        /// A list of service UUIDs marked incomplete with no room left for one more.
+        public static let incompleteList = Self(rawValue: 1 << 4)
+        /// Apple's overflow area in manufacturer data.
+        public static let overflowArea = Self(rawValue: 1 << 5)
+        /// A Shortened Local Name (AD 0x08), a Complete Local Name (AD 0x09).
+        public static let shortenedName = Self(rawValue: 1 << 6)
+        public static let completeName = Self(rawValue: 1 << 7)
+    }
+
+    public private(set) var kinds: Kinds = []
+    /// The structure that runs past the data, and the length it claims.
+    public private(set) var faultOffset: UInt16 = 0
+    public private(set) var faultLength: UInt8 = 0
+    /// The first incomplete list that overflowed: its value, and the width of its UUIDs in bytes.
+    public private(set) var listOffset: UInt16 = 0
+    public private(set) var listLength: UInt8 = 0
+    public private(set) var listWidth: UInt8 = 0
+    /// The first overflow area, and how many of its 128 bits are set.
+    public private(set) var overflowOffset: UInt16 = 0
+    public private(set) var overflowBits: UInt8 = 0
+    /// The last Shortened Local Name's value.
+    public private(set) var nameOffset: UInt16 = 0
+    public private(set) var nameLength: UInt8 = 0
+
+    public init(_ data: Bytes, scanResponse: Bool, legacy: Bool) {
+        let start = data.startIndex
+        var used = 0
+        // The first incomplete list of each width (16, 32, 128 bits): which one overflowed is known
+        // only once the room left is.
+        var l16: (UInt16, UInt8)?, l32: (UInt16, UInt8)?, l128: (UInt16, UInt8)?
+        let fault = ADWalk.walk(data) { type, value in
+            used &+= 2 &+ value.count
+            let at = UInt16(truncatingIfNeeded: value.startIndex &- start)
+            switch type {
+            case ADType.incomplete16: if l16 == nil { l16 = (at, UInt8(truncatingIfNeeded: value.count)) }
+            case ADType.incomplete32: if l32 == nil { l32 = (at, UInt8(truncatingIfNeeded: value.count)) }
+            case ADType.incomplete128: if l128 == nil { l128 = (at, UInt8(truncatingIfNeeded: value.count)) }
+            case ADType.shortenedLocalName:
+                kinds.insert(.shortenedName)
+                nameOffset = at
+                nameLength = UInt8(truncatingIfNeeded: value.count)
+            case ADType.completeLocalName:
+                kinds.insert(.completeName)
+            case ADType.manufacturerSpecific where !kinds.contains(.overflowArea) && ADWalk.isAppleOverflowArea(type, value):
+                kinds.insert(.overflowArea)
+                overflowOffset = at
+                var bits = 0
+                for b in value.dropFirst(3).prefix(16) { bits += b.nonzeroBitCount }
+                overflowBits = UInt8(bits)
+            default: break
+            }
+        }
+        if let f = fault {
+            kinds.insert(scanResponse ? .malformedScanResponse : .malformed)
+            faultOffset = UInt16(truncatingIfNeeded: f)
+            faultLength = data.byte(f) ?? 0
+        }
+        if legacy && data.count > 31 { kinds.insert(scanResponse ? .tooLongScanResponse : .tooLong) }
+        // An incomplete list says UUIDs were left out; it is an overflow only when they were left
+        // out for want of room: no space for one more of its width. The first such list counts.
+        let room = (legacy ? AdvertisingData.legacyMaximum : AdvertisingData.extendedMaximum) - used
+        func consider(_ list: (UInt16, UInt8)?, width: UInt8) {
+            guard room < Int(width), let (offset, length) = list,
+                  !kinds.contains(.incompleteList) || offset < listOffset else { return }
+            kinds.insert(.incompleteList)
+            listOffset = offset
+            listLength = length
+            listWidth = width
+        }
+        if l16 != nil || l32 != nil || l128 != nil {
+            consider(l16, width: 2)
+            consider(l32, width: 4)
+            consider(l128, width: 16)
+        }
+    }
+
+    /// The service UUIDs of the incomplete list that overflowed (the first eight).
+    public func listedUUIDs(in data: Bytes) -> [BluetoothUUID] {
+        guard kinds.contains(.incompleteList) else { return [] }
+        let width = Int(listWidth)
+        var i = data.startIndex + Int(listOffset)
+        let end = i + Int(listLength)
+        var listed: [BluetoothUUID] = []
+        while i + width <= end, listed.count < 8 {
+            if let u = BluetoothUUID(littleEndian: data[i..<(i + width)]) { listed.append(u) }
+            i += width
+        }
+        return listed
+    }
+
+    /// The last Shortened Local Name, as text.
+    public func shortenedName(in data: Bytes) -> String {
+        let i = data.startIndex + Int(nameOffset)
+        return String(decoding: data[i..<(i + Int(nameLength))], as: UTF8.self)
+    }
+}
+
+/// Who set or sent advertising data: this host's controller or a remote advertiser.
+public struct AdvertiserKey: Hashable, Sendable {
+    public var adapter: UInt16
+    /// The remote advertiser's address; nil for this host.
+    public var address: BDAddr?
+    public var host: Bool
+
+    public init(adapter: UInt16, address: BDAddr?, host: Bool) {
+        self.adapter = adapter
+        self.address = host ? nil : address
+        self.host = host
+    }
+
+    var subject: FindingSubject {
+        host ? .host(adapter: adapter) : .advertiser(adapter: adapter, address: address)
+    }
+
+    /// One word hashed: the table is looked up for most advertising reports.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine((address?.raw ?? 0) | UInt64(adapter) << 48)
+    }
+}
+
+/// What an advertiser showed over the capture so far.
+public struct Advertiser: Sendable {
+    /// Every fact any of its data showed.
+    public internal(set) var seen: ADFacts.Kinds = []
+    /// A scan response came once its name was known (then what the scan response holds is known).
+    public internal(set) var scanResponseAfterName = false
+}
+
+/// One piece of advertising or scan-response data, with its facts and its advertiser's.
+public struct AdvertisingDataObservation {
+    public var key: AdvertiserKey
+    /// A slice of the frame: who keeps any of it copies what it keeps.
+    public var data: Bytes
+    public var scanResponse: Bool
+    /// Legacy data is limited to 31 bytes.
+    public var legacy: Bool
+    public var facts: ADFacts
+    /// The facts this advertiser shows for the first time here.
+    public var new: ADFacts.Kinds
+    /// The advertiser, this data included.
+    public var advertiser: Advertiser
+}
+
+/// The one table of advertisers: data this host set and data received, by `AdvertiserKey`. Only
+/// advertisers that showed a fact are kept (anyone in range can advertise from a new address in
+/// every report), at most `capacity`, the oldest forgotten first.
+struct AdvertiserModel {
+    static let capacity = 10_000
+    private var table = BoundedMap<AdvertiserKey, Advertiser>(capacity: AdvertiserModel.capacity)
+
+    /// Walks the data once and updates its advertiser.
+    mutating func observe(_ key: AdvertiserKey, data: Bytes, scanResponse: Bool, legacy: Bool) -> AdvertisingDataObservation {
+        let facts = ADFacts(data, scanResponse: scanResponse, legacy: legacy)
+        var o = AdvertisingDataObservation(key: key, data: data, scanResponse: scanResponse, legacy: legacy,
+                                           facts: facts, new: [], advertiser: Advertiser())
+        // Data that shows nothing changes nothing, unless it is a scan response of a named advertiser.
+        if facts.kinds.isEmpty {
+            guard scanResponse, table.contains(key) else { return o }
+        }
+        let named: ADFacts.Kinds = [.shortenedName, .completeName]
+        o.advertiser = table.update(key, default: Advertiser()) { a in
+            o.new = facts.kinds.subtracting(a.seen)
+            a.seen.formUnion(facts.kinds)
+            if scanResponse && !a.seen.isDisjoint(with: named) { a.scanResponseAfterName = true }
+            return a
+        }
+        return o
+    }
+}

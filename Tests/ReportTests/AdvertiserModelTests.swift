@@ -1,0 +1,57 @@
+import XCTest
+@testable import Decoders
+@testable import Report
+import Wire
+
+/// Advertising data is walked once into its facts, and each advertiser's are kept in one table.
+final class AdvertiserModelTests: XCTestCase {
+    private let peer = BDAddr(0xC0FF_EE00_0001)
+
+    func testOneWalkFindsEveryFact() {
+        // "HR-1" shortened, an incomplete 16-bit list with room left, then a structure whose length
+        // (9) runs past the data.
+        let data: [UInt8] = [0x05, 0x08, 0x48, 0x52, 0x2D, 0x31, 0x03, 0x02, 0x0D, 0x18, 0x09, 0x09, 0x41]
+        let f = ADFacts(data[...], scanResponse: false, legacy: true)
+        XCTAssertEqual(f.kinds, [.shortenedName, .malformed])
+        XCTAssertEqual(f.shortenedName(in: data[...]), "HR-1")
+        XCTAssertEqual(f.faultOffset, 10)
+        XCTAssertEqual(f.faultLength, 9)
+        // The same bytes as a scan response: the fault is the scan response's.
+        XCTAssertEqual(ADFacts(data[...], scanResponse: true, legacy: true).kinds, [.shortenedName, .malformedScanResponse])
+    }
+
+    /// An incomplete list is an overflow only with no room for one more UUID of its width; then
+    /// the first such list in the data counts.
+    func testIncompleteListThatOverflowed() {
+        let name: [UInt8] = [0x11, 0x09] + Array("Heart rate strap".utf8)  // 18 bytes
+        let data: [UInt8] = [0x07, 0x02, 0x0D, 0x18, 0x0F, 0x18, 0x0A, 0x18] + name + [0x03, 0x04, 0x01, 0x02]  // 30 bytes
+        let f = ADFacts(data[...], scanResponse: false, legacy: true)
+        // One byte of room: neither a 16-bit nor a 32-bit UUID fits; the 16-bit list comes first.
+        XCTAssertTrue(f.kinds.contains(.incompleteList))
+        XCTAssertEqual(f.listWidth, 2)
+        XCTAssertEqual(f.listedUUIDs(in: data[...]), [0x180D, 0x180F, 0x180A].map { BluetoothUUID(uuid16: $0) })
+        // In extended data there is room: nothing overflowed.
+        XCTAssertFalse(ADFacts(data[...], scanResponse: false, legacy: false).kinds.contains(.incompleteList))
+    }
+
+    func testFactsAreNewOncePerAdvertiser() {
+        var model = AdvertiserModel()
+        let key = AdvertiserKey(adapter: 0, address: peer, host: false)
+        let named: [UInt8] = [0x05, 0x08, 0x48, 0x52, 0x2D, 0x31]
+        let empty: [UInt8] = []
+        // A scan response before the name is known says nothing about the name.
+        XCTAssertFalse(model.observe(key, data: empty[...], scanResponse: true, legacy: true).advertiser.scanResponseAfterName)
+        let first = model.observe(key, data: named[...], scanResponse: false, legacy: true)
+        XCTAssertEqual(first.new, [.shortenedName])
+        XCTAssertFalse(first.advertiser.scanResponseAfterName)
+        XCTAssertEqual(model.observe(key, data: named[...], scanResponse: false, legacy: true).new, [])
+        let response = model.observe(key, data: empty[...], scanResponse: true, legacy: true)
+        XCTAssertTrue(response.advertiser.scanResponseAfterName)
+        XCTAssertEqual(response.advertiser.seen, [.shortenedName])
+        // Another adapter's view of the same address is another advertiser.
+        XCTAssertEqual(model.observe(AdvertiserKey(adapter: 1, address: peer, host: false), data: named[...],
+                                     scanResponse: false, legacy: true).new, [.shortenedName])
+        // This host's data has no address, whatever the caller passes.
+        XCTAssertEqual(AdvertiserKey(adapter: 0, address: peer, host: true), AdvertiserKey(adapter: 0, address: nil, host: true))
+    }
+}
