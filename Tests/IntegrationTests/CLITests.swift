@@ -112,6 +112,16 @@ final class LinksCommandTests: XCTestCase {
         XCTAssertEqual(bytes, ["notifications": 10, "indications": 1, "writes": 4, "writes_without_response": 2, "reads": 137])
         let steps = (c["setup"] as? [[String: Any]])?.compactMap { $0["step"] as? String }
         XCTAssertEqual(steps, ["connected", "mtu_exchanged", "discovered", "ready", "subscribed"])
+        // The series holds every value octet, second by second from the first value on.
+        let throughput = try XCTUnwrap(c["throughput"] as? [String: Any])
+        let series = try XCTUnwrap(throughput["series"] as? [String: Any])
+        XCTAssertEqual(series["seconds_per_bin"] as? Int, 1)
+        XCTAssertEqual((series["octets"] as? [Int])?.reduce(0, +), bytes.values.reduce(0, +))
+        // The histogram counts every answered request the latency table counts.
+        let histogram = try XCTUnwrap(c["latency_histogram"] as? [String: Any])
+        let answered = (c["latency"] as? [[String: Any]])?.compactMap { $0["count"] as? Int }.reduce(0, +)
+        XCTAssertEqual((histogram["counts"] as? [Int])?.reduce(0, +), answered)
+        XCTAssertEqual((histogram["edges_ms"] as? [Double])?.first, 7.5)
         let text = try CLI.run(["links", Fixtures.captures + "/gatt_session.btsnoop"])
         XCTAssertTrue(text.out.contains("verdict: reads at"), text.out)
         XCTAssertNil(c["air"], "an HCI log has no air figures")

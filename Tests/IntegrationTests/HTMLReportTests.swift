@@ -199,6 +199,12 @@ final class HTMLReportTests: XCTestCase {
         }
         XCTAssertTrue(page.contains("class=\"m-disc\""))
         XCTAssertTrue(page.contains("class=\"m-notify\""))
+        // The link: throughput over time (145 value bytes in the first second) and the latency
+        // histogram (Bumble's virtual link answers within one bin).
+        XCTAssertTrue(page.contains("aria-label=\"Throughput over time\""))
+        XCTAssertTrue(page.contains("<title>0–1 s: 145 value bytes, 1 kbit/s</title>"), "first second's bar")
+        XCTAssertTrue(page.contains("aria-label=\"ATT latency histogram\""))
+        XCTAssertTrue(page.contains("<title>0–7.5 ms: 32</title>"))
     }
 
     func testBadCapturePage() throws {

@@ -370,6 +370,70 @@ enum HTMLCharts {
         w.raw("</svg>")
     }
 
+    // MARK: Links
+
+    /// Value octets per second over the connection, from its first value on.
+    static func throughput(_ l: LinkSummary, into w: inout HTMLWriter) {
+        guard let (width, bins) = l.throughput, let peak = bins.max(), peak > 0 else { return }
+        let perSecond = bins.map { Double($0) / Double(width) }
+        let top = perSecond.max() ?? 1
+        let left = 10.0, right = smallWidth - 10, upper = 18.0, bottom = smallHeight - 30
+        let bw = (right - left) / Double(bins.count)
+        let per = width == 1 ? "per second" : "per " + String(width) + " s, averaged"
+        w.raw("<svg class=\"chart\" viewBox=\"0 0 " + Show.x(smallWidth) + " " + Show.x(smallHeight)
+              + "\" role=\"img\" aria-label=\"Throughput over time\">")
+        w.raw("<title>Value bytes per second over the connection (" + per + ")</title>")
+        for (i, v) in perSecond.enumerated() where v > 0 {
+            let h = max(1, (bottom - upper) * v / top)
+            let from = i * width
+            w.raw("<rect class=\"hbar\" x=\"" + Show.x(left + Double(i) * bw) + "\" y=\"" + Show.x(bottom - h) + "\" width=\""
+                  + Show.x(max(bw - (bins.count > 60 ? 0 : 1), 0.6)) + "\" height=\"" + Show.x(h) + "\"><title>"
+                  + HTMLWriter.escape(String(from) + "–" + String(from + width) + " s: " + Show.plural(bins[i], "value byte") + ", "
+                                    + LinkReport.rate(v * 8)) + "</title></rect>")
+        }
+        w.raw("<line class=\"axis\" x1=\"" + Show.x(left) + "\" x2=\"" + Show.x(right) + "\" y1=\"" + Show.x(bottom) + "\" y2=\""
+              + Show.x(bottom) + "\"/>")
+        w.raw("<text class=\"tlbl\" x=\"" + Show.x(left) + "\" y=\"" + Show.x(upper - 6) + "\">"
+              + HTMLWriter.escape("peak " + LinkReport.rate(top * 8)) + "</text>")
+        w.raw("<text class=\"tlbl\" x=\"" + Show.x(left) + "\" y=\"" + Show.x(bottom + 12) + "\">0 s</text>")
+        w.raw("<text class=\"tlbl\" x=\"" + Show.x(right) + "\" y=\"" + Show.x(bottom + 12) + "\" text-anchor=\"end\">"
+              + String(bins.count * width) + " s</text>")
+        w.raw("<text class=\"tlbl\" x=\"" + Show.x((left + right) / 2) + "\" y=\"" + Show.x(smallHeight - 4)
+              + "\" text-anchor=\"middle\">value throughput after the first value</text>")
+        w.raw("</svg>")
+    }
+
+    /// Request → response times of every ATT operation, in doubling bins.
+    static func latencies(_ l: LinkSummary, into w: inout HTMLWriter) {
+        let counts = l.latencyHistogram
+        guard let peak = counts.max(), peak > 0 else { return }
+        let edges = LinkSummary.latencyEdges
+        let left = 10.0, right = smallWidth - 10, top = 14.0, bottom = smallHeight - 30
+        let bw = (right - left) / Double(counts.count)
+        func ms(_ ns: Int64) -> String { FieldRendering.decimal(Double(ns) / 1e6) }
+        w.raw("<svg class=\"chart\" viewBox=\"0 0 " + Show.x(smallWidth) + " " + Show.x(smallHeight)
+              + "\" role=\"img\" aria-label=\"ATT latency histogram\">")
+        w.raw("<title>Request to response time of ATT operations (ms)</title>")
+        for (i, v) in counts.enumerated() {
+            let bx = left + Double(i) * bw
+            if v > 0 {
+                let range = i == edges.count ? "> " + ms(edges[i - 1]) + " ms" : (i == 0 ? "0" : ms(edges[i - 1])) + "–" + ms(edges[i]) + " ms"
+                let h = max(1, (bottom - top) * Double(v) / Double(peak))
+                w.raw("<rect class=\"hbar\" x=\"" + Show.x(bx + 1) + "\" y=\"" + Show.x(bottom - h) + "\" width=\"" + Show.x(bw - 2)
+                      + "\" height=\"" + Show.x(h) + "\"><title>" + range + ": " + String(v) + "</title></rect>")
+                w.raw("<text class=\"vlbl\" x=\"" + Show.x(bx + bw / 2) + "\" y=\"" + Show.x(bottom - h - 3)
+                      + "\" text-anchor=\"middle\">" + String(v) + "</text>")
+            }
+            w.raw("<text class=\"tlbl\" x=\"" + Show.x(bx + bw / 2) + "\" y=\"" + Show.x(bottom + 12) + "\" text-anchor=\"middle\">"
+                  + (i < edges.count ? (edges[i] >= 1_000_000_000 ? shortMs(edges[i] / 1_000_000) : ms(edges[i])) : "+") + "</text>")
+        }
+        w.raw("<line class=\"axis\" x1=\"" + Show.x(left) + "\" x2=\"" + Show.x(right) + "\" y1=\"" + Show.x(bottom) + "\" y2=\""
+              + Show.x(bottom) + "\"/>")
+        w.raw("<text class=\"tlbl\" x=\"" + Show.x((left + right) / 2) + "\" y=\"" + Show.x(smallHeight - 4)
+              + "\" text-anchor=\"middle\">ATT request to response, up to (ms)</text>")
+        w.raw("</svg>")
+    }
+
     static func shortMs(_ ms: Int64) -> String {
         ms >= 1000 ? FieldRendering.decimal(Double(ms) / 1000) + "k" : String(ms)
     }

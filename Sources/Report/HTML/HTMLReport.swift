@@ -379,6 +379,13 @@ public enum HTMLReport {
             w.text("Radio energy, estimated: " + LinkReport.energy(e) + " (blesniff links --radio for other radios)")
             w.raw("</p>")
         }
+        if l.throughput != nil || l.latencyHistogram.contains(where: { $0 > 0 }) {
+            w.raw("<div class=\"grid2\"><div>")
+            HTMLCharts.throughput(l, into: &w)
+            w.raw("</div><div>")
+            HTMLCharts.latencies(l, into: &w)
+            w.raw("</div></div>")
+        }
         if !l.setup.isEmpty {
             w.raw("<table><thead><tr><th>Set-up step</th><th>Frame</th><th>After</th></tr></thead><tbody>")
             for s in l.setup { w.row([s.name.replacingUnderscores, String(s.frame), LinkReport.ms(s.after) + " ms"]) }

@@ -44,6 +44,17 @@ public struct LinkSummary: Sendable {
     public var bytes: [String: Int]
     /// Value octets per second over the seconds data flowed: least, median, most.
     public var perSecond: (min: Int, median: Int, max: Int)?
+    /// Value octets over time from the first value on, in at most `maxThroughputBins` bins of
+    /// `secondsPerBin` seconds each (the last bin may be partial).
+    public var throughput: (secondsPerBin: Int, octets: [Int])?
+    public static let maxThroughputBins = 120
+    /// Request → response times of every ATT operation, counted in the bins `latencyEdges` bound
+    /// (each bin up to its edge; the last one past the last edge).
+    public var latencyHistogram: [Int] = Array(repeating: 0, count: LinkSummary.latencyEdges.count + 1)
+    /// Upper edges of the latency bins, in nanoseconds: twice the shortest connection interval
+    /// (7.5 ms), then doubling.
+    public static let latencyEdges: [Int64] = [7_500_000, 15_000_000, 30_000_000, 60_000_000, 120_000_000,
+                                               250_000_000, 500_000_000, 1_000_000_000, 2_000_000_000]
     /// The first and last frame that carried a value.
     public var firstData: FrameRef?
     public var lastData: FrameRef?
@@ -337,6 +348,8 @@ public final class LinkCollector: AuditEventSink {
     /// Keeps a uniform sample of at most `maxSamples` latencies per operation (reservoir sampling
     /// with a fixed sequence, so runs agree).
     private func sample(_ t: Track, _ op: String, _ ns: Int64) {
+        let bin = LinkSummary.latencyEdges.firstIndex { ns <= $0 } ?? LinkSummary.latencyEdges.count
+        t.summary.latencyHistogram[bin] += 1
         let n = t.seen[op, default: 0]
         t.seen[op] = n + 1
         if n < Self.maxSamples {
@@ -387,6 +400,8 @@ public final class LinkCollector: AuditEventSink {
         if !t.seconds.isEmpty {
             let sorted = t.seconds.sorted()
             s.perSecond = (sorted.first!, sorted[sorted.count / 2], sorted.last!)
+            let width = (t.seconds.count + LinkSummary.maxThroughputBins - 1) / LinkSummary.maxThroughputBins
+            s.throughput = (width, stride(from: 0, to: t.seconds.count, by: width).map { t.seconds[$0..<min($0 + width, t.seconds.count)].reduce(0, +) })
         }
         s.latencies = t.samples.keys.sorted().map { op in
             let v = t.samples[op]!.sorted()

@@ -182,6 +182,10 @@ public enum LinkReport {
                 + ",\"peak_bps\":" + (s.peakBitsPerSecond.map { String(Int($0.rounded())) } ?? "null")
                 + ",\"possible_bps\":" + (s.possibleBitsPerSecond.map { String(Int($0.rounded())) } ?? "null")
             if let p = s.perSecond { o += ",\"per_second\":{\"min\":" + String(p.min) + ",\"median\":" + String(p.median) + ",\"max\":" + String(p.max) + "}" }
+            if let t = s.throughput {
+                o += ",\"series\":{\"seconds_per_bin\":" + String(t.secondsPerBin) + ",\"octets\":["
+                    + t.octets.map(String.init).joined(separator: ",") + "]}"
+            }
             o += "}"
             if let k = limit(s) {
                 o += ",\"limit\":{\"knob\":" + js(k.name) + ",\"advice\":" + js(k.advice) + ",\"possible_bps\":"
@@ -193,6 +197,8 @@ public enum LinkReport {
                 "{\"operation\":" + js($0.name) + ",\"count\":" + String($0.count) + ",\"p50_ms\":" + ms($0.p50) + ",\"p95_ms\":"
                     + ms($0.p95) + ",\"max_ms\":" + ms($0.max) + "}"
             }.joined(separator: ",") + "]"
+            o += ",\"latency_histogram\":{\"edges_ms\":[" + LinkSummary.latencyEdges.map(ms).joined(separator: ",")
+                + "],\"counts\":[" + s.latencyHistogram.map(String.init).joined(separator: ",") + "]}"
             o += ",\"setup\":[" + s.setup.map { "{\"step\":" + js($0.name) + ",\"frame\":" + String($0.frame) + ",\"after_ms\":" + ms($0.after) + "}" }
                 .joined(separator: ",") + "]"
             if let a = s.air {
