@@ -103,14 +103,24 @@ public struct Disconnect: Sendable, Equatable {
     }
 }
 
-/// LE Set Advertising Parameters (§7.8.5), in units of 0.625 ms.
+/// LE Set Advertising Parameters (§7.8.5), intervals in units of 0.625 ms. The type and channel
+/// map take their defaults (ADV_IND, all three channels) when the command is cut short.
 public struct LESetAdvertisingParameters: Sendable, Equatable {
     public var advertisingIntervalMin: UInt16
     public var advertisingIntervalMax: UInt16
+    /// 0 ADV_IND, 1 ADV_DIRECT_IND (high duty cycle), 2 ADV_SCAN_IND, 3 ADV_NONCONN_IND,
+    /// 4 ADV_DIRECT_IND (low duty cycle).
+    public var advertisingType: UInt8 = 0
+    /// Bit 0 channel 37, bit 1 channel 38, bit 2 channel 39.
+    public var channelMap: UInt8 = 0x07
 
     init(_ r: inout ByteReader) throws(DecodeError) {
         advertisingIntervalMin = try r.u16()
         advertisingIntervalMax = try r.u16()
+        guard let type = try? r.u8() else { return }
+        advertisingType = type
+        guard (try? r.skip(8)) != nil, let map = try? r.u8() else { return }
+        channelMap = map
     }
 }
 
@@ -192,13 +202,29 @@ public struct LESetExtendedAdvertisingParameters: Sendable, Equatable {
     /// Units of 0.625 ms.
     public var primaryAdvertisingIntervalMin: UInt32
     public var primaryAdvertisingIntervalMax: UInt32
+    /// Bit 0 channel 37, bit 1 channel 38, bit 2 channel 39.
+    public var primaryChannelMap: UInt8 = 0x07
+    /// 1 LE 1M, 3 LE Coded (primary); 1, 2 or 3 (secondary).
+    public var primaryPHY: UInt8 = 1
+    public var secondaryPHY: UInt8 = 1
 
     init(_ r: inout ByteReader) throws(DecodeError) {
         advertisingHandle = try r.u8()
         advertisingEventProperties = try r.u16()
         primaryAdvertisingIntervalMin = try r.u24()
         primaryAdvertisingIntervalMax = try r.u24()
+        guard let map = try? r.u8() else { return }
+        primaryChannelMap = map
+        // Own and peer address types, peer address, filter policy, TX power.
+        guard (try? r.skip(10)) != nil, let primary = try? r.u8() else { return }
+        primaryPHY = primary
+        guard (try? r.skip(1)) != nil, let secondary = try? r.u8() else { return }
+        secondaryPHY = secondary
     }
+
+    /// Advertising Event Properties bits 0 and 1.
+    public var isConnectable: Bool { advertisingEventProperties & 0x01 != 0 }
+    public var isScannable: Bool { advertisingEventProperties & 0x02 != 0 }
 
     /// Advertising Event Properties bit 4: the set advertises with legacy PDUs.
     public var usesLegacyPDUs: Bool { advertisingEventProperties & 0x10 != 0 }

@@ -48,8 +48,8 @@ public enum AuditEvent {
     case advertisingData(AdvertisingDataObservation)
     /// LE Set Advertising Enable or LE Set Extended Advertising Enable sent by the host.
     case advertisingEnable(adapter: UInt16, enabled: Bool)
-    /// Advertising interval maximum the host configured, in units of 0.625 ms.
-    case advertisingParameters(adapter: UInt16, intervalMax: UInt32)
+    /// How the host set an adapter (or an advertising set) to advertise.
+    case advertisingParameters(HostAdvertisingParameters)
     /// L2CAP traffic other than ATT on a connection (SMP, signalling, SDP, RFCOMM, ...): the link is
     /// in use. Sent once per frame carrying it.
     case linkData(Connection)

@@ -170,11 +170,11 @@ public final class AuditFeed {
         case .leSetExtendedAdvertisingEnable(let p):
             sink.observe(.advertisingEnable(adapter: adapter, enabled: p.enable), at: at)
         case .leSetAdvertisingParameters(let p):
-            sink.observe(.advertisingParameters(adapter: adapter, intervalMax: UInt32(p.advertisingIntervalMax)), at: at)
+            sink.observe(.advertisingParameters(HostAdvertisingParameters(adapter: adapter, p)), at: at)
         case .leSetExtendedAdvertisingParameters(let p):
             let set = setKey(adapter, p.advertisingHandle)
             if p.usesLegacyPDUs { legacySets.insert(set) } else { legacySets.remove(set) }
-            sink.observe(.advertisingParameters(adapter: adapter, intervalMax: p.primaryAdvertisingIntervalMax), at: at)
+            sink.observe(.advertisingParameters(HostAdvertisingParameters(adapter: adapter, p)), at: at)
         }
     }
 

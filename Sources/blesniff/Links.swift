@@ -61,10 +61,11 @@ struct Links: ParsableCommand {
             ok = read && ok
             if !read, frames == 0 { continue }
             let list = links.finish(at: last)
+            let advertising = links.finishAdvertising(at: last)
             let profile = (try? RadioProfile.resolve(radio)) ?? RadioProfile.builtIn[0]
             switch format {
-            case .text: LinkReport.text(list, file: file, dropped: links.dropped, profile: profile, to: out)
-            case .json: LinkReport.json(list, file: file, profile: profile, to: out)
+            case .text: LinkReport.text(list, advertising: advertising, file: file, dropped: links.dropped, profile: profile, to: out)
+            case .json: LinkReport.json(list, advertising: advertising, file: file, profile: profile, to: out)
             }
         }
         out.flush()

@@ -127,6 +127,27 @@ final class LinksCommandTests: XCTestCase {
         XCTAssertNil(c["air"], "an HCI log has no air figures")
     }
 
+    /// This host's advertising: ADV_IND every 100 ms with 29 octets of data and 18 of scan
+    /// response, on from frame 35 (0.017 s) to its disable at 0.518 s.
+    func testHostAdvertising() throws {
+        let r = try CLI.run(["links", "--format", "json", Fixtures.captures + "/good_adv_data.btsnoop"])
+        XCTAssertEqual(r.status, 0, r.err)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let a = try XCTUnwrap((json["advertising"] as? [[String: Any]])?.first)
+        XCTAssertEqual(a["legacy"] as? Bool, true)
+        XCTAssertEqual(a["connectable"] as? Bool, true)
+        XCTAssertEqual(a["interval_min_ms"] as? Double, 100)
+        XCTAssertEqual(a["data_octets"] as? Int, 29)
+        XCTAssertEqual(a["scan_response_octets"] as? Int, 18)
+        XCTAssertEqual(a["first_frame"] as? Int, 35)
+        XCTAssertEqual(a["on_ms"] as? Double, 501)
+        let energy = try XCTUnwrap(a["energy"] as? [String: Any])
+        XCTAssertEqual(energy["uc_per_event"] as? Double, 11.23)
+        let text = try CLI.run(["links", Fixtures.captures + "/good_adv_data.btsnoop"])
+        XCTAssertTrue(text.out.contains("advertising on hci0 (this host): legacy, connectable and scannable, 3 channels, interval 100 ms"),
+                      text.out)
+    }
+
     /// A sniffed link: packets, events, retransmissions and air time as the air saw them. crackle's
     /// legacy pairing capture: 197 data PDUs as tshark counts, 124 events (the sniffer has no
     /// event counter), 3 retransmissions (DifferentialTests explains them).

@@ -170,7 +170,9 @@ final class AuditAdvertisingRulesTests: XCTestCase {
 
     private func advertising(intervalMax: UInt32, for seconds: Double) -> EventStream {
         var s = EventStream()
-        s.add(0, .advertisingParameters(adapter: 0, intervalMax: intervalMax))
+        s.add(0, .advertisingParameters(HostAdvertisingParameters(
+            adapter: 0, intervalMin: intervalMax, intervalMax: intervalMax, legacy: true, scannable: true, connectable: true,
+            channels: 3, primaryPHY: 1, secondaryPHY: 1)))
         s.add(0.1, .advertisingEnable(adapter: 0, enabled: true))
         s.add(0.1 + seconds, .advertisingEnable(adapter: 0, enabled: false))
         return s

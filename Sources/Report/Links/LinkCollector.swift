@@ -194,6 +194,7 @@ public final class LinkCollector: AuditEventSink {
     private var firstAir: (id: Int, ll: LLFrame, pdu: LLDataPDU, frame: FrameRef)?
     /// Connections not kept in full (past `maxConnections`).
     public private(set) var dropped = 0
+    private var advertising = AdvertisingCollector()
 
     public init() {}
 
@@ -270,6 +271,7 @@ public final class LinkCollector: AuditEventSink {
     }
 
     public func observe(_ event: AuditEvent, at f: FrameRef) {
+        advertising.observe(event, at: f)
         switch event {
         case .createConnection(let adapter, _, _):
             pendingCreate[adapter] = f
@@ -411,6 +413,9 @@ public final class LinkCollector: AuditEventSink {
         s.setup.sort { $0.frame < $1.frame }
         done.append(s)
     }
+
+    /// This host's advertising per adapter, what is still on stopped at `end`.
+    public func finishAdvertising(at end: FrameRef?) -> [AdvertisingSummary] { advertising.finish(at: end) }
 
     /// The connections in order, those still open closed at `end`.
     public func finish(at end: FrameRef?) -> [LinkSummary] {

@@ -67,8 +67,8 @@ public enum LinkReport {
         return side("peripheral", e.peripheral) + ", " + side("central", e.central) + ", radio only, " + e.profile + " currents"
     }
 
-    public static func text(_ links: [LinkSummary], file: String, dropped: Int, profile: RadioProfile = RadioProfile.builtIn[0],
-                            to out: Output) {
+    public static func text(_ links: [LinkSummary], advertising: [AdvertisingSummary] = [], file: String, dropped: Int,
+                            profile: RadioProfile = RadioProfile.builtIn[0], to out: Output) {
         out.write(display: file)
         out.write(": " + Say.plural(links.count, "connection") + "\n")
         for s in links {
@@ -101,6 +101,37 @@ public enum LinkReport {
             out.write(w)
         }
         if dropped > 0 { out.write("  " + Say.plural(dropped, "more connection") + " not followed (limit reached)\n") }
+        for a in advertising { out.write(text(a, profile: profile)) }
+    }
+
+    /// "advertising on hci0: legacy, connectable and scannable, 3 channels, interval 100 ms, ..."
+    static func text(_ a: AdvertisingSummary, profile: RadioProfile) -> String {
+        let p = a.effectiveParameters
+        let e = a.energy(profile)
+        var w = "  advertising on hci" + String(a.adapter) + " (this host): "
+        w += (p.legacy ? "legacy" : "extended, " + (phyNames[Int(p.primaryPHY)] ?? "?") + " then " + (phyNames[Int(p.secondaryPHY)] ?? "?"))
+        w += p.connectable ? (p.scannable ? ", connectable and scannable" : ", connectable") : (p.scannable ? ", scannable" : ", not connectable")
+        w += ", " + Say.plural(p.channels, "channel") + ", interval " + intervals(p)
+        if a.parameters == nil { w += " (the controller's default: no parameters seen)" }
+        w += ", " + String(a.dataOctets) + " B of data"
+        if a.scanResponseOctets > 0 { w += " + " + String(a.scanResponseOctets) + " B scan response" }
+        w += "\n    on " + format2(Double(a.onTime) / 1e9) + " s in " + Say.plural(a.periods, "period") + " (about " + Say.plural(e.events(in: a.onTime), "event") + ")"
+        w += "\n    energy, estimated: " + format2(e.microcoulombsPerEvent) + " µC an event, " + microamps(e) + " µA average while on ("
+            + format2(e.averageMicroamps(period: e.shortestPeriod) * 24 / 1000) + " mAh a day if always on), radio only, "
+            + e.profile + " currents\n"
+        return w
+    }
+
+    /// The interval range in ms ("100 ms", "100–150 ms").
+    static func intervals(_ p: HostAdvertisingParameters) -> String {
+        let lo = ms(Int64(p.intervalMin) * 625_000), hi = ms(Int64(p.intervalMax) * 625_000)
+        return (lo == hi ? lo : lo + "–" + hi) + " ms"
+    }
+
+    /// The average current at the shortest interval, and at the longest when they differ.
+    static func microamps(_ e: AdvertisingEnergy) -> String {
+        let hi = format2(e.averageMicroamps(period: e.shortestPeriod)), lo = format2(e.averageMicroamps(period: e.longestPeriod))
+        return hi == lo ? hi : lo + "–" + hi
     }
 
     /// "1,204 packets in 600 events (2.01 an event), 598 empty, 3 retransmitted (0.25%), 1 bad CRC;
@@ -150,7 +181,8 @@ public enum LinkReport {
         return parts.joined(separator: "; ")
     }
 
-    public static func json(_ links: [LinkSummary], file: String, profile: RadioProfile = RadioProfile.builtIn[0], to out: Output) {
+    public static func json(_ links: [LinkSummary], advertising: [AdvertisingSummary] = [], file: String,
+                            profile: RadioProfile = RadioProfile.builtIn[0], to out: Output) {
         let js = FieldRendering.jsonString
         var o = "{\"file\":" + js(file) + ",\"connections\":["
         for (i, s) in links.enumerated() {
@@ -222,7 +254,27 @@ public enum LinkReport {
                 o += ",\"energy\":null}"
             }
         }
+        o += "],\"advertising\":[" + advertising.map { json($0, profile: profile) }.joined(separator: ",")
         out.write(o + "]}\n")
+    }
+
+    static func json(_ a: AdvertisingSummary, profile: RadioProfile) -> String {
+        let p = a.effectiveParameters
+        let e = a.energy(profile)
+        var o = "{\"adapter\":" + String(a.adapter) + ",\"parameters_seen\":" + (a.parameters != nil ? "true" : "false")
+        o += ",\"legacy\":" + (p.legacy ? "true" : "false") + ",\"connectable\":" + (p.connectable ? "true" : "false")
+        o += ",\"scannable\":" + (p.scannable ? "true" : "false") + ",\"channels\":" + String(p.channels)
+        o += ",\"primary_phy\":" + FieldRendering.jsonString(phyNames[Int(p.primaryPHY)] ?? "?")
+        if !p.legacy { o += ",\"secondary_phy\":" + FieldRendering.jsonString(phyNames[Int(p.secondaryPHY)] ?? "?") }
+        o += ",\"interval_min_ms\":" + ms(Int64(p.intervalMin) * 625_000) + ",\"interval_max_ms\":" + ms(Int64(p.intervalMax) * 625_000)
+        o += ",\"data_octets\":" + String(a.dataOctets) + ",\"scan_response_octets\":" + String(a.scanResponseOctets)
+        o += ",\"first_frame\":" + String(a.firstFrame) + ",\"periods\":" + String(a.periods) + ",\"on_ms\":" + ms(a.onTime)
+        o += ",\"events\":" + String(e.events(in: a.onTime))
+        o += ",\"energy\":{\"profile\":" + FieldRendering.jsonString(e.profile) + ",\"uc_per_event\":" + format2(e.microcoulombsPerEvent)
+            + ",\"average_ua\":" + format2(e.averageMicroamps(period: e.shortestPeriod))
+            + ",\"average_ua_longest_interval\":" + format2(e.averageMicroamps(period: e.longestPeriod))
+            + ",\"mah_per_day\":" + format2(e.averageMicroamps(period: e.shortestPeriod) * 24 / 1000) + "}}"
+        return o
     }
 }
 

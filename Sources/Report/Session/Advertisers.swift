@@ -211,3 +211,56 @@ struct AdvertiserModel {
         return o
     }
 }
+
+/// How this host set one of its adapters to advertise (LE Set Advertising Parameters, or LE Set
+/// Extended Advertising Parameters for one set).
+public struct HostAdvertisingParameters: Sendable, Equatable {
+    public var adapter: UInt16
+    /// Units of 0.625 ms; the controller picks the interval in this range.
+    public var intervalMin: UInt32
+    public var intervalMax: UInt32
+    /// Legacy PDUs (ADV_IND and the like), or extended advertising (ADV_EXT_IND and an AUX_ADV_IND).
+    public var legacy: Bool
+    /// A scanner may ask for the scan response, an initiator may connect: the advertiser listens
+    /// after each advertising PDU.
+    public var scannable: Bool
+    public var connectable: Bool
+    /// Primary advertising channels used (of 37, 38 and 39).
+    public var channels: Int
+    /// HCI's PHY numbers: 1 LE 1M, 2 LE 2M, 3 LE Coded.
+    public var primaryPHY: UInt8
+    public var secondaryPHY: UInt8
+}
+
+extension HostAdvertisingParameters {
+    init(adapter: UInt16, _ p: LESetAdvertisingParameters) {
+        self.adapter = adapter
+        intervalMin = UInt32(p.advertisingIntervalMin)
+        intervalMax = UInt32(p.advertisingIntervalMax)
+        legacy = true
+        // Core Vol 4 Part E 7.8.5: ADV_IND, ADV_DIRECT_IND, ADV_SCAN_IND, ADV_NONCONN_IND, ADV_DIRECT_IND.
+        connectable = p.advertisingType == 0 || p.advertisingType == 1 || p.advertisingType == 4
+        scannable = p.advertisingType == 0 || p.advertisingType == 2
+        channels = Self.channels(p.channelMap)
+        primaryPHY = 1
+        secondaryPHY = 1
+    }
+
+    init(adapter: UInt16, _ p: LESetExtendedAdvertisingParameters) {
+        self.adapter = adapter
+        intervalMin = p.primaryAdvertisingIntervalMin
+        intervalMax = p.primaryAdvertisingIntervalMax
+        legacy = p.usesLegacyPDUs
+        connectable = p.isConnectable
+        scannable = p.isScannable
+        channels = Self.channels(p.primaryChannelMap)
+        primaryPHY = p.primaryPHY == 3 ? 3 : 1
+        secondaryPHY = (1...3).contains(p.secondaryPHY) ? p.secondaryPHY : 1
+    }
+
+    /// The channel map's three bits; a map with none is refused by the controller, read as all three.
+    private static func channels(_ map: UInt8) -> Int {
+        let n = (map & 0x07).nonzeroBitCount
+        return n == 0 ? 3 : n
+    }
+}

@@ -47,7 +47,8 @@ struct BLE505AdvIntervalAggressive: AuditRule {
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
-        case .advertisingParameters(let adapter, let intervalMax):
+        case .advertisingParameters(let p):
+            let adapter = p.adapter, intervalMax = p.intervalMax
             var a = adapters[adapter] ?? Adapter()
             if a.since != nil && !aggressive(intervalMax) { end(adapter, at: frame, emit: emit); a.since = nil }
             a.intervalMax = intervalMax
