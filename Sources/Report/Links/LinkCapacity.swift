@@ -10,13 +10,17 @@ public struct LinkParameters: Sendable, Equatable {
     public var dataLength: Int
     public var attMTU: Int
     public var encrypted: Bool
+    /// The most data PDUs the controller sent in one event while it had more to send, when known.
+    public var packetsPerEvent: Int?
 
-    public init(interval: UInt16, phy: UInt8 = 1, dataLength: Int = 27, attMTU: Int = 23, encrypted: Bool = false) {
+    public init(interval: UInt16, phy: UInt8 = 1, dataLength: Int = 27, attMTU: Int = 23, encrypted: Bool = false,
+                packetsPerEvent: Int? = nil) {
         self.interval = interval
         self.phy = phy
         self.dataLength = dataLength
         self.attMTU = attMTU
         self.encrypted = encrypted
+        self.packetsPerEvent = packetsPerEvent
     }
 
     public var intervalNanoseconds: Int64 { Int64(interval) * 1_250_000 }
@@ -60,6 +64,7 @@ public enum LinkCapacity {
     /// Application bits per second at most for values sent without waiting (notifications, write
     /// commands), the whole interval usable, or at most `packetsPerEvent` data PDUs each event.
     public static func streamBitsPerSecond(_ p: LinkParameters, packetsPerEvent: Int? = nil) -> Double {
+        let packetsPerEvent = packetsPerEvent ?? p.packetsPerEvent
         let (value, pdus) = valueLayout(p)
         let valueTime = pdus.reduce(Int64(0)) { $0 + pairTime($1, phy: p.phy, encrypted: p.encrypted) }
         let interval = p.intervalNanoseconds
@@ -102,6 +107,14 @@ public enum LinkCapacity {
                 notifications instead of indications or reads): one value per two intervals is the most \
                 an acknowledged operation can do
                 """, bitsPerSecond: rate(p, ack: false)))
+        }
+        if !acknowledged, let n = p.packetsPerEvent {
+            var q = p
+            q.packetsPerEvent = nil
+            knobs.append(Knob(name: "packets_per_event", advice: """
+                the controller sent at most \(n) data PDUs an event while more were waiting: a controller \
+                setting (on an embedded peripheral, its event length or packets-per-event limit), not the app's
+                """, bitsPerSecond: rate(q)))
         }
         if p.attMTU < 247 {
             var q = p

@@ -62,6 +62,23 @@ public struct LinkSummary: Sendable {
     public var setup: [Step]
     /// Sniffed connections only: what went over the air.
     public var air: Air?
+    /// HCI logs only: data PDUs this host's controller sent per connection event, estimated from
+    /// Number of Completed Packets.
+    public var packetsPerEvent: PacketsPerEvent?
+
+    /// Number of Completed Packets events that come within half an interval of each other are one
+    /// connection event's; each packet completed counts as the data PDUs it was split into.
+    public struct PacketsPerEvent: Sendable, Equatable {
+        /// Events in which this host's controller completed packets.
+        public var events = 0
+        public var median = 0
+        public var max = 0
+        /// The most in one event while packets were still waiting in the controller: the
+        /// controller's own limit per event, when the host kept it busy.
+        public var limit: Int?
+        /// Events counted by how many PDUs they completed (the last bin: that many or more).
+        public var histogram = [Int](repeating: 0, count: 17)
+    }
     /// Data PDUs each side sent and their payload octets: from HCI ACL data (split to the data
     /// length in force), or as sniffed (non-empty, not retransmitted).
     public var centralData = DataCount(), peripheralData = DataCount()
@@ -133,7 +150,13 @@ public struct LinkSummary: Sendable {
         guard let i = intervals.last else { return nil }
         return LinkParameters(interval: UInt16(clamping: i.value), phy: UInt8(clamping: phys.last?.value ?? 1),
                               dataLength: dataLengths.last?.value ?? 27, attMTU: mtus.last?.value ?? 23,
-                              encrypted: encryptedFrame != nil)
+                              encrypted: encryptedFrame != nil, packetsPerEvent: streamSentByHost ? packetsPerEvent?.limit : nil)
+    }
+
+    /// Whether the main kind's values go out from this host's controller (write commands as central,
+    /// notifications as peripheral): only then do its completed packets bound the stream.
+    public var streamSentByHost: Bool {
+        (mainKind == "writes_without_response" && central == true) || (mainKind == "notifications" && central == false)
     }
 
     /// Whether the main kind waits for an answer (write requests, indications, reads).
@@ -153,6 +176,7 @@ public struct LinkSummary: Sendable {
 /// Bounded: at most `maxConnections` are kept in full, latencies by reservoir of `maxSamples`.
 public final class LinkCollector: AuditEventSink {
     public static let maxConnections = 1024
+    static let maxQueued = 256
     static let maxSamples = 2048
     static let maxSeconds = 86_400
 
@@ -167,6 +191,12 @@ public final class LinkCollector: AuditEventSink {
         var created: FrameRef?
         /// Sniffed links: the last LL_LENGTH_REQ, until its answer (from the central?, max RX and TX octets).
         var lengthRequest: (fromCentral: Bool, rx: Int, tx: Int)?
+        /// ACL packets this host sent and the controller has not completed: the data PDUs of each,
+        /// oldest first (at most `maxQueued`).
+        var queued: [(pdus: Int, time: Int64)] = []
+        /// The connection event whose completions are being added up: when it started, its PDUs,
+        /// and whether packets were still waiting after it.
+        var completing: (time: Int64, pdus: Int, waiting: Bool)?
 
         init(_ c: Connection, at f: FrameRef, created: FrameRef?) {
             connection = c
@@ -206,6 +236,7 @@ public final class LinkCollector: AuditEventSink {
             let octets = d.packet.payload.count - 4
             let per = max(t.summary.dataLengths.last?.value ?? 27, 27)
             let pdus = (octets + per - 1) / per
+            if d.packet.direction == .sent, t.queued.count < Self.maxQueued { t.queued.append((pdus, d.packet.timestamp)) }
             if (d.packet.direction == .sent) == (c.isCentral ?? true) {
                 t.summary.centralData.pdus &+= pdus
                 t.summary.centralData.octets &+= octets
@@ -222,6 +253,10 @@ public final class LinkCollector: AuditEventSink {
             if let t = open[c.id] { air(ll, pdu, at: f, t) } else { firstAir = (c.id, ll, pdu, f) }
             return
         }
+        if case .event(0x13, let b) = d.hci {
+            completed(b, adapter: d.packet.adapter, at: d.packet.timestamp)
+            return
+        }
         guard case .event(0x3E, let b) = d.hci, let sub = b.byte(0), sub == 0x0C || sub == 0x07,
               let h = b.le16(sub == 0x0C ? 2 : 1) else { return }
         let f = FrameRef(number: d.packet.number, time: d.packet.timestamp)
@@ -234,6 +269,43 @@ public final class LinkCollector: AuditEventSink {
             // LE Data Length Change: handle, max TX octets, max TX time, max RX octets, max RX time.
             if t.summary.dataLengths.last?.value != Int(tx) { t.summary.dataLengths.append(.init(frame: f.number, time: f.time, value: Int(tx))) }
         }
+    }
+
+    /// Number of Completed Packets: number of handles, then each handle and its count.
+    private func completed(_ b: Bytes, adapter: UInt16, at time: Int64) {
+        guard let n = b.byte(0) else { return }
+        for i in 0..<Int(n) {
+            guard let h = b.le16(1 + 4 * i), let count = b.le16(3 + 4 * i), count > 0,
+                  let t = open.values.first(where: { $0.connection.adapter == adapter && $0.connection.handle == h & 0x0FFF })
+            else { continue }
+            let k = min(Int(count), t.queued.count)
+            let pdus = t.queued.prefix(k).reduce(0) { $0 + $1.pdus }
+            t.queued.removeFirst(k)
+            // Half an interval apart at least: another connection event.
+            let interval = Int64(t.connection.interval ?? 6) * 1_250_000
+            // A packet the controller held since before this event began was left for a later one.
+            let waiting = t.queued.first.map { time &- $0.time > interval } ?? false
+            if var e = t.completing, time &- e.time <= interval / 2 {
+                e.pdus += pdus
+                e.waiting = waiting
+                t.completing = e
+            } else {
+                endEvent(t)
+                t.completing = (time, pdus, waiting)
+            }
+        }
+    }
+
+    /// Counts the connection event whose completions were being added up.
+    private func endEvent(_ t: Track) {
+        guard let e = t.completing, e.pdus > 0 else { return }
+        t.completing = nil
+        var p = t.summary.packetsPerEvent ?? LinkSummary.PacketsPerEvent()
+        p.events += 1
+        p.max = max(p.max, e.pdus)
+        p.histogram[min(e.pdus, p.histogram.count - 1)] += 1
+        if e.waiting { p.limit = max(p.limit ?? 0, e.pdus) }
+        t.summary.packetsPerEvent = p
     }
 
     private func air(_ ll: LLFrame, _ pdu: LLDataPDU, at f: FrameRef, _ t: Track) {
@@ -387,6 +459,13 @@ public final class LinkCollector: AuditEventSink {
     }
 
     private func close(_ t: Track, at f: FrameRef?) {
+        endEvent(t)
+        if var p = t.summary.packetsPerEvent {
+            // The median from the histogram (its last bin counted as its floor).
+            var seen = 0
+            p.median = p.histogram.indices.first { seen += p.histogram[$0]; return seen * 2 > p.events } ?? 0
+            t.summary.packetsPerEvent = p
+        }
         var s = t.summary
         s.end = f
         let c = t.connection

@@ -84,6 +84,12 @@ public enum LinkReport {
             if let p = s.perSecond { w += "; per second min " + String(p.min) + " / median " + String(p.median) + " / max " + String(p.max) + " B" }
             w += "\n"
             if let a = s.air { w += "    air: " + air(a, s) + "\n" }
+            if let p = s.packetsPerEvent {
+                w += "    packets per event, estimated from Number of Completed Packets: median " + String(p.median) + ", max "
+                    + String(p.max) + " over " + Say.plural(p.events, "event")
+                w += p.limit.map { "; at most " + String($0) + " while more waited" } ?? "; nothing was left waiting"
+                w += "\n"
+            }
             if !s.latencies.isEmpty {
                 let interval = s.intervals.last.map { Int64($0.value) * 1_250_000 }
                 w += "    latency: " + s.latencies.map { l in
@@ -233,6 +239,10 @@ public enum LinkReport {
                 + "],\"counts\":[" + s.latencyHistogram.map(String.init).joined(separator: ",") + "]}"
             o += ",\"setup\":[" + s.setup.map { "{\"step\":" + js($0.name) + ",\"frame\":" + String($0.frame) + ",\"after_ms\":" + ms($0.after) + "}" }
                 .joined(separator: ",") + "]"
+            if let p = s.packetsPerEvent {
+                o += ",\"packets_per_event\":{\"estimated\":true,\"events\":" + String(p.events) + ",\"median\":" + String(p.median)
+                    + ",\"max\":" + String(p.max) + ",\"limit\":" + (p.limit.map(String.init) ?? "null") + "}"
+            }
             if let a = s.air {
                 o += ",\"air\":{\"packets\":" + String(a.packets) + ",\"events\":" + String(a.events) + ",\"empty\":" + String(a.emptyPDUs)
                     + ",\"retransmissions\":" + String(a.retransmissions) + ",\"bad_crc\":" + String(a.badCRC)
