@@ -20,8 +20,9 @@ public enum FieldAliases {
                           "att.set_of_handles.handle", "att.handles_information.found_attribute_handle",
                           "att.attribute_handle_in_error", "att.attribute.handle",
                           "att.attribute.characteristic_value_handle", "att.attribute.decoded_value.handle"]),
-        // The raw value; tshark writes a value it decodes (a CCCD's, …) only as its own fields.
-        ("btatt.value", ["att.value"]),
+        // The raw value, Find By Type Value's and Prepare Write's included; tshark writes a value it
+        // decodes (a CCCD's, …) only as its own fields.
+        ("btatt.value", ["att.value", "att.attribute_value", "att.part_attribute_value"]),
         // Any 16-bit UUID in an ATT PDU; ours also matches the 128-bit form of the same UUID.
         ("btatt.uuid16", ["att.uuid"]),
         ("btatt.error_code", ["att.error_code"]),

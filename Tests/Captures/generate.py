@@ -602,6 +602,28 @@ async def sc_good_idle_connection(loop):
     return w
 
 
+async def sc_throughput_write_commands(loop):
+    """A stream with parameters chosen so its throughput can be worked by hand: interval 30 ms,
+    ATT_MTU 247, LE 1M and data length 27 (the virtual controller changes neither), one write
+    command of 244 octets every interval for 100 intervals."""
+    w = World(loop)
+    conn, peer = await _scan_and_connect(w)
+    await conn.update_parameters(30, 30, 0, 4000)
+    await settle()
+    await peer.request_mtu(247)
+    for s in await peer.discover_service(CUSTOM_SERVICE):
+        await s.discover_characteristics()
+    wr = find_char(peer, CUSTOM_WRITE)
+    start = loop.time()
+    for i in range(100):
+        # On the interval's clock, whatever handing one over took.
+        await asyncio.sleep(max(0.0, start + i * 0.030 - loop.time()))
+        await wr.write_value(bytes([i]) * 244, with_response=False)
+    await settle()
+    await w.disconnect(conn)
+    return w
+
+
 async def sc_bad_att_pipelining(loop):  # BLE403
     w = World(loop)
     conn, peer = await _scan_and_connect(w)
@@ -836,6 +858,7 @@ SCENARIOS = {
     'pairing_sc_debug_key': sc_pairing_sc_debug_key,
     'reconnect_by_uuid': sc_reconnect_by_uuid,
     'extended_adv_scan': sc_extended_adv_scan,
+    'throughput_write_commands': sc_throughput_write_commands,
 }
 
 

@@ -127,6 +127,28 @@ final class LinksCommandTests: XCTestCase {
         XCTAssertNil(c["air"], "an HCI log has no air figures")
     }
 
+    /// A stream generated with chosen parameters (Tests/Captures/README works the numbers): the
+    /// achieved and possible rates and the knob are the arithmetic's.
+    func testChosenParametersStream() throws {
+        let path = Fixtures.captures + "/throughput_write_commands.btsnoop"
+        let r = try CLI.run(["links", "--format", "json", path])
+        XCTAssertEqual(r.status, 0, r.err)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let c = try XCTUnwrap((json["connections"] as? [[String: Any]])?.first)
+        XCTAssertEqual((c["intervals"] as? [[String: Any]])?.compactMap { $0["ms"] as? Double }, [15, 30])
+        XCTAssertEqual(c["att_mtu"] as? Int, 247)
+        XCTAssertEqual((c["bytes"] as? [String: Int])?["writes_without_response"], 24_400)
+        let t = try XCTUnwrap(c["throughput"] as? [String: Any])
+        // 100 values of 244 octets, 30 ms apart: 99 gaps of 30 ms.
+        XCTAssertEqual(t["achieved_bps"] as? Int, Int((24_400.0 * 8 / 2.97).rounded()))
+        // Four 244-octet values fit a 30 ms event on LE 1M with data length 27.
+        XCTAssertEqual(t["possible_bps"] as? Int, Int((4 * 244 * 8 / 0.030).rounded()))
+        XCTAssertTrue(c["limit"] is NSNull, "a quarter of what the link allows: the sender was the limit")
+        let text = try CLI.run(["links", path]).out
+        XCTAssertTrue(text.contains("the sender produced less than the link could carry; to carry more, data length would allow up to 781 kbit/s"),
+                      text)
+    }
+
     /// This host's advertising: ADV_IND every 100 ms with 29 octets of data and 18 of scan
     /// response, on from frame 35 (0.017 s) to its disable at 0.518 s.
     func testHostAdvertising() throws {

@@ -20,7 +20,7 @@ final class FieldColumnsTests: XCTestCase {
     ///   response, and leaves out a Find By Type Value's value; blesniff gives each UUID the PDU holds once.
     static let differing: [String: Int] = [
         "btl2cap.cid": 266, "btl2cap.length": 266, "btatt.opcode": 165, "btsmp.opcode": 99,
-        "btatt.handle": 83, "btatt.uuid16": 1580,
+        "btatt.handle": 83, "btatt.uuid16": 1584,
     ]
 
     func testFieldsMatchTshark() throws {

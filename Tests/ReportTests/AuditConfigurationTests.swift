@@ -102,7 +102,7 @@ final class AuditConfigurationTests: XCTestCase {
     func testEveryRuleIsCatalogued() {
         let ids = AuditRules.infos.map(\.id)
         XCTAssertEqual(ids, ["BLE101", "BLE102", "BLE103", "BLE201", "BLE202", "BLE203", "BLE301", "BLE302", "BLE303",
-                             "BLE304", "BLE401", "BLE402", "BLE403", "BLE501", "BLE502", "BLE503", "BLE504", "BLE505",
+                             "BLE304", "BLE401", "BLE402", "BLE403", "BLE404", "BLE501", "BLE502", "BLE503", "BLE504", "BLE505",
                              "BLE601", "BLE602", "BLE603"])
         XCTAssertEqual(Set(AuditRules.infos.map(\.name)).count, ids.count)
         for i in AuditRules.infos { XCTAssertFalse(i.help.isEmpty || i.summary.isEmpty || i.guidance.isEmpty, i.id) }

@@ -131,6 +131,44 @@ final class AuditConnectionRulesTests: XCTestCase {
         assertNone(audit(s, only: "BLE402"))
     }
 
+    // MARK: BLE404
+
+    /// `count` Write Requests to handle 0x0023 every `period` seconds, each answered 55 ms later,
+    /// with the characteristic's properties.
+    private func writes(_ count: Int, properties: UInt8?, cccd: UInt16? = nil, period: Double = 0.06) -> EventStream {
+        var s = EventStream()
+        let c = s.connection()
+        c.interval = 24
+        s.add(0, .connected(c))
+        for i in 0..<count {
+            let t = 1 + Double(i) * period
+            s.add(t, att(c, .local, 0x12, .request, handle: 0x23, length: 20, characteristic: 0x2A9F, properties: properties, cccd: cccd))
+            s.add(t + 0.055, att(c, .remote, 0x13, .response))
+        }
+        s.add(10, .disconnected(c, reason: 0x13))
+        return s
+    }
+
+    func testBLE404WriteRequestStream() {
+        // Write (0x08) and Write Without Response (0x04) declared: 20 writes in 1.14 s, each 5 ms
+        // after the one before was answered. Waiting, one
+        // 20-octet value per two 30 ms intervals (2.67 kbit/s); without, 44 a 30 ms event on LE 1M
+        // (235 kbit/s).
+        assertOne(audit(writes(25, properties: 0x0C), only: "BLE404"), "BLE404", .note, frames: [2, 40, 50], decisive: 40,
+                  message: ["25 Write Requests to", "20 of them within 1.1 s each sent as the last was answered, although it accepts Write Without Response",
+                            "at a 30 ms interval and ATT_MTU 23 that is at most 3 kbit/s against 235 kbit/s without waiting"])
+    }
+
+    /// A characteristic that needs each write acknowledged, too few writes, CCCD writes, or writes
+    /// paced by something else (200 ms after each answer, as a command protocol does): nothing.
+    func testBLE404NotAFinding() {
+        assertNone(audit(writes(25, properties: 0x0C, period: 0.25), only: "BLE404"))
+        assertNone(audit(writes(25, properties: 0x08), only: "BLE404"))
+        assertNone(audit(writes(19, properties: 0x0C), only: "BLE404"))
+        assertNone(audit(writes(25, properties: nil), only: "BLE404"))
+        assertNone(audit(writes(25, properties: 0x0C, cccd: 1), only: "BLE404"))
+    }
+
     // MARK: BLE403
 
     func testBLE403PipelinedRequests() {

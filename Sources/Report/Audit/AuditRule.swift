@@ -301,6 +301,7 @@ public enum AuditRules {
         RuleEntry(BLE401IdleConnection.self),
         RuleEntry(BLE402ReconnectBeforeDisconnected.self),
         RuleEntry(BLE403ATTRequestPipelining.self),
+        RuleEntry(BLE404WriteRequestStream.self),
         RuleEntry(BLE501AdvDataInvalid.self),
         RuleEntry(BLE502AdvServicesOverflow.self),
         RuleEntry(BLE503LocalNameTruncated.self),
