@@ -366,3 +366,25 @@ struct ReadTracker {
         return !continuation
     }
 }
+
+/// The first run of `need` events within `window` of each other: a rule's threshold "N times in T".
+struct FirstWindow {
+    /// The last events, up to `need`, until the window is found.
+    private var recent: [FrameRef] = []
+    /// The window's first and decisive event, once found.
+    private(set) var found: (first: FrameRef, decisive: FrameRef)?
+
+    /// Counts one event; true when it completes the window.
+    mutating func add(_ frame: FrameRef, need: Int, window: Int64) -> Bool {
+        guard found == nil else { return false }
+        recent.append(frame)
+        if recent.count > need { recent.removeFirst() }
+        guard recent.count == need, frame.time &- recent[0].time <= window else { return false }
+        found = (recent[0], frame)
+        recent = []
+        return true
+    }
+
+    /// Starts the run again from the next event.
+    mutating func restart() { if found == nil { recent.removeAll(keepingCapacity: true) } }
+}

@@ -33,15 +33,13 @@ struct BLE301PollingRead: PerConnectionRule {
         var handle: UInt16
         /// For reads by characteristic UUID (Read By Type): the UUID, read over the range from `handle`.
         var byType: BluetoothUUID?
-        /// The last reads, up to the threshold, until a window is found.
-        var recent: [FrameRef] = []
         var reads = 0
         var first: FrameRef
         var last: FrameRef
         var characteristic: BluetoothUUID?
         var properties: UInt8?
-        /// First window that reached the threshold: its first and its decisive read.
-        var window: (FrameRef, FrameRef)?
+        /// First window that reached the threshold.
+        var window = FirstWindow()
     }
 
     struct State {
@@ -91,21 +89,15 @@ struct BLE301PollingRead: PerConnectionRule {
         r.last = frame
         if r.byType == nil, a.characteristic != nil { r.characteristic = a.characteristic }
         if a.properties != nil { r.properties = a.properties }
-        guard r.window == nil else { return false }
-        r.recent.append(frame)
-        if r.recent.count > need { r.recent.removeFirst() }
-        guard r.recent.count == need, frame.time &- r.recent[0].time <= window else { return false }
-        r.window = (r.recent[0], frame)
-        r.recent = []
-        return true
+        return r.window.add(frame, need: need, window: window)
     }
 
     func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
         let need = max(1, readsSetting)
         // Most connections poll nothing.
         guard s.polled else { return }
-        for r in s.handles.filter({ $0.window != nil }).sorted(by: { $0.handle < $1.handle }) {
-            guard let (first, decisive) = r.window else { continue }
+        for r in s.handles.filter({ $0.window.found != nil }).sorted(by: { $0.handle < $1.handle }) {
+            guard let (first, decisive) = r.window.found else { continue }
             let h = r.handle
             let canNotify = r.properties.map { $0 & 0x30 != 0 }
             // Nothing to subscribe to: reading is the only way to the value.

@@ -36,14 +36,12 @@ struct BLE404WriteRequestStream: PerConnectionRule {
         var handle: UInt16
         var characteristic: BluetoothUUID?
         var properties: UInt8?
-        /// The last writes, up to the threshold, until a window is found.
-        var recent: [FrameRef] = []
         var writes = 0
         var first: FrameRef
         var last: FrameRef
         var mtu = 23
-        /// The first window that reached the threshold: its first and its decisive write.
-        var window: (FrameRef, FrameRef)?
+        /// The first window that reached the threshold.
+        var window = FirstWindow()
     }
 
     struct State {
@@ -93,15 +91,8 @@ struct BLE404WriteRequestStream: PerConnectionRule {
             s.handles[i].mtu = a.mtu
             if a.characteristic != nil { s.handles[i].characteristic = a.characteristic }
             if a.properties != nil { s.handles[i].properties = a.properties }
-            guard s.handles[i].window == nil else { return }
-            if !waited { s.handles[i].recent = [] }
-            s.handles[i].recent.append(frame)
-            if s.handles[i].recent.count > need { s.handles[i].recent.removeFirst() }
-            let recent = s.handles[i].recent
-            guard recent.count == need, frame.time &- recent[0].time <= window else { return }
-            s.handles[i].window = (recent[0], frame)
-            s.handles[i].recent = []
-            s.streamed = true
+            if !waited { s.handles[i].window.restart() }
+            if s.handles[i].window.add(frame, need: need, window: window) { s.streamed = true }
         }
     }
 
@@ -109,7 +100,7 @@ struct BLE404WriteRequestStream: PerConnectionRule {
         guard s.streamed else { return }
         for w in s.handles.sorted(by: { $0.handle < $1.handle }) {
             // Only where the peer accepts writes that need no answer.
-            guard let (first, decisive) = w.window, let p = w.properties, p & 0x04 != 0 else { continue }
+            guard let (first, decisive) = w.window.found, let p = w.properties, p & 0x04 != 0 else { continue }
             var msg: Message = """
                 \(w.writes) Write Requests to \(attribute: w.handle, w.characteristic) in \(seconds: w.last.time &- w.first.time), \
                 \(writesSetting) of them within \(seconds: decisive.time &- first.time) each sent as the last was answered, \
