@@ -46,8 +46,10 @@ public enum AuditEvent {
     /// Advertising data this host set (LE Set Advertising / Scan Response / Extended Advertising Data)
     /// or received in a report, with what it and its advertiser showed (`AdvertiserModel`).
     case advertisingData(AdvertisingDataObservation)
-    /// LE Set Advertising Enable or LE Set Extended Advertising Enable sent by the host.
-    case advertisingEnable(adapter: UInt16, enabled: Bool)
+    /// This host started or stopped advertising on an adapter (`HostAdvertisingModel`: an enable
+    /// while off, a disable while on, a central connecting to it). Boxed, as scans are: rare and large.
+    indirect case advertisingStarted(HostAdvertising)
+    indirect case advertisingStopped(HostAdvertising)
     /// How the host set an adapter (or an advertising set) to advertise.
     case advertisingParameters(HostAdvertisingParameters)
     /// L2CAP traffic other than ATT on a connection (SMP, signalling, SDP, RFCOMM, ...): the link is

@@ -35,6 +35,8 @@ public final class AuditFeed {
     private var owners: ConnectionOwners
     /// The advertisers and what their data showed (`AdvertiserModel`: each piece of data walked once).
     private var advertisers = AdvertiserModel()
+    /// When this host advertises.
+    private var advertising = HostAdvertisingModel()
     private let restartGap: Int64
 
     /// - Parameters:
@@ -166,15 +168,15 @@ public final class AuditFeed {
             advertisingData(AdvertiserKey(adapter: adapter, address: nil, host: true), p.data, scanResponse: p.isScanResponse,
                             legacy: legacySets.contains(setKey(adapter, p.advertisingHandle)), at, sink)
         case .leSetAdvertisingEnable(let p):
-            sink.observe(.advertisingEnable(adapter: adapter, enabled: p.advertisingEnable), at: at)
+            advertising.enable(adapter: adapter, p.advertisingEnable, at: at, sink)
         case .leSetExtendedAdvertisingEnable(let p):
-            sink.observe(.advertisingEnable(adapter: adapter, enabled: p.enable), at: at)
+            advertising.enable(adapter: adapter, p.enable, at: at, sink)
         case .leSetAdvertisingParameters(let p):
-            sink.observe(.advertisingParameters(HostAdvertisingParameters(adapter: adapter, p)), at: at)
+            advertising.parameters(HostAdvertisingParameters(adapter: adapter, p), at: at, sink)
         case .leSetExtendedAdvertisingParameters(let p):
             let set = setKey(adapter, p.advertisingHandle)
             if p.usesLegacyPDUs { legacySets.insert(set) } else { legacySets.remove(set) }
-            sink.observe(.advertisingParameters(HostAdvertisingParameters(adapter: adapter, p)), at: at)
+            advertising.parameters(HostAdvertisingParameters(adapter: adapter, p), at: at, sink)
         }
     }
 
@@ -187,6 +189,7 @@ public final class AuditFeed {
 
     /// A connection that just opened, and whose it is.
     private func connected<S: AuditEventSink>(_ c: Connection, _ at: FrameRef, _ sink: S) {
+        if c.isCentral == false, c.isLE { advertising.stop(adapter: c.adapter, at: at, sink) }
         sink.observe(.connected(c), at: at)
         sink.observe(.connectionOwner(c, owners.connected(c)), at: at)
     }

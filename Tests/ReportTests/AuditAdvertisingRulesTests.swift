@@ -146,8 +146,8 @@ final class AuditAdvertisingRulesTests: XCTestCase {
         var s = EventStream()
         let c = s.connection(central: false)
         s.add(0, .connected(c))
-        s.add(1, .advertisingEnable(adapter: 0, enabled: true))
-        s.add(1 + seconds, .advertisingEnable(adapter: 0, enabled: false))
+        s.advertisingEnable(1, enabled: true)
+        s.advertisingEnable(1 + seconds, enabled: false)
         s.add(20, .disconnected(c, reason: 0x13))
         return s
     }
@@ -173,8 +173,8 @@ final class AuditAdvertisingRulesTests: XCTestCase {
         s.add(0, .advertisingParameters(HostAdvertisingParameters(
             adapter: 0, intervalMin: intervalMax, intervalMax: intervalMax, legacy: true, scannable: true, connectable: true,
             channels: 3, primaryPHY: 1, secondaryPHY: 1)))
-        s.add(0.1, .advertisingEnable(adapter: 0, enabled: true))
-        s.add(0.1 + seconds, .advertisingEnable(adapter: 0, enabled: false))
+        s.advertisingEnable(0.1, enabled: true)
+        s.advertisingEnable(0.1 + seconds, enabled: false)
         return s
     }
 

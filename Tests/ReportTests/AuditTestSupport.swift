@@ -19,6 +19,9 @@ struct EventStream {
     private var reads = ConnectionTable<ReadTracker>(capacity: 64)
     /// Advertisers as the feed's model keeps them.
     private var advertisers = AdvertiserModel()
+    /// This host's advertising, started and stopped as the feed's model does.
+    private var advertising: [UInt16: HostAdvertising] = [:]
+    private var advertisingCount = 0
 
     /// Adds an event at `t` seconds; returns its frame number.
     @discardableResult
@@ -30,6 +33,10 @@ struct EventStream {
         }
         if case .advertisingData(let o) = e {
             e = .advertisingData(advertisers.observe(o.key, data: o.data, scanResponse: o.scanResponse, legacy: o.legacy))
+        }
+        // A central connecting stops this host's advertising first, as in the feed.
+        if case .connected(let c) = e, c.isCentral == false, c.isLE, let a = advertising.removeValue(forKey: c.adapter) {
+            add(t, .advertisingStopped(a))
         }
         frames += 1
         let n = frames
@@ -67,6 +74,19 @@ struct EventStream {
         }
         frames = next
         return next
+    }
+
+    /// LE Set Advertising Enable at `t` seconds, as `HostAdvertisingModel` turns it into events.
+    mutating func advertisingEnable(_ t: Double, adapter: UInt16 = 0, enabled: Bool) {
+        if enabled, advertising[adapter] == nil {
+            advertisingCount += 1
+            let f = FrameRef(number: frames + 1, time: Int64((t * 1e9).rounded()))
+            let a = HostAdvertising(adapter: adapter, number: advertisingCount, start: f, parameters: nil)
+            advertising[adapter] = a
+            add(t, .advertisingStarted(a))
+        } else if !enabled, let a = advertising.removeValue(forKey: adapter) {
+            add(t, .advertisingStopped(a))
+        }
     }
 
     mutating func connection(handle: UInt16 = 0x0040, peer: UInt64 = 0xC0FF_EE00_0001, central: Bool? = true,

@@ -172,7 +172,8 @@ public struct AuditEventKinds: OptionSet, Sendable {
     public static let att = Self(rawValue: 1 << 7)
     public static let pairing = Self(rawValue: 1 << 8)
     public static let advertisingData = Self(rawValue: 1 << 9)
-    public static let advertisingEnable = Self(rawValue: 1 << 10)
+    /// `advertisingStarted` and `advertisingStopped`.
+    public static let advertising = Self(rawValue: 1 << 10)
     public static let advertisingParameters = Self(rawValue: 1 << 11)
     public static let linkData = Self(rawValue: 1 << 12)
     public static let platform = Self(rawValue: 1 << 13)
@@ -193,7 +194,7 @@ extension AuditEvent {
         case .att: return .att
         case .pairing, .pairingDebugKey: return .pairing
         case .advertisingData: return .advertisingData
-        case .advertisingEnable: return .advertisingEnable
+        case .advertisingStarted, .advertisingStopped: return .advertising
         case .advertisingParameters: return .advertisingParameters
         case .linkData: return .linkData
         case .platform: return .platform

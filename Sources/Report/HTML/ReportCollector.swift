@@ -154,8 +154,10 @@ public final class ReportCollector {
             period(&scanOpen, &scanBins, adapter: s.adapter, on: true, at: f.time, count: &scanPeriods)
         case .scanStopped(let s):
             period(&scanOpen, &scanBins, adapter: s.adapter, on: false, at: f.time, count: &scanPeriods)
-        case .advertisingEnable(let adapter, let enabled):
-            period(&advertisingOpen, &advertisingBins, adapter: adapter, on: enabled, at: f.time, count: &advertisingPeriods)
+        case .advertisingStarted(let a):
+            period(&advertisingOpen, &advertisingBins, adapter: a.adapter, on: true, at: f.time, count: &advertisingPeriods)
+        case .advertisingStopped(let a):
+            period(&advertisingOpen, &advertisingBins, adapter: a.adapter, on: false, at: f.time, count: &advertisingPeriods)
         case .advertisingReport(_, let address, let type, let rssi, let scanResponse):
             advertisingReports &+= 1
             reportBins?.update(at: f.time) { $0 &+= 1 }

@@ -96,7 +96,8 @@ public struct AdvertisingEnergy: Sendable, Equatable {
 /// This host's advertising, adapter by adapter, from the feed's events.
 struct AdvertisingCollector {
     private var adapters: [UInt16: AdvertisingSummary] = [:]
-    private var since: [UInt16: Int64] = [:]
+    /// What is on: the feed says nothing of it at the end of the capture.
+    private var open: [UInt16: HostAdvertising] = [:]
 
     mutating func observe(_ event: AuditEvent, at f: FrameRef) {
         switch event {
@@ -109,28 +110,21 @@ struct AdvertisingCollector {
             } else {
                 adapters[a, default: AdvertisingSummary(adapter: a, firstFrame: f.number)].dataOctets = o.data.count
             }
-        case .advertisingEnable(let a, true):
-            guard since[a] == nil else { return }
-            since[a] = f.time
-            adapters[a, default: AdvertisingSummary(adapter: a, firstFrame: f.number)].periods += 1
-            if adapters[a]!.periods == 1 { adapters[a]!.firstFrame = f.number }
-        case .advertisingEnable(let a, false):
-            stop(a, at: f.time)
-        case .connected(let c) where c.isCentral == false:
-            // The controller stops advertising when a central connects to it.
-            stop(c.adapter, at: f.time)
+        case .advertisingStarted(let h):
+            open[h.adapter] = h
+            adapters[h.adapter, default: AdvertisingSummary(adapter: h.adapter, firstFrame: f.number)].periods += 1
+            if adapters[h.adapter]!.periods == 1 { adapters[h.adapter]!.firstFrame = f.number }
+        case .advertisingStopped(let h):
+            open[h.adapter] = nil
+            adapters[h.adapter]?.onTime += max(f.time &- h.start.time, 0)
         default: break
         }
     }
 
-    private mutating func stop(_ adapter: UInt16, at time: Int64) {
-        guard let s = since.removeValue(forKey: adapter) else { return }
-        adapters[adapter]?.onTime += max(time &- s, 0)
-    }
-
-    /// The adapters that advertised, advertising still on stopped at `end`.
+    /// The adapters that advertised, what is still on counted up to `end`.
     mutating func finish(at end: FrameRef?) -> [AdvertisingSummary] {
-        for a in Array(since.keys) { stop(a, at: end?.time ?? since[a]!) }
+        for (adapter, h) in open { adapters[adapter]?.onTime += max((end?.time ?? h.start.time) &- h.start.time, 0) }
+        open = [:]
         return adapters.values.filter { $0.periods > 0 }.sorted { $0.adapter < $1.adapter }
     }
 }

@@ -264,3 +264,46 @@ extension HostAdvertisingParameters {
         return n == 0 ? 3 : n
     }
 }
+
+/// This host advertising on one adapter: from an enable until a disable, or until a central
+/// connects to it (the controller stops advertising then: Core Vol 4 Part E 7.8.9 for legacy
+/// advertising, 7.8.56 for an extended set; the sets of one adapter are taken together).
+public struct HostAdvertising: Sendable {
+    public var adapter: UInt16
+    /// Numbered in the capture, from 1.
+    public var number: Int
+    public var start: FrameRef
+    /// The parameters in force when it started (nil: none set in the capture).
+    public var parameters: HostAdvertisingParameters?
+}
+
+/// The one definition of when this host advertises: `advertisingStarted` and
+/// `advertisingStopped` events from the enable commands and the connections made to it.
+struct HostAdvertisingModel {
+    private var on: [UInt16: HostAdvertising] = [:]
+    private var parameters: [UInt16: HostAdvertisingParameters] = [:]
+    private var count = 0
+
+    mutating func parameters<S: AuditEventSink>(_ p: HostAdvertisingParameters, at: FrameRef, _ sink: S) {
+        parameters[p.adapter] = p
+        sink.observe(.advertisingParameters(p), at: at)
+    }
+
+    mutating func enable<S: AuditEventSink>(adapter: UInt16, _ enabled: Bool, at: FrameRef, _ sink: S) {
+        if enabled {
+            guard on[adapter] == nil else { return }
+            count += 1
+            let a = HostAdvertising(adapter: adapter, number: count, start: at, parameters: parameters[adapter])
+            on[adapter] = a
+            sink.observe(.advertisingStarted(a), at: at)
+        } else {
+            stop(adapter: adapter, at: at, sink)
+        }
+    }
+
+    /// A central connected to this host: its advertising stopped.
+    mutating func stop<S: AuditEventSink>(adapter: UInt16, at: FrameRef, _ sink: S) {
+        guard let a = on.removeValue(forKey: adapter) else { return }
+        sink.observe(.advertisingStopped(a), at: at)
+    }
+}

@@ -25,7 +25,7 @@ struct BLE504AdvWhileConnected: AuditRule {
         var since: FrameRef?
     }
 
-    static let consumes: AuditEventKinds = [.connected, .disconnected, .advertisingEnable]
+    static let consumes: AuditEventKinds = [.connected, .disconnected, .advertising]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let durationSetting: Int64
@@ -39,20 +39,17 @@ struct BLE504AdvWhileConnected: AuditRule {
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
         case .connected(let c) where c.isCentral == false:
-            // The controller stops advertising when a connection is made from it.
-            end(c.adapter, at: frame, emit: emit)
+            // Its advertising stopped just before (`advertisingStopped`).
             adapters.update(c.adapter, default: Adapter()) { a in
                 if a.connections.count < 64 { a.connections[c.id] = c }
             }
         case .disconnected(let c, _):
             guard adapters.update(c.adapter, { $0.connections.removeValue(forKey: c.id) != nil }) == true else { return }
             if adapters[c.adapter]?.connections.isEmpty == true { end(c.adapter, at: frame, emit: emit) }
-        case .advertisingEnable(let adapter, let enabled):
-            if enabled {
-                adapters.update(adapter) { a in if !a.connections.isEmpty, a.since == nil { a.since = frame } }
-            } else {
-                end(adapter, at: frame, emit: emit)
-            }
+        case .advertisingStarted(let a):
+            adapters.update(a.adapter) { a in if !a.connections.isEmpty, a.since == nil { a.since = frame } }
+        case .advertisingStopped(let a):
+            end(a.adapter, at: frame, emit: emit)
         default: break
         }
     }

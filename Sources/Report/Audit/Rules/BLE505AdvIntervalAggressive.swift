@@ -27,7 +27,7 @@ struct BLE505AdvIntervalAggressive: AuditRule {
         var since: FrameRef?
     }
 
-    static let consumes: AuditEventKinds = [.advertisingParameters, .advertisingEnable, .connected]
+    static let consumes: AuditEventKinds = [.advertisingParameters, .advertising]
     let settings: RuleSettings
     /// Options read once: a lookup by name per event costs a string hash.
     private let intervalSetting: Int64
@@ -54,19 +54,15 @@ struct BLE505AdvIntervalAggressive: AuditRule {
             a.intervalMax = intervalMax
             if a.enabled && a.since == nil && aggressive(intervalMax) { a.since = frame }
             adapters[adapter] = a
-        case .advertisingEnable(let adapter, let enabled):
-            if enabled {
-                adapters.update(adapter, default: Adapter()) { $0.enabled = true }
-                if adapters[adapter]!.since == nil && aggressive(adapters[adapter]!.intervalMax) {
-                    adapters[adapter]!.since = frame
-                }
-            } else {
-                end(adapter, at: frame, emit: emit)
-                adapters[adapter]?.enabled = false
+        case .advertisingStarted(let a):
+            let adapter = a.adapter
+            adapters.update(adapter, default: Adapter()) { $0.enabled = true }
+            if adapters[adapter]!.since == nil && aggressive(adapters[adapter]!.intervalMax) {
+                adapters[adapter]!.since = frame
             }
-        case .connected(let c) where c.isCentral == false:
-            end(c.adapter, at: frame, emit: emit)
-            adapters[c.adapter]?.enabled = false
+        case .advertisingStopped(let a):
+            end(a.adapter, at: frame, emit: emit)
+            adapters[a.adapter]?.enabled = false
         default: break
         }
     }
