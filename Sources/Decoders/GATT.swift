@@ -629,10 +629,11 @@ public struct ATTResultEntry: Sendable {
 
 /// What the bearer knows about one PDU beyond its bytes. A class: a frame's decode carries it and
 /// is passed around by value, and one reference copies cheaper than this many fields. Only the
-/// bearer fills it in, before handing it out.
+/// bearer fills it in, before handing it out; it hands the same object out again, refilled, once
+/// nothing else holds it (`ATTBearer.process`), so a stream of PDUs allocates nothing.
 public final class ATTResult {
-    public let pdu: ATTPDU
-    public let side: Side
+    public private(set) var pdu: ATTPDU
+    public private(set) var side: Side
     /// The request this response (or confirmation) answers.
     public internal(set) var request: ATTRequestInfo?
     /// Attributes concerned, with their values (one for most PDUs).
@@ -642,6 +643,15 @@ public final class ATTResult {
     init(pdu: ATTPDU, side: Side) {
         self.pdu = pdu
         self.side = side
+    }
+
+    /// Empties it for another PDU, keeping the room its entries took.
+    func reset(pdu: ATTPDU, side: Side) {
+        self.pdu = pdu
+        self.side = side
+        request = nil
+        entries.removeAll(keepingCapacity: true)
+        notes = SmallList()
     }
 
     public var attribute: GATTAttribute? { entries.first?.attribute }
@@ -791,6 +801,8 @@ public final class ATTBearer {
 
     var pending: [[Pending]] = [[], []]
     var pendingIndications: [[Pending]] = [[], []]
+    /// The result handed out last (`process`).
+    private var spare: ATTResult?
     var prepared: [[PreparedWrite]] = [[], []]
 
     /// - Parameter mtu: ATT_MTU before any exchange: 23 on the LE fixed channel; an EATT
@@ -808,7 +820,15 @@ public final class ATTBearer {
 
     /// Handles one PDU sent by `side` in frame `frame` at `time` (ns).
     public func process(_ pdu: ATTPDU, from side: Side, frame: Int, time: Int64) -> ATTResult {
-        let result = ATTResult(pdu: pdu, side: side)
+        let result: ATTResult
+        if isKnownUniquelyReferenced(&spare), let s = spare {
+            // The last result handed out is held by nobody else any more: it is filled again.
+            result = s
+            result.reset(pdu: pdu, side: side)
+        } else {
+            result = ATTResult(pdu: pdu, side: side)
+            spare = result
+        }
         // The server of this PDU was in use: its current version holds up to here.
         switch pdu.kind {
         case .request, .command, .confirmation: database(of: side.other).touch(frame, by: self)
