@@ -63,6 +63,17 @@ final class DiffCommandTests: XCTestCase {
         XCTAssertGreaterThan(new, base * 20)
     }
 
+    /// Value throughput of the device's busiest connection, as `links` measures it: lower is worse.
+    func testThroughputDrop() throws {
+        let (_, report) = try json([capture("throughput_write_commands.btsnoop"), capture("gatt_session.btsnoop")])
+        let t = try XCTUnwrap(row(report, "device ", "value throughput, busiest connection"))
+        XCTAssertEqual(t["key"] as? String, "throughput")
+        XCTAssertEqual(t["unit"] as? String, "bits_per_second")
+        // 24,400 octets in 2.97 s (Tests/Captures/README), against the GATT session's reads.
+        XCTAssertEqual(try XCTUnwrap(t["base"] as? Double), 24_400 * 8 / 2.97, accuracy: 1)
+        XCTAssertEqual(t["verdict"] as? String, "regression")
+    }
+
     func testFullDiscoveryAgainstDiscoveryByUUID() throws {
         let (_, report) = try json([capture("good_full_discovery.btsnoop"), capture("bad_full_discovery.btsnoop")])
         let requests = try XCTUnwrap(row(report, "device ", "discovery requests"))

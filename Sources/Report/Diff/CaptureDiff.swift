@@ -4,7 +4,7 @@ import Wire
 /// One metric side by side: its values in the base and the new capture, and whether the change is
 /// for the worse.
 public struct DiffRow: Sendable {
-    public enum Unit: String, Sendable { case count, duration, bytes, percent, milliseconds, microcoulombs, text }
+    public enum Unit: String, Sendable { case count, duration, bytes, percent, milliseconds, microcoulombs, bitsPerSecond = "bits_per_second", text }
     public enum Direction: Sendable { case higherIsWorse, lowerIsWorse, neutral }
     public enum Verdict: String, Sendable { case same, changed, better, worse, regression }
 
@@ -146,6 +146,8 @@ private struct Rows {
                d(a?.discoveryTime), d(b?.discoveryTime))
         number(sec, s, "connected to first value (set-up)", "time_to_ready", .duration, .higherIsWorse,
                d(a?.timeToReady), d(b?.timeToReady), additive: false)
+        number(sec, s, "value throughput, busiest connection", "throughput", .bitsPerSecond, .lowerIsWorse,
+               a?.throughput, b?.throughput, additive: false)
         number(sec, s, "reads", "reads", .count, .higherIsWorse, d(a?.reads), d(b?.reads))
         number(sec, s, "writes", "writes", .count, .higherIsWorse, d(a?.writes), d(b?.writes))
         number(sec, s, "notifications", "notifications", .count, .higherIsWorse, d(a?.notifications), d(b?.notifications))

@@ -96,6 +96,8 @@ public struct DeviceMetrics: Sendable {
     public var discoveryTime: Int64 = 0
     /// From the first connection's start to the first value it carried (set-up time).
     public var timeToReady: Int64?
+    /// Value throughput of its busiest connection, bits per second (`LinkSummary.achievedBitsPerSecond`).
+    public var throughput: Double?
     /// By characteristic UUID ("0x2A19", a full UUID, "0x2A19 CCCD", or "handle 0x0012" when the
     /// capture never showed the database).
     public var characteristics: [String: CharacteristicMetrics] = [:]

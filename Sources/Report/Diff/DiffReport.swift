@@ -30,6 +30,7 @@ public enum DiffFormat: String, CaseIterable, Sendable {
         case .duration: return duration(v)
         case .bytes: return number(v) + " B"
         case .microcoulombs: return number((v * 10).rounded() / 10) + " µC"
+        case .bitsPerSecond: return LinkReport.rate(v)
         case .percent: return number((v * 10).rounded() / 10) + "%"
         case .milliseconds: return number(v)
         default: return number(v)

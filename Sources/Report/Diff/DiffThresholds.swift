@@ -66,6 +66,7 @@ public struct DiffThresholds: Sendable {
         ("discovery_requests", .relative(0.1), "GATT discovery requests"),
         ("discovery_time", .relative(0.2), "connection to discovery complete"),
         ("time_to_ready", .relative(0.2), "connection to the first value carried (set-up time)"),
+        ("throughput", .relative(0.2), "value throughput of the device's busiest connection (lower is worse)"),
         ("reads", .relative(0.1), "reads, per device and per characteristic"),
         ("writes", .relative(0.1), "writes, per device and per characteristic"),
         ("notifications", .off, "notifications received"),

@@ -277,9 +277,11 @@ public final class MetricsCollector: AuditEventSink {
         }
         for (_, var o) in open.sorted(by: { $0.key < $1.key }) { closeConnection(&o, at: t) }
         open.removeAll()
-        // The device's side of each connection's radio charge.
+        // The device's side of each connection's radio charge, and its busiest connection's throughput.
         for l in links.finish(at: FrameRef(number: 0, time: t)) {
-            guard let peer = l.peer, let e = l.energy(LinkEnergy.diffProfile) else { continue }
+            guard let peer = l.peer else { continue }
+            if let bps = l.achievedBitsPerSecond { update(peer.description) { $0.throughput = max($0.throughput ?? 0, bps) } }
+            guard let e = l.energy(LinkEnergy.diffProfile) else { continue }
             let side = l.central == false ? e.central : e.peripheral
             update(peer.description) { $0.radioCharge += side.nanocoulombs }
         }
