@@ -61,7 +61,11 @@ public struct L2CAPFrame: Sendable {
 /// Never merges fragments into the wrong PDU: a start while a PDU is pending drops the pending one
 /// (reported), a continuation with nothing pending is reported and dropped.
 public struct L2CAPReassembler: Sendable {
+    /// The PDU being put together and the frames of its fragments. Emptied when the next PDU
+    /// starts, not when one completes: by then the frame that carried the last one is usually
+    /// gone, and the storage is used again instead of allocated anew.
     private var buffer: [UInt8] = []
+    /// The PDU's length with its header; -1 while the start was too short to tell; 0: none pending.
     private var expected = 0
     private var frames: [Int] = []
 
@@ -75,7 +79,7 @@ public struct L2CAPReassembler: Sendable {
         case malformed(String, dropped: [Int])
     }
 
-    public var isPending: Bool { !frames.isEmpty }
+    public var isPending: Bool { expected != 0 }
 
     /// Feeds one ACL payload (the bytes after the 4-byte ACL header).
     public mutating func add(_ data: Bytes, start: Bool, frame: Int) -> (Result, dropped: Result?) {
@@ -83,13 +87,14 @@ public struct L2CAPReassembler: Sendable {
         if start {
             if isPending {
                 dropped = .malformed("L2CAP PDU incomplete: \(buffer.count) of \(expected) bytes, next PDU started in frame \(frame)", dropped: frames)
-                reset()
+                expected = 0
             }
             guard let len = data.le16(0) else {
                 // A start too short for the length field: keep it and wait for the rest.
+                reset()
                 buffer.append(contentsOf: data)
                 expected = -1
-                frames = [frame]
+                frames.append(frame)
                 return (.pending(have: data.count, of: 0), dropped)
             }
             let total = Int(len) + 4
@@ -100,9 +105,10 @@ public struct L2CAPReassembler: Sendable {
                 return (.malformed("ACL data longer than the L2CAP length (\(data.count) > \(total))", dropped: [frame]), dropped)
             }
             // No reserveCapacity(total): the length is untrusted, so memory follows the bytes seen.
+            reset()
             buffer.append(contentsOf: data)
             expected = total
-            frames = [frame]
+            frames.append(frame)
             return (.pending(have: buffer.count, of: total), dropped)
         }
         guard isPending else {
@@ -116,18 +122,19 @@ public struct L2CAPReassembler: Sendable {
         if expected < 0 || buffer.count < expected { return (.pending(have: buffer.count, of: max(expected, 0)), nil) }
         if buffer.count > expected {
             let r = Result.malformed("fragments carry \(buffer.count) bytes, L2CAP length says \(expected)", dropped: frames)
-            reset()
+            expected = 0
             return (r, nil)
         }
         let whole = buffer[...]
         let f = L2CAPFrame(cid: whole.le16(2) ?? 0, length: UInt16(expected - 4), payload: whole.from(4), fragments: frames)
-        reset()
+        expected = 0
         return (.frame(f), nil)
     }
 
+    /// Empties the buffers for the next PDU, keeping their storage when nothing else holds it.
     private mutating func reset() {
-        buffer = []
+        buffer.removeAll(keepingCapacity: true)
         expected = 0
-        frames = []
+        frames.removeAll(keepingCapacity: true)
     }
 }
