@@ -673,23 +673,8 @@ public struct AuditReport {
         out.write("</testsuites>\n")
     }
 
-    private func xml(_ s: String) -> String {
-        var o = ""
-        for u in s.unicodeScalars {
-            switch u {
-            case "&": o += "&amp;"
-            case "<": o += "&lt;"
-            case ">": o += "&gt;"
-            case "\"": o += "&quot;"
-            case "'": o += "&apos;"
-            case "\n", "\t", "\r": o.unicodeScalars.append(u)
-            default:
-                // XML 1.0 has no escape for other control characters: drop them.
-                if u.value >= 0x20 && u.value != 0xFFFE && u.value != 0xFFFF { o.unicodeScalars.append(u) }
-            }
-        }
-        return o
-    }
+    /// Markup escaping is HTML's and XML's alike (`HTMLWriter.escape`).
+    private func xml(_ s: String) -> String { HTMLWriter.escape(s) }
 
     // MARK: Markdown
 
