@@ -16,8 +16,8 @@ extension AuditEventSink {
 }
 
 /// Turns decoded frames into the facts the auditor's rules consume (`AuditEvent`). Keeps only
-/// what it needs to do that: the legacy/extended kind of each advertising set, and each connection's
-/// reads.
+/// what it needs to do that: the session model (scans, owners, advertisers, this host's
+/// advertising), the legacy/extended kind of each advertising set, and each connection's reads.
 public final class AuditFeed {
     private let dissector: Dissector
     /// Advertising sets configured with legacy PDUs (LE Set Extended Advertising Parameters bit 4).
