@@ -172,11 +172,11 @@ public final class AuditFeed {
         case .leSetExtendedAdvertisingEnable(let p):
             advertising.enable(adapter: adapter, p.enable, at: at, sink)
         case .leSetAdvertisingParameters(let p):
-            advertising.parameters(HostAdvertisingParameters(adapter: adapter, p), at: at, sink)
+            sink.observe(.advertisingParameters(HostAdvertisingParameters(adapter: adapter, p)), at: at)
         case .leSetExtendedAdvertisingParameters(let p):
             let set = setKey(adapter, p.advertisingHandle)
             if p.usesLegacyPDUs { legacySets.insert(set) } else { legacySets.remove(set) }
-            advertising.parameters(HostAdvertisingParameters(adapter: adapter, p), at: at, sink)
+            sink.observe(.advertisingParameters(HostAdvertisingParameters(adapter: adapter, p)), at: at)
         }
     }
 

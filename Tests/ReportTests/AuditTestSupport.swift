@@ -21,7 +21,6 @@ struct EventStream {
     private var advertisers = AdvertiserModel()
     /// This host's advertising, started and stopped as the feed's model does.
     private var advertising: [UInt16: HostAdvertising] = [:]
-    private var advertisingCount = 0
 
     /// Adds an event at `t` seconds; returns its frame number.
     @discardableResult
@@ -79,9 +78,8 @@ struct EventStream {
     /// LE Set Advertising Enable at `t` seconds, as `HostAdvertisingModel` turns it into events.
     mutating func advertisingEnable(_ t: Double, adapter: UInt16 = 0, enabled: Bool) {
         if enabled, advertising[adapter] == nil {
-            advertisingCount += 1
             let f = FrameRef(number: frames + 1, time: Int64((t * 1e9).rounded()))
-            let a = HostAdvertising(adapter: adapter, number: advertisingCount, start: f, parameters: nil)
+            let a = HostAdvertising(adapter: adapter, start: f)
             advertising[adapter] = a
             add(t, .advertisingStarted(a))
         } else if !enabled, let a = advertising.removeValue(forKey: adapter) {

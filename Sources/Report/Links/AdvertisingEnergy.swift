@@ -100,20 +100,22 @@ struct AdvertisingCollector {
     private var open: [UInt16: HostAdvertising] = [:]
 
     mutating func observe(_ event: AuditEvent, at f: FrameRef) {
+        func summary(_ a: UInt16, _ change: (inout AdvertisingSummary) -> Void) {
+            change(&adapters[a, default: AdvertisingSummary(adapter: a, firstFrame: f.number)])
+        }
         switch event {
         case .advertisingParameters(let p):
-            adapters[p.adapter, default: AdvertisingSummary(adapter: p.adapter, firstFrame: f.number)].parameters = p
+            summary(p.adapter) { $0.parameters = p }
         case .advertisingData(let o) where o.key.host:
-            let a = o.key.adapter
-            if o.scanResponse {
-                adapters[a, default: AdvertisingSummary(adapter: a, firstFrame: f.number)].scanResponseOctets = o.data.count
-            } else {
-                adapters[a, default: AdvertisingSummary(adapter: a, firstFrame: f.number)].dataOctets = o.data.count
+            summary(o.key.adapter) { s in
+                if o.scanResponse { s.scanResponseOctets = o.data.count } else { s.dataOctets = o.data.count }
             }
         case .advertisingStarted(let h):
             open[h.adapter] = h
-            adapters[h.adapter, default: AdvertisingSummary(adapter: h.adapter, firstFrame: f.number)].periods += 1
-            if adapters[h.adapter]!.periods == 1 { adapters[h.adapter]!.firstFrame = f.number }
+            summary(h.adapter) { s in
+                s.periods += 1
+                if s.periods == 1 { s.firstFrame = f.number }
+            }
         case .advertisingStopped(let h):
             open[h.adapter] = nil
             adapters[h.adapter]?.onTime += max(f.time &- h.start.time, 0)

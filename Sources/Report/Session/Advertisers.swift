@@ -270,30 +270,18 @@ extension HostAdvertisingParameters {
 /// advertising, 7.8.56 for an extended set; the sets of one adapter are taken together).
 public struct HostAdvertising: Sendable {
     public var adapter: UInt16
-    /// Numbered in the capture, from 1.
-    public var number: Int
     public var start: FrameRef
-    /// The parameters in force when it started (nil: none set in the capture).
-    public var parameters: HostAdvertisingParameters?
 }
 
 /// The one definition of when this host advertises: `advertisingStarted` and
 /// `advertisingStopped` events from the enable commands and the connections made to it.
 struct HostAdvertisingModel {
     private var on: [UInt16: HostAdvertising] = [:]
-    private var parameters: [UInt16: HostAdvertisingParameters] = [:]
-    private var count = 0
-
-    mutating func parameters<S: AuditEventSink>(_ p: HostAdvertisingParameters, at: FrameRef, _ sink: S) {
-        parameters[p.adapter] = p
-        sink.observe(.advertisingParameters(p), at: at)
-    }
 
     mutating func enable<S: AuditEventSink>(adapter: UInt16, _ enabled: Bool, at: FrameRef, _ sink: S) {
         if enabled {
             guard on[adapter] == nil else { return }
-            count += 1
-            let a = HostAdvertising(adapter: adapter, number: count, start: at, parameters: parameters[adapter])
+            let a = HostAdvertising(adapter: adapter, start: at)
             on[adapter] = a
             sink.observe(.advertisingStarted(a), at: at)
         } else {
