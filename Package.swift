@@ -22,7 +22,7 @@ let package = Package(
                 "Report", "Decoders", "Capture", "Wire", "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ], swiftSettings: release),
-        // The commit a release is built from (scripts/build.sh defines it; empty otherwise).
+        // The commit a release is built from (scripts/release/build.sh defines it; empty otherwise).
         .systemLibrary(name: "CBuildInfo"),
         // What every layer shares: bytes and their reader, addresses, link types, the captured
         // record and the packet taken out of it. Standard library only.

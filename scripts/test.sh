@@ -2,9 +2,9 @@
 # Installs what the tests need and runs them. CI runs exactly this.
 # Tests that compare with tshark or drive a Bumble stack run when those are present (installed
 # here), and skip cleanly elsewhere. In CI (CI=true, or BLESNIFF_FULL_TESTS=1) every fuzz target
-# also runs for a short time, the Debian package is built and checked (scripts/test-package.sh), the
+# also runs for a short time, the Debian package is built and checked (scripts/release/test_package.sh), the
 # suite runs under AddressSanitizer and its multi-threaded part under ThreadSanitizer, and
-# scripts/live-vm-test.sh checks live capture in a VM against btmon (skipped where QEMU cannot boot).
+# scripts/dev/live_vm_test.sh checks live capture in a VM against btmon (skipped where QEMU cannot boot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh tshark
@@ -22,11 +22,11 @@ else
 fi
 swift build --build-tests
 if [ "${CI:-}" = true ] || [ -n "${BLESNIFF_FULL_TESTS:-}" ]; then
-  scripts/fuzz.sh all "${FUZZ_SECONDS:-20}"
+  scripts/dev/fuzz.sh all "${FUZZ_SECONDS:-20}"
   # The Debian package, unpacked into a scratch root: --version, a manual page, the bash completion.
-  scripts/test-package.sh
+  scripts/release/test_package.sh
   # Heap allocations per frame of the release binary it packaged, against their ceilings.
-  scripts/bench_allocations.sh --check "$(scripts/build.sh)"
+  scripts/bench/allocations.sh --check "$(scripts/release/build.sh)"
   # Leak checking is off: XCTest and Foundation's Process hold memory to exit (none of it ours;
   # the fuzz targets check leaks in blesniff's own code). The three whole-corpus comparisons whose
   # time goes to tshark's and Python's side or to re-running the CLI per column are left to the
@@ -39,6 +39,6 @@ if [ "${CI:-}" = true ] || [ -n "${BLESNIFF_FULL_TESTS:-}" ]; then
   swift test --sanitize=thread --scratch-path .build-tsan \
     --filter 'LiveCaptureTests|LiveSourceTests|CaptureStartTests|ExitStatusTests|AuditPrecisionTests|HTMLReportTests|CLITests'
   # Live capture against a real kernel Bluetooth stack in QEMU; skips where no VM can boot.
-  scripts/live-vm-test.sh
+  scripts/dev/live_vm_test.sh
 fi
 swift test --skip-build

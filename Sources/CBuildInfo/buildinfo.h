@@ -1,6 +1,6 @@
 #ifndef BLESNIFF_BUILDINFO_H
 #define BLESNIFF_BUILDINFO_H
-/* The commit a release build is made from: scripts/build.sh passes it as
+/* The commit a release build is made from: scripts/release/build.sh passes it as
    -Xcc -DBLESNIFF_COMMIT='"<hash>"'. A plain `swift build` leaves it empty. */
 #ifndef BLESNIFF_COMMIT
 #define BLESNIFF_COMMIT ""

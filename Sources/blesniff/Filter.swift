@@ -65,7 +65,7 @@ struct Fields: ParsableCommand {
                 let dissector = Dissector()
                 _ = try CaptureInput().forEachPacket([path]) { scanner.add(dissector.dissect($0)) }
             }
-            out.write(scanner.source(generator: "scripts/generate_field_table.sh (blesniff fields --scan)"))
+            out.write(scanner.source(generator: "scripts/dev/generate_field_table.sh (blesniff fields --scan)"))
             out.flush()
             return
         }

@@ -4,7 +4,7 @@ import Foundation
 import XCTest
 import Wire
 
-/// Android bug reports built by scripts/make_bugreport.py from gatt_session.btsnoop.
+/// Android bug reports built by scripts/fixtures/make_bugreport.py from gatt_session.btsnoop.
 final class BugReportTests: TempDirTestCase {
     var original: ReadResult!
 

@@ -9,7 +9,7 @@ let capturesDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
     .appendingPathComponent("Captures")
 let phoneDir = capturesDir.appendingPathComponent("phone")
 
-/// One frame as tshark read it (scripts/gen_phone_fixtures.sh).
+/// One frame as tshark read it (scripts/fixtures/generate_phone.sh).
 struct TsharkFrame: Equatable {
     var time: String
     var length: Int

@@ -881,7 +881,7 @@ def run(name, out_dir):
 
 
 # The main capture also in every other format blesniff reads.
-CONVERTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'scripts',
+CONVERTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'scripts', 'fixtures',
                          'convert_capture.py')
 CONVERSIONS = {
     'gatt_session': [

@@ -1,7 +1,7 @@
 import XCTest
 
 /// Each committed Bumble session (one side's HCI log) made into the over-the-air capture a sniffer
-/// would have written (scripts/make_air_capture.py: CONNECT_IND, data PDUs with sequence numbers,
+/// would have written (scripts/fixtures/make_air_capture.py: CONNECT_IND, data PDUs with sequence numbers,
 /// channel hopping, CRCs, and the encryption procedure with AES-CCM from Python's cryptography
 /// package) decodes to the same SMP and ATT traffic as the HCI log, the encrypted part decrypted
 /// with the LTK `--keys-from` takes from that log. An ATT client pipelining its requests stays
@@ -17,7 +17,7 @@ final class AirCaptureRoundTripTests: XCTestCase {
         for name in Fixtures.committed where name.hasSuffix(".btsnoop") {
             let log = Fixtures.captures + "/" + name
             let air = dir + "/" + name + ".air.pcap"
-            let made = try Subprocess.run("python3", [Fixtures.root + "/scripts/make_air_capture.py", log, air])
+            let made = try Subprocess.run("python3", [Fixtures.root + "/scripts/fixtures/make_air_capture.py", log, air])
             if made.status == 77 { throw XCTSkip("Python's cryptography package is absent") }
             if made.status == 1 || made.status == 2 { continue }  // no LE connection, or not H4
             XCTAssertEqual(made.status, 0, "\(name): \(made.err)")
@@ -49,7 +49,7 @@ final class AirCaptureRoundTripTests: XCTestCase {
         let tshark = try FilterTests.tshark()
         let air = NSTemporaryDirectory() + "blesniff-air-tshark-\(getpid()).pcap"
         defer { try? FileManager.default.removeItem(atPath: air) }
-        let made = try Subprocess.run("python3", [Fixtures.root + "/scripts/make_air_capture.py", Fixtures.captures + "/good_just_works.btsnoop", air])
+        let made = try Subprocess.run("python3", [Fixtures.root + "/scripts/fixtures/make_air_capture.py", Fixtures.captures + "/good_just_works.btsnoop", air])
         if made.status == 77 { throw XCTSkip("Python's cryptography package is absent") }
         XCTAssertEqual(made.status, 0, made.err)
         let bad = try Subprocess.run(tshark, ["-r", air, "-Y", "btle.crc.incorrect", "-T", "fields", "-e", "frame.number"])

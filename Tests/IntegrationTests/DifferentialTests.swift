@@ -4,7 +4,7 @@ import Decoders
 import Wire
 
 /// Decodes every committed and shared capture and compares, frame by frame, with tshark's decode
-/// of the same file (recorded in Tests/Captures/expected by scripts/gen_expected.sh, so tshark is
+/// of the same file (recorded in Tests/Captures/expected by scripts/fixtures/generate_expected.sh, so tshark is
 /// not needed): HCI packet type, direction, opcode, event code, LE subevent, L2CAP channel, ATT
 /// opcode and handle, SMP opcode; for advertising reports every AD structure's type, 16-bit UUIDs,
 /// names, company ids, advertiser addresses and RSSI; for sniffer captures the link-layer PDU type,

@@ -1,7 +1,7 @@
 import XCTest
 
 /// `read -T fields` against `tshark -T fields` (Tests/Captures/expected, made by
-/// scripts/gen_expected.sh) for the tshark names blesniff has, on every committed and shared capture.
+/// scripts/fixtures/generate_expected.sh) for the tshark names blesniff has, on every committed and shared capture.
 final class FieldColumnsTests: XCTestCase {
     /// Columns whose every value equals tshark's.
     static let exact = ["frame.number", "bthci_cmd.opcode", "bthci_evt.code", "bthci_evt.le_meta_subevent",

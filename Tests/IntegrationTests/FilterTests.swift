@@ -24,7 +24,7 @@ final class FilterTests: XCTestCase {
     }
 
     /// tshark decodes old Ubertooth PPI captures (bare link-layer packets as DLT_USER0) only when
-    /// told so, as scripts/gen_expected.sh tells it.
+    /// told so, as scripts/fixtures/generate_expected.sh tells it.
     static let userDLT = "uat:user_dlts:\"User 0 (DLT=147)\",\"btle\",\"0\",\"\",\"0\",\"\""
 
     /// Frame numbers tshark selects.
@@ -33,7 +33,7 @@ final class FilterTests: XCTestCase {
             .split(separator: "\n").compactMap { Int($0) }
     }
 
-    /// The frames tshark selected with each filter, as scripts/gen_expected.sh recorded them in
+    /// The frames tshark selected with each filter, as scripts/fixtures/generate_expected.sh recorded them in
     /// expected/NAME.filters.tsv ("1-5,9"); nil when the capture has no such file.
     static func recordedFrames(_ name: String) -> [String: [Int]]? {
         guard let text = try? String(contentsOfFile: Fixtures.expected + "/" + name + ".filters.tsv", encoding: .utf8) else { return nil }
@@ -50,7 +50,7 @@ final class FilterTests: XCTestCase {
         return frames
     }
 
-    /// The selections are tshark's, recorded by scripts/gen_expected.sh; a capture or filter it has
+    /// The selections are tshark's, recorded by scripts/fixtures/generate_expected.sh; a capture or filter it has
     /// not recorded is asked of tshark when it is installed, and left out otherwise.
     func testSelectsTheFramesTsharkSelects() throws {
         XCTAssertGreaterThan(Self.pairs.count, 20)
@@ -95,9 +95,9 @@ final class FilterTests: XCTestCase {
         }
         XCTAssertGreaterThan(compared, 0)
         XCTAssert(mismatches.isEmpty, mismatches.joined(separator: "\n"))
-        // Every committed capture has its selections recorded (scripts/gen_expected.sh filters).
+        // Every committed capture has its selections recorded (scripts/fixtures/generate_expected.sh filters).
         let missing = unrecorded.filter { u in Fixtures.committed.contains { u.hasPrefix($0 + ":") } }
-        XCTAssert(missing.isEmpty, "not recorded, run scripts/gen_expected.sh filters: " + missing.prefix(5).joined(separator: "; "))
+        XCTAssert(missing.isEmpty, "not recorded, run scripts/fixtures/generate_expected.sh filters: " + missing.prefix(5).joined(separator: "; "))
     }
 
     func testUUIDMatchesBothForms() throws {
@@ -171,7 +171,7 @@ final class FilterTests: XCTestCase {
             try? Fixtures.decode(Fixtures.captures + "/" + name) { scanner.add($0) }
         }
         let missing = scanner.types.keys.filter { !FieldCatalog.contains($0) }.sorted()
-        XCTAssert(missing.isEmpty, "run scripts/generate_field_table.sh: missing \(missing.prefix(20))")
+        XCTAssert(missing.isEmpty, "run scripts/dev/generate_field_table.sh: missing \(missing.prefix(20))")
     }
 }
 

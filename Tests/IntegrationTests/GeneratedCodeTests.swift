@@ -11,13 +11,13 @@ final class GeneratedCodeTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let out = scratch + "/AssignedNumbers.swift"
-        let status = try Self.run("/usr/bin/env", ["python3", Fixtures.root + "/scripts/gen_assigned_numbers.py", data, out])
+        let status = try Self.run("/usr/bin/env", ["python3", Fixtures.root + "/scripts/dev/generate_assigned_numbers.py", data, out])
         guard status == 0 else { throw XCTSkip("python3 could not run the generator") }
-        try assertSame(out, Fixtures.root + "/Sources/Decoders/generated/AssignedNumbers.swift", "scripts/gen_assigned_numbers.py")
+        try assertSame(out, Fixtures.root + "/Sources/Decoders/generated/AssignedNumbers.swift", "scripts/dev/generate_assigned_numbers.py")
     }
 
     /// Sources/Report/generated/FieldTable.swift: `blesniff fields --scan` over the committed and
-    /// shared captures, as scripts/generate_field_table.sh runs it.
+    /// shared captures, as scripts/dev/generate_field_table.sh runs it.
     func testFieldTableIsCurrent() throws {
         let shared = try Fixtures.sharedOrSkip().map { Fixtures.shared + "/" + $0 }
         let committed = Fixtures.files(in: Fixtures.captures)
@@ -30,7 +30,7 @@ final class GeneratedCodeTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.err)
         let file = Fixtures.root + "/Sources/Report/generated/FieldTable.swift"
         let current = try String(contentsOfFile: file, encoding: .utf8)
-        XCTAssert(r.out == current, "\(file) is not what scripts/generate_field_table.sh makes today: run it")
+        XCTAssert(r.out == current, "\(file) is not what scripts/dev/generate_field_table.sh makes today: run it")
     }
 
     private func assertSame(_ made: String, _ committed: String, _ generator: String) throws {

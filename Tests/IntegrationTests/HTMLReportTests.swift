@@ -359,7 +359,7 @@ final class HTMLReportTests: XCTestCase {
         for name in ["gatt_session.btsnoop", "bad_polling_read.btsnoop"] {
             let html = dir.appendingPathComponent(name + ".html"), png = dir.appendingPathComponent(name + ".png")
             try Self.report(name).page.write(to: html, atomically: true, encoding: .utf8)
-            let p = try Subprocess.run("/bin/sh", [Fixtures.root + "/scripts/screenshot.sh", html.path, png.path, "1200", "1600"])
+            let p = try Subprocess.run("/bin/sh", [Fixtures.root + "/scripts/dev/screenshot.sh", html.path, png.path, "1200", "1600"])
             let log = (try? String(contentsOf: URL(fileURLWithPath: png.path + ".log"), encoding: .utf8)) ?? ""
             XCTAssertEqual(p.status, 0, name + ": " + log.split(separator: "\n").filter { $0.contains("CONSOLE") }.joined())
             XCTAssertFalse(log.contains("Uncaught"), name)

@@ -1,7 +1,7 @@
 import XCTest
 
 /// Every command's JSON output, on every committed and shared capture, is valid against its schema
-/// in schemas/ and repeats no key in any object (scripts/validate_json.py; skipped without the
+/// in schemas/ and repeats no key in any object (scripts/dev/validate_json.py; skipped without the
 /// jsonschema module).
 final class JSONSchemaTests: XCTestCase {
     static let commands: [(schema: String, args: [String], lines: Bool)] = [
@@ -51,7 +51,7 @@ final class JSONSchemaTests: XCTestCase {
                 try out.write(toFile: path, atomically: false, encoding: .utf8)
                 outputs.append(path)
             }
-            let p = try Subprocess.run("python3", [Fixtures.root + "/scripts/validate_json.py", Fixtures.root + "/schemas/\(c.schema).schema.json"] + outputs)
+            let p = try Subprocess.run("python3", [Fixtures.root + "/scripts/dev/validate_json.py", Fixtures.root + "/schemas/\(c.schema).schema.json"] + outputs)
             if p.status == 77 { throw XCTSkip("the jsonschema Python module is absent") }
             XCTAssertEqual(p.status, 0, "\(c.schema): \(p.err)")
         }

@@ -3,7 +3,7 @@ import XCTest
 /// The Debian package as a user gets it: unpacked into a scratch root, the binary runs and says
 /// its version and commit, a manual page renders, and the bash completion completes a command
 /// and a capture's file name.
-/// Runs on the package BLESNIFF_DEB names (scripts/test-package.sh builds one and sets it; CI
+/// Runs on the package BLESNIFF_DEB names (scripts/release/test_package.sh builds one and sets it; CI
 /// runs that script); skipped when it is unset or dpkg-deb is missing.
 final class PackageTests: XCTestCase {
     private func sh(_ script: String, _ environment: [String: String] = [:]) throws -> (status: Int32, out: String) {
@@ -13,7 +13,7 @@ final class PackageTests: XCTestCase {
 
     func testDebianPackageInstallsAWorkingTool() throws {
         guard let deb = ProcessInfo.processInfo.environment["BLESNIFF_DEB"], !deb.isEmpty else {
-            throw XCTSkip("BLESNIFF_DEB is unset (scripts/test-package.sh builds a package and runs this)")
+            throw XCTSkip("BLESNIFF_DEB is unset (scripts/release/test_package.sh builds a package and runs this)")
         }
         guard try sh("command -v dpkg-deb").status == 0 else { throw XCTSkip("dpkg-deb is missing") }
         let root = NSTemporaryDirectory() + "blesniff-deb-" + UUID().uuidString

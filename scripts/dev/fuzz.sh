@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer targets in fuzz/.
 #
-#   scripts/fuzz.sh TARGET SECONDS     one target (capture hci l2cap att ad ll pipeline)
-#   scripts/fuzz.sh all SECONDS        every target, SECONDS each
-#   scripts/fuzz.sh build [TARGET]     build only
+#   scripts/dev/fuzz.sh TARGET SECONDS     one target (capture hci l2cap att ad ll pipeline)
+#   scripts/dev/fuzz.sh all SECONDS        every target, SECONDS each
+#   scripts/dev/fuzz.sh build [TARGET]     build only
 #
 # Each module (Wire, Decoders, Capture, Report) is compiled once into a static library with coverage
 # and AddressSanitizer (rebuilt when its sources change); each target links its harness against
@@ -13,7 +13,7 @@
 # to fuzz/RUNS.md.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=$ROOT/fuzz/out
 BIN=$OUT/bin
@@ -113,7 +113,7 @@ import sys, re, datetime
 path, target, secs, finding = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 head = ["# Fuzzing log", "",
         "Total seconds each target has run without a finding (crash, leak, timeout) since its last",
-        "fix, updated by `scripts/fuzz.sh`. Findings are listed below the table.", "",
+        "fix, updated by `scripts/dev/fuzz.sh`. Findings are listed below the table.", "",
         "| target | clean seconds | runs |", "|---|---:|---:|"]
 rows, notes = {}, []
 try:

@@ -2,12 +2,12 @@
 # Live capture against a real Linux Bluetooth stack: boots Debian's kernel in QEMU (no KVM
 # needed) with Bumble controllers behind /dev/vhci and a Bumble peripheral, drives a full BLE
 # session with BlueZ's tools, and checks blesniff's live files against btmon's (see
-# scripts/vm-live/check.py for the list of checks).
-# Usage: scripts/live-vm-test.sh [BLESNIFF_BINARY]   (default .build/debug/blesniff, built if missing)
+# scripts/dev/vm_live/check.py for the list of checks).
+# Usage: scripts/dev/live_vm_test.sh [BLESNIFF_BINARY]   (default .build/debug/blesniff, built if missing)
 # Exit: 0 passed, or skipped with a message where no VM can boot; 1 a check failed.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-HERE=$PWD/scripts/vm-live
+cd "$(dirname "$0")/../.."
+HERE=$PWD/scripts/dev/vm_live
 BIN=${1:-.build/debug/blesniff}
 [ -x "$BIN" ] || swift build --product blesniff
 export WORK=${WORK:-$(mktemp -d /tmp/blesniff-vm.XXXXXX)}

@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # Heap allocations per frame in steady state, for each workload shape and command: counted by
-# scripts/malloc_count.c (LD_PRELOAD) at two sizes of each shape, so start-up cancels out.
+# scripts/bench/malloc_count.c (LD_PRELOAD) at two sizes of each shape, so start-up cancels out.
 # Allocation counts are deterministic, so a committed ceiling can fail CI on a regression.
 #
-#   scripts/bench_allocations.sh [--check] [BINARY]
+#   scripts/bench/allocations.sh [--check] [BINARY]
 #
-# BINARY: the release build to count (default: scripts/build.sh builds it). Writes
+# BINARY: the release build to count (default: scripts/release/build.sh builds it). Writes
 # bench/allocations.md; --check instead compares with the ceilings in bench/allocations.tsv and
 # exits 1 when a command allocates more per frame than its ceiling (or a shape/command has none).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 check=""
 if [ "${1:-}" = --check ]; then check=1; shift; fi
-BIN=${1:-$(scripts/build.sh)}
+BIN=${1:-$(scripts/release/build.sh)}
 WORK=${BENCH_WORK:-/tmp/blesniff-allocations}
 SMALL=2000 LARGE=12000
 mkdir -p "$WORK"
-cc=$(command -v cc || command -v clang) || { echo "bench_allocations.sh: needs a C compiler (cc or clang)" >&2; exit 2; }
-"$cc" -shared -fPIC -O2 -o "$WORK/malloc_count.so" scripts/malloc_count.c
-scripts/make_workload_set.sh "$WORK/small" "$SMALL"
-scripts/make_workload_set.sh "$WORK/large" "$LARGE"
+cc=$(command -v cc || command -v clang) || { echo "scripts/bench/allocations.sh: needs a C compiler (cc or clang)" >&2; exit 2; }
+"$cc" -shared -fPIC -O2 -o "$WORK/malloc_count.so" scripts/bench/malloc_count.c
+scripts/bench/make_workload_set.sh "$WORK/small" "$SMALL"
+scripts/bench/make_workload_set.sh "$WORK/large" "$LARGE"
 export SWIFT_DETERMINISTIC_HASHING=1
 
 count() { # count FILE ARGS...: allocations of one run
@@ -62,9 +62,9 @@ fi
   echo "# Heap allocations per frame"
   echo
   echo "$(date -u +%Y-%m-%d); $(swift --version 2>&1 | head -1); static release build; allocations"
-  echo "(malloc, calloc, realloc that moves, aligned) counted by scripts/malloc_count.c, per frame between"
+  echo "(malloc, calloc, realloc that moves, aligned) counted by scripts/bench/malloc_count.c, per frame between"
   echo "runs of $SMALL and $LARGE frames of each shape (start-up cancels out). CI fails when a command"
-  echo "allocates more than its ceiling in bench/allocations.tsv (scripts/bench_allocations.sh --check)."
+  echo "allocates more than its ceiling in bench/allocations.tsv (scripts/bench/allocations.sh --check)."
   echo
   echo "| workload | command | allocations a frame |"
   echo "|---|---|---|"

@@ -2,7 +2,7 @@
 # Where each command's time goes, per frame, on each workload shape: callgrind's instruction counts
 # split into the stages every frame passes through, and the functions that cost most on their own.
 #
-#   scripts/bench_profile.sh        (BENCH_FRAMES frames per shape, default 20000)
+#   scripts/bench/profile.sh        (BENCH_FRAMES frames per shape, default 20000)
 #
 # Stages (instructions per frame, start-up left out):
 #   records  reading the capture into records (CaptureReader.next)
@@ -11,7 +11,7 @@
 #   rest     the frame loop itself and freeing each frame's decode
 # Writes bench/profile.md and its section of bench/results.md. Needs valgrind.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 FRAMES=${BENCH_FRAMES:-20000}
 WORK=${BENCH_WORK:-/tmp/blesniff-instructions}
 TOP=${BENCH_TOP:-8}
@@ -19,7 +19,7 @@ command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install va
 swift build -c release --static-swift-stdlib >/dev/null
 BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)/blesniff
 DEMANGLE=$(command -v swift-demangle || echo "$(dirname "$(readlink -f "$(command -v swift)")")/swift-demangle")
-scripts/make_workload_set.sh "$WORK" "$FRAMES"
+scripts/bench/make_workload_set.sh "$WORK" "$FRAMES"
 export SWIFT_DETERMINISTIC_HASHING=1
 OUT=$WORK/profile.md
 # Functions that run at start-up only (argument parsing, the runtime's conformance and type lookups,
@@ -38,7 +38,7 @@ frames() { "$BIN" read --quiet "$1" | awk '{ print $1 }'; }
   echo "# Profile by workload"
   echo
   echo "$(date -u +%Y-%m-%d); $(swift --version 2>&1 | head -1); callgrind, $FRAMES frames per shape;"
-  echo "instructions per frame, start-up (argument parsing, tables) left out. Made by \`scripts/bench_profile.sh\`."
+  echo "instructions per frame, start-up (argument parsing, tables) left out. Made by \`scripts/bench/profile.sh\`."
   echo
   echo "| workload | command | records | dissect | print | rest | per frame |"
   echo "|---|---|---|---|---|---|---|"
@@ -80,5 +80,5 @@ done
 mkdir -p bench
 cp "$OUT" bench/profile.md
 # bench/results.md shows the same profile in its own section, replaced each run.
-scripts/results_section.sh "Profile by workload" "From \`scripts/bench_profile.sh\` (also in \`bench/profile.md\`)." bench/profile.md
+scripts/bench/results_section.sh "Profile by workload" "From \`scripts/bench/profile.sh\` (also in \`bench/profile.md\`)." bench/profile.md
 cat "$OUT"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Renders an HTML report with headless Chromium to a PNG so a person can look at it.
-# Usage: scripts/screenshot.sh FILE.html OUT.png [WIDTH] [HEIGHT]
+# Usage: scripts/dev/screenshot.sh FILE.html OUT.png [WIDTH] [HEIGHT]
 # Console messages (JavaScript errors among them) go to OUT.png.log.
 # COLOR_SCHEME=dark renders the page as a browser in dark mode shows it.
 set -eu

@@ -1,9 +1,9 @@
 /* Counts heap allocations of a process: loaded with LD_PRELOAD, it answers malloc and its kin by
  * glibc's own __libc_ entry points (so no dlsym, which itself allocates) and, at exit, writes the
  * number of allocations to the file named by MALLOC_COUNT_OUT. Allocation counts are
- * deterministic: scripts/bench_allocations.sh turns them into allocations per frame.
+ * deterministic: scripts/bench/allocations.sh turns them into allocations per frame.
  *
- *   cc -shared -fPIC -O2 -o malloc_count.so scripts/malloc_count.c
+ *   cc -shared -fPIC -O2 -o malloc_count.so scripts/bench/malloc_count.c
  */
 #include <errno.h>
 #include <stdatomic.h>

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Installs blesniff: the binary, a manual page per command, and bash, zsh and fish completions.
 #
-#   scripts/install.sh [--prefix DIR] [--binary FILE] [--capture]
-#   scripts/install.sh [--prefix DIR] --uninstall
+#   scripts/release/install.sh [--prefix DIR] [--binary FILE] [--capture]
+#   scripts/release/install.sh [--prefix DIR] --uninstall
 #
 #   --prefix DIR    where to install (default /usr/local): DIR/bin, DIR/share/man/man1,
 #                   DIR/share/bash-completion/completions, DIR/share/zsh/site-functions,
 #                   DIR/share/fish/vendor_completions.d
-#   --binary FILE   install this binary instead of building one (scripts/build.sh)
+#   --binary FILE   install this binary instead of building one (scripts/release/build.sh)
 #   --capture       give the binary the capability live capture needs (cap_net_raw, with setcap),
 #                   so `blesniff capture` works without root; without it, run capture as root
 #   --uninstall     remove what an install put under the prefix
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 prefix=/usr/local binary="" capture=false uninstall=false
 while [ $# -gt 0 ]; do
   case $1 in
@@ -41,12 +41,12 @@ fi
 
 if [ -z "$binary" ]; then
   scripts/setup.sh
-  binary=$(scripts/build.sh)
+  binary=$(scripts/release/build.sh)
 fi
 [ -x "$binary" ] || { echo "install.sh: $binary is not an executable" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-scripts/manuals.sh "$binary" "$work/man" >/dev/null
+scripts/release/manuals.sh "$binary" "$work/man" >/dev/null
 
 install -d "$bindir" "$mandir" "$bashdir" "$zshdir" "$fishdir"
 install -m 755 "$binary" "$bindir/blesniff"

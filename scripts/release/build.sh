@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the release binary the way it ships: the Swift runtime linked in statically, and the git
 # commit it is built from recorded for `blesniff --version`. Prints the binary's path.
-# Usage: scripts/build.sh [extra swift build arguments]
+# Usage: scripts/release/build.sh [extra swift build arguments]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 commit=unknown
 if git rev-parse --git-dir >/dev/null 2>&1; then
   commit=$(git rev-parse --short=12 HEAD)

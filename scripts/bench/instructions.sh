@@ -2,13 +2,13 @@
 # Instructions executed per workload and command, counted by callgrind: unlike seconds, the count
 # does not move with the load of a shared machine, so a change can be judged in one run.
 #
-#   scripts/bench_instructions.sh [BASE_BINARY]
+#   scripts/bench/instructions.sh [BASE_BINARY]
 #
-# Counts the release build (static, as shipped) on each shape of scripts/bench_workloads.sh at
+# Counts the release build (static, as shipped) on each shape of scripts/bench/workloads.sh at
 # BENCH_FRAMES frames (default 20000; start-up, about 40 million instructions, is included), and
 # BASE_BINARY beside it when given (a build of an earlier commit). Writes bench/instructions.md.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 FRAMES=${BENCH_FRAMES:-20000}
 WORK=${BENCH_WORK:-/tmp/blesniff-instructions}
 BASE=${1:-}
@@ -17,7 +17,7 @@ mkdir -p "$WORK"
 swift build -c release --static-swift-stdlib >/dev/null
 BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)/blesniff
 
-scripts/make_workload_set.sh "$WORK" "$FRAMES"
+scripts/bench/make_workload_set.sh "$WORK" "$FRAMES"
 
 # Hash tables seeded alike in every run, so that they probe alike.
 export SWIFT_DETERMINISTIC_HASHING=1

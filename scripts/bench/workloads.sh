@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Speed on several traffic shapes, against tshark and btmon on the same files in the same run.
 #
-#   scripts/bench_workloads.sh [SHAPE...]     (default: notify notify-gatt adv throughput mix sniffer)
+#   scripts/bench/workloads.sh [SHAPE...]     (default: notify notify-gatt adv throughput mix sniffer)
 #
 # BENCH_FRAMES frames per shape (default 200000), BENCH_RUNS runs of blesniff (default 3) and
 # BENCH_PEER_RUNS of tshark and btmon (default 1), medians, alternating; peak memory at
 # BENCH_RSS_FRAMES (default 2000000; 0 skips it). Shapes come from
-# scripts/make_workloads.py, the mix from scripts/make_bench_capture.py, the sniffer shape repeats a
+# scripts/bench/make_workloads.py, the mix from scripts/bench/make_capture.py, the sniffer shape repeats a
 # real nRF Sniffer capture from ../shared/captures when it is there. Writes bench/workloads.md and
 # its section of bench/results.md.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 FRAMES=${BENCH_FRAMES:-200000} RUNS=${BENCH_RUNS:-3} PEER_RUNS=${BENCH_PEER_RUNS:-1}
 WORK=${BENCH_WORK:-/tmp/blesniff-workloads}
 SHAPES=("$@"); [ ${#SHAPES[@]} -gt 0 ] || SHAPES=(notify notify-gatt adv throughput mix sniffer)
@@ -20,7 +20,7 @@ command -v btmon >/dev/null || scripts/setup.sh bluez || true
 swift build -c release --static-swift-stdlib >/dev/null
 BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)/blesniff
 
-scripts/make_workload_set.sh "$WORK" "$FRAMES"
+scripts/bench/make_workload_set.sh "$WORK" "$FRAMES"
 
 seconds() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s.%N); echo "$e - $s" | bc -l | xargs printf '%.3f'; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -107,7 +107,7 @@ cat "$WORK/floor.md" >> "$WORK/table.md"
 # command keeps must stay bounded however long the capture.
 RSS_FRAMES=${BENCH_RSS_FRAMES:-2000000}
 if [ "$RSS_FRAMES" -gt 0 ]; then
-  scripts/make_workload_set.sh "$WORK/rss" "$RSS_FRAMES"
+  scripts/bench/make_workload_set.sh "$WORK/rss" "$RSS_FRAMES"
   {
     echo
     echo "## Peak memory at $RSS_FRAMES frames"
@@ -128,6 +128,6 @@ fi
 mkdir -p bench
 cp "$WORK/table.md" bench/workloads.md
 # bench/results.md shows the same tables in its section on workload shapes, replaced each run.
-scripts/results_section.sh "Workload shapes" \
-  "From \`scripts/bench_workloads.sh\` (also in \`bench/workloads.md\`); per-frame profiles in \`bench/profile.md\`." bench/workloads.md
+scripts/bench/results_section.sh "Workload shapes" \
+  "From \`scripts/bench/workloads.sh\` (also in \`bench/workloads.md\`); per-frame profiles in \`bench/profile.md\`." bench/workloads.md
 cat bench/workloads.md

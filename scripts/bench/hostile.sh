@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Peak memory of every command on a flood of advertising reports, each from a new random address
-# (scripts/make_hostile.py). Every command should stay under 128 MiB.
-# Usage: scripts/bench_hostile.sh [BIN]   (HOSTILE_FLOOD=2000000 reports by default)
+# (scripts/fixtures/make_hostile.py). Every command should stay under 128 MiB.
+# Usage: scripts/bench/hostile.sh [BIN]   (HOSTILE_FLOOD=2000000 reports by default)
 # Prints a markdown table; bench/results.md keeps the last run's.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 BIN=${1:-$(swift build -c release --show-bin-path)/blesniff}
 N=${HOSTILE_FLOOD:-2000000}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-python3 scripts/make_hostile.py "$WORK" --flood "$N" >/dev/null
+python3 scripts/fixtures/make_hostile.py "$WORK" --flood "$N" >/dev/null
 F=$WORK/flood.btsnoop
 echo "| Command ($N random-address advertising reports, $(du -m "$F" | cut -f1) MB) | Peak RSS (MiB) | Time (s) |"
 echo "|---|---:|---:|"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Hashes what `read`, `read -v`, `read --format json` and `audit` print for every committed capture,
 # so an optimization can be shown to change nothing: run it before and after and compare.
-# Usage: scripts/check_outputs.sh [BIN] > hashes.txt   (BIN defaults to the release build)
+# Usage: scripts/dev/check_outputs.sh [BIN] > hashes.txt   (BIN defaults to the release build)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 BIN=${1:-$(swift build -c release --show-bin-path)/blesniff}
 # The real captures in ../shared/captures too, when present: they reach paths the synthetic ones do not.
 shared=()

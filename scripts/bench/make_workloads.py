@@ -14,8 +14,8 @@ Each shape is written as DIR/SHAPE.btsnoop (btsnoop 1002, H4) and DIR/SHAPE.pcap
   throughput    writes and notifications of 244-byte values at ATT_MTU 247, each L2CAP PDU split
                 over 27-byte ACL fragments
 
-The mixed workload (many connections with discovery, reads, writes, pairing) is make_bench_capture.py's;
-a link-layer sniffer workload repeats a real nRF Sniffer capture (bench_workloads.sh)."""
+The mixed workload (many connections with discovery, reads, writes, pairing) is make_capture.py's;
+a link-layer sniffer workload repeats a real nRF Sniffer capture (scripts/bench/workloads.sh)."""
 import argparse, os, struct
 
 EPOCH_DELTA_US = 0x00DCDDB30F2F8000  # btsnoop counts microseconds from year 0

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The shipped binary's size and start-up time, next to btmon's: writes bench/binary.md.
 # Start-up is `blesniff --version` (parses the command line, prints, exits): the median of RUNS runs.
-# Usage: scripts/bench_binary.sh [BINARY]   (default: the release build scripts/build.sh makes)
+# Usage: scripts/bench/binary.sh [BINARY]   (default: the release build scripts/release/build.sh makes)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-200}
-BIN=${1:-$(scripts/build.sh)}
+BIN=${1:-$(scripts/release/build.sh)}
 stripped=$(mktemp)
 trap 'rm -f "$stripped"' EXIT
 strip -o "$stripped" "$BIN"
@@ -31,7 +31,7 @@ libs=$(objdump -p "$BIN" | awk '/NEEDED/ { print $2 }' | paste -sd, - | sed 's/,
   echo "# The binary"
   echo
   echo "$(date +%F), $(nproc) cores, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg) at the start; $(swift --version 2>/dev/null | head -1)"
-  echo "blesniff $("$BIN" --version), built by scripts/build.sh (release, Swift runtime linked statically)."
+  echo "blesniff $("$BIN" --version), built by scripts/release/build.sh (release, Swift runtime linked statically)."
   if command -v perf >/dev/null && perf stat -r 1 true >/dev/null 2>&1; then
     echo "Start-up: mean wall time of $RUNS runs of \`--version\` (perf stat), output to /dev/null."
   else

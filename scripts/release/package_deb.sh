@@ -3,12 +3,12 @@
 # manual page per command, bash, zsh and fish completions, the licence and NOTICE. Its Depends
 # are the shared libraries the binary links (dpkg-shlibdeps).
 #
-#   scripts/package-deb.sh [--binary FILE] [--output DIR]     (default output: dist/)
+#   scripts/release/package_deb.sh [--binary FILE] [--output DIR]     (default output: dist/)
 #   DEB_MAINTAINER="Name <address>" sets the Maintainer field.
 #
 # Prints the package's path. Install with `sudo dpkg -i dist/blesniff_*.deb` (or `apt install ./…`).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 binary="" out=dist
 while [ $# -gt 0 ]; do
   case $1 in
@@ -17,13 +17,13 @@ while [ $# -gt 0 ]; do
     --output) out=$2; shift 2 ;;
     --output=*) out=${1#*=}; shift ;;
     -h|--help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "package-deb.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) echo "scripts/release/package_deb.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-command -v dpkg-deb >/dev/null || { echo "package-deb.sh: needs dpkg-deb (Debian or Ubuntu)" >&2; exit 1; }
+command -v dpkg-deb >/dev/null || { echo "scripts/release/package_deb.sh: needs dpkg-deb (Debian or Ubuntu)" >&2; exit 1; }
 if [ -z "$binary" ]; then
   scripts/setup.sh dpkg-dev
-  binary=$(scripts/build.sh)
+  binary=$(scripts/release/build.sh)
 fi
 version=$("$binary" --version | awk '{ print $1 }')
 arch=$(dpkg --print-architecture)
@@ -36,7 +36,7 @@ install -d "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/man/man1" "$root/usr/
 
 install -m 755 "$binary" "$root/usr/bin/blesniff"
 strip --strip-unneeded "$root/usr/bin/blesniff"
-scripts/manuals.sh "$binary" "$work/man" >/dev/null
+scripts/release/manuals.sh "$binary" "$work/man" >/dev/null
 for m in "$work"/man/*.1; do gzip -9n < "$m" > "$root/usr/share/man/man1/$(basename "$m").gz"; done
 "$binary" --generate-completion-script bash > "$root/usr/share/bash-completion/completions/blesniff"
 "$binary" --generate-completion-script zsh > "$root/usr/share/zsh/vendor-completions/_blesniff"
@@ -75,7 +75,7 @@ else
     [ -n "$path" ] && dpkg -S "$(readlink -f "$path")" 2>/dev/null | cut -d: -f1
   done | sort -u | paste -sd, - | sed 's/,/, /g')
 fi
-[ -n "$depends" ] || { echo "package-deb.sh: could not tell the binary's library dependencies" >&2; exit 1; }
+[ -n "$depends" ] || { echo "scripts/release/package_deb.sh: could not tell the binary's library dependencies" >&2; exit 1; }
 
 cat > "$root/DEBIAN/control" <<CONTROL
 Package: blesniff

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Benchmark: blesniff against tshark and btmon on the same large capture, alternating runs.
-# Usage: scripts/bench.sh            (BENCH_FRAMES=2000000 BENCH_RUNS=5 by default; BENCH_PEER_RUNS
+# Usage: scripts/bench/peers.sh            (BENCH_FRAMES=2000000 BENCH_RUNS=5 by default; BENCH_PEER_RUNS
 #        runs of tshark and btmon, default BENCH_RUNS; BENCH_PEER_FRAMES, default BENCH_FRAMES: the size
 #        of the capture blesniff and its peers are compared on, since tshark slows down as a capture
 #        grows (2,000,000 frames take it well over ten minutes) while blesniff does not)
 # Writes bench/results.md (keeping its later sections).
 # btmon 5.66 segfaults on some ATT discovery responses, so `read -v` is compared with `btmon -r` on a
-# capture of the same size built without the frames it crashes on (make_bench_capture.py --btmon-safe).
+# capture of the same size built without the frames it crashes on (make_capture.py --btmon-safe).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 FRAMES=${BENCH_FRAMES:-2000000}
 RUNS=${BENCH_RUNS:-5}
 PEER_RUNS=${BENCH_PEER_RUNS:-$RUNS}
@@ -23,7 +23,7 @@ BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)/blesniff
 
 SNOOP=$WORK/bench.btsnoop PCAP=$WORK/bench.pcap SAFE=$WORK/bench.btmon.btsnoop
 if [ ! -s "$SAFE" ] || [ "$(cat $WORK/frames 2>/dev/null)" != "$FRAMES" ]; then
-  python3 scripts/make_bench_capture.py --frames "$FRAMES" --btsnoop "$SNOOP" --pcap "$PCAP" --btmon-safe "$SAFE" \
+  python3 scripts/bench/make_capture.py --frames "$FRAMES" --btsnoop "$SNOOP" --pcap "$PCAP" --btmon-safe "$SAFE" \
     Tests/Captures/*.btsnoop | tee $WORK/make.log
   echo "$FRAMES" > $WORK/frames
 fi
@@ -33,7 +33,7 @@ if [ "$PEER_FRAMES" = "$FRAMES" ]; then
 else
   PSNOOP=$WORK/peer.btsnoop PPCAP=$WORK/peer.pcap PSAFE=$WORK/peer.btmon.btsnoop
   if [ ! -s "$PSAFE" ] || [ "$(cat $WORK/peer_frames 2>/dev/null)" != "$PEER_FRAMES" ]; then
-    python3 scripts/make_bench_capture.py --frames "$PEER_FRAMES" --btsnoop "$PSNOOP" --pcap "$PPCAP" --btmon-safe "$PSAFE" \
+    python3 scripts/bench/make_capture.py --frames "$PEER_FRAMES" --btsnoop "$PSNOOP" --pcap "$PPCAP" --btmon-safe "$PSAFE" \
       Tests/Captures/*.btsnoop
     echo "$PEER_FRAMES" > $WORK/peer_frames
   fi
@@ -93,7 +93,7 @@ ratio() { [ -n "$2" ] && echo "$2 / $1" | bc -l | xargs printf '%.2f×' || echo 
   echo "Comparisons with tshark and btmon run both tools on the first $PEER_FRAMES frames: tshark slows down as a capture"
   echo "grows (its first pass over 2,000,000 frames had not ended after nine minutes), blesniff does not (rows without a peer)."
   echo "btmon 5.66 segfaults on some ATT discovery responses: \`read -v\` and \`btmon -r\` both read a capture of the"
-  echo "same size built without the frames it crashes on ($(grep -o '[0-9]* of [0-9]* input frames dropped' $WORK/make.log 2>/dev/null || echo 'see make_bench_capture.py'))."
+  echo "same size built without the frames it crashes on ($(grep -o '[0-9]* of [0-9]* input frames dropped' $WORK/make.log 2>/dev/null || echo 'see scripts/bench/make_capture.py'))."
   echo "Load average at the start: $LOAD (the machine is shared)."
   echo
   echo "| test | frames | blesniff s | frames/s | peer | peer s | peer frames/s | peer s / blesniff s |"
