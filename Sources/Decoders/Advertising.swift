@@ -5,8 +5,8 @@ import Wire
 /// Parsing only records where each structure lies; decoding into fields happens when printed.
 public struct AdvertisingData: Dissectable, Sendable {
     public let data: Bytes
-    /// The well-formed structures, in order.
-    public let structures: [ADStructure]
+    /// The well-formed structures, in order, read from `data` as they are visited.
+    public let structures: ADStructures
     /// Rule breaks found while walking the structures (decoding stops at a framing fault).
     public let problems: [ADProblem]
     /// Zero bytes after the last structure (controllers pad legacy data to 31 bytes).
@@ -21,10 +21,6 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     public init(_ data: Bytes, legacy: Bool) {
         self.data = data
-        var structures: [ADStructure] = []
-        // One allocation for a typical payload (a structure takes two bytes or more) instead of
-        // growing the array structure by structure.
-        structures.reserveCapacity(min(data.count / 2, 8))
         var problems: [ADProblem] = []
         var padding = 0
         if legacy && data.count > AdvertisingData.legacyMaximum {
@@ -49,33 +45,20 @@ public struct AdvertisingData: Dissectable, Sendable {
                 break
             }
             let type = data.byte(offset + 1) ?? 0
-            let start = data.startIndex + offset + 2
-            let s = ADStructure(type: type, offset: offset, data: data[start..<start + length - 1])
-            if let kind = s.lengthProblem {
+            if let kind = ADStructure.lengthProblem(type: type, valueLength: length - 1) {
                 problems.append(ADProblem(kind, offset: offset, type: type, length: length - 1))
             }
-            structures.append(s)
             offset += 1 + length
         }
-        self.structures = structures
+        structures = ADStructures(data: data, endIndex: offset)
         self.problems = problems
         self.paddingLength = padding
     }
 
-    /// Whether `AdvertisingData(data, legacy:)` would find `problems`, found by the same walk
-    /// without building the structures: the check every advertising report of a capture gets.
+    /// Whether `AdvertisingData(data, legacy:)` finds `problems`: the check every advertising
+    /// report of a capture gets (it allocates only for faulty data).
     public static func hasProblems(_ data: Bytes, legacy: Bool) -> Bool {
-        if legacy && data.count > legacyMaximum { return true }
-        var offset = 0
-        let count = data.count
-        while offset < count {
-            let length = Int(data.byte(offset) ?? 0)
-            if length == 0 { return !data.from(offset).allSatisfy { $0 == 0 } }
-            guard offset + 1 + length <= count else { return true }
-            if ADStructure.lengthProblem(type: data.byte(offset + 1) ?? 0, valueLength: length - 1) != nil { return true }
-            offset += 1 + length
-        }
-        return false
+        !AdvertisingData(data, legacy: legacy).problems.isEmpty
     }
 
     // MARK: Typed accessors
@@ -249,6 +232,23 @@ public struct ListedUUID: Sendable, Equatable {
 }
 
 /// One AD structure: its type and data (the slice after the type byte).
+/// The well-formed AD structures of advertising data, indexed by the offset of each one's length
+/// byte: the walk that found where they end is all that is kept, so no array is built per report.
+public struct ADStructures: Collection, Sendable {
+    let data: Bytes
+    /// Where the well-formed structures end: the data's end, a zero length, or a structure that
+    /// runs past the end.
+    public let endIndex: Int
+    public var startIndex: Int { 0 }
+
+    public func index(after i: Int) -> Int { i + 1 + Int(data.byte(i) ?? 0) }
+
+    public subscript(i: Int) -> ADStructure {
+        let start = data.startIndex + i + 2
+        return ADStructure(type: data.byte(i + 1) ?? 0, offset: i, data: data[start..<start + Int(data.byte(i) ?? 1) - 1])
+    }
+}
+
 public struct ADStructure: Sendable {
     public let type: UInt8
     /// Offset of the length byte from the start of the advertising data.

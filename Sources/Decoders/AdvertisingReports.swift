@@ -67,7 +67,7 @@ public struct AdvertisingReport: Sendable {
             return eventType < 0x100 ? AdvertisingReports.legacyNames[UInt8(eventType)] ?? "Reserved" : "Reserved"
         }
         if let pdu = AdvertisingReports.legacyPDUByProperties[UInt8(properties & 0x1F)], isLegacy { return pdu }
-        return AdvertisingReports.propertyNames(properties).joined(separator: ", ")
+        return AdvertisingReports.propertyText[Int(properties & 0x7F)]
     }
 }
 
@@ -100,6 +100,10 @@ public enum AdvertisingReports {
         0x1B: "SCAN_RSP to ADV_IND", 0x1A: "SCAN_RSP to ADV_SCAN_IND",
     ]
     static let propertyBits = ["Connectable", "Scannable", "Directed", "Scan Response", "Legacy"]
+
+    /// `propertyNames` joined, for the seven bits they depend on, made once: every extended
+    /// report's summary names them.
+    static let propertyText = (0..<128).map { propertyNames(UInt16($0)).joined(separator: ", ") }
 
     static func propertyNames(_ p: UInt16) -> [String] {
         var out = ADValue.bitNames(UInt64(p & 0x1F), propertyBits)

@@ -218,6 +218,13 @@ struct ValueBuilder {
         }
     }
 
+    /// Writes into the summary: a new part, or more of the last one when `continuing`.
+    mutating func write(continuing: Bool, _ write: (inout TextLine) -> Void) {
+        guard wants.contains(.parts) else { return }
+        if !continuing { startPart() }
+        write(&summary)
+    }
+
     private mutating func startPart() {
         if parts > 0 { summary += ", " }
         parts += 1
@@ -236,8 +243,13 @@ struct ValueBuilder {
     /// A quantity field and "Label 1.23 unit" in the summary.
     mutating func quantity(_ label: String, raw: UInt64, hex: Int = 0, _ value: Double, _ unit: String,
                            decimals: Int, summary: String? = nil) {
-        add(Field(label, .quantity(raw, hex: hex, value, unit: unit)),
-            summary.map { $0 + " " + fixed(value, decimals) + (unit.isEmpty ? "" : " " + unit) })
+        guard let summary else { return add(Field(label, .quantity(raw, hex: hex, value, unit: unit))) }
+        add(Field(label, .quantity(raw, hex: hex, value, unit: unit))) {
+            $0 += summary
+            $0 += " "
+            $0 += fixed(value, decimals)
+            if !unit.isEmpty { $0 += " "; $0 += unit }
+        }
     }
 
     /// A medical float field; special values are named.
@@ -425,14 +437,16 @@ extension CharacteristicValues {
             b.quantity("Energy Expended", raw: UInt64(e), Double(e), "kJ", decimals: 0, summary: "Energy")
         }
         if f & 0x10 != 0 {
-            var rr = ""
+            // One part, "RR 0.781 0.790 s", written interval by interval.
+            var listed = false
             while b.r.remaining >= 2 {
                 let v = try b.r.u16()
                 let s = Double(v) / 1024
                 b.add(Field("RR-Interval", .quantity(UInt64(v), hex: 0, s, unit: "s")))
-                if b.wants.contains(.parts) { rr += (rr.isEmpty ? "RR " : " ") + fixed(s, 3) }
+                b.write(continuing: listed) { $0 += listed ? " " : "RR "; $0 += fixed(s, 3) }
+                listed = true
             }
-            if !rr.isEmpty { b.part(rr + " s") }
+            if listed { b.write(continuing: true) { $0 += " s" } }
         }
     }
 
