@@ -92,8 +92,8 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     /// `serviceUUIDs` one by one, without an array.
     func forEachServiceUUID(_ body: (ListedUUID) -> Void) {
-        for s in structures {
-            guard let list = ADType.serviceLists[s.type] else { continue }
+        forEachStructure(where: { ADType.serviceLists[$0] != nil }) { s in
+            guard let list = ADType.serviceLists[s.type] else { return }
             var r = ByteReader(s.data)
             while r.remaining >= list.width, let u = try? r.uuid(width: list.width) { body(ListedUUID(uuid: u, complete: list.complete)) }
         }
@@ -117,9 +117,9 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     /// `serviceData` one by one, without an array.
     func forEachServiceData(_ body: (BluetoothUUID, Bytes) -> Void) {
-        for s in structures {
+        forEachStructure(where: { ADType.serviceDataWidth[$0] != nil }) { s in
             guard let width = ADType.serviceDataWidth[s.type], s.data.count >= width,
-                  let u = BluetoothUUID(littleEndian: s.data.prefix(width)) else { continue }
+                  let u = BluetoothUUID(littleEndian: s.data.prefix(width)) else { return }
             body(u, s.data.dropFirst(width))
         }
     }
@@ -133,7 +133,7 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     /// `manufacturerData` one by one, without an array.
     func forEachManufacturerData(_ body: (UInt16, Bytes) -> Void) {
-        for s in structures where s.type == ADType.manufacturerSpecific {
+        forEachStructure(where: { $0 == ADType.manufacturerSpecific }) { s in
             if let c = s.data.le16(0) { body(c, s.data.dropFirst(2)) }
         }
     }
@@ -157,7 +157,23 @@ public struct AdvertisingData: Dissectable, Sendable {
     }
 
     /// The first structure of a type.
-    public func first(_ type: UInt8) -> ADStructure? { structures.first { $0.type == type } }
+    public func first(_ type: UInt8) -> ADStructure? {
+        var i = 0
+        while i < structures.endIndex {
+            if data.byte(i + 1) == type { return structures[i] }
+            i = structures.index(after: i)
+        }
+        return nil
+    }
+
+    /// Each structure whose type `matches`, in order; the others are passed over unbuilt.
+    func forEachStructure(where matches: (UInt8) -> Bool, _ body: (ADStructure) -> Void) {
+        var i = 0
+        while i < structures.endIndex {
+            if matches(data.byte(i + 1) ?? 0) { body(structures[i]) }
+            i = structures.index(after: i)
+        }
+    }
 
     // MARK: Printing
 

@@ -153,6 +153,14 @@ final class AuditGATTRulesTests: XCTestCase {
                   frames: [2, 10], decisive: 10, message: ["handle 0x002A", "read 5 times in 4.0 s", "can notify"])
     }
 
+    /// The severity configuration gives a rule is what its findings carry; a lesser variant (a
+    /// value whose properties are unknown) keeps its own.
+    func testConfiguredSeverityReachesFindingsButNotVariants() {
+        let louder: (inout AuditConfiguration) -> Void = { $0.rules["BLE301"] = RuleOverride(severity: .error) }
+        XCTAssertEqual(audit(reads(every: 1, count: 5, properties: 0x12), only: "BLE301", configure: louder).map(\.severity), [.error])
+        XCTAssertEqual(audit(reads(every: 1, count: 6, properties: nil), only: "BLE301", configure: louder).map(\.severity), [.note])
+    }
+
     func testBLE301UnknownPropertiesIsANote() {
         assertOne(audit(reads(every: 1, count: 6, properties: nil), only: "BLE301"), "BLE301", .note,
                   frames: [2, 10, 12], decisive: 10, message: ["read 6 times in 5.0 s (5 within 4.0 s)"])

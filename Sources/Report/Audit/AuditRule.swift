@@ -111,7 +111,8 @@ public protocol AuditRule {
     /// auditor skips them (`.max`: nothing pending). Read after each call into the rule.
     var nextTick: Int64 { mutating get }
     mutating func tick(at frame: FrameRef, emit: (Finding) -> Void)
-    var settings: RuleSettings { get }
+    /// Reads the rule's options, once: a lookup by name per event would cost a string hash. The
+    /// severity configuration gives the rule is the auditor's to apply.
     init(settings: RuleSettings)
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void)
     /// An ATT PDU: `.att` events come here rather than to `observe`, the observation borrowed where
@@ -209,6 +210,7 @@ extension AuditRule {
     public static var checksTime: Bool { false }
     public var nextTick: Int64 { Self.checksTime ? .min : .max }
     public mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {}
+    public mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
 
     public mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                                     emit: (Finding) -> Void) {
@@ -219,14 +221,15 @@ extension AuditRule {
         observe(.advertisingData(o), at: frame, emit: emit)
     }
 
-    /// A finding of this rule at its configured severity (or `severity` for a lesser variant).
+    /// A finding of this rule at its catalogue severity, which the auditor replaces with the
+    /// configured one (or at `severity`, a lesser variant the configuration leaves alone).
     /// `actor` says whose behaviour it is: this host's (judged against the platform) or the peer's.
     /// `scan`: the scan it is about, whose owner is then the finding's; otherwise the auditor
     /// takes the owner of the subject's connection.
     func finding(_ message: Message, subject: FindingSubject, evidence: [FrameRef], decisive: FrameRef,
                  detail: String = "", severity: Severity? = nil, actor: Finding.Actor = .host,
                  scan: Scan? = nil) -> Finding {
-        var f = Finding(rule: Self.info.id, ruleName: Self.info.name, severity: severity ?? settings.severity,
+        var f = Finding(rule: Self.info.id, ruleName: Self.info.name, severity: severity ?? Self.info.severity,
                         message: message.string, subject: subject, evidence: evidence, decisive: decisive, detail: detail,
                         actor: actor)
         f.owner = scan?.owner

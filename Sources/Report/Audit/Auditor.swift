@@ -52,10 +52,14 @@ public final class Auditor: AuditEventSink {
         var own: AuditEventKinds = [.connected, .pairing, .platform, .scan, .connectionOwner]
         if scope.matchesAdvertisingData { own.insert(.advertisingData) }
         ownKinds = own.rawValue
+        let settings = configuration.settings(for: capturePath)
         let sink = FindingSink(baseline: baseline, scope: scope, onFinding: onFinding)
+        for e in AuditRules.entries {
+            let info = e.type.info
+            if let s = settings[info.id], s.severity != info.severity { sink.severities[info.id] = (info.severity, s.severity) }
+        }
         self.sink = sink
         emit = { [unowned sink] f in sink.accept(f) }
-        let settings = configuration.settings(for: capturePath)
         let earliest = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
         earliest.initialize(to: .max)
         earliestTick = earliest
@@ -218,6 +222,9 @@ private final class FindingSink {
     let baseline: Baseline?
     let scope: AuditScope
     var onFinding: ((Finding) -> Void)?
+    /// Rules whose configured severity is not their catalogue's: a finding at the catalogue's
+    /// takes the configured one (a lesser variant keeps its own).
+    var severities: [String: (catalogue: Severity, configured: Severity)] = [:]
 
     init(baseline: Baseline?, scope: AuditScope, onFinding: ((Finding) -> Void)?) {
         self.baseline = baseline
@@ -227,6 +234,7 @@ private final class FindingSink {
 
     func accept(_ f: Finding) {
         var f = f
+        if !severities.isEmpty, let s = severities[f.rule], f.severity == s.catalogue { f.severity = s.configured }
         scope.resolve(&f.subject)
         scope.settleOwner(&f)
         if let on = onFinding, scope.place(f) == .finding { on(f) }

@@ -39,14 +39,11 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.scan, .advertisingReport]
-    let settings: RuleSettings
-    /// Options read once: a lookup by name per event costs a string hash.
     private let reportsSetting: Int
     private let withoutDuplicates: Bool
     private var scans = AdapterTable<Tally>()
 
     init(settings: RuleSettings) {
-        self.settings = settings
         reportsSetting = max(2, settings.count("reports"))
         withoutDuplicates = settings.flag("without-duplicates")
     }

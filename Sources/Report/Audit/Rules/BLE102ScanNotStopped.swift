@@ -36,8 +36,6 @@ struct BLE102ScanNotStopped: AuditRule {
         var during: (FrameRef, Connection)?
     }
 
-    let settings: RuleSettings
-    /// Options read once: a lookup by name per event costs a string hash.
     private let graceSetting: Int64
     private var scans = AdapterTable<Open>()
     /// Each adapter's links as central that are up, oldest first (at most 64).
@@ -45,10 +43,7 @@ struct BLE102ScanNotStopped: AuditRule {
     /// When the earliest judgement is due (`.max`: none pending).
     private var nextDeadline = Int64.max
 
-    init(settings: RuleSettings) {
-        self.settings = settings
-        graceSetting = settings.duration("grace")
-    }
+    init(settings: RuleSettings) { graceSetting = settings.duration("grace") }
 
     static let consumes: AuditEventKinds = [.scan, .connectionOwner, .disconnected]
     static let checksTime = true

@@ -25,15 +25,10 @@ struct BLE103ScanLongRunning: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.scan, .createConnection, .connected, .advertisingReport]
-    let settings: RuleSettings
-    /// Options read once: a lookup by name per event costs a string hash.
     private let durationSetting: Int64
     private var scans = AdapterTable<Open>()
 
-    init(settings: RuleSettings) {
-        self.settings = settings
-        durationSetting = settings.duration("duration")
-    }
+    init(settings: RuleSettings) { durationSetting = settings.duration("duration") }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {

@@ -40,10 +40,9 @@ struct BLE201FullServiceDiscovery: PerConnectionRule {
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let attOpcodes = ATTOpcodeSet([.readByGroupTypeRequest]).union(.responses).union(.valueUses)
-    let settings: RuleSettings
     var states = ConnectionTable<State>(capacity: 4096)
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {}
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {

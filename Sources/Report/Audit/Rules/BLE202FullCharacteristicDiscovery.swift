@@ -38,10 +38,9 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule {
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let attOpcodes = ATTOpcodeSet([.readByTypeRequest, .findInformationRequest]).union(.valueUses)
-    let settings: RuleSettings
     var states = ConnectionTable<State>(capacity: 4096)
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {}
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {

@@ -43,12 +43,11 @@ struct BLE203RediscoveryOnReconnect: PerConnectionRule {
     static let attOpcodes = ATTOpcodeSet([.handleValueIndication, .readByGroupTypeRequest, .readByTypeRequest,
                                           .readByTypeResponse])
     static let databaseHash = BluetoothUUID(uuid16: 0x2B2A)
-    let settings: RuleSettings
     private var peers = BoundedMap<PeerKey, Peer>(capacity: 10_000)
     /// The connections whose full discovery was seen (only the first one on each is judged).
     var states = ConnectionTable<Bool>(capacity: 4096)
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {}
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {

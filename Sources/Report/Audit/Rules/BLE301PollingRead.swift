@@ -52,14 +52,11 @@ struct BLE301PollingRead: PerConnectionRule {
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let attOpcodes = ATTOpcodeSet.valueReads
-    let settings: RuleSettings
-    /// Options read once: a lookup by name per event costs a string hash.
     private let readsSetting: Int
     private let windowSetting: Int64
     var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) {
-        self.settings = settings
         readsSetting = settings.count("reads")
         windowSetting = settings.duration("window")
     }

@@ -40,15 +40,10 @@ struct BLE302RedundantRead: PerConnectionRule {
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let attOpcodes = ATTOpcodeSet.valueReads
-    let settings: RuleSettings
-    /// Options read once: a lookup by name per event costs a string hash.
     private let readsSetting: Int
     var states = ConnectionTable<State>(capacity: 4096)
 
-    init(settings: RuleSettings) {
-        self.settings = settings
-        readsSetting = settings.count("reads")
-    }
+    init(settings: RuleSettings) { readsSetting = settings.count("reads") }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {

@@ -29,10 +29,9 @@ struct BLE304SmallMTULongValues: PerConnectionRule {
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let attOpcodes = ATTOpcodeSet([.exchangeMTURequest, .exchangeMTUResponse,
                                           .readBlobRequest, .prepareWriteRequest])
-    let settings: RuleSettings
     var states = ConnectionTable<State>(capacity: 4096)
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {}
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {

@@ -34,8 +34,6 @@ struct BLE401IdleConnection: PerConnectionRule {
         var cachedCCCD: UInt16?
     }
 
-    let settings: RuleSettings
-    /// Options read once: a lookup by name per event costs a string hash.
     private let idleSetting: Int64
     private let afterUnsubscribeSetting: Int64
     var states = ConnectionTable<State>(capacity: 4096)
@@ -44,7 +42,6 @@ struct BLE401IdleConnection: PerConnectionRule {
     private var nextDeadline = Int64.max
 
     init(settings: RuleSettings) {
-        self.settings = settings
         idleSetting = settings.duration("idle")
         afterUnsubscribeSetting = settings.duration("after-unsubscribe")
     }

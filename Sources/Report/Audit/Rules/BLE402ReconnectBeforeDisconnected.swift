@@ -27,13 +27,12 @@ struct BLE402ReconnectBeforeDisconnected: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.connected, .disconnectCommand, .disconnected, .createConnection]
-    let settings: RuleSettings
     /// Open connections and pending disconnects, by adapter << 16 | handle: a few at a time, so they
     /// are lists searched in order (the oldest goes past 4,096).
     private var open: [(key: UInt32, value: Connection)] = []
     private var pending: [(key: UInt32, value: Pending)] = []
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {}
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
@@ -63,8 +62,6 @@ struct BLE402ReconnectBeforeDisconnected: AuditRule {
         default: break
         }
     }
-
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
 
     private func key(_ adapter: UInt16, _ handle: UInt16) -> UInt32 { UInt32(adapter) << 16 | UInt32(handle) }
 

@@ -34,16 +34,11 @@ struct BLE403ATTRequestPipelining: PerConnectionRule {
         var remote = Side()
     }
 
-    let settings: RuleSettings
-    /// Options read once: a lookup by name per event costs a string hash.
     private let timeoutSetting: Int64
     var states = ConnectionTable<State>(capacity: 4096)
     private var nextDeadline = Int64.max
 
-    init(settings: RuleSettings) {
-        self.settings = settings
-        timeoutSetting = settings.duration("timeout")
-    }
+    init(settings: RuleSettings) { timeoutSetting = settings.duration("timeout") }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let attOpcodes = ATTOpcodeSet.requests.union(.responses)

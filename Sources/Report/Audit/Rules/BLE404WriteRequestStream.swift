@@ -55,14 +55,12 @@ struct BLE404WriteRequestStream: PerConnectionRule {
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let attOpcodes = ATTOpcodeSet([.writeRequest, .writeResponse])
-    let settings: RuleSettings
     private let writesSetting: Int
     private let windowSetting: Int64
     private let gapSetting: Int64
     var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) {
-        self.settings = settings
         writesSetting = max(2, settings.count("writes"))
         windowSetting = settings.duration("window")
         gapSetting = settings.duration("gap")

@@ -15,13 +15,9 @@ struct BLE501AdvDataInvalid: AdvertisingDataRule {
         guidance: "Core Bluetooth Programming Guide: respect the limits of advertising data; Core Vol 3 Part C 11",
         options: [includeReceivedOption])
 
-    let settings: RuleSettings
     let includeReceived: Bool
 
-    init(settings: RuleSettings) {
-        self.settings = settings
-        includeReceived = settings.flag("include-received")
-    }
+    init(settings: RuleSettings) { includeReceived = settings.flag("include-received") }
 
     mutating func judge(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
         // Each fault once per advertiser, for advertising data and for scan responses apart.
@@ -37,6 +33,4 @@ struct BLE501AdvDataInvalid: AdvertisingDataRule {
                 """, o.key, at: frame, detail: "malformed " + what))
         }
     }
-
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
 }

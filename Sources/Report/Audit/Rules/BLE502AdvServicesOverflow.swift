@@ -22,7 +22,6 @@ struct BLE502AdvServicesOverflow: AdvertisingDataRule {
 
     static let consumes: AuditEventKinds = [.advertisingData, .att]
     static let attOpcodes = ATTOpcodeSet([.readByGroupTypeResponse])
-    let settings: RuleSettings
     let includeReceived: Bool
     /// Incomplete 128-bit lists of received advertisers, held until the end: a device connected to
     /// later shows its services, and when they are all in the list nothing was left out.
@@ -31,10 +30,7 @@ struct BLE502AdvServicesOverflow: AdvertisingDataRule {
     /// The 128-bit primary services each peer's discovery showed.
     private var discovered = BoundedMap<BDAddr, [BluetoothUUID]>(capacity: 4096)
 
-    init(settings: RuleSettings) {
-        self.settings = settings
-        includeReceived = settings.flag("include-received")
-    }
+    init(settings: RuleSettings) { includeReceived = settings.flag("include-received") }
 
     mutating func judge(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
         // Each once per advertiser, in the order they stand in the data.

@@ -21,13 +21,9 @@ struct BLE503LocalNameTruncated: AdvertisingDataRule {
 
     /// Advertisers that sent a Shortened Local Name: the first one, and the advertiser as last seen.
     private var shortened = BoundedMap<AdvertiserKey, (frame: FrameRef, name: String, advertiser: Advertiser)>(capacity: 10_000)
-    let settings: RuleSettings
     let includeReceived: Bool
 
-    init(settings: RuleSettings) {
-        self.settings = settings
-        includeReceived = settings.flag("include-received")
-    }
+    init(settings: RuleSettings) { includeReceived = settings.flag("include-received") }
 
     mutating func judge(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
         guard o.advertiser.seen.contains(.shortenedName) else { return }

@@ -26,15 +26,10 @@ struct BLE504AdvWhileConnected: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.connected, .disconnected, .advertising]
-    let settings: RuleSettings
-    /// Options read once: a lookup by name per event costs a string hash.
     private let durationSetting: Int64
     private var adapters = AdapterTable<Adapter>()
 
-    init(settings: RuleSettings) {
-        self.settings = settings
-        durationSetting = settings.duration("duration")
-    }
+    init(settings: RuleSettings) { durationSetting = settings.duration("duration") }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {

@@ -28,14 +28,11 @@ struct BLE505AdvIntervalAggressive: AuditRule {
     }
 
     static let consumes: AuditEventKinds = [.advertisingParameters, .advertising]
-    let settings: RuleSettings
-    /// Options read once: a lookup by name per event costs a string hash.
     private let intervalSetting: Int64
     private let durationSetting: Int64
     private var adapters = AdapterTable<Adapter>()
 
     init(settings: RuleSettings) {
-        self.settings = settings
         intervalSetting = settings.duration("interval")
         durationSetting = settings.duration("duration")
     }

@@ -66,12 +66,10 @@ struct BLE601SensitiveDataUnencrypted: PerConnectionRule {
     }
 
     static let consumes: AuditEventKinds = [.encryptionChanged, .att, .disconnected]
-    let settings: RuleSettings
     private let sensitive: UUIDSet
     var states = ConnectionTable<State>(capacity: 4096)
 
     init(settings: RuleSettings) {
-        self.settings = settings
         sensitive = UUIDSet(Self.defaults.map { BluetoothUUID(uuid16: $0) } + settings.sensitiveCharacteristics)
     }
 

@@ -14,9 +14,8 @@ struct BLE602JustWorksPairing: AuditRule {
         guidance: "MITM protection (Core Vol 3 Part H 2.3.5.1, 2.3.5.6)")
 
     static let consumes: AuditEventKinds = [.pairing]
-    let settings: RuleSettings
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {}
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         guard case .pairing(let c, let p) = event, !p.failed else { return }
@@ -30,6 +29,4 @@ struct BLE602JustWorksPairing: AuditRule {
                          subject: .connection(c), evidence: [frame], decisive: frame, detail: "legacy", actor: .peer))
         }
     }
-
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
 }

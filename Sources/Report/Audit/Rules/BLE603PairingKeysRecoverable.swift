@@ -19,9 +19,8 @@ struct BLE603PairingKeysRecoverable: AuditRule {
         guidance: "Passive eavesdropping protection (Core Vol 3 Part H 2.3.5.6, 2.3.5.6.1; Vol 1 Part A 5.4.5)")
 
     static let consumes: AuditEventKinds = [.pairing]
-    let settings: RuleSettings
 
-    init(settings: RuleSettings) { self.settings = settings }
+    init(settings: RuleSettings) {}
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
@@ -46,6 +45,4 @@ struct BLE603PairingKeysRecoverable: AuditRule {
             return
         }
     }
-
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
 }
