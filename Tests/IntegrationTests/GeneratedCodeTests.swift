@@ -33,6 +33,17 @@ final class GeneratedCodeTests: XCTestCase {
         XCTAssert(r.out == current, "\(file) is not what scripts/dev/generate_field_table.sh makes today: run it")
     }
 
+    /// Sources/Report/generated/RuleCatalogue.swift from docs/rules.md, the rule reference: the
+    /// catalogue the program prints is the page people read.
+    func testRuleCatalogueIsCurrent() throws {
+        let scratch = NSTemporaryDirectory() + "blesniff-rules-\(UUID().uuidString).swift"
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let status = try Self.run("/usr/bin/env", ["python3", Fixtures.root + "/scripts/dev/generate_rule_catalogue.py",
+                                                   Fixtures.root + "/docs/rules.md", scratch])
+        guard status == 0 else { throw XCTSkip("python3 could not run the generator") }
+        try assertSame(scratch, Fixtures.root + "/Sources/Report/generated/RuleCatalogue.swift", "scripts/dev/generate_rule_catalogue.py")
+    }
+
     private func assertSame(_ made: String, _ committed: String, _ generator: String) throws {
         let a = try String(contentsOfFile: made, encoding: .utf8)
         let b = try String(contentsOfFile: committed, encoding: .utf8)

@@ -50,8 +50,8 @@ public struct RuleInfo: Sendable {
     /// stack does it regardless. Applies to what this host did, never to the peer's behaviour.
     public var platforms: PlatformTable
 
-    public init(id: String, name: String, severity: Severity, summary: String, help: String, guidance: String,
-                notAFinding: String = "", options: [RuleOption] = [], platforms: PlatformTable = PlatformTable()) {
+    public init(id: String, name: String, severity: Severity, options: [RuleOption] = [], summary: String, help: String,
+                guidance: String, notAFinding: String = "", platforms: PlatformTable = PlatformTable()) {
         self.id = id
         self.name = name
         self.severity = severity

@@ -25,5 +25,3 @@ extension AdvertisingDataRule {
     }
 }
 
-let includeReceivedOption = RuleOption("include-received", .bool, 1,
-                                       "also check advertising data received from other devices")

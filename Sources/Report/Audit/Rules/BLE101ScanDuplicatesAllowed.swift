@@ -4,30 +4,7 @@ import Wire
 /// Scanning with duplicate filtering off makes the controller report every advertising packet of
 /// every device, waking the host for each: the radio and the host pay for data the app rarely needs.
 struct BLE101ScanDuplicatesAllowed: AuditRule {
-    static let info = RuleInfo(
-        id: "BLE101", name: "scan-duplicates-allowed", severity: .warning,
-        summary: "Scanning with duplicate filtering off (allow duplicates)",
-        help: """
-            Scan with duplicate filtering on unless the app really needs every advertising packet (for \
-            example to track RSSI continuously). With filtering off the controller forwards each packet of \
-            each nearby device to the host, which costs power on both sides and floods the app with \
-            reports it throws away. Judged from what arrived: a scan is reported when one advertiser was \
-            reported at least `reports` times in it (a scan response is not a duplicate of its \
-            advertisement). Filtering that is reset each scan period (value 2) is reported as a note.
-            """,
-        guidance: "Core Bluetooth Programming Guide: use the allow-duplicates scan option only when necessary",
-        notAFinding: """
-            filter_duplicates=1; filter_duplicates=2 (reset each period) is only a note; a scan in which no \
-            advertiser was reported `reports` times (a note with `without-duplicates: true`); Android, whose \
-            stack enables every scan with filter_duplicates=0
-            """,
-        options: [RuleOption("reports", .count, 3, "reports of one advertiser in one scan that show duplicates arrived"),
-                  RuleOption("without-duplicates", .bool, 0, "also note scans with filtering off in which no advertiser repeated")],
-        platforms: PlatformTable(
-            apple: .app("scan with CBCentralManagerScanOptionAllowDuplicatesKey false (the default) unless every packet is needed"),
-            android: .stack("Android's stack enables every LE scan with filter_duplicates=0 and filters above HCI, whatever ScanSettings the app sets"),
-            linuxBluez: .app("leave DuplicateData off in org.bluez.Adapter1.SetDiscoveryFilter"),
-            embedded: .app("send LE Set (Extended) Scan Enable with filter_duplicates=1")))
+    static let info = RuleInfo.ble101
 
     /// One scan with filtering off or periodic, and what it brought in.
     struct Tally {

@@ -4,28 +4,7 @@ import Wire
 /// A central that keeps scanning once it has connected wastes radio time and slows the connection
 /// (the controller interleaves scan windows with connection events).
 struct BLE102ScanNotStopped: AuditRule {
-    static let info = RuleInfo(
-        id: "BLE102", name: "scan-not-stopped", severity: .warning,
-        summary: "Scanning left on after connecting to the device found",
-        help: """
-            Stop scanning once the device to connect to has been found. Scanning that is still enabled \
-            some seconds after one of this host's own connections completed, scanning started again while \
-            connected and kept on past the grace period, or scanning never disabled before the capture ends although a \
-            connection was made, keeps the radio busy for nothing and takes air time from the connection. \
-            A stack that turns the scan off and on again within milliseconds around a connection (Android \
-            does) has not stopped it. A connection is judged against the scan that found the device: when \
-            that scan was stopped and another, with other parameters, runs at the connection (another \
-            client's scan on a phone), the app did stop its own. A scan started after the link closed is a \
-            new scan, judged by BLE103.
-            """,
-        guidance: "Core Bluetooth Programming Guide: scan only when you need to; stop once you found the device",
-        notAFinding: "scanning disabled before or at the connection and not restarted; passive monitoring captures with no connection",
-        options: [RuleOption("grace", .duration, 2_000_000_000, "how long scanning may stay on after the connection")],
-        platforms: PlatformTable(
-            apple: .app("call stopScan() on the CBCentralManager once the peripheral to connect to was found"),
-            android: .app("call BluetoothLeScanner.stopScan(callback) once the device to connect to was found"),
-            linuxBluez: .app("call org.bluez.Adapter1.StopDiscovery once the device to connect to was found"),
-            embedded: .app("send LE Set (Extended) Scan Enable with enable=0 before or right after connecting")))
+    static let info = RuleInfo.ble102
 
     /// A scan that is on, and the connections it is judged for.
     struct Open {

@@ -2,21 +2,7 @@ import Decoders
 
 /// A scan that runs for minutes without leading to a connection is usually a scan nobody stopped.
 struct BLE103ScanLongRunning: AuditRule {
-    static let info = RuleInfo(
-        id: "BLE103", name: "scan-long-running", severity: .note,
-        summary: "One scan kept on for a long time with no connection attempt",
-        help: """
-            Scan only while the app needs results, and stop the scan when it has them or gives up. A scan \
-            that stays on for a long time without any connection attempt drains the battery of the \
-            scanning device.
-            """,
-        guidance: "Core Bluetooth Programming Guide: scan only when you need to",
-        options: [RuleOption("duration", .duration, 60_000_000_000, "longest scan without a connection attempt")],
-        platforms: PlatformTable(
-            apple: .app("stop the scan (stopScan()) when the app has its results or gives up"),
-            android: .app("stop the scan (BluetoothLeScanner.stopScan) when the app has its results or gives up"),
-            linuxBluez: .app("call org.bluez.Adapter1.StopDiscovery when the app has its results or gives up"),
-            embedded: .app("disable the scan (LE Set Scan Enable enable=0) when the results are in, or use a scan duration")))
+    static let info = RuleInfo.ble103
 
     struct Open {
         var scan: Scan

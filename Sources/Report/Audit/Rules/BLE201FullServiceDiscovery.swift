@@ -3,26 +3,7 @@ import Decoders
 /// Discovering every primary service costs one round trip per few services, on every connection,
 /// when the app only ever uses one or two of them.
 struct BLE201FullServiceDiscovery: PerConnectionRule {
-    static let info = RuleInfo(
-        id: "BLE201", name: "full-service-discovery", severity: .warning,
-        summary: "Discover All Primary Services instead of discovery by service UUID",
-        help: """
-            Discover only the services the app uses: pass their UUIDs to service discovery instead of \
-            nothing. Discovering all primary services (ATT Read By Group Type for 0x2800 from handle \
-            0x0001 to the end of the database) takes several round trips and keeps the connection busy at \
-            its most power-hungry time; discovery by UUID (Find By Type Value) needs one per service.
-            """,
-        guidance: "Core Bluetooth Programming Guide: discover only the services that you need",
-        notAFinding: """
-            Find By Type Value Request (0x06) for 0x2800 with a service UUID (discovery by UUID); every \
-            discovered service used afterwards; a HID over GATT device (its host must discover everything); \
-            a sniffed link encrypted without its key (what it used cannot be seen)
-            """,
-        platforms: PlatformTable(
-            apple: .app("pass the service UUIDs the app uses to discoverServices(_:) instead of nil"),
-            android: .stack("BluetoothGatt.discoverServices() takes no filter: Android discovers the whole database for every app"),
-            linuxBluez: .stack("bluetoothd discovers the whole database on connect, for every client"),
-            embedded: .app("discover by service UUID (Find By Type Value Request for 0x2800)")))
+    static let info = RuleInfo.ble201
 
     struct State {
         var connection: Connection

@@ -3,22 +3,7 @@ import Decoders
 /// Characteristic and descriptor discovery over ranges the app never touches afterwards is
 /// wasted air time.
 struct BLE202FullCharacteristicDiscovery: PerConnectionRule {
-    static let info = RuleInfo(
-        id: "BLE202", name: "full-characteristic-discovery", severity: .warning,
-        summary: "Characteristics discovered over the whole database or in services never used",
-        help: """
-            Discover only the characteristics the app uses, and only in the services it uses. \
-            Characteristic discovery (Read By Type for 0x2803) or descriptor discovery (Find Information) \
-            over 0x0001-0xFFFF, or over the range of a service none of whose characteristics is read, \
-            written or subscribed to afterwards, costs round trips for nothing.
-            """,
-        guidance: "Core Bluetooth Programming Guide: discover only the characteristics that you need",
-        notAFinding: "characteristic discovery limited to services that are then used; a HID over GATT device; a sniffed link encrypted without its key",
-        platforms: PlatformTable(
-            apple: .app("pass the characteristic UUIDs the app uses to discoverCharacteristics(_:for:), and discover descriptors only where needed"),
-            android: .stack("BluetoothGatt.discoverServices() discovers every characteristic and descriptor of every service, for every app"),
-            linuxBluez: .stack("bluetoothd discovers every characteristic and descriptor on connect, for every client"),
-            embedded: .app("discover characteristics only in the services the app uses (Read By Type 0x2803 over their ranges)")))
+    static let info = RuleInfo.ble202
 
     struct Range {
         var start: UInt16

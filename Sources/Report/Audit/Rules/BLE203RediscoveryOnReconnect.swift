@@ -4,26 +4,7 @@ import Decoders
 /// have changed (Core Vol 3 Part G 2.5.2): walking the whole database again on every reconnection
 /// then costs the same round trips each time for nothing.
 struct BLE203RediscoveryOnReconnect: PerConnectionRule {
-    static let info = RuleInfo(
-        id: "BLE203", name: "rediscovery-on-reconnect", severity: .note,
-        summary: "The same full discovery repeated on a later connection although the cached handles were valid",
-        help: """
-            Keep the attribute handles discovered on a peripheral and reuse them when reconnecting while \
-            they are valid (Core Vol 3 Part G 2.5.2): always when the server has no Service Changed \
-            characteristic (its handles never change), across connections of a bonded client, and, when \
-            the server exposes a Database Hash (0x2B2A), as long as the hash read on connecting is the one \
-            cached. Rediscover only when the server indicates Service Changed or the hash differs.
-            """,
-        guidance: "Core Bluetooth Programming Guide: explore a peripheral's data wisely; Core Vol 3 Part G 2.5.2",
-        notAFinding: """
-            the peer sent a Service Changed indication in between; a client without a bond to a server that \
-            has Service Changed and no Database Hash (rediscovery is then required)
-            """,
-        platforms: PlatformTable(
-            apple: .stack("Core Bluetooth keeps or drops its attribute cache itself; the app calls discoverServices on each connection either way"),
-            android: .stack("Android's stack decides whether discoverServices() uses its attribute cache (bonded devices only)"),
-            linuxBluez: .stack("bluetoothd keeps or drops its attribute cache itself (its Cache setting)"),
-            embedded: .app("store the handles (and the Database Hash) per device and skip discovery while they are valid")))
+    static let info = RuleInfo.ble203
 
     struct Peer {
         var connectionID: Int

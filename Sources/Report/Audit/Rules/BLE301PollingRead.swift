@@ -4,30 +4,7 @@ import Wire
 /// Reading the same value again and again keeps the link busy and the peripheral awake; a
 /// characteristic that can notify sends the value only when it changes.
 struct BLE301PollingRead: PerConnectionRule {
-    static let info = RuleInfo(
-        id: "BLE301", name: "polling-read", severity: .warning,
-        summary: "The same attribute read repeatedly in a short time (polling)",
-        help: """
-            Subscribe to values that change often (notifications or indications) instead of reading them \
-            in a loop. Polling costs a request and a response per read whether the value changed or not, \
-            and adds latency equal to the polling period. Reported at the configured severity when the \
-            characteristic declares Notify or Indicate, as a note when its properties are unknown. A \
-            characteristic that cannot notify or indicate is not reported: subscribing is impossible there \
-            (a firmware update's flow-control read after every few writes is such a read). Read Blob \
-            continuations of one long read count as one read.
-            """,
-        guidance: "Core Bluetooth Programming Guide: subscribe to characteristic values that change often",
-        notAFinding: """
-            reads of different handles; the Read Blob continuations of one long read; a characteristic that \
-            declares neither Notify nor Indicate
-            """,
-        options: [RuleOption("reads", .count, 5, "reads of one handle that make a poll"),
-                  RuleOption("window", .duration, 10_000_000_000, "time the reads fall within")],
-        platforms: PlatformTable(
-            apple: .app("subscribe with setNotifyValue(true, for:) instead of calling readValue(for:) in a loop"),
-            android: .app("subscribe with setCharacteristicNotification() and a CCCD write instead of polling readCharacteristic()"),
-            linuxBluez: .app("call StartNotify on org.bluez.GattCharacteristic1 instead of polling ReadValue"),
-            embedded: .app("write the CCCD to enable notifications instead of polling Read Requests")))
+    static let info = RuleInfo.ble301
 
     struct Handle {
         var handle: UInt16

@@ -2,21 +2,7 @@ import Decoders
 
 /// Values that never change during a connection need reading once.
 struct BLE302RedundantRead: PerConnectionRule {
-    static let info = RuleInfo(
-        id: "BLE302", name: "redundant-read", severity: .note,
-        summary: "A static value (Device Name, Appearance, Device Information) read repeatedly",
-        help: """
-            Read values that do not change (Device Name, Appearance, the Device Information strings, \
-            System ID, PnP ID) once per connection, or once per device, and keep them. Reading them again \
-            costs round trips and tells the app nothing new.
-            """,
-        guidance: "Core Bluetooth Programming Guide: explore a peripheral's data wisely",
-        options: [RuleOption("reads", .count, 3, "reads of one static value in one connection")],
-        platforms: PlatformTable(
-            apple: .app("keep the value from the first readValue(for:) (CBPeripheral.name for the Device Name)"),
-            android: .app("keep the value from the first readCharacteristic() callback"),
-            linuxBluez: .app("keep the first ReadValue result (the Name and Appearance properties of org.bluez.Device1 hold them)"),
-            embedded: .app("read static values once and keep them")))
+    static let info = RuleInfo.ble302
 
     /// Device Name, Appearance, and the Device Information Service characteristics.
     static let staticValues = UUIDSet(

@@ -4,20 +4,7 @@ import Wire
 /// A notification that exactly fills the PDU is often a value cut to fit; the central then reads it
 /// to get the rest, so each update costs a notification plus a read round trip.
 struct BLE303TruncatedNotification: PerConnectionRule {
-    static let info = RuleInfo(
-        id: "BLE303", name: "truncated-notification", severity: .note,
-        summary: "Notifications filling ATT_MTU-3 followed by a read of the same handle",
-        help: """
-            Send the entire value in one notification. A notification carries at most ATT_MTU-3 bytes; a \
-            value that does not fit is truncated, and the central has to read the characteristic to get \
-            it whole. Negotiate a larger ATT_MTU or make the value fit.
-            """,
-        guidance: "Core Bluetooth Programming Guide: send the entire value in one notification",
-        platforms: PlatformTable(
-            apple: .app("keep notified values within maximumUpdateValueLength, or request a larger MTU on the peripheral"),
-            android: .app("request a larger MTU (BluetoothGatt.requestMtu) before subscribing"),
-            linuxBluez: .app("keep notified values within the negotiated MTU"),
-            embedded: .app("exchange a larger ATT_MTU, or keep notified values within ATT_MTU-3")))
+    static let info = RuleInfo.ble303
 
     struct Handle {
         var pending: FrameRef?

@@ -3,20 +3,7 @@ import Decoders
 /// Long values moved 22 bytes at a time cost a round trip per chunk; one MTU exchange at the start
 /// of the connection usually removes most of them.
 struct BLE304SmallMTULongValues: PerConnectionRule {
-    static let info = RuleInfo(
-        id: "BLE304", name: "small-mtu-long-values", severity: .note,
-        summary: "Read Blob / Prepare Write at the default ATT_MTU of 23 with no MTU exchange",
-        help: """
-            Exchange a larger ATT_MTU before moving long values. At the default ATT_MTU of 23 a long read \
-            or write is split into 22-byte Read Blob or 18-byte Prepare Write transactions, one round trip \
-            each; both sides of most stacks support far larger MTUs.
-            """,
-        guidance: "ATT efficiency (Core Vol 3 Part F 3.4.2, 3.4.4.5, 3.4.6.1)",
-        platforms: PlatformTable(
-            apple: .stack("Core Bluetooth exchanges the MTU itself on every connection; the app has no call for it"),
-            android: .app("call BluetoothGatt.requestMtu(517) after connecting, before moving long values"),
-            linuxBluez: .stack("bluetoothd exchanges the MTU itself when it connects"),
-            embedded: .app("send an Exchange MTU Request at the start of the connection")))
+    static let info = RuleInfo.ble304
 
     struct State {
         var connection: Connection

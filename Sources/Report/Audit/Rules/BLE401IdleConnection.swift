@@ -3,24 +3,7 @@ import Decoders
 /// An open connection that carries nothing still costs both sides a radio event every interval,
 /// and keeps the peripheral from advertising to others.
 struct BLE401IdleConnection: PerConnectionRule {
-    static let info = RuleInfo(
-        id: "BLE401", name: "idle-connection", severity: .warning,
-        summary: "Connection kept open with no data, or after all notifications were switched off",
-        help: """
-            Disconnect when the app has all the data it needs, or when every subscription it had is \
-            switched off. An idle connection keeps both radios waking up at each connection interval and \
-            keeps the peripheral unavailable to other centrals.
-            """,
-        guidance: "Core Bluetooth Programming Guide: disconnect from a device when you no longer need it",
-        notAFinding: "connections with active notifications; connections where this host is the peripheral; BR/EDR (Classic) links; any ACL data (ATT, SMP, signalling, SDP, RFCOMM) is activity",
-        options: [RuleOption("idle", .duration, 30_000_000_000, "longest gap with no ATT or L2CAP data"),
-                  RuleOption("after-unsubscribe", .duration, 5_000_000_000,
-                             "time to disconnect after the last notification was switched off")],
-        platforms: PlatformTable(
-            apple: .app("call cancelPeripheralConnection(_:) once the app has what it needs"),
-            android: .app("call BluetoothGatt.disconnect() and close() once the app has what it needs"),
-            linuxBluez: .app("call org.bluez.Device1.Disconnect once the app has what it needs"),
-            embedded: .app("send HCI Disconnect once the data is in")))
+    static let info = RuleInfo.ble401
 
     struct State {
         var connection: Connection

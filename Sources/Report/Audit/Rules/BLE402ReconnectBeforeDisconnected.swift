@@ -4,20 +4,7 @@ import Wire
 /// Until Disconnection Complete, the old connection still exists in the controller: connecting to
 /// the same peer again races with it and is often refused or confuses the app's state.
 struct BLE402ReconnectBeforeDisconnected: AuditRule {
-    static let info = RuleInfo(
-        id: "BLE402", name: "reconnect-before-disconnected", severity: .error,
-        summary: "Connecting to a peer again before its disconnection completed",
-        help: """
-            Wait for the disconnection to complete (the disconnect callback, HCI Disconnection Complete) \
-            before connecting to the same peer again. Until then the controller still has the old link; \
-            the new attempt may be refused, or succeed while the app still holds the old connection.
-            """,
-        guidance: "Core Bluetooth Programming Guide: wait for the disconnect callback before reconnecting",
-        platforms: PlatformTable(
-            apple: .app("connect again only after centralManager(_:didDisconnectPeripheral:error:)"),
-            android: .app("connect again only after onConnectionStateChange reports STATE_DISCONNECTED (and close() the old BluetoothGatt)"),
-            linuxBluez: .app("call Connect again only after Device1.Connected became false"),
-            embedded: .app("send LE Create Connection only after the Disconnection Complete event")))
+    static let info = RuleInfo.ble402
 
     struct Pending {
         var peer: BDAddr?

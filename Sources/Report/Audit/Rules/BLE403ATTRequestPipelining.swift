@@ -3,23 +3,7 @@ import Decoders
 /// ATT allows one outstanding request per client on a bearer (Core Vol 3 Part F 3.3.2); a server
 /// may drop a second one, and a request left unanswered for 30 s ends the bearer.
 struct BLE403ATTRequestPipelining: PerConnectionRule {
-    static let info = RuleInfo(
-        id: "BLE403", name: "att-request-pipelining", severity: .error,
-        summary: "An ATT request sent before the previous one was answered, or never answered",
-        help: """
-            Send the next ATT request only after the response to the previous one (ATT is a sequential \
-            request-response protocol: one outstanding request per client). A server that gets a second \
-            request may ignore it, and a request without a response within 30 s is a transaction timeout \
-            after which no more ATT traffic may be sent on the bearer.
-            """,
-        guidance: "ATT protocol, Core Vol 3 Part F 3.3.2 and 3.3.3",
-        notAFinding: "commands, notifications, signed writes; pipelining in sniffer captures (a response the sniffer missed looks the same)",
-        options: [RuleOption("timeout", .duration, 30_000_000_000, "ATT transaction timeout")],
-        platforms: PlatformTable(
-            apple: .stack("Core Bluetooth queues ATT requests and answers the peer's requests itself"),
-            android: .stack("Android's GATT client queues ATT requests and its stack answers the peer's requests"),
-            linuxBluez: .stack("bluetoothd queues ATT requests and answers the peer's requests"),
-            embedded: .app("wait for each ATT response before the next request, and answer every request within 30 s")))
+    static let info = RuleInfo.ble403
 
     struct Side {
         var outstanding: (opcode: ATTOpcode, frame: FrameRef)?

@@ -4,33 +4,7 @@ import Wire
 /// Each Write Request waits for its Write Response: a stream of them carries one value per two
 /// connection intervals at most, where Write Commands to the same characteristic fill every event.
 struct BLE404WriteRequestStream: PerConnectionRule {
-    static let info = RuleInfo(
-        id: "BLE404", name: "write-request-stream", severity: .note,
-        summary: "A stream of Write Requests to a characteristic that accepts Write Without Response",
-        help: """
-            Send a stream of values with Write Without Response when the characteristic allows it. A Write \
-            Request holds the next write until its response, at least one connection interval later and \
-            usually two, so a transfer made of them runs at a fraction of what the link carries (`blesniff \
-            links` shows the two rates); Write Commands to the same characteristic fill each connection \
-            event. Reported when this host sent at least `writes` Write Requests to one characteristic \
-            within `window`, each within `gap` of the response to the one before (the writes waited on \
-            their responses: the acknowledgment was the limit), and the characteristic declares Write \
-            Without Response.
-            """,
-        guidance: "Core Bluetooth Programming Guide: writes without response for data that needs no acknowledgment; Core Vol 3 Part G 4.9.1",
-        notAFinding: """
-            a characteristic that does not declare Write Without Response (the peer needs each write \
-            acknowledged); fewer writes, writes spread out, or writes paced by something else than their \
-            responses (commands every few hundred milliseconds); Prepare and Execute Write (long values)
-            """,
-        options: [RuleOption("writes", .count, 20, "Write Requests to one characteristic that make a stream"),
-                  RuleOption("window", .duration, 10_000_000_000, "time the writes fall within"),
-                  RuleOption("gap", .duration, 20_000_000, "longest wait after a response for the next write to count as waiting on it")],
-        platforms: PlatformTable(
-            apple: .app("write with type .withoutResponse, pacing with canSendWriteWithoutResponse and peripheralIsReady(toSendWriteWithoutResponse:)"),
-            android: .app("set writeType WRITE_TYPE_NO_RESPONSE on the BluetoothGattCharacteristic before writing"),
-            linuxBluez: .app("call WriteValue with the option type \"command\" (or AcquireWrite)"),
-            embedded: .app("send Write Commands (ATT 0x52) instead of Write Requests")))
+    static let info = RuleInfo.ble404
 
     struct Handle {
         var handle: UInt16

@@ -3,17 +3,7 @@ import Decoders
 /// Data over the legacy limit is refused by the controller or cut by scanners; a structure that
 /// runs past the end makes scanners drop or misread the whole packet.
 struct BLE501AdvDataInvalid: AdvertisingDataRule {
-    static let info = RuleInfo(
-        id: "BLE501", name: "adv-data-invalid", severity: .error,
-        summary: "Legacy advertising data over 31 bytes, or a malformed AD structure",
-        help: """
-            Keep legacy advertising and scan-response data within 31 bytes, and make every AD structure's \
-            length match its content. Longer data is rejected by the controller or truncated by \
-            scanners, and a structure whose length runs past the data makes scanners discard the \
-            packet or misread what follows.
-            """,
-        guidance: "Core Bluetooth Programming Guide: respect the limits of advertising data; Core Vol 3 Part C 11",
-        options: [includeReceivedOption])
+    static let info = RuleInfo.ble501
 
     let includeReceived: Bool
 

@@ -4,21 +4,7 @@ import Wire
 /// Service UUIDs that do not fit in the packet are found only by scanners that look for them
 /// explicitly (a scan response request, or Apple's hashed overflow area).
 struct BLE502AdvServicesOverflow: AdvertisingDataRule {
-    static let info = RuleInfo(
-        id: "BLE502", name: "adv-services-overflow", severity: .note,
-        summary: "Advertised service UUIDs overflow: incomplete list or Apple overflow area",
-        help: """
-            Advertise only the UUIDs of the primary services that identify the device. Those that do not \
-            fit end in an incomplete list or, on Apple devices, in the "overflow area" (manufacturer data \
-            of company 0x004C, type 0x01, a 128-bit hash bitmap) that only devices scanning for those \
-            exact UUIDs can match; a generic scanner does not see them.
-            """,
-        guidance: "Core Bluetooth Programming Guide: limit advertised service UUIDs to your primary services",
-        notAFinding: """
-            complete lists of service UUIDs; an incomplete 128-bit list of a device whose discovered \
-            128-bit services are all in it (nothing was left out)
-            """,
-        options: [includeReceivedOption])
+    static let info = RuleInfo.ble502
 
     static let consumes: AuditEventKinds = [.advertisingData, .att]
     static let attOpcodes = ATTOpcodeSet([.readByGroupTypeResponse])

@@ -3,21 +3,7 @@ import Decoders
 /// A shortened name is what is left after everything else took the space: scanners show a cut name
 /// unless they ask for the scan response.
 struct BLE503LocalNameTruncated: AdvertisingDataRule {
-    static let info = RuleInfo(
-        id: "BLE503", name: "local-name-truncated", severity: .note,
-        summary: "Shortened Local Name advertised and the complete name never sent",
-        help: """
-            The local name gets only the space the rest of the advertising data leaves. When it does not \
-            fit it is sent as a Shortened Local Name (AD 0x08); put the Complete Local Name (AD 0x09) in \
-            the scan response, or shorten what else is advertised, so scanners can show the real name.
-            """,
-        guidance: "Core Bluetooth Programming Guide: the local name gets only the space left",
-        notAFinding: """
-            a Complete Local Name sent by the same advertiser (for example in its scan response); a \
-            received advertiser whose scan response the capture never shows (passive scanning, a sniffer \
-            that missed it): its scan response may hold the complete name
-            """,
-        options: [includeReceivedOption])
+    static let info = RuleInfo.ble503
 
     /// Advertisers that sent a Shortened Local Name: the first one, and the advertiser as last seen.
     private var shortened = BoundedMap<AdvertiserKey, (frame: FrameRef, name: String, advertiser: Advertiser)>(capacity: 10_000)

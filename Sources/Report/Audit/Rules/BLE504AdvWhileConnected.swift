@@ -3,22 +3,7 @@ import Decoders
 /// A peripheral that is connected to the central it serves rarely needs to be discoverable too;
 /// advertising on keeps the radio busy and invites connections it does not want.
 struct BLE504AdvWhileConnected: AuditRule {
-    static let info = RuleInfo(
-        id: "BLE504", name: "adv-while-connected", severity: .warning,
-        summary: "Advertising re-enabled while connected as peripheral, and kept on",
-        help: """
-            Advertise only while the device needs to be found. The controller stops advertising when a \
-            central connects; re-enabling it while that connection is up costs power and air time. \
-            Peripherals meant to serve several centrals at once can switch this rule off.
-            """,
-        guidance: "Core Bluetooth Programming Guide: advertise only when you need to",
-        notAFinding: "multi-connection peripherals configured so (switch the rule off)",
-        options: [RuleOption("duration", .duration, 5_000_000_000, "how long advertising may stay on while connected")],
-        platforms: PlatformTable(
-            apple: .app("call stopAdvertising() on the CBPeripheralManager once a central connected"),
-            android: .app("call BluetoothLeAdvertiser.stopAdvertisingSet() once a central connected"),
-            linuxBluez: .app("unregister the LEAdvertisement1 object once a central connected"),
-            embedded: .app("keep advertising disabled while connected")))
+    static let info = RuleInfo.ble504
 
     struct Adapter {
         var connections: [Int: Connection] = [:]

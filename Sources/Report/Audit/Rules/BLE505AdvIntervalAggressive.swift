@@ -4,22 +4,7 @@ import Wire
 /// Each advertising event costs three transmissions; a short interval kept on for long drains a
 /// peripheral's battery for little gain once it has been found.
 struct BLE505AdvIntervalAggressive: AuditRule {
-    static let info = RuleInfo(
-        id: "BLE505", name: "adv-interval-aggressive", severity: .note,
-        summary: "Advertising with a short interval kept on for a long time",
-        help: """
-            Use a short advertising interval only briefly (to be found quickly), then a longer one. An \
-            interval under about 100 ms kept on for long multiplies the peripheral's radio time and \
-            crowds the advertising channels for everyone nearby.
-            """,
-        guidance: "Minimise radio use (Core Bluetooth Programming Guide: advertise only when you need to)",
-        options: [RuleOption("interval", .duration, 100_000_000, "advertising interval maximum below which it is aggressive"),
-                  RuleOption("duration", .duration, 30_000_000_000, "how long a short interval may stay on")],
-        platforms: PlatformTable(
-            apple: .stack("Core Bluetooth chooses the advertising interval itself; the app has no setting for it"),
-            android: .stack("Android apps cannot advertise faster than every 100 ms (AdvertisingSetParameters.INTERVAL_MIN): a shorter interval is the system's own advertising (Nearby, Fast Pair, the maker's services)"),
-            linuxBluez: .app("set MinInterval/MaxInterval of the LEAdvertisement1 object to 100 ms or more"),
-            embedded: .app("set an advertising interval of 100 ms or more once the device has been found")))
+    static let info = RuleInfo.ble505
 
     struct Adapter {
         var intervalMax: UInt32?

@@ -2,18 +2,7 @@ import Decoders
 
 /// Personal data sent on an unencrypted link can be read by anyone in radio range with a sniffer.
 struct BLE601SensitiveDataUnencrypted: PerConnectionRule {
-    static let info = RuleInfo(
-        id: "BLE601", name: "sensitive-data-unencrypted", severity: .warning,
-        summary: "Personal data read, written or notified on a link that was not encrypted",
-        help: """
-            Require an encrypted (paired) connection for characteristics that hold personal data: set \
-            their permissions to need encryption so the stack pairs first. Over an unencrypted link, \
-            names, e-mail addresses, body measurements and the like can be captured by any sniffer in \
-            range. The defaults are the User Data Service (0x181C) characteristics; add custom UUIDs in \
-            configuration (sensitive-characteristics). Requests answered by an error are not counted.
-            """,
-        guidance: "Core Bluetooth Programming Guide: require a paired connection to access sensitive data",
-        notAFinding: "the same accesses after an Encryption Change with encryption on")
+    static let info = RuleInfo.ble601
 
     /// User Data Service characteristics that hold personal data.
     static let defaults: [UInt16] = [

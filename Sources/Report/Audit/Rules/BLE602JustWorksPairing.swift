@@ -2,16 +2,7 @@ import Decoders
 
 /// Just Works and avoidable legacy pairing give no protection against a man in the middle.
 struct BLE602JustWorksPairing: AuditRule {
-    static let info = RuleInfo(
-        id: "BLE602", name: "just-works-pairing", severity: .note,
-        summary: "Pairing without MITM protection (Just Works), or legacy pairing when both sides support Secure Connections",
-        help: """
-            Pair with an association model that authenticates (Numeric Comparison, Passkey Entry or Out of \
-            Band) when the data needs it: Just Works, chosen when the IO capabilities offer nothing better, \
-            cannot detect a man in the middle. When both sides set the Secure Connections bit, LE legacy \
-            pairing should not happen; its keys can be cracked from a captured pairing.
-            """,
-        guidance: "MITM protection (Core Vol 3 Part H 2.3.5.1, 2.3.5.6)")
+    static let info = RuleInfo.ble602
 
     static let consumes: AuditEventKinds = [.pairing]
 
