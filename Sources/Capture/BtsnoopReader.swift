@@ -114,7 +114,7 @@ final class BtsnoopReader {
         let delta = Int64(UInt32(h[4]) | UInt32(h[5]) << 8 | UInt32(h[6]) << 16 | UInt32(h[7]) << 24)
         let entry = Btsnooz.table[Int(h[8])]
         guard entry.h4 != 0 else {
-            throw CaptureError(.malformed, file: source.name, frame: number, offset: at, "unknown btsnooz record type 0x\(Hex2.byte(h[8]))")
+            throw CaptureError(.malformed, file: source.name, frame: number, offset: at, "unknown btsnooz record type 0x\(Hex.lower(UInt64(h[8]), width: 2))")
         }
         guard length >= 1 else {
             throw CaptureError(.malformed, file: source.name, frame: number, offset: at, "btsnooz record length 0")

@@ -192,7 +192,7 @@ final class BtsnoozReader {
             let entry = Btsnooz.table[Int(type)]
             guard entry.h4 != 0 else {
                 recordError = CaptureError(.malformed, file: name, frame: frame, offset: Int64(at),
-                                           "unknown btsnooz record type 0x\(Hex2.byte(type))")
+                                           "unknown btsnooz record type 0x\(Hex.lower(UInt64(type), width: 2))")
                 break
             }
             guard length >= 1 else {
@@ -245,9 +245,3 @@ final class BtsnoozReader {
     }
 }
 
-enum Hex2 {
-    static func byte(_ b: UInt8) -> String {
-        let d = Array("0123456789abcdef".utf8)
-        return String(decoding: [d[Int(b >> 4)], d[Int(b & 15)]], as: UTF8.self)
-    }
-}

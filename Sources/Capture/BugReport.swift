@@ -45,7 +45,7 @@ func readBtsnoozSection(_ source: ByteSource, name: String) throws(CaptureError)
             }
             guard decoder.add(c) else {
                 _ = source.consume(used)
-                let shown = c >= 0x20 && c < 0x7F ? "'\(String(decoding: [c], as: UTF8.self))'" : "0x\(Hex2.byte(c))"
+                let shown = c >= 0x20 && c < 0x7F ? "'\(String(decoding: [c], as: UTF8.self))'" : "0x\(Hex.lower(UInt64(c), width: 2))"
                 blobError = CaptureError(.malformed, file: name, offset: source.offset,
                                          "invalid base64 in the btsnooz section (character \(shown))")
                 break scan

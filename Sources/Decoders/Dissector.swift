@@ -139,8 +139,9 @@ public final class Dissector {
 
     /// The full decode's verdict for a command or event, by an FNV-1a hash of its kind and bytes.
     private func memoised(_ d: inout Decoded, kind: UInt64) -> Bool {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ kind
-        for b in d.packet.payload { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        var hash = FNV1a(seed: kind)
+        hash.add(d.packet.payload)
+        let h = hash.value
         if let known = faultMemo[h] { return known }
         if faultMemo.count >= Self.faultMemoCapacity { faultMemo.removeAll(keepingCapacity: true) }
         let fault = !d.layerProblems.isEmpty

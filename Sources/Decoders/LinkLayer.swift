@@ -706,8 +706,7 @@ struct LLAdvertisingEvents {
     static let window: Int64 = 10_000_000
 
     mutating func isNew(_ r: AdvertisingReport, time: Int64) -> Bool {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in r.data { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        let h = FNV1a.of(r.data)
         if let i = recent.firstIndex(where: { $0.address == r.address && $0.properties == r.properties }) {
             let copy = recent[i].hash == h && time &- recent[i].time <= Self.window
             recent[i] = (r.address, r.properties, h, copy ? recent[i].time : time)

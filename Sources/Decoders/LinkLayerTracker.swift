@@ -648,19 +648,19 @@ public final class LinkLayerTracker {
     /// FNV-1a over what a retransmission repeats: LLID, length and payload (not NESN, SN, MD).
     /// FNV-1a over every octet of a PDU and its CRC.
     static func packetHash(_ pdu: Bytes, _ crc: UInt32) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in pdu { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return (h ^ UInt64(crc)) &* 0x100_0000_01b3
+        var h = FNV1a()
+        h.add(pdu)
+        h.mix(UInt64(crc))
+        return h.value
     }
 
     static func contentHash(_ pdu: Bytes) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        var h = FNV1a()
         var first = true
         for b in pdu {
-            let v = first ? b & 0x23 : b
+            h.add(first ? b & 0x23 : b)
             first = false
-            h = (h ^ UInt64(v)) &* 0x100_0000_01b3
         }
-        return h
+        return h.value
     }
 }

@@ -213,9 +213,9 @@ public enum FieldRendering {
                     let base = arena.baseAddress! + used
                     var length = 0
                     if forEachKeyByte(n[i].label, { base[length] = $0; length &+= 1 }) {
-                        var h = fnvBasis
-                        for j in 0..<length { h = fnv(h, base[j]) }
-                        keys[k] = (i, used, length, h)
+                        var h = FNV1a()
+                        for j in 0..<length { h.add(base[j]) }
+                        keys[k] = (i, used, length, h.value)
                         used &+= length
                     } else {
                         keys[k] = (i, -1, 0, keyHash(n[i].label))
@@ -414,23 +414,20 @@ public enum FieldRendering {
 
     /// FNV-1a of the label's JSON key.
     static func keyHash(_ label: String) -> UInt64 {
-        var h = fnvBasis
-        let ascii = forEachKeyByte(label) { h = fnv(h, $0) }
-        guard !ascii else { return h }
-        h = fnvBasis
-        for c in Field.key(for: label).utf8 { h = fnv(h, c) }
-        return h
+        var h = FNV1a()
+        let ascii = forEachKeyByte(label) { h.add($0) }
+        return ascii ? h.value : FNV1a.of(Field.key(for: label).utf8)
     }
 
     /// FNV-1a of the label's JSON key without its instance number (`Report 3` → `report`): nil
     /// when the key does not end in `_` and digits. A filter's `hci_event.report` matches every
     /// `report_N` by this hash, without building the key.
     static func keyHashWithoutNumber(_ label: String) -> UInt64? {
-        var h = fnvBasis, beforeUnderscore = fnvBasis
+        var h = FNV1a(), beforeUnderscore = FNV1a.basis
         var digits = 0, sawUnderscore = false
         let ascii = forEachKeyByte(label) { b in
             if b == UInt8(ascii: "_") {
-                beforeUnderscore = h
+                beforeUnderscore = h.value
                 digits = 0
                 sawUnderscore = true
             } else if b >= 0x30 && b <= 0x39 {
@@ -438,7 +435,7 @@ public enum FieldRendering {
             } else {
                 digits = -1_000_000
             }
-            h = fnv(h, b)
+            h.add(b)
         }
         if ascii { return sawUnderscore && digits > 0 ? beforeUnderscore : nil }
         let key = Field.key(for: label)
@@ -447,9 +444,6 @@ public enum FieldRendering {
         return keyHash(String(key[..<u]))
     }
 
-    private static let fnvBasis: UInt64 = 0xCBF2_9CE4_8422_2325
-    /// One byte of FNV-1a.
-    @inline(__always) private static func fnv(_ h: UInt64, _ b: UInt8) -> UInt64 { (h ^ UInt64(b)) &* 0x100_0000_01B3 }
 
     /// The label's JSON key, quoted.
     public static func writeKey(_ label: String, to out: Output) {

@@ -125,12 +125,11 @@ public final class FramePrinter {
         while at < bytes.count {
             let row = bytes[at..<min(at + 16, bytes.count)]
             var line = [UInt8](repeating: 32, count: 56)
-            let digits = Array("0123456789abcdef".utf8)
-            for k in 0..<4 { line[k] = digits[(at >> (12 - 4 * k)) & 0xF] }
+            for k in 0..<4 { line[k] = Hex.lowerDigit(UInt8((at >> (12 - 4 * k)) & 0xF)) }
             for (k, b) in row.enumerated() {
                 let col = 6 + 3 * k + (k >= 8 ? 1 : 0)
-                line[col] = digits[Int(b >> 4)]
-                line[col + 1] = digits[Int(b & 0xF)]
+                line[col] = Hex.lowerDigit(b >> 4)
+                line[col + 1] = Hex.lowerDigit(b & 0xF)
             }
             for (k, b) in row.enumerated() {
                 if k == 8 { line.append(32) }

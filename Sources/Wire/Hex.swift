@@ -15,6 +15,15 @@ public enum Hex {
         return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
     }
 
+    /// Lower-case hex of `v`, zero-padded to `width` (fingerprints, byte values in messages).
+    public static func lower(_ v: UInt64, width: Int) -> String {
+        let n = max(significantDigits(v), width)
+        return String(unsafeUninitializedCapacity: n) { buf in
+            store(v, digits: n, prefix: false, lower: true, at: buf.baseAddress!)
+            return n
+        }
+    }
+
     /// Upper-case hex of a non-negative value, zero-padded to `width`, written straight into the
     /// string's storage: these run for nearly every printed field.
     @usableFromInline static func ascii(_ v: UInt64, width: Int, prefix: Bool) -> String {

@@ -35,21 +35,12 @@ struct Devices: ParsableCommand {
             candidates.append(id)
         }
         let out = Output()
-        var ok = true
-        for group in decoding.groups(files) {
-            let file = group.joined(separator: " + ")
-            let dissector = decoding.dissector(trackAdvertisers: true, candidateUUIDs: candidates, maxAdvertisers: maxAdvertisers,
-                                               findsFieldFaults: false)
-            var frames = 0
-            var start = CaptureStart()
-            let read = try decoding.input.forEachPacket(group) {
-                _ = start.see($0)
-                frames += 1
-                _ = dissector.dissect($0)
-            }
-            ok = read && ok
-            // A file that could not be opened has its one error line, not an empty section too.
-            if !read, frames == 0 { continue }
+        let (format, maxAdvertisers, decoding) = (format, maxAdvertisers, decoding)
+        var start = CaptureStart()
+        let ok = try decoding.eachCapture(files, {
+            decoding.dissector(trackAdvertisers: true, candidateUUIDs: candidates, maxAdvertisers: maxAdvertisers, findsFieldFaults: false)
+        }, frame: { p, _ in _ = start.see(p) }) { file, dissector in
+            defer { start = CaptureStart() }
             let devices = dissector.advertisers?.devices(resolvingWith: dissector.resolver) ?? []
             let untracked = dissector.advertisers?.untracked ?? UntrackedAdvertisers()
             let cap = dissector.advertisers?.maxTracked ?? maxAdvertisers

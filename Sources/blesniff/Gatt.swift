@@ -23,15 +23,8 @@ struct Gatt: ParsableCommand {
 
     mutating func run() throws {
         let out = Output()
-        var ok = true
-        for group in decoding.groups(files) {
-            let file = group.joined(separator: " + ")
-            let dissector = decoding.dissector(findsFieldFaults: false)
-            var frames = 0
-            let read = try decoding.input.forEachPacket(group) { frames += 1; _ = dissector.dissect($0) }
-            ok = read && ok
-            // A file that could not be opened has its one error line, not an empty section too.
-            if !read, frames == 0 { continue }
+        let format = format
+        let ok = try decoding.eachCapture(files, { decoding.dissector(findsFieldFaults: false) }) { file, dissector in
             dissector.finish()
             let dbs = dissector.gatt.databases.filter { !$0.database.isEmpty }.map { (name: Self.name($0.key), key: $0.key, database: $0.database) }
             switch format {

@@ -71,6 +71,27 @@ struct DecodeOptions: ParsableArguments {
     func groups(_ files: [String]) -> [[String]] { merge ? [files] : files.map { [$0] } }
 
     var input: CaptureInput { CaptureInput(strict: strict) }
+
+    /// Decodes each capture (every file alone, or all together with --merge) with a dissector of
+    /// its own, handing each frame to `frame`, then the capture's name and dissector to `report`.
+    /// A capture that could not be opened has its one error line, not an empty section too.
+    /// Returns whether every capture was read whole.
+    func eachCapture(_ files: [String], _ make: () -> Dissector, frame: (Packet, Decoded) -> Void = { _, _ in },
+                     report: (String, Dissector) throws -> Void) throws -> Bool {
+        var ok = true
+        for group in groups(files) {
+            let dissector = make()
+            var frames = 0
+            let read = try input.forEachPacket(group) { p in
+                frames += 1
+                frame(p, dissector.dissect(p))
+            }
+            ok = read && ok
+            if !read, frames == 0 { continue }
+            try report(group.joined(separator: " + "), dissector)
+        }
+        return ok
+    }
 }
 
 /// Reads captures as streams of `Packet`s, reporting bad input the way every command does:

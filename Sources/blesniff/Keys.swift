@@ -24,23 +24,16 @@ struct Keys: ParsableCommand {
 
     mutating func run() throws {
         let out = Output()
-        var ok = true
-        for group in decoding.groups(files) {
-            let file = group.joined(separator: " + ")
-            let dissector = decoding.dissector(findsFieldFaults: false)
-            var notes: [KeysReport.Note] = []
-            var frames = 0
-            let read = try decoding.input.forEachPacket(group) {
-                frames += 1
-                let d = dissector.dissect($0)
-                if let note = d.keyNote, notes.count < Dissector.maxRevealedKeys { notes.append(KeysReport.Note(frame: $0.number, text: note)) }
-            }
-            ok = read && ok
-            if !read, frames == 0 { continue }
+        let format = format
+        var notes: [KeysReport.Note] = []
+        let ok = try decoding.eachCapture(files, { decoding.dissector(findsFieldFaults: false) }, frame: { p, d in
+            if let note = d.keyNote, notes.count < Dissector.maxRevealedKeys { notes.append(KeysReport.Note(frame: p.number, text: note)) }
+        }) { file, dissector in
             switch format {
             case .text: KeysReport.text(dissector.revealedKeys, notes: notes, file: file, to: out)
             case .json: KeysReport.json(dissector.revealedKeys, notes: notes, file: file, to: out)
             }
+            notes.removeAll()
         }
         out.flush()
         if !ok { throw ExitCode(2) }

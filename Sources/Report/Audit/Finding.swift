@@ -229,24 +229,14 @@ public struct Finding: Sendable {
 /// FNV-1a 64-bit over the parts joined by "|", as 16 hex digits: cheap, stable and dependency free.
 public enum Fingerprint {
     public static func make(_ parts: [String]) -> String {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        var h = FNV1a()
         var first = true
         for p in parts {
-            if !first { h = (h ^ UInt64(UInt8(ascii: "|"))) &* 0x0000_0100_0000_01B3 }
+            if !first { h.add(UInt8(ascii: "|")) }
             first = false
-            for b in p.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+            h.add(p.utf8)
         }
-        return lowerHex(h)
-    }
-
-    private static let digits = Array("0123456789abcdef".utf8)
-
-    /// 16 lower-case hex digits, written straight into the string.
-    static func lowerHex(_ h: UInt64) -> String {
-        String(unsafeUninitializedCapacity: 16) { buf in
-            for i in 0..<16 { buf[i] = digits[Int(truncatingIfNeeded: h >> (60 - 4 * UInt64(i))) & 0xF] }
-            return 16
-        }
+        return Hex.lower(h.value, width: 16)
     }
 }
 
