@@ -13,18 +13,12 @@ struct Gatt: ParsableCommand {
             database (when it acts as a server) is listed as "local".
             """)
 
-    @Argument(help: "Capture files; - reads standard input.", completion: .file())
-    var files: [String]
-
-    @Option(help: "Output format: text or json.")
-    var format: FramePrinter.Format = .text
-
-    @OptionGroup var decoding: DecodeOptions
+    @OptionGroup var captures: CaptureReportOptions
 
     mutating func run() throws {
         let out = Output()
-        let format = format
-        let ok = try decoding.eachCapture(files, { decoding.dissector(findsFieldFaults: false) }) { file, dissector in
+        let format = captures.format
+        let ok = try captures.each { file, dissector in
             dissector.finish()
             let dbs = dissector.gatt.databases.filter { !$0.database.isEmpty }.map { (name: Self.name($0.key), key: $0.key, database: $0.database) }
             switch format {

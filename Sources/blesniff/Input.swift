@@ -94,6 +94,22 @@ struct DecodeOptions: ParsableArguments {
     }
 }
 
+/// What a command that reports on each capture takes: the captures, text or JSON, and how to decode.
+struct CaptureReportOptions: ParsableArguments {
+    @Argument(help: "Capture files; - reads standard input.", completion: .file())
+    var files: [String]
+
+    @Option(help: "Output format: text or json.")
+    var format: FramePrinter.Format = .text
+
+    @OptionGroup var decoding: DecodeOptions
+
+    /// `DecodeOptions.eachCapture` over the files, with a dissector that leaves field faults alone.
+    func each(frame: (Packet, Decoded) -> Void = { _, _ in }, report: (String, Dissector) throws -> Void) throws -> Bool {
+        try decoding.eachCapture(files, { decoding.dissector(findsFieldFaults: false) }, frame: frame, report: report)
+    }
+}
+
 /// Reads captures as streams of `Packet`s, reporting bad input the way every command does:
 /// a clear message naming the file, frame and byte offset; truncation after good frames is a
 /// warning unless `strict`.

@@ -14,19 +14,13 @@ struct Keys: ParsableCommand {
             sniffer missed when one is needed.
             """)
 
-    @Argument(help: "Capture files; - reads standard input.", completion: .file())
-    var files: [String]
-
-    @Option(help: "Output format: text or json.")
-    var format: FramePrinter.Format = .text
-
-    @OptionGroup var decoding: DecodeOptions
+    @OptionGroup var captures: CaptureReportOptions
 
     mutating func run() throws {
         let out = Output()
-        let format = format
+        let format = captures.format
         var notes: [KeysReport.Note] = []
-        let ok = try decoding.eachCapture(files, { decoding.dissector(findsFieldFaults: false) }, frame: { p, d in
+        let ok = try captures.each(frame: { p, d in
             if let note = d.keyNote, notes.count < Dissector.maxRevealedKeys { notes.append(KeysReport.Note(frame: p.number, text: note)) }
         }) { file, dissector in
             switch format {
