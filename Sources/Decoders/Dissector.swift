@@ -196,7 +196,7 @@ public final class Dissector {
             c.peerAddressType = 0
             d.connection = c
         case .disconnectionComplete(let e)?:
-            d.connection = live[key(adapter, e.connectionHandle)]
+            d.connection = liveConnection(key(adapter, e.connectionHandle))
             guard e.status == 0, let c = d.connection else { return }
             c.endedFrame = number
             c.endedTime = time
@@ -209,7 +209,7 @@ public final class Dissector {
             if e.isOn, c.encryptedFrame == nil { c.encryptedFrame = number }
             d.connection = c
         case .encryptionKeyRefreshComplete(let e)?:
-            d.connection = live[key(adapter, e.connectionHandle)]
+            d.connection = liveConnection(key(adapter, e.connectionHandle))
         case .leConnectionComplete(let e)?:
             guard e.status == 0 else { return }
             let c = open(adapter: adapter, handle: e.connectionHandle, isLE: true, frame: number, time: time, complete: true)
@@ -242,7 +242,7 @@ public final class Dissector {
         switch sub {
         case 0x04, 0x05, 0x06, 0x07, 0x0C, 0x14: // per-connection subevents: tie them to the connection
             if let h = params.le16(sub == 0x04 || sub == 0x0C ? 2 : 1) {
-                d.connection = live[key(adapter, h & 0x0FFF)]
+                d.connection = liveConnection(key(adapter, h & 0x0FFF))
                 // LE Long Term Key Request: handle, Rand(8), EDIV(2).
                 if sub == 0x05, params.count >= 13, ltkRequests.count < 4096 {
                     ltkRequests[key(adapter, h & 0x0FFF)] = (params.le16(at: 11), params.le64(at: 3))
@@ -501,7 +501,25 @@ public final class Dissector {
     // MARK: Connection table
 
     /// The connection currently open on a handle, if any.
-    public func liveConnection(adapter: UInt16, handle: UInt16) -> Connection? { live[key(adapter, handle & 0x0FFF)] }
+    public func liveConnection(adapter: UInt16, handle: UInt16) -> Connection? { liveConnection(key(adapter, handle & 0x0FFF)) }
+
+    /// Most frames are on the link of the frame before: that one is kept aside, found without hashing.
+    private var lastKey = UInt32.max
+    private var lastConnection: Connection?
+
+    @inline(__always) private func liveConnection(_ k: UInt32) -> Connection? {
+        if k == lastKey { return lastConnection }
+        let c = live[k]
+        lastKey = k
+        lastConnection = c
+        return c
+    }
+
+    /// Sets or clears the live connection of a key, and what `liveConnection` kept aside for it.
+    private func setLive(_ k: UInt32, _ c: Connection?) {
+        live[k] = c
+        if k == lastKey { lastConnection = c }
+    }
 
     @inline(__always) func key(_ adapter: UInt16, _ handle: UInt16) -> UInt32 {
         UInt32(adapter) << 16 | UInt32(handle)
@@ -509,7 +527,7 @@ public final class Dissector {
 
     /// The live connection on a handle, or a new one when the capture starts mid-connection.
     private func connection(_ adapter: UInt16, _ handle: UInt16, frame: Int, time: Int64) -> Connection {
-        if let c = live[key(adapter, handle)] { return c }
+        if let c = liveConnection(key(adapter, handle)) { return c }
         return open(adapter: adapter, handle: handle, isLE: true, frame: frame, time: time, complete: false)
     }
 
@@ -530,13 +548,13 @@ public final class Dissector {
             c.createdFrame = frame
             c.createdTime = time
         }
-        live[key(adapter, handle)] = c
+        setLive(key(adapter, handle), c)
         connections[c.id] = c
         return c
     }
 
     private func close(_ c: Connection) {
-        live[key(c.adapter, c.handle)] = nil
+        setLive(key(c.adapter, c.handle), nil)
         retire(c)
     }
 
