@@ -34,7 +34,7 @@ public enum CharacteristicValues {
     }
 
     /// True when `decode` knows the UUID.
-    public static func knows(_ uuid: BluetoothUUID) -> Bool { uuid.uuid16.map { table[$0] != nil } ?? false }
+    public static func knows(_ uuid: BluetoothUUID) -> Bool { uuid.uuid16.map { decoders[$0] != nil } ?? false }
 
     /// Summary when known, else hex with the text when the bytes are printable UTF-8.
     public static func describe(_ uuid: BluetoothUUID?, _ value: Bytes) -> String {
@@ -48,6 +48,17 @@ public enum CharacteristicValues {
         var f = [Field("Value", .bytes(value))]
         if let t = printable(value) { f.append(Field("Text", .text(t))) }
         return f
+    }
+
+    /// `fields`, written into `out` field by field: no array in between.
+    public static func writeFields(_ uuid: BluetoothUUID?, _ value: Bytes, to out: FieldSink) {
+        if let u = uuid, let decoder = decoder(u) {
+            var b = ValueBuilder(value, wants: .fields, into: out)
+            execute(decoder, &b)
+            return
+        }
+        out.add("Value", .bytes(value))
+        if let t = printable(value) { out.add("Text", .text(t)) }
     }
 
     /// "48656c6c6f (\"Hello\")" or "0102".
@@ -84,11 +95,11 @@ public enum CharacteristicValues {
         return b
     }
 
-    static func decoder(_ uuid: BluetoothUUID) -> Decoder? { uuid.uuid16.flatMap { table[$0] } }
+    static func decoder(_ uuid: BluetoothUUID) -> DecoderEntry? { uuid.uuid16.flatMap { decoders[$0] } }
 
-    static func execute(_ decoder: Decoder, _ b: inout ValueBuilder) {
+    static func execute(_ decoder: DecoderEntry, _ b: inout ValueBuilder) {
         do throws(DecodeError) {
-            try decoder(&b)
+            try decoder.decode(&b)
             if b.r.remaining > 0 {
                 let rest = b.r.rest()
                 b.add(Field("Additional Data", .bytes(rest)))
@@ -101,6 +112,14 @@ public enum CharacteristicValues {
     }
 
     typealias Decoder = @Sendable (inout ValueBuilder) throws(DecodeError) -> Void
+
+    /// A decoder in a struct: a function stored straight in a dictionary comes out through a
+    /// reabstraction thunk, allocated at every lookup.
+    struct DecoderEntry: Sendable {
+        let decode: Decoder
+    }
+
+    static let decoders = table.mapValues(DecoderEntry.init)
 
     static let table: [UInt16: Decoder] = [
         // GAP and GATT services
@@ -193,25 +212,32 @@ struct ValueBuilder {
 
     var r: ByteReader
     let wants: Wants
+    /// The fields, gathered here unless a sink takes them as they come.
     var fields: [Field] = []
+    let sink: FieldSink?
     /// The summary's parts, ", " between them.
     var summary = TextLine()
     private var parts = 0
     /// The decoder threw: the value is malformed.
     var failed = false
-    init(_ value: Bytes, wants: Wants = [.fields, .parts]) {
+    init(_ value: Bytes, wants: Wants = [.fields, .parts], into sink: FieldSink? = nil) {
         r = ByteReader(value)
         self.wants = wants
+        self.sink = sink
+    }
+
+    private mutating func keep(_ f: Field) {
+        if let sink { sink.add(f) } else { fields.append(f) }
     }
 
     mutating func add(_ f: @autoclosure () -> Field, _ part: @autoclosure () -> String? = nil) {
-        if wants.contains(.fields) { fields.append(f()) }
+        if wants.contains(.fields) { keep(f()) }
         if wants.contains(.parts), let p = part() { appendPart(p) }
     }
 
     /// A field, and a part of the summary that `write` puts straight into the line (no String).
     mutating func add(_ f: @autoclosure () -> Field, write: (inout TextLine) -> Void) {
-        if wants.contains(.fields) { fields.append(f()) }
+        if wants.contains(.fields) { keep(f()) }
         if wants.contains(.parts) {
             startPart()
             write(&summary)
@@ -271,6 +297,8 @@ struct ValueBuilder {
     mutating func flags<T: FixedWidthInteger>(_ label: String, _ v: T, _ names: [String]) {
         guard wants.contains(.fields) else { return }
         var set: [String] = []
+        // One allocation, at the size needed, rather than growing as names are added.
+        set.reserveCapacity(min(v.nonzeroBitCount, names.count))
         for (i, n) in names.enumerated() where i < T.bitWidth && v & (1 << i) != 0 { set.append(n) }
         add(Field(label, .flags(UInt64(v), hex: T.bitWidth / 4, set)))
     }

@@ -20,7 +20,9 @@ public struct GATTProperties: OptionSet, Hashable, Sendable {
     static let bitNames = ["broadcast", "read", "write without response", "write", "notify", "indicate",
                            "signed write", "extended properties"]
     /// Names of the set bits, lowest first: ["read", "notify"].
-    public var names: [String] { (0..<8).filter { rawValue & (1 << $0) != 0 }.map { GATTProperties.bitNames[$0] } }
+    public var names: [String] { GATTProperties.nameSets[Int(rawValue)] }
+    /// `names` of every value, made once: every ATT PDU on a characteristic shows its properties.
+    private static let nameSets = (0..<256).map { v in (0..<8).filter { v & (1 << $0) != 0 }.map { bitNames[$0] } }
 }
 
 /// Notification/indication state a client set in a CCCD, and the frame that set it.
@@ -81,7 +83,7 @@ public struct GATTService: Sendable {
 }
 
 /// What one handle is in a database, as far as discovery has shown.
-public struct GATTAttribute: Sendable {
+public struct GATTAttribute: Equatable, Sendable {
     public enum Role: String, Sendable {
         case service, include, characteristicDeclaration, characteristicValue, descriptor
         /// Never discovered: the handle's type is not known.
@@ -551,7 +553,7 @@ public final class GATTStore {
 // MARK: Bearer
 
 /// A request (or indication) waiting for its response (or confirmation).
-public struct ATTTransaction: Sendable {
+public struct ATTTransaction: Equatable, Sendable {
     public let frame: Int
     public let opcode: ATTOpcode
     /// Nanoseconds, the capture's clock.
@@ -569,7 +571,7 @@ public struct ATTRequestInfo: Sendable {
 }
 
 /// Something the bearer noticed about a PDU.
-public enum ATTNote: Sendable, CustomStringConvertible {
+public enum ATTNote: Equatable, Sendable, CustomStringConvertible {
     /// A request sent while the one in `frame` still had no response (Vol 3 Part F 3.3.2).
     case pipelined(pendingFrame: Int)
     /// On a lossy capture (a sniffer's), a new request while one is pending means its response was
@@ -656,6 +658,26 @@ public final class ATTResult {
 
     public var attribute: GATTAttribute? { entries.first?.attribute }
     public var value: Bytes? { entries.first?.value }
+
+    /// The attribute and the note last described, with their text, kept across refills: a value
+    /// notified over and over names the same attribute with the same note, and their text is then
+    /// made once rather than per frame.
+    private var described: (attribute: GATTAttribute, text: String)?
+    private var noted: (note: ATTNote, text: String)?
+
+    func describe(_ a: GATTAttribute) -> String {
+        if let d = described, d.attribute == a { return d.text }
+        let text = a.description
+        described = (a, text)
+        return text
+    }
+
+    func describe(_ n: ATTNote) -> String {
+        if let d = noted, d.note == n { return d.text }
+        let text = n.description
+        noted = (n, text)
+        return text
+    }
 }
 
 extension ATTResult: Dissectable {
@@ -720,7 +742,7 @@ extension ATTResult: Dissectable {
             out.add("Response Time", .quantity(UInt64(max(0, r.rtt)), hex: 0, Double(r.rtt) / 1e6, unit: "ms"))
         }
         for e in entries {
-            out.begin("Attribute", .text(e.attribute.description))
+            out.begin("Attribute", .text(describe(e.attribute)))
             out.add("Handle", .uint(UInt64(e.attribute.handle), hex: 4))
             if let u = e.attribute.uuid { writeUUIDField(u, to: out) }
             if let p = e.attribute.properties { out.add("Properties", .flags(UInt64(p.rawValue), hex: 2, p.names)) }
@@ -734,7 +756,7 @@ extension ATTResult: Dissectable {
             }
             if let v = e.value {
                 out.begin("Decoded Value", .none)
-                out.add(CharacteristicValues.fields(e.attribute.valueUUID, v))
+                CharacteristicValues.writeFields(e.attribute.valueUUID, v, to: out)
                 out.end()
             }
             out.end()
@@ -746,7 +768,7 @@ extension ATTResult: Dissectable {
                 if why != pdu.malformed { out.malformed(why + " too short") }
                 continue
             }
-            out.add("Note", .text(n.description))
+            out.add("Note", .text(describe(n)))
         }
     }
 }

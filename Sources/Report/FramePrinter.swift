@@ -170,27 +170,15 @@ public final class FramePrinter {
         out.write(jsonString: line)
         out.write(",\"layers\":{")
         // Each layer's fields are gathered (JSON groups siblings that share a key), then written
-        // when the next layer starts.
-        var layer: String?
-        var first = true
-        func writeLayer() {
-            defer {
-                layer = nil
-                fields.removeAll()
-            }
-            guard let name = layer, name != "Malformed" else { return }
-            if !first { out.write(byte: UInt8(ascii: ",")) }
-            first = false
-            FieldRendering.writeKey(name, to: out)
-            out.write(":{")
-            FieldRendering.writeJSONMembers(layer: layerKey(name), fields, to: out)
-            out.write(byte: UInt8(ascii: "}"))
-        }
+        // when the next layer starts. The state lives in the printer: locals a closure shares
+        // would be boxed on the heap for every frame.
+        jsonLayer = nil
+        jsonLayersWritten = 0
         d.writeLayers(to: fields) { name in
-            writeLayer()
-            layer = name
+            writeJSONLayer()
+            jsonLayer = name
         }
-        writeLayer()
+        writeJSONLayer()
         out.write(byte: UInt8(ascii: "}"))
         let reasons = d.malformedReasons
         if !reasons.isEmpty {
@@ -199,6 +187,24 @@ public final class FramePrinter {
             out.write(byte: UInt8(ascii: "]"))
         }
         out.write("}\n")
+    }
+
+    /// The layer whose fields `fields` gathers, and how many layers this frame has written.
+    private var jsonLayer: String?
+    private var jsonLayersWritten = 0
+
+    private func writeJSONLayer() {
+        defer {
+            jsonLayer = nil
+            fields.removeAll()
+        }
+        guard let name = jsonLayer, name != "Malformed" else { return }
+        if jsonLayersWritten > 0 { out.write(byte: UInt8(ascii: ",")) }
+        jsonLayersWritten += 1
+        FieldRendering.writeKey(name, to: out)
+        out.write(":{")
+        FieldRendering.writeJSONMembers(layer: layerKey(name), fields, to: out)
+        out.write(byte: UInt8(ascii: "}"))
     }
 
     private func layerKey(_ name: String) -> String {
