@@ -103,7 +103,8 @@ public enum AdvertisingReports {
 
     /// `propertyNames` joined, for the seven bits they depend on, made once: every extended
     /// report's summary names them.
-    static let propertyText = (0..<128).map { propertyNames(UInt16($0)).joined(separator: ", ") }
+    static let propertyText = propertySets.map { $0.joined(separator: ", ") }
+    static let propertySets = (0..<128).map { propertyNames(UInt16($0)) }
 
     static func propertyNames(_ p: UInt16) -> [String] {
         var out = ADValue.bitNames(UInt64(p & 0x1F), propertyBits)
@@ -261,12 +262,14 @@ public enum AdvertisingReports {
     @discardableResult
     public static func writeFields(subevent: UInt8, _ params: Bytes, to out: FieldSink) -> Bool {
         guard isReport(subevent: subevent) else { return false }
-        let (reports, malformed) = parse(subevent: subevent, params)
         if subevent != periodic && subevent != periodicV2, let n = params.byte(0) {
             out.add("Num Reports", .uint(UInt64(n), hex: 0))
         }
-        for (i, rep) in reports.enumerated() {
-            out.begin(reports.count > 1 || subevent <= extended ? "Report \(i + 1)" : "Report", .none)
+        // Numbered where the event can hold several (a periodic report event holds one).
+        var number = 0
+        let malformed = forEach(subevent: subevent, params) { rep in
+            number += 1
+            out.begin(subevent <= extended ? "Report \(number)" : "Report", .none)
             rep.writeFields(to: out)
             out.end()
         }
@@ -304,9 +307,7 @@ extension AdvertisingReport {
             out.add("Data Status", .named(UInt64(periodicDataStatus ?? 0), hex: 2, dataStatus.name))
         } else {
             if subevent == AdvertisingReports.extended {
-                var bits = ADValue.bitNames(UInt64(properties & 0x1F), AdvertisingReports.propertyBits)
-                bits.append("Data Status: " + dataStatus.name)
-                out.begin("Event Type", .flags(UInt64(eventType), hex: 4, bits))
+                out.begin("Event Type", .flags(UInt64(eventType), hex: 4, AdvertisingReports.propertySets[Int(properties & 0x7F)]))
                 for (i, name) in AdvertisingReports.propertyBits.enumerated() { out.add(name, .bool(properties >> UInt16(i) & 1 == 1)) }
                 out.add("Data Status", .named(UInt64(properties >> 5 & 3), hex: 1, dataStatus.name))
                 if let pdu = AdvertisingReports.legacyPDUByProperties[UInt8(properties & 0x1F)], isLegacy { out.add("Legacy PDU", .text(pdu)) }
