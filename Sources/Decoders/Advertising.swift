@@ -22,9 +22,26 @@ public struct AdvertisingData: Dissectable, Sendable {
     public init(_ data: Bytes, legacy: Bool) {
         self.data = data
         var problems: [ADProblem] = []
-        var padding = 0
-        if legacy && data.count > AdvertisingData.legacyMaximum {
-            problems.append(ADProblem(.tooLongForLegacy, offset: AdvertisingData.legacyMaximum, type: nil, length: data.count))
+        let (end, padding) = Self.walk(data, legacy: legacy) { problems.append($0); return true }
+        structures = ADStructures(data: data, endIndex: end)
+        self.problems = problems
+        self.paddingLength = padding
+    }
+
+    /// Whether `AdvertisingData(data, legacy:)` finds `problems`: the check every advertising
+    /// report of a capture gets, stopping at the first.
+    public static func hasProblems(_ data: Bytes, legacy: Bool) -> Bool {
+        var found = false
+        _ = walk(data, legacy: legacy) { _ in found = true; return false }
+        return found
+    }
+
+    /// The one walk over the structures: where the well-formed ones end and the zero padding after
+    /// them, each rule break handed to `problem` as it is found (which returns false to stop).
+    private static func walk(_ data: Bytes, legacy: Bool, _ problem: (ADProblem) -> Bool) -> (end: Int, padding: Int) {
+        if legacy && data.count > legacyMaximum,
+           !problem(ADProblem(.tooLongForLegacy, offset: legacyMaximum, type: nil, length: data.count)) {
+            return (0, 0)
         }
         var offset = 0
         let count = data.count
@@ -33,32 +50,22 @@ public struct AdvertisingData: Dissectable, Sendable {
             if length == 0 {
                 // A zero length ends the significant part; the rest must be zero padding.
                 let rest = data.from(offset)
-                if rest.allSatisfy({ $0 == 0 }) {
-                    padding = rest.count
-                } else {
-                    problems.append(ADProblem(.dataAfterTerminator, offset: offset, type: nil, length: rest.count))
-                }
-                break
+                if rest.allSatisfy({ $0 == 0 }) { return (offset, rest.count) }
+                _ = problem(ADProblem(.dataAfterTerminator, offset: offset, type: nil, length: rest.count))
+                return (offset, 0)
             }
             guard offset + 1 + length <= count else {
-                problems.append(ADProblem(.lengthPastEnd, offset: offset, type: data.byte(offset + 1), length: length))
-                break
+                _ = problem(ADProblem(.lengthPastEnd, offset: offset, type: data.byte(offset + 1), length: length))
+                return (offset, 0)
             }
             let type = data.byte(offset + 1) ?? 0
-            if let kind = ADStructure.lengthProblem(type: type, valueLength: length - 1) {
-                problems.append(ADProblem(kind, offset: offset, type: type, length: length - 1))
+            if let kind = ADStructure.lengthProblem(type: type, valueLength: length - 1),
+               !problem(ADProblem(kind, offset: offset, type: type, length: length - 1)) {
+                return (offset, 0)
             }
             offset += 1 + length
         }
-        structures = ADStructures(data: data, endIndex: offset)
-        self.problems = problems
-        self.paddingLength = padding
-    }
-
-    /// Whether `AdvertisingData(data, legacy:)` finds `problems`: the check every advertising
-    /// report of a capture gets (it allocates only for faulty data).
-    public static func hasProblems(_ data: Bytes, legacy: Bool) -> Bool {
-        !AdvertisingData(data, legacy: legacy).problems.isEmpty
+        return (offset, 0)
     }
 
     // MARK: Typed accessors
