@@ -254,7 +254,6 @@ public struct ListedUUID: Sendable, Equatable {
     public let complete: Bool
 }
 
-/// One AD structure: its type and data (the slice after the type byte).
 /// The well-formed AD structures of advertising data, indexed by the offset of each one's length
 /// byte: the walk that found where they end is all that is kept, so no array is built per report.
 public struct ADStructures: Collection, Sendable {
@@ -272,6 +271,7 @@ public struct ADStructures: Collection, Sendable {
     }
 }
 
+/// One AD structure: its type and data (the slice after the type byte).
 public struct ADStructure: Sendable {
     public let type: UInt8
     /// Offset of the length byte from the start of the advertising data.

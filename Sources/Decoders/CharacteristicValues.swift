@@ -44,10 +44,7 @@ public enum CharacteristicValues {
 
     /// Decode when known, else the bytes (and their text when printable).
     public static func fields(_ uuid: BluetoothUUID?, _ value: Bytes) -> [Field] {
-        if let u = uuid, let f = decode(u, value) { return f }
-        var f = [Field("Value", .bytes(value))]
-        if let t = printable(value) { f.append(Field("Text", .text(t))) }
-        return f
+        FieldList.build { writeFields(uuid, value, to: $0) }
     }
 
     /// `fields`, written into `out` field by field: no array in between.
