@@ -104,7 +104,7 @@ public enum AdvertisingReports {
     /// `propertyNames` joined, for the seven bits they depend on, made once: every extended
     /// report's summary names them.
     static let propertyText = propertySets.map { $0.joined(separator: ", ") }
-    static let propertySets = (0..<128).map { propertyNames(UInt16($0)) }
+    static let propertySets = (0..<128).map { SetBitNames(propertyNames(UInt16($0))) }
 
     static func propertyNames(_ p: UInt16) -> [String] {
         var out = ADValue.bitNames(UInt64(p & 0x1F), propertyBits)
@@ -334,10 +334,9 @@ extension AdvertisingReport {
         }
         if subevent != AdvertisingReports.directed {
             out.add("Data Length", .uint(UInt64(data.count), hex: 0))
-            let ad = advertisingData
             if !data.isEmpty {
-                out.begin("Advertising Data", .text(ad.summary))
-                ad.writeFields(to: out)
+                out.begin("Advertising Data", .derived(.advertisingSummary(data, legacy: hasLegacyData)))
+                advertisingData.writeFields(to: out)
                 out.end()
             }
         }

@@ -55,7 +55,7 @@ public enum CharacteristicValues {
             return
         }
         out.add("Value", .bytes(value))
-        if let t = printable(value) { out.add("Text", .text(t)) }
+        if let t = printableBytes(value) { out.add("Text", .received(t)) }
     }
 
     /// "48656c6c6f (\"Hello\")" or "0102".
@@ -67,22 +67,23 @@ public enum CharacteristicValues {
 
     /// The bytes as text when they are valid UTF-8 without control characters (a trailing NUL is allowed).
     public static func printable(_ value: Bytes) -> String? {
+        printableBytes(value).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The bytes `printable` reads as text (without the trailing NULs), or nil.
+    static func printableBytes(_ value: Bytes) -> Bytes? {
         var v = value
         while v.last == 0 { v = v.dropLast() }
         guard !v.isEmpty else { return nil }
         var it = v.makeIterator()
         var utf8 = UTF8()
-        var s = ""
-        loop: while true {
+        while true {
             switch utf8.decode(&it) {
-            case .scalarValue(let c):
-                if c.value < 0x20 || c.value == 0x7F { return nil }
-                s.unicodeScalars.append(c)
-            case .emptyInput: break loop
+            case .scalarValue(let c): if c.value < 0x20 || c.value == 0x7F { return nil }
+            case .emptyInput: return v
             case .error: return nil
             }
         }
-        return s
     }
 
     static func run(_ uuid: BluetoothUUID, _ value: Bytes, wants: ValueBuilder.Wants) -> ValueBuilder? {
@@ -293,11 +294,7 @@ struct ValueBuilder {
 
     mutating func flags<T: FixedWidthInteger>(_ label: String, _ v: T, _ names: [String]) {
         guard wants.contains(.fields) else { return }
-        var set: [String] = []
-        // One allocation, at the size needed, rather than growing as names are added.
-        set.reserveCapacity(min(v.nonzeroBitCount, names.count))
-        for (i, n) in names.enumerated() where i < T.bitWidth && v & (1 << i) != 0 { set.append(n) }
-        add(Field(label, .flags(UInt64(v), hex: T.bitWidth / 4, set)))
+        add(Field(label, .flags(UInt64(v), hex: T.bitWidth / 4, SetBitNames(UInt64(v), in: names))))
     }
 
     /// Date Time (7 bytes): year (0 = unknown), month, day, hours, minutes, seconds.

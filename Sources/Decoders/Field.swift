@@ -49,6 +49,8 @@ public enum FieldValue: Sendable {
     case int(Int64)
     case bool(Bool)
     case text(String)
+    /// Text made from what the frame holds, written only when printed (no String per frame).
+    case derived(DerivedText)
     /// Text as a device sent it (a name, a GATT string): kept as bytes, since it may be invalid
     /// UTF-8. Text output escapes it (`DisplayText`), JSON and HTML show it as a String.
     case received(Bytes)
@@ -63,9 +65,110 @@ public enum FieldValue: Sendable {
     case address(BDAddr)
     case uuid(BluetoothUUID)
     /// A bit field: raw value and the names of the bits that are set.
-    case flags(UInt64, hex: Int, [String])
+    case flags(UInt64, hex: Int, SetBitNames)
     /// The input broke the specification here.
     case error(String)
+}
+
+/// The names of a bit field's set bits. Decoders hand over their table of names by bit and the
+/// value, and the names are read from it as they are printed: no list is built per frame. A list
+/// made some other way (or once, for every value) is given as it is.
+public struct SetBitNames: Sequence, ExpressibleByArrayLiteral, Equatable, Sendable {
+    private let table: [String]
+    /// The set bits to name; nil when `table` is the list of names itself.
+    private let bits: UInt64?
+    private let namesReserved: Bool
+
+    /// The names in `table` of the bits set in `value`, lowest bit first. With `reserved`, a bit
+    /// past the table or with an empty name reads "Reserved (bit n)"; without, it is left out.
+    public init(_ value: UInt64, in table: [String], reserved: Bool = false) {
+        self.table = table
+        bits = value
+        namesReserved = reserved
+    }
+
+    /// Names as they are.
+    public init(_ names: [String]) {
+        table = names
+        bits = nil
+        namesReserved = false
+    }
+
+    public init(arrayLiteral names: String...) { self.init(names) }
+
+    public struct Iterator: IteratorProtocol {
+        let names: SetBitNames
+        var index = 0
+        var rest: UInt64
+
+        public mutating func next() -> String? {
+            guard names.bits != nil else {
+                defer { index += 1 }
+                return index < names.table.count ? names.table[index] : nil
+            }
+            while rest != 0 {
+                let bit = rest.trailingZeroBitCount
+                rest &= rest &- 1
+                if bit < names.table.count, !(names.namesReserved && names.table[bit].isEmpty) { return names.table[bit] }
+                if names.namesReserved { return SetBitNames.reserved[bit] }
+            }
+            return nil
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(names: self, rest: bits ?? 0) }
+
+    /// "Reserved (bit n)" for every bit, made once: event masks set reserved bits as a rule.
+    private static let reserved = (0..<64).map { "Reserved (bit \($0))" }
+
+    public var isEmpty: Bool {
+        var i = makeIterator()
+        return i.next() == nil
+    }
+
+    /// The names as a list.
+    public var list: [String] { Array(self) }
+
+    public static func == (a: SetBitNames, b: SetBitNames) -> Bool { a.elementsEqual(b) }
+}
+
+/// Text a field shows that is made from numbers or bytes the frame holds. It is written when
+/// printed, straight into the output: decoding builds no String for it.
+public enum DerivedText: Sendable {
+    /// A UUID in its full 128-bit form: "0000180D-0000-1000-8000-00805F9B34FB".
+    case uuid128(BluetoothUUID)
+    /// Advertising data in one line (`AdvertisingData.writeSummary`); `legacy` data is at most 31 bytes.
+    case advertisingSummary(Bytes, legacy: Bool)
+    /// A list of frame numbers: "3, 4, 5".
+    case frameNumbers([Int])
+    /// A part of a PDU: "20 of 251 bytes, reassembly pending" (`of` 0: the length is not known yet).
+    case reassemblyPending(have: Int, of: Int)
+    /// A payload the capture cut short: "20 of 251 bytes (truncated in the capture; not decoded)".
+    case truncatedPayload(have: Int, of: Int)
+
+    public func write(to s: inout TextLine) {
+        switch self {
+        case .uuid128(let u): s.write(uuidString: u)
+        case .advertisingSummary(let b, let legacy): AdvertisingData(b, legacy: legacy).writeSummary(to: &s)
+        case .frameNumbers(let n):
+            for (i, f) in n.enumerated() {
+                if i > 0 { s += ", " }
+                s.write(f)
+            }
+        case .reassemblyPending(let have, let of):
+            s.write(have)
+            s += " of "
+            if of == 0 { s.write(byte: UInt8(ascii: "?")) } else { s.write(of) }
+            s += " bytes, reassembly pending"
+        case .truncatedPayload(let have, let of):
+            s.write(have)
+            s += " of "
+            s.write(of)
+            s += " bytes (truncated in the capture; not decoded)"
+        }
+    }
+
+    public var string: String { TextLine.make(write) }
 }
 
 /// Anything that can be shown as one summary line and as a full tree.

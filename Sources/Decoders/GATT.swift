@@ -21,6 +21,7 @@ public struct GATTProperties: OptionSet, Hashable, Sendable {
                            "signed write", "extended properties"]
     /// Names of the set bits, lowest first: ["read", "notify"].
     public var names: [String] { GATTProperties.nameSets[Int(rawValue)] }
+    var setNames: SetBitNames { SetBitNames(UInt64(rawValue), in: GATTProperties.bitNames) }
     /// `names` of every value, made once: every ATT PDU on a characteristic shows its properties.
     private static let nameSets = (0..<256).map { v in (0..<8).filter { v & (1 << $0) != 0 }.map { bitNames[$0] } }
 }
@@ -455,7 +456,7 @@ public final class GATTDatabase {
             f.children += [
                 Field("Declaration Handle", .uint(UInt64(c.declarationHandle), hex: 4)),
                 Field("Value Handle", .uint(UInt64(c.valueHandle), hex: 4)),
-                Field("Properties", .flags(UInt64(c.properties.rawValue), hex: 2, c.properties.names)),
+                Field("Properties", .flags(UInt64(c.properties.rawValue), hex: 2, c.properties.setNames)),
             ]
             for d in c.descriptors {
                 var df = uuidField(d.uuid, label: "Descriptor")
@@ -659,16 +660,19 @@ public final class ATTResult {
     public var attribute: GATTAttribute? { entries.first?.attribute }
     public var value: Bytes? { entries.first?.value }
 
-    /// The attribute and the note last described, with their text, kept across refills: a value
-    /// notified over and over names the same attribute with the same note, and their text is then
-    /// made once rather than per frame.
-    private var described: (attribute: GATTAttribute, text: String)?
+    /// The text of the attributes described, by handle, and of the note last described, kept
+    /// across refills: values are written and notified over and over on a few attributes, and
+    /// their text is then made once rather than per frame.
+    private var described: [UInt16: (attribute: GATTAttribute, text: String)] = [:]
     private var noted: (note: ATTNote, text: String)?
+    /// Attributes whose text is kept at most (then the texts are made afresh).
+    private static let describedLimit = 64
 
     func describe(_ a: GATTAttribute) -> String {
-        if let d = described, d.attribute == a { return d.text }
+        if let d = described[a.handle], d.attribute == a { return d.text }
         let text = a.description
-        described = (a, text)
+        if described.count >= ATTResult.describedLimit { described.removeAll(keepingCapacity: true) }
+        described[a.handle] = (a, text)
         return text
     }
 
@@ -745,7 +749,7 @@ extension ATTResult: Dissectable {
             out.begin("Attribute", .text(describe(e.attribute)))
             out.add("Handle", .uint(UInt64(e.attribute.handle), hex: 4))
             if let u = e.attribute.uuid { writeUUIDField(u, to: out) }
-            if let p = e.attribute.properties { out.add("Properties", .flags(UInt64(p.rawValue), hex: 2, p.names)) }
+            if let p = e.attribute.properties { out.add("Properties", .flags(UInt64(p.rawValue), hex: 2, p.setNames)) }
             if let h = e.declaredValueHandle { out.add("Characteristic Value Handle", .uint(UInt64(h), hex: 4)) }
             if let u = e.declaredUUID { writeUUIDField(u, label: "Characteristic UUID", to: out) }
             if let i = e.include {

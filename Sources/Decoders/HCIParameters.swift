@@ -207,7 +207,7 @@ enum ParamDecoder {
             return .named(v, hex: digits, name)
         case .lookup(let fn): return .named(v, hex: digits, fn(v) ?? "Reserved")
         case .unit(let factor, let unit): return .quantity(v, hex: digits, Double(v) * factor, unit: unit)
-        case .flags(let t): return .flags(v, hex: digits, flagNames(v, t))
+        case .flags(let t): return .flags(v, hex: digits, SetBitNames(v, in: t, reserved: true))
         case .dBm:
             let s = signExtend(v, width: width)
             return s == 127 ? .named(v, hex: digits, "Not available") : .signed(s, unit: "dBm")
@@ -220,16 +220,6 @@ enum ParamDecoder {
         return Int64(bitPattern: v << shift) >> Int64(shift)
     }
 
-    static func flagNames(_ v: UInt64, _ t: [String]) -> [String] {
-        var names: [String] = []
-        var rest = v
-        while rest != 0 {
-            let bit = rest.trailingZeroBitCount
-            rest &= rest &- 1
-            names.append(bit < t.count && !t[bit].isEmpty ? t[bit] : "Reserved (bit \(bit))")
-        }
-        return names
-    }
 }
 
 /// Value tables shared by commands and events (Core Vol 4 Part E §7.8 unless noted).
@@ -414,7 +404,7 @@ enum HCINames {
         let major = UInt64(v >> 8 & 0x1F)
         let majorName = major == 0x1F ? "Uncategorized" : major < UInt64(majorDeviceClasses.count) ? majorDeviceClasses[Int(major)] : "Reserved"
         return Field("Class of Device", .uint(UInt64(v), hex: 6), [
-            Field("Major Service Classes", .flags(UInt64(v >> 13), hex: 3, ParamDecoder.flagNames(UInt64(v >> 13), majorServiceClasses))),
+            Field("Major Service Classes", .flags(UInt64(v >> 13), hex: 3, SetBitNames(UInt64(v >> 13), in: majorServiceClasses, reserved: true))),
             Field("Major Device Class", .named(major, hex: 2, majorName)),
             Field("Minor Device Class", .uint(UInt64(v >> 2 & 0x3F), hex: 2)),
         ])

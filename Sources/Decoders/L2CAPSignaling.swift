@@ -545,19 +545,13 @@ public struct SignalingPDU: Dissectable, Sendable {
             return [.dec("Connectionless MTU", (try? r.u16()) ?? 0)]
         case (2, 4):
             let mask = UInt64((try? r.u32()) ?? 0)
-            return [Field("Extended Features", .flags(mask, hex: 8, bitNames(mask, SignalingNames.extendedFeatures)))]
+            return [Field("Extended Features", .flags(mask, hex: 8, SetBitNames(mask, in: SignalingNames.extendedFeatures)))]
         case (3, 8):
             let mask = (try? r.u64()) ?? 0
-            return [Field("Fixed Channels", .flags(mask, hex: 16, bitNames(mask, SignalingNames.fixedChannels)))]
+            return [Field("Fixed Channels", .flags(mask, hex: 16, SetBitNames(mask, in: SignalingNames.fixedChannels)))]
         default:
             return data.isEmpty ? [] : [Field("Data", .bytes(data))]
         }
-    }
-
-    static func bitNames(_ mask: UInt64, _ names: [String]) -> [String] {
-        var out: [String] = []
-        for (i, n) in names.enumerated() where mask & (1 << UInt64(i)) != 0 { out.append(n) }
-        return out
     }
 }
 

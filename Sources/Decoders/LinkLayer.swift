@@ -223,6 +223,7 @@ public struct LLExtendedHeader: Sendable {
     }
 
     public static let advModeNames = ["Non-connectable, non-scannable", "Connectable", "Scannable", "Reserved"]
+    static let flagNames = ["AdvA", "TargetA", "CTEInfo", "AdvDataInfo", "AuxPtr", "SyncInfo", "TxPower", "RFU"]
 
     var fields: [Field] {
         var f: [Field] = [
@@ -230,10 +231,7 @@ public struct LLExtendedHeader: Sendable {
             Field("AdvMode", .named(UInt64(advMode), hex: 0, LLExtendedHeader.advModeNames[Int(advMode & 3)])),
         ]
         guard length > 0 else { return f }
-        var names: [String] = []
-        for (i, n) in ["AdvA", "TargetA", "CTEInfo", "AdvDataInfo", "AuxPtr", "SyncInfo", "TxPower", "RFU"].enumerated()
-        where flags & (1 << UInt8(i)) != 0 { names.append(n) }
-        f.append(Field("Extended Header Flags", .flags(UInt64(flags), hex: 2, names)))
+        f.append(Field("Extended Header Flags", .flags(UInt64(flags), hex: 2, SetBitNames(UInt64(flags), in: LLExtendedHeader.flagNames))))
         if let a = advA { f.append(Field("Advertising Address", .address(a))) }
         if let a = targetA { f.append(Field("Target Address", .address(a))) }
         if let c = cteInfo { f.append(LLFieldKind.cteInfoField(c)) }
@@ -561,14 +559,10 @@ enum LLFieldKind: Sendable {
         case .channelMap(let w): return LLFieldKind.channelMapField(label, try r.uint(width: w), width: w)
         case .features:
             let v = try r.u64()
-            var names: [String] = []
-            for (i, n) in HCINames.leFeatures.enumerated() where v >> UInt64(i) & 1 != 0 { names.append(n) }
-            return Field(label, .flags(v, hex: 16, names))
+            return Field(label, .flags(v, hex: 16, SetBitNames(v, in: HCINames.leFeatures)))
         case .phys:
             let v = try r.u8()
-            var names: [String] = []
-            for (i, n) in LLPhy.names.enumerated() where v >> UInt8(i) & 1 != 0 { names.append(n) }
-            return Field(label, .flags(UInt64(v), hex: 2, names))
+            return Field(label, .flags(UInt64(v), hex: 2, SetBitNames(UInt64(v), in: LLPhy.names)))
         case .company:
             let v = try r.u16()
             return Field(label, .named(UInt64(v), hex: 4, AssignedNumbers.companyName(v) ?? "Unknown"))

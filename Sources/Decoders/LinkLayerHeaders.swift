@@ -265,7 +265,7 @@ extension LLPseudoHeader: Dissectable {
             if let fl = phdrFlags {
                 var names: [String] = []
                 for (bit, name) in LLPseudoHeader.phdrFlagNames where fl & bit != 0 { names.append(name) }
-                g.append(Field("Flags", .flags(UInt64(fl), hex: 4, names), [
+                g.append(Field("Flags", .flags(UInt64(fl), hex: 4, SetBitNames(names)), [
                     Field("PDU Type", .named(UInt64((fl >> 7) & 7), hex: 0, LLPseudoHeader.phdrPDUTypes[Int((fl >> 7) & 7)])),
                     Field("PHY", .named(UInt64(fl >> 14), hex: 0, LLPhy.name(UInt8(fl >> 14)))),
                 ]))
@@ -290,7 +290,7 @@ extension LLPseudoHeader: Dissectable {
                     children.append(Field("Aux Type", .named(UInt64(aux), hex: 0, LLPseudoHeader.auxTypeNames[Int(aux & 3)])))
                 }
                 children.append(Field("PHY", .named(UInt64((fl >> 4) & 7), hex: 0, LLPhy.name((fl >> 4) & 7))))
-                g.append(Field("Flags", .flags(UInt64(fl), hex: 2, names), children))
+                g.append(Field("Flags", .flags(UInt64(fl), hex: 2, SetBitNames(names)), children))
             }
             if let c = channel { g.append(Field("Channel Index", .uint(UInt64(c), hex: 0))) }
             if let r = rssi { g.append(Field("RSSI", .signed(Int64(r), unit: "dBm"))) }

@@ -147,7 +147,7 @@ public enum Management {
             out.add("Opcode", .named(UInt64(code), hex: 4, commandName(code)))
             let params = payload.from(6)
             if code == 0x0023 || code == 0x0024 || code == 0x0041 || code == 0x003A, let t = params.byte(0) {
-                out.add("Address Type", .flags(UInt64(t), hex: 2, addressTypes.indices.filter { t & (1 << $0) != 0 }.map { addressTypes[$0] }))
+                out.add("Address Type", .flags(UInt64(t), hex: 2, SetBitNames(UInt64(t), in: addressTypes)))
             }
             out.add("Parameters", .bytes(params))
         case MonitorOpcode.ctrlEvent:
@@ -163,7 +163,7 @@ public enum Management {
                 out.add("Address Type", .named(UInt64(t), hex: 2, Int(t) < addressTypes.count ? addressTypes[Int(t)] : "Unknown"))
                 params = params.from(7)
             } else if code == 0x0013, let t = params.byte(0), let on = params.byte(1) {
-                out.add("Address Type", .flags(UInt64(t), hex: 2, addressTypes.indices.filter { t & (1 << $0) != 0 }.map { addressTypes[$0] }))
+                out.add("Address Type", .flags(UInt64(t), hex: 2, SetBitNames(UInt64(t), in: addressTypes)))
                 out.add("Discovering", .bool(on != 0))
                 params = params.from(2)
             }

@@ -193,7 +193,7 @@ extension Decoded {
     private func writeL2CAP(to out: FieldSink?, layer: (String) -> Void) {
         if let f = fragment {
             layer("L2CAP")
-            out?.add("Fragment", .text("\(f.have) of \(f.of == 0 ? "?" : String(f.of)) bytes, reassembly pending"))
+            out?.add("Fragment", .derived(.reassemblyPending(have: f.have, of: f.of)))
         }
         if let f = l2cap {
             layer("L2CAP")
@@ -201,10 +201,10 @@ extension Decoded {
                 out.add("Length", .uint(UInt64(f.length), hex: 0))
                 out.add("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))
                 if !f.fragments.isEmpty {
-                    out.add("Reassembled From Frames", .text(f.fragments.map(String.init).joined(separator: ", ")))
+                    out.add("Reassembled From Frames", .derived(.frameNumbers(f.fragments)))
                 }
                 if packet.truncated {
-                    out.add("Payload", .text("\(f.payload.count) of \(f.length) bytes (truncated in the capture; not decoded)"))
+                    out.add("Payload", .derived(.truncatedPayload(have: f.payload.count, of: Int(f.length))))
                 }
             }
         }

@@ -74,7 +74,7 @@ public struct AuthRequirements: Sendable, Equatable {
     var bondingName: String { bondingFlags == 0 ? "No Bonding" : bondingFlags == 1 ? "Bonding" : "Reserved" }
 
     var field: Field {
-        Field("AuthReq", .flags(UInt64(raw), hex: 2, names), [
+        Field("AuthReq", .flags(UInt64(raw), hex: 2, SetBitNames(names)), [
             Field("Bonding Flags", .named(UInt64(bondingFlags), hex: 1, bondingName)),
             Field("MITM", .bool(mitm)),
             Field("Secure Connections", .bool(secureConnections)),
@@ -107,7 +107,7 @@ public struct KeyDistribution: OptionSet, Sendable, Hashable {
     }
 
     func field(_ label: String) -> Field {
-        Field(label, .flags(UInt64(rawValue), hex: 2, names), [
+        Field(label, .flags(UInt64(rawValue), hex: 2, SetBitNames(UInt64(rawValue), in: KeyDistribution.bitNames)), [
             Field("EncKey (LTK)", .bool(contains(.encKey))),
             Field("IdKey (IRK)", .bool(contains(.idKey))),
             Field("SignKey (CSRK)", .bool(contains(.signKey))),

@@ -162,7 +162,13 @@ public struct TextLine: @unchecked Sendable {
 
     /// "0x180D", or the 128-bit form when the UUID is not on the base: `BluetoothUUID.description`.
     public mutating func write(_ u: BluetoothUUID) {
-        if let s = u.uuid16 { write(hex: s, width: 4) } else if let s = u.uuid32 { write(hex: s, width: 8) } else { write(u.uuidString) }
+        if let s = u.uuid16 { write(hex: s, width: 4) } else if let s = u.uuid32 { write(hex: s, width: 8) } else { write(uuidString: u) }
+    }
+
+    /// "0000180D-0000-1000-8000-00805F9B34FB", as `BluetoothUUID.uuidString`.
+    public mutating func write(uuidString u: BluetoothUUID) {
+        u.storeString(at: reserve(BluetoothUUID.stringLength))
+        storage.header.count &+= BluetoothUUID.stringLength
     }
 
     /// "0x" and the digits, the room for all of them reserved at once.

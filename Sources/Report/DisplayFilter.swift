@@ -498,6 +498,7 @@ final class Matcher: FieldSink {
         case .int(let n), .signed(let n, _): return compareSigned(n, op, lit)
         case .bool(let b): return compareUnsigned(b ? 1 : 0, op, lit)
         case .text(let s), .error(let s): return compareText(s.utf8, op, lit)
+        case .derived(let t): return compareText(t.string.utf8, op, lit)
         case .received(let b): return compareText(b, op, lit)
         case .bytes(let b):
             if let want = lit.bytes {

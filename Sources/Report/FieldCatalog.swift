@@ -118,7 +118,7 @@ public enum FieldCatalog {
         case .uint: return "unsigned"
         case .int, .signed: return "signed"
         case .bool: return "boolean"
-        case .text, .received: return "string"
+        case .text, .derived, .received: return "string"
         case .bytes: return "bytes"
         case .named: return "named"
         case .quantity: return "quantity"

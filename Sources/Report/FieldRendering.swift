@@ -11,6 +11,7 @@ public enum FieldRendering {
         case .int(let n): return String(n)
         case .bool(let b): return b ? "true" : "false"
         case .text(let s): return s
+        case .derived(let t): return t.string
         case .received(let b): return String(decoding: b, as: UTF8.self)
         case .bytes(let b): return b.isEmpty ? "(empty)" : Hex.string(b)
         case .named(let n, let hex, let name): return name + " (" + Hex.prefixed(n, width: max(hex, 1)) + ")"
@@ -306,6 +307,7 @@ public enum FieldRendering {
         case .int(let n): out.write(int: n)
         case .bool(let b): out.write(b ? "true" : "false")
         case .text(let s): out.write(display: s)
+        case .derived(let t): out.write(display: t)
         case .received(let b): out.write(display: b)
         case .bytes(let b): if b.isEmpty { out.write("(empty)") } else { out.write(lowerHex: b) }
         case .named(let n, let hex, let name):
@@ -477,6 +479,7 @@ public enum FieldRendering {
         case .signed(let n, _): out.write(int: n)
         case .bool(let b): out.write(b ? "true" : "false")
         case .text(let s): out.write(jsonString: s)
+        case .derived(let t): out.write(jsonString: t)
         case .received(let b): out.write(jsonString: b)
         case .bytes(let b):
             out.write(byte: UInt8(ascii: "\""))
@@ -508,10 +511,12 @@ public enum FieldRendering {
             out.write(byte: UInt8(ascii: ":"))
             writeDecimal(value, to: out)
         case .uuid(let u):
-            out.write("\"uuid\":")
-            out.write(jsonString: u.description)
-            out.write(",\"uuid128\":")
-            out.write(jsonString: u.uuidString)
+            // Hex digits and dashes: nothing to escape.
+            out.write("\"uuid\":\"")
+            out.write(uuid: u)
+            out.write("\",\"uuid128\":\"")
+            out.write(uuidString: u)
+            out.write(byte: UInt8(ascii: "\""))
             if let name = AssignedNumbers.name(u) {
                 out.write(",\"name\":")
                 out.write(jsonString: name)

@@ -23,6 +23,8 @@ public final class Output {
     }
     /// Written out once this much is gathered.
     private let chunk = 1 << 16
+    /// Where derived text is written before it is escaped into the buffer; reused frame after frame.
+    private var scratch = TextLine(capacity: 256)
     /// Set when a write failed (a closed pipe): further output is dropped.
     public private(set) var failed = false
 
@@ -234,6 +236,20 @@ public final class Output {
     /// (`DisplayText`). A line with none of them is copied in one piece.
     public func write(display line: TextLine) {
         line.withUnsafeBytes { DisplayText.escape($0) { append($0) } }
+    }
+
+    /// Derived text for a terminal, escaped as `DisplayText` says.
+    public func write(display t: DerivedText) {
+        scratch.clear()
+        t.write(to: &scratch)
+        write(display: scratch)
+    }
+
+    /// Derived text as a quoted JSON string.
+    public func write(jsonString t: DerivedText) {
+        scratch.clear()
+        t.write(to: &scratch)
+        write(jsonString: scratch)
     }
 
     /// Text for a terminal, escaped as `DisplayText` says.

@@ -31,6 +31,7 @@ func adValue(_ v: FieldValue) -> String {
     case .int(let x): return String(x)
     case .bool(let b): return String(b)
     case .text(let t): return t
+    case .derived(let t): return t.string
     case .received(let b): return String(decoding: b, as: UTF8.self)
     case .bytes(let b): return Hex.string(b)
     case .named(let x, let hex, let n): return n + " (" + (hex > 0 ? Hex.prefixed(x, width: hex) : String(x)) + ")"

@@ -125,6 +125,13 @@ public protocol AuditRule {
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void)
 }
 
+/// A rule without options: made with its properties' initial values.
+protocol OptionlessRule: AuditRule { init() }
+
+extension OptionlessRule {
+    init(settings: RuleSettings) { self.init() }
+}
+
 /// A set of ATT opcodes (all 256 values, so the command and signature flags count).
 public struct ATTOpcodeSet: Sendable {
     /// Opcodes 0-127 and 128-255, a bit each.

@@ -367,6 +367,28 @@ struct ReadTracker {
     }
 }
 
+/// The occurrences of one thing: how many, and the first and the last frame (a finding's "read
+/// 12 times in 30 s" and its evidence).
+struct FrameRun {
+    private(set) var count = 0
+    let first: FrameRef
+    private(set) var last: FrameRef
+
+    /// A run that starts at `frame`; `add` counts every occurrence, that one included.
+    init(from frame: FrameRef) {
+        first = frame
+        last = frame
+    }
+
+    mutating func add(_ frame: FrameRef) {
+        count += 1
+        last = frame
+    }
+
+    /// The time from the first to the last.
+    var duration: Int64 { last.time &- first.time }
+}
+
 /// The first run of `need` events within `window` of each other: a rule's threshold "N times in T".
 struct FirstWindow {
     /// The last events, up to `need`, until the window is found.

@@ -2,14 +2,13 @@ import Decoders
 
 /// Discovering every primary service costs one round trip per few services, on every connection,
 /// when the app only ever uses one or two of them.
-struct BLE201FullServiceDiscovery: PerConnectionRule {
+struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
     static let info = RuleInfo.ble201
 
     struct State {
         var connection: Connection
-        var first: FrameRef
-        var last: FrameRef
-        var requests = 1
+        /// The discovery's requests.
+        var requests: FrameRun
         var reachedEnd = false
         var awaitingResponse = true
         var used: Set<BluetoothUUID> = []
@@ -23,27 +22,26 @@ struct BLE201FullServiceDiscovery: PerConnectionRule {
     static let attOpcodes = ATTOpcodeSet([.readByGroupTypeRequest]).union(.responses).union(.valueUses)
     var states = ConnectionTable<State>(capacity: 4096)
 
-    init(settings: RuleSettings) {}
-
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {
         if a.origin == .local, a.kind == .request, a.opcode == .readByGroupTypeRequest,
            a.attributeType == GATTType.primaryService {
             if !states.contains(c.id) {
                 if a.handle == 0x0001 && (a.endHandle ?? 0xFFFF) == 0xFFFF {
-                    states[c.id] = State(connection: c, first: frame, last: frame)
+                    var s = State(connection: c, requests: FrameRun(from: frame))
+                    s.requests.add(frame)
+                    states[c.id] = s
                 }
             } else {
-                states.update(c.id, default: State(connection: c, first: frame, last: frame)) {
-                    $0.requests += 1
-                    $0.last = frame
+                states.update(c.id, default: State(connection: c, requests: FrameRun(from: frame))) {
+                    $0.requests.add(frame)
                     $0.awaitingResponse = true
                 }
             }
             return
         }
         guard states.contains(c.id) else { return }
-        states.update(c.id, default: State(connection: c, first: frame, last: frame)) { s in
+        states.update(c.id, default: State(connection: c, requests: FrameRun(from: frame))) { s in
             s.lastATT = frame.number
             if a.origin == .remote, a.kind == .response, s.awaitingResponse {
                 s.awaitingResponse = false
@@ -56,7 +54,7 @@ struct BLE201FullServiceDiscovery: PerConnectionRule {
     }
 
     /// In order of the discoveries.
-    func closingOrder(_ open: [State]) -> [State] { open.sorted { $0.first.number < $1.first.number } }
+    func closingOrder(_ open: [State]) -> [State] { open.sorted { $0.requests.first.number < $1.requests.first.number } }
 
     func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
         // Discovery by UUID would have found the same services: nothing to save.
@@ -65,7 +63,7 @@ struct BLE201FullServiceDiscovery: PerConnectionRule {
         if s.discovered.contains(hidService) || s.connection.hidesUse(after: s.lastATT) { return }
         var msg: Message = """
             Discover All Primary Services (Read By Group Type 0x2800 from 0x0001) in \
-            \(plural: s.requests, "request")\(s.reachedEnd ? " to the end of the database" : ""); \
+            \(plural: s.requests.count, "request")\(s.reachedEnd ? " to the end of the database" : ""); \
             \(s.discovered.isEmpty ? "" : "\(s.used.intersection(s.discovered).count) of ")\
             \(plural: s.discovered.isEmpty ? s.used.count : s.discovered.count, "service") used afterwards
             """
@@ -73,7 +71,7 @@ struct BLE201FullServiceDiscovery: PerConnectionRule {
             msg += "\(i == 0 ? " (" : ", ")\(service: u)"
         }
         if !s.used.isEmpty { msg += s.used.count > 4 ? ", ...)" : ")" }
-        emit(finding(msg, subject: .connection(s.connection), evidence: [s.first, s.last], decisive: s.first,
+        emit(finding(msg, subject: .connection(s.connection), evidence: [s.requests.first, s.requests.last], decisive: s.requests.first,
                      detail: "all primary services"))
     }
 }

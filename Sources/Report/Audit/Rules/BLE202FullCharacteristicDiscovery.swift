@@ -2,7 +2,7 @@ import Decoders
 
 /// Characteristic and descriptor discovery over ranges the app never touches afterwards is
 /// wasted air time.
-struct BLE202FullCharacteristicDiscovery: PerConnectionRule {
+struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
     static let info = RuleInfo.ble202
 
     struct Range {
@@ -24,8 +24,6 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule {
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let attOpcodes = ATTOpcodeSet([.readByTypeRequest, .findInformationRequest]).union(.valueUses)
     var states = ConnectionTable<State>(capacity: 4096)
-
-    init(settings: RuleSettings) {}
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {

@@ -3,7 +3,7 @@ import Decoders
 /// A client may keep the handles it discovered on a server across connections whenever they cannot
 /// have changed (Core Vol 3 Part G 2.5.2): walking the whole database again on every reconnection
 /// then costs the same round trips each time for nothing.
-struct BLE203RediscoveryOnReconnect: PerConnectionRule {
+struct BLE203RediscoveryOnReconnect: PerConnectionRule, OptionlessRule {
     static let info = RuleInfo.ble203
 
     struct Peer {
@@ -27,8 +27,6 @@ struct BLE203RediscoveryOnReconnect: PerConnectionRule {
     private var peers = BoundedMap<PeerKey, Peer>(capacity: 10_000)
     /// The connections whose full discovery was seen (only the first one on each is judged).
     var states = ConnectionTable<Bool>(capacity: 4096)
-
-    init(settings: RuleSettings) {}
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {

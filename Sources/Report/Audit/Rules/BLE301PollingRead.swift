@@ -10,9 +10,7 @@ struct BLE301PollingRead: PerConnectionRule {
         var handle: UInt16
         /// For reads by characteristic UUID (Read By Type): the UUID, read over the range from `handle`.
         var byType: BluetoothUUID?
-        var reads = 0
-        var first: FrameRef
-        var last: FrameRef
+        var reads: FrameRun
         var characteristic: BluetoothUUID?
         var properties: UInt8?
         /// First window that reached the threshold.
@@ -50,7 +48,7 @@ struct BLE301PollingRead: PerConnectionRule {
                 i = found
             } else {
                 if s.handles.count == 1024 { s.handles.removeFirst() }
-                s.handles.append(Handle(handle: h, byType: t, first: frame, last: frame))
+                s.handles.append(Handle(handle: h, byType: t, reads: FrameRun(from: frame)))
                 i = s.handles.count - 1
             }
             if Self.read(&s.handles[i], a, frame, need: need, window: window) { s.polled = true }
@@ -59,8 +57,7 @@ struct BLE301PollingRead: PerConnectionRule {
 
     /// Counts one read of a handle; true when it completes the first window of `need` reads.
     private static func read(_ r: inout Handle, _ a: ATTObservation, _ frame: FrameRef, need: Int, window: Int64) -> Bool {
-        r.reads += 1
-        r.last = frame
+        r.reads.add(frame)
         if r.byType == nil, a.characteristic != nil { r.characteristic = a.characteristic }
         if a.properties != nil { r.properties = a.properties }
         return r.window.add(frame, need: need, window: window)
@@ -78,14 +75,14 @@ struct BLE301PollingRead: PerConnectionRule {
             if canNotify == false { continue }
             let what: Message = r.byType.map { "\($0) (by UUID from handle \(hex: h))" } ?? "\(attribute: h, r.characteristic)"
             var msg: Message = """
-                \(what) read \(r.reads) times in \(seconds: r.last.time &- r.first.time) \
+                \(what) read \(r.reads.count) times in \(seconds: r.reads.duration) \
                 (\(need) within \(seconds: decisive.time &- first.time))
                 """
             switch canNotify {
             case true?: msg += " although it can notify or indicate: subscribe instead"
             case false?, nil: msg += "; its properties are unknown"
             }
-            emit(finding(msg, subject: .connection(s.connection), evidence: [first, decisive, r.last], decisive: decisive,
+            emit(finding(msg, subject: .connection(s.connection), evidence: [first, decisive, r.reads.last], decisive: decisive,
                          detail: r.characteristic?.uuidString ?? Hex.prefixed(h, width: 4),
                          severity: canNotify == true ? nil : .note))
         }

@@ -13,9 +13,7 @@ struct BLE302RedundantRead: PerConnectionRule {
         var uuid: BluetoothUUID
         /// Its value handle, when a read named it (Read By Type names only the UUID).
         var handle: UInt16?
-        var reads = 0
-        var first: FrameRef
-        var last: FrameRef
+        var reads: FrameRun
     }
 
     struct State {
@@ -41,19 +39,18 @@ struct BLE302RedundantRead: PerConnectionRule {
         states.update(c.id, default: State(connection: c)) { s in
             if s.values[u] == nil {
                 guard s.values.count < 64 else { return }
-                s.values[u] = Handle(uuid: u, handle: h, first: frame, last: frame)
+                s.values[u] = Handle(uuid: u, handle: h, reads: FrameRun(from: frame))
             }
-            s.values[u]!.reads += 1
-            s.values[u]!.last = frame
+            s.values[u]!.reads.add(frame)
             if s.values[u]!.handle == nil { s.values[u]!.handle = h }
         }
     }
 
     func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
-        for r in s.values.values.sorted(by: { $0.first.number < $1.first.number }) where r.reads >= max(2, readsSetting) {
+        for r in s.values.values.sorted(by: { $0.reads.first.number < $1.reads.first.number }) where r.reads.count >= max(2, readsSetting) {
             let what: Message = r.handle.map { "\(attribute: $0, r.uuid)" } ?? "\(r.uuid)"
-            emit(finding("\(what) read \(r.reads) times in one connection; the value does not change",
-                         subject: .connection(s.connection), evidence: [r.first, r.last], decisive: r.last,
+            emit(finding("\(what) read \(r.reads.count) times in one connection; the value does not change",
+                         subject: .connection(s.connection), evidence: [r.reads.first, r.reads.last], decisive: r.reads.last,
                          detail: r.uuid.uuidString))
         }
     }

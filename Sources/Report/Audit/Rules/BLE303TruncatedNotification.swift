@@ -3,7 +3,7 @@ import Wire
 
 /// A notification that exactly fills the PDU is often a value cut to fit; the central then reads it
 /// to get the rest, so each update costs a notification plus a read round trip.
-struct BLE303TruncatedNotification: PerConnectionRule {
+struct BLE303TruncatedNotification: PerConnectionRule, OptionlessRule {
     static let info = RuleInfo.ble303
 
     struct Handle {
@@ -21,8 +21,6 @@ struct BLE303TruncatedNotification: PerConnectionRule {
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let attOpcodes = ATTOpcodeSet([.handleValueNotification, .handleValueIndication]).union(.valueReads)
     var states = ConnectionTable<State>(capacity: 4096)
-
-    init(settings: RuleSettings) {}
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {

@@ -2,7 +2,7 @@ import Decoders
 
 /// Long values moved 22 bytes at a time cost a round trip per chunk; one MTU exchange at the start
 /// of the connection usually removes most of them.
-struct BLE304SmallMTULongValues: PerConnectionRule {
+struct BLE304SmallMTULongValues: PerConnectionRule, OptionlessRule {
     static let info = RuleInfo.ble304
 
     struct State {
@@ -17,8 +17,6 @@ struct BLE304SmallMTULongValues: PerConnectionRule {
     static let attOpcodes = ATTOpcodeSet([.exchangeMTURequest, .exchangeMTUResponse,
                                           .readBlobRequest, .prepareWriteRequest])
     var states = ConnectionTable<State>(capacity: 4096)
-
-    init(settings: RuleSettings) {}
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: (Finding) -> Void) {

@@ -3,7 +3,7 @@ import Wire
 
 /// Until Disconnection Complete, the old connection still exists in the controller: connecting to
 /// the same peer again races with it and is often refused or confuses the app's state.
-struct BLE402ReconnectBeforeDisconnected: AuditRule {
+struct BLE402ReconnectBeforeDisconnected: OptionlessRule {
     static let info = RuleInfo.ble402
 
     struct Pending {
@@ -18,8 +18,6 @@ struct BLE402ReconnectBeforeDisconnected: AuditRule {
     /// are lists searched in order (the oldest goes past 4,096).
     private var open: [(key: UInt32, value: Connection)] = []
     private var pending: [(key: UInt32, value: Pending)] = []
-
-    init(settings: RuleSettings) {}
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {

@@ -1,12 +1,10 @@
 import Decoders
 
 /// Just Works and avoidable legacy pairing give no protection against a man in the middle.
-struct BLE602JustWorksPairing: AuditRule {
+struct BLE602JustWorksPairing: OptionlessRule {
     static let info = RuleInfo.ble602
 
     static let consumes: AuditEventKinds = [.pairing]
-
-    init(settings: RuleSettings) {}
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         guard case .pairing(let c, let p) = event, !p.failed else { return }

@@ -3,12 +3,10 @@ import Decoders
 /// Pairings whose keys anyone who captured them can work out: LE legacy Just Works and Passkey
 /// Entry (the TK is 0 or one of a million passkeys, found from the confirm values), and LE Secure
 /// Connections with the published debug key.
-struct BLE603PairingKeysRecoverable: AuditRule {
+struct BLE603PairingKeysRecoverable: OptionlessRule {
     static let info = RuleInfo.ble603
 
     static let consumes: AuditEventKinds = [.pairing]
-
-    init(settings: RuleSettings) {}
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
         switch event {
