@@ -43,7 +43,7 @@ public enum DevicesReport {
 
     public static func json(_ devices: [DeviceSummary], untracked: UntrackedAdvertisers = UntrackedAdvertisers(), file: String,
                             to out: Output) {
-        out.write("{\"file\":" + FieldRendering.jsonString(file) + ",\"devices\":[")
+        out.write("{\"file\":" + JSONText.quoted(file) + ",\"devices\":[")
         for (i, d) in devices.enumerated() {
             if i > 0 { out.write(",") }
             out.write("{")
@@ -60,7 +60,7 @@ public enum DevicesReport {
             out.write(",\"untracked\":{\"advertisers\":\(untracked.advertisers),\"reports\":\(untracked.reports),\"by_address_type\":[")
             for (i, g) in untracked.groups.enumerated() {
                 if i > 0 { out.write(",") }
-                out.write("{\"address_type\":\(g.addressType),\"name\":" + FieldRendering.jsonString(addressTypeName(g.addressType))
+                out.write("{\"address_type\":\(g.addressType),\"name\":" + JSONText.quoted(addressTypeName(g.addressType))
                           + ",\"advertisers\":\(g.advertisers),\"at_least\":\(g.atLeast),\"reports\":\(g.reports)")
                 if let lo = g.rssiMin, let hi = g.rssiMax { out.write(",\"rssi_min\":\(lo),\"rssi_max\":\(hi)") }
                 out.write("}")

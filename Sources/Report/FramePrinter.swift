@@ -183,7 +183,7 @@ public final class FramePrinter {
         let reasons = d.malformedReasons
         if !reasons.isEmpty {
             out.write(",\"malformed\":[")
-            out.write(reasons.map(FieldRendering.jsonString).joined(separator: ","))
+            out.write(reasons.map(JSONText.quoted).joined(separator: ","))
             out.write(byte: UInt8(ascii: "]"))
         }
         out.write("}\n")

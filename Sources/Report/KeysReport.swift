@@ -36,13 +36,13 @@ public enum KeysReport {
     }
 
     public static func json(_ keys: [RevealedKey], notes: [Note], file: String, to out: Output) {
-        out.write("{\"file\":" + FieldRendering.jsonString(file) + ",\"keys\":[")
+        out.write("{\"file\":" + JSONText.quoted(file) + ",\"keys\":[")
         for (i, k) in keys.enumerated() {
             if i > 0 { out.write(",") }
             var s = "{\"kind\":\"" + k.kind.rawValue + "\",\"value\":\"" + k.hex + "\""
             s += ",\"frames\":[" + k.frames.map(String.init).joined(separator: ",") + "]"
             if let c = k.connection { s += ",\"connection\":\(c)" }
-            s += ",\"source\":" + FieldRendering.jsonString(k.source)
+            s += ",\"source\":" + JSONText.quoted(k.source)
             if let p = k.passkey { s += ",\"passkey\":\"" + LinkKey.passkeyText(p) + "\"" }
             if let ediv = k.ediv { s += ",\"ediv\":\(ediv)" }
             // Rand is 64 bits: a string, as JSON numbers lose precision past 2^53.
@@ -58,13 +58,13 @@ public enum KeysReport {
                     s += ",\"link_layer_connections\":[" + l.connections.map(String.init).joined(separator: ",") + "]"
                 }
             }
-            s += ",\"unlocks\":" + FieldRendering.jsonString(k.unlocks) + "}"
+            s += ",\"unlocks\":" + JSONText.quoted(k.unlocks) + "}"
             out.write(s)
         }
         out.write("],\"notes\":[")
         for (i, n) in notes.enumerated() {
             if i > 0 { out.write(",") }
-            out.write("{\"frame\":\(n.frame),\"note\":" + FieldRendering.jsonString(n.text) + "}")
+            out.write("{\"frame\":\(n.frame),\"note\":" + JSONText.quoted(n.text) + "}")
         }
         out.write("]}\n")
     }

@@ -272,62 +272,8 @@ public final class Output {
 
     private func writeJSON(_ u: UnsafeBufferPointer<UInt8>) {
         append(UInt8(ascii: "\""))
-        var start = 0
-        var i = 0
-        while i < u.count {
-            i = Self.plainJSON(u, from: i)
-            guard i < u.count else { break }
-            let c = u[i]
-            i &+= 1
-            if c >= 0x80 {
-                // Lines can hold bytes as a device sent them: ill-formed UTF-8 becomes U+FFFD, one
-                // per maximal ill-formed subpart, as `String(decoding:as:)` makes it.
-                let (scalar, length) = DisplayText.decode(u, at: i &- 1)
-                if scalar == nil {
-                    if start < i &- 1 { append(UnsafeBufferPointer(rebasing: u[start..<(i &- 1)])) }
-                    append(0xEF); append(0xBF); append(0xBD)
-                    start = i &- 1 &+ length
-                }
-                i = i &- 1 &+ length
-                continue
-            }
-            guard c < 0x20 || c == 0x22 || c == 0x5C else { continue }
-            let at = i &- 1
-            if start < at { append(UnsafeBufferPointer(rebasing: u[start..<at])) }
-            start = i
-            append(UInt8(ascii: "\\"))
-            switch c {
-            case 0x22: append(0x22)
-            case 0x5C: append(0x5C)
-            case 0x0A: append(UInt8(ascii: "n"))
-            case 0x0D: append(UInt8(ascii: "r"))
-            case 0x09: append(UInt8(ascii: "t"))
-            default:
-                append(UInt8(ascii: "u")); append(0x30); append(0x30)
-                write(hex: UInt64(c), width: 2, prefix: false)
-            }
-        }
-        if start < u.count { append(UnsafeBufferPointer(rebasing: u[start...])) }
+        JSONText.escape(u) { append($0) }
         append(UInt8(ascii: "\""))
-        if count >= chunk { flush() }
-    }
-
-    /// Where the next byte JSON does not keep as it is (a control character, quote, backslash or
-    /// non-ASCII byte) may be, from `i`: text is passed eight bytes at a time, a high bit in `marks`
-    /// flagging a byte to look at one by one.
-    @inline(__always) private static func plainJSON(_ u: UnsafeBufferPointer<UInt8>, from i: Int) -> Int {
-        guard let base = u.baseAddress else { return i }
-        let raw = UnsafeRawPointer(base)
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        var i = i
-        while i &+ 8 <= u.count {
-            let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            let quote = x ^ (0x22 &* ones), backslash = x ^ (0x5C &* ones)
-            let marks = x | ((x &- 0x20 &* ones) & ~x) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
-            if marks & 0x8080_8080_8080_8080 != 0 { break }
-            i &+= 8
-        }
-        return i
     }
 
     /// Appends a duration in nanoseconds as seconds with six decimals ("12.000345").
@@ -374,4 +320,81 @@ public final class Output {
         flush()
         if fd > 2 { _ = Glibc.close(fd) }
     }
+}
+
+/// JSON string escaping, defined once: what `Output` writes and what `quoted` returns.
+public enum JSONText {
+    /// `s` as a quoted JSON string.
+    public static func quoted(_ s: String) -> String {
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        out.reserveCapacity(s.utf8.count + 2)
+        var s = s
+        s.withUTF8 { escape($0) { out.append(contentsOf: $0) } }
+        out.append(UInt8(ascii: "\""))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Hands `emit` the contents of a JSON string holding `u`, piece by piece: runs that need no
+    /// escape as they are, a backslash escape for quotes, backslashes and control characters,
+    /// and U+FFFD for each maximal ill-formed UTF-8 subpart (as `String(decoding:as:)` makes it:
+    /// lines can hold bytes as a device sent them).
+    @inline(__always)
+    static func escape(_ u: UnsafeBufferPointer<UInt8>, _ emit: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var start = 0
+        var i = 0
+        while i < u.count {
+            i = plain(u, from: i)
+            guard i < u.count else { break }
+            let c = u[i]
+            if c >= 0x80 {
+                let (scalar, length) = DisplayText.decode(u, at: i)
+                if scalar == nil {
+                    if start < i { emit(UnsafeBufferPointer(rebasing: u[start..<i])) }
+                    piece(0xEF, 0xBF, 0xBD, count: 3, emit)
+                    start = i &+ length
+                }
+                i &+= length
+                continue
+            }
+            i &+= 1
+            guard c < 0x20 || c == 0x22 || c == 0x5C else { continue }
+            if start < i &- 1 { emit(UnsafeBufferPointer(rebasing: u[start..<(i &- 1)])) }
+            start = i
+            switch c {
+            case 0x22, 0x5C: piece(0x5C, c, count: 2, emit)
+            case 0x0A: piece(0x5C, UInt8(ascii: "n"), count: 2, emit)
+            case 0x0D: piece(0x5C, UInt8(ascii: "r"), count: 2, emit)
+            case 0x09: piece(0x5C, UInt8(ascii: "t"), count: 2, emit)
+            default: piece(0x5C, UInt8(ascii: "u"), 0x30, 0x30, Hex.upperDigit(c >> 4), Hex.upperDigit(c & 0xF), count: 6, emit)
+            }
+        }
+        if start < u.count { emit(UnsafeBufferPointer(rebasing: u[start...])) }
+    }
+
+    /// Up to six bytes handed to `emit` as one piece.
+    @inline(__always)
+    private static func piece(_ a: UInt8, _ b: UInt8, _ c: UInt8 = 0, _ d: UInt8 = 0, _ e: UInt8 = 0, _ f: UInt8 = 0,
+                              count: Int, _ emit: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var bytes = (a, b, c, d, e, f)
+        withUnsafeBytes(of: &bytes) { emit(UnsafeBufferPointer(start: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)) }
+    }
+
+    /// Where the next byte JSON does not keep as it is (a control character, quote, backslash or
+    /// non-ASCII byte) may be, from `i`: text is passed eight bytes at a time, a high bit in `marks`
+    /// flagging a byte to look at one by one.
+    @inline(__always) private static func plain(_ u: UnsafeBufferPointer<UInt8>, from i: Int) -> Int {
+        guard let base = u.baseAddress else { return i }
+        let raw = UnsafeRawPointer(base)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        var i = i
+        while i &+ 8 <= u.count {
+            let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let quote = x ^ (0x22 &* ones), backslash = x ^ (0x5C &* ones)
+            let marks = x | ((x &- 0x20 &* ones) & ~x) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+            if marks & 0x8080_8080_8080_8080 != 0 { break }
+            i &+= 8
+        }
+        return i
+    }
+
 }

@@ -57,6 +57,7 @@ public enum Hex {
 
     /// The lower-case hex digit of a nibble (0-15), as an ASCII byte.
     @inlinable public static func lowerDigit(_ d: UInt8) -> UInt8 { d < 10 ? 0x30 &+ d : 0x57 &+ d }
+    @inlinable public static func upperDigit(_ d: UInt8) -> UInt8 { d < 10 ? 0x30 &+ d : 0x37 &+ d }
 
     /// Hex digits needed for `v` (1 for zero).
     @inlinable public static func significantDigits(_ v: UInt64) -> Int {

@@ -44,12 +44,12 @@ struct Gatt: ParsableCommand {
                     }
                 }
             case .json:
-                out.write("{\"file\":" + FieldRendering.jsonString(file) + ",\"databases\":[")
+                out.write("{\"file\":" + JSONText.quoted(file) + ",\"databases\":[")
                 for (i, db) in dbs.enumerated() {
                     if i > 0 { out.write(",") }
                     // Every member after "peer" brings its own leading comma: a database with no
                     // services (values seen for handles never discovered) has no fields to write.
-                    out.write("{\"peer\":" + FieldRendering.jsonString(db.name))
+                    out.write("{\"peer\":" + JSONText.quoted(db.name))
                     // The peer as fields too: tools match on the address, not on the label.
                     if let p = db.key.base as? PeerKey, let a = p.address {
                         out.write(",\"address\":\"" + a.description + "\"")
@@ -97,8 +97,8 @@ struct Gatt: ParsableCommand {
             out.write(",\"changes\":[")
             for (j, c) in changes[i].enumerated() {
                 if j > 0 { out.write(",") }
-                out.write("{\"change\":\"\(c.kind.rawValue)\",\"element\":\"\(c.element.rawValue)\",\"uuid\":" + FieldRendering.jsonString(c.uuid.description))
-                if let sv = c.service { out.write(",\"service\":" + FieldRendering.jsonString(sv.description)) }
+                out.write("{\"change\":\"\(c.kind.rawValue)\",\"element\":\"\(c.element.rawValue)\",\"uuid\":" + JSONText.quoted(c.uuid.description))
+                if let sv = c.service { out.write(",\"service\":" + JSONText.quoted(sv.description)) }
                 if let h = c.before { out.write(",\"before\":\(h)") }
                 if let h = c.after { out.write(",\"after\":\(h)") }
                 out.write("}")

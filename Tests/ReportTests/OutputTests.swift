@@ -30,4 +30,14 @@ final class OutputTests: XCTestCase {
             }
         }
     }
+
+    /// `JSONText.quoted` is the buffer's escaping: the same bytes for every special character.
+    func testQuotedStringsAreWhatTheBufferWrites() throws {
+        for s in ["plain", "quote \" and backslash \\", "tab\tnewline\nreturn\r", "nul \u{0} unit \u{1F} del \u{7F}",
+                  "é ✓ 😀", ""] {
+            let buffered = try written { $0.write(jsonString: s) }
+            XCTAssertEqual(Array(JSONText.quoted(s).utf8), buffered, s)
+        }
+        XCTAssertEqual(JSONText.quoted("a\u{1}\"b"), "\"a\\u0001\\\"b\"")
+    }
 }

@@ -433,7 +433,7 @@ public struct AuditReport {
     // MARK: json
 
     private func json(_ out: TextSink) {
-        let js = FieldRendering.jsonString
+        let js = JSONText.quoted
         let infos = Self.infos()
         var total: [Finding] = []
         out.write("{\"tool\":{\"name\":" + js(toolName) + ",\"version\":" + js(toolVersion) + "},\"captures\":[")
@@ -469,7 +469,7 @@ public struct AuditReport {
     }
 
     private func attributionJSON(_ x: Attribution) -> String {
-        let js = FieldRendering.jsonString
+        let js = JSONText.quoted
         var o = "{"
         switch x.subject {
         case .scan(let n, let adapter): o += "\"kind\":\"scan\",\"scan\":" + String(n) + ",\"adapter\":" + String(adapter)
@@ -482,7 +482,7 @@ public struct AuditReport {
     }
 
     private func findingJSON(_ f: Finding, guidance: String) -> String {
-        let js = FieldRendering.jsonString
+        let js = JSONText.quoted
         var o = "{\"rule\":" + js(f.rule) + ",\"name\":" + js(f.ruleName) + ",\"severity\":" + js(f.severity.name)
             + ",\"message\":" + js(f.message) + ",\"subject\":" + subjectJSON(f.subject)
             + ",\"frames\":[" + f.evidence.map(frameJSON).joined(separator: ",") + "],\"decisive\":"
@@ -501,7 +501,7 @@ public struct AuditReport {
     }
 
     private func subjectJSON(_ s: FindingSubject) -> String {
-        var o = "{\"kind\":\"" + s.kind.rawValue + "\",\"label\":" + FieldRendering.jsonString(s.label)
+        var o = "{\"kind\":\"" + s.kind.rawValue + "\",\"label\":" + JSONText.quoted(s.label)
             + ",\"adapter\":" + String(s.adapter)
         if let c = s.connectionID { o += ",\"connection\":" + String(c) }
         if let h = s.handle { o += ",\"handle\":" + String(h) }
@@ -519,7 +519,7 @@ public struct AuditReport {
     // MARK: SARIF 2.1.0
 
     private func sarif(_ out: TextSink) {
-        let js = FieldRendering.jsonString
+        let js = JSONText.quoted
         let infos = AuditRules.infos
         var index: [String: Int] = [:]
         for (i, r) in infos.enumerated() { index[r.id] = i }

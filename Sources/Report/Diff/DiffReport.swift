@@ -213,7 +213,7 @@ public struct DiffReport: Sendable {
 
     // MARK: JSON
 
-    private static func j(_ s: String) -> String { FieldRendering.jsonString(s) }
+    private static func j(_ s: String) -> String { JSONText.quoted(s) }
 
     private static func j(_ v: Double?) -> String { v.map { DiffFormat.number($0) } ?? "null" }
 

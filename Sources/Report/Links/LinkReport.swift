@@ -189,7 +189,7 @@ public enum LinkReport {
 
     public static func json(_ links: [LinkSummary], advertising: [AdvertisingSummary] = [], file: String,
                             profile: RadioProfile = RadioProfile.builtIn[0], to out: Output) {
-        let js = FieldRendering.jsonString
+        let js = JSONText.quoted
         var o = "{\"file\":" + js(file) + ",\"connections\":["
         for (i, s) in links.enumerated() {
             if i > 0 { o += "," }
@@ -274,13 +274,13 @@ public enum LinkReport {
         var o = "{\"adapter\":" + String(a.adapter) + ",\"parameters_seen\":" + (a.parameters != nil ? "true" : "false")
         o += ",\"legacy\":" + (p.legacy ? "true" : "false") + ",\"connectable\":" + (p.connectable ? "true" : "false")
         o += ",\"scannable\":" + (p.scannable ? "true" : "false") + ",\"channels\":" + String(p.channels)
-        o += ",\"primary_phy\":" + FieldRendering.jsonString(phyNames[Int(p.primaryPHY)] ?? "?")
-        if !p.legacy { o += ",\"secondary_phy\":" + FieldRendering.jsonString(phyNames[Int(p.secondaryPHY)] ?? "?") }
+        o += ",\"primary_phy\":" + JSONText.quoted(phyNames[Int(p.primaryPHY)] ?? "?")
+        if !p.legacy { o += ",\"secondary_phy\":" + JSONText.quoted(phyNames[Int(p.secondaryPHY)] ?? "?") }
         o += ",\"interval_min_ms\":" + ms(Int64(p.intervalMin) * 625_000) + ",\"interval_max_ms\":" + ms(Int64(p.intervalMax) * 625_000)
         o += ",\"data_octets\":" + String(a.dataOctets) + ",\"scan_response_octets\":" + String(a.scanResponseOctets)
         o += ",\"first_frame\":" + String(a.firstFrame) + ",\"periods\":" + String(a.periods) + ",\"on_ms\":" + ms(a.onTime)
         o += ",\"events\":" + String(e.events(in: a.onTime))
-        o += ",\"energy\":{\"profile\":" + FieldRendering.jsonString(e.profile) + ",\"uc_per_event\":" + format2(e.microcoulombsPerEvent)
+        o += ",\"energy\":{\"profile\":" + JSONText.quoted(e.profile) + ",\"uc_per_event\":" + format2(e.microcoulombsPerEvent)
             + ",\"average_ua\":" + format2(e.averageMicroamps(period: e.shortestPeriod))
             + ",\"average_ua_longest_interval\":" + format2(e.averageMicroamps(period: e.longestPeriod))
             + ",\"mah_per_day\":" + format2(e.averageMicroamps(period: e.shortestPeriod) * 24 / 1000) + "}}"
