@@ -185,7 +185,7 @@ public struct UntrackedAdvertisers: Sendable {
         fileprivate mutating func add(_ d: AdvertiserState) {
             distinct.insert(d.address.raw)
             (advertisers, atLeast) = distinct.estimate
-            reports += d.advertisingReports + d.scanResponses
+            reports += d.activity.advertisingReports + d.activity.scanResponses
             if let lo = d.rssi.min { rssiMin = Swift.min(rssiMin ?? lo, lo) }
             if let hi = d.rssi.max { rssiMax = Swift.max(rssiMax ?? hi, hi) }
         }
@@ -249,10 +249,7 @@ final class AdvertiserState {
 
     let address: BDAddr
     var addressType: UInt8
-    var firstFrame: Int
-    var firstSeen: Int64
-    var lastFrame: Int
-    var lastSeen: Int64
+    var activity: AdvertiserActivity
     var completeName: [UInt8]?
     var shortName: [UInt8]?
     var flags: UInt8?
@@ -262,9 +259,6 @@ final class AdvertiserState {
     var txPower: Int8?
     var rssi = RSSIHistogram()
     var intervals = GapRing()
-    var events = AdvertisingEventClock()
-    var advertisingReports = 0
-    var scanResponses = 0
     var connectable = false
     var overflow: OverflowArea?
     var connectionFrame: Int?
@@ -273,24 +267,16 @@ final class AdvertiserState {
     init(address: BDAddr, addressType: UInt8, frame: Int, time: Int64) {
         self.address = address
         self.addressType = addressType
-        firstFrame = frame
-        firstSeen = time
-        lastFrame = frame
-        lastSeen = time
+        activity = AdvertiserActivity(frame: frame, time: time)
     }
 
     func add(_ r: AdvertisingReport, frame: Int, time: Int64, seen128: inout Set<BluetoothUUID>) {
-        lastFrame = frame
-        lastSeen = time
         if let v = r.rssiValue { rssi.add(v) }
-        if r.isScanResponse {
-            scanResponses += 1
-        } else {
-            advertisingReports += 1
-            if r.isConnectable { connectable = true }
-            // One gap per advertising event: fragments that are followed by more are skipped.
-            if r.dataStatus != .incompleteMore, let gap = events.interval(at: time) { intervals.add(gap) }
+        if let gap = activity.report(frame: frame, time: time, scanResponse: r.isScanResponse,
+                                     continued: r.dataStatus == .incompleteMore) {
+            intervals.add(gap)
         }
+        if !r.isScanResponse, r.isConnectable { connectable = true }
         if r.txPowerValue != nil, txPower == nil { txPower = r.txPowerValue }
         guard !r.data.isEmpty else { return }
         let ad = AdvertisingData(r.data, legacy: r.isLegacy)
@@ -323,10 +309,10 @@ final class AdvertiserState {
     /// is kept from the advertiser that sent it last.
     static func merged(_ members: [AdvertiserState], as id: IdentityAddress) -> AdvertiserState {
         let first = members[0]
-        let m = AdvertiserState(address: id.address, addressType: id.type, frame: first.firstFrame, time: first.firstSeen)
-        for d in members.sorted(by: { $0.lastFrame < $1.lastFrame }) {
-            if d.firstFrame < m.firstFrame { (m.firstFrame, m.firstSeen) = (d.firstFrame, d.firstSeen) }
-            if d.lastFrame >= m.lastFrame { (m.lastFrame, m.lastSeen) = (d.lastFrame, d.lastSeen) }
+        let m = AdvertiserState(address: id.address, addressType: id.type, frame: first.activity.firstFrame,
+                                time: first.activity.firstSeen)
+        for d in members.sorted(by: { $0.activity.lastFrame < $1.activity.lastFrame }) {
+            m.activity.merge(d.activity)
             m.completeName = d.completeName ?? m.completeName
             m.shortName = d.shortName ?? m.shortName
             m.flags = d.flags ?? m.flags
@@ -337,8 +323,6 @@ final class AdvertiserState {
             for c in d.companies where !m.companies.contains(c) { m.companies.append(c) }
             m.rssi.add(d.rssi)
             for g in d.intervals.gaps { m.intervals.add(g) }
-            m.advertisingReports += d.advertisingReports
-            m.scanResponses += d.scanResponses
             m.connectable = m.connectable || d.connectable
             if let c = d.connectionFrame { m.connectionFrame = min(m.connectionFrame ?? c, c) }
             m.problems += d.problems
@@ -365,8 +349,8 @@ final class AdvertiserState {
             completeNameBytes: completeName.map(Self.withoutPadding), shortNameBytes: shortName.map(Self.withoutPadding),
             flags: flags, appearance: appearance, services: services, overflowBits: overflow == nil ? nil : bits,
             companies: companies, txPower: txPower, rssiMin: rssi.min, rssiMedian: rssi.median, rssiMax: rssi.max,
-            advertisingReports: advertisingReports, scanResponses: scanResponses,
-            firstFrame: firstFrame, lastFrame: lastFrame, firstSeen: firstSeen, lastSeen: lastSeen,
+            advertisingReports: activity.advertisingReports, scanResponses: activity.scanResponses,
+            firstFrame: activity.firstFrame, lastFrame: activity.lastFrame, firstSeen: activity.firstSeen, lastSeen: activity.lastSeen,
             advertisingInterval: intervals.median, connectable: connectable, connectionFrame: connectionFrame,
             malformedStructures: problems)
     }

@@ -37,3 +37,46 @@ public struct AdvertisingEventClock: Sendable {
         return gap
     }
 }
+
+/// When an advertiser was heard and how much: its first and last report, its advertising reports
+/// and scan responses, and the interval between its advertising events. The device list and the
+/// HTML report keep one per advertiser.
+public struct AdvertiserActivity: Sendable {
+    public private(set) var firstFrame: Int
+    public private(set) var firstSeen: Int64
+    public private(set) var lastFrame: Int
+    /// The latest time a report was heard (a clock that steps back does not move it back).
+    public private(set) var lastSeen: Int64
+    public private(set) var advertisingReports = 0
+    public private(set) var scanResponses = 0
+    private var events = AdvertisingEventClock()
+
+    public init(frame: Int, time: Int64) {
+        firstFrame = frame
+        firstSeen = time
+        lastFrame = frame
+        lastSeen = time
+    }
+
+    /// Counts a report; returns the interval since the previous advertising event when this report
+    /// starts one. A fragment that more data follows (`continued`) starts none.
+    public mutating func report(frame: Int, time: Int64, scanResponse: Bool, continued: Bool = false) -> Int64? {
+        lastFrame = frame
+        if time > lastSeen { lastSeen = time }
+        if scanResponse {
+            scanResponses += 1
+            return nil
+        }
+        advertisingReports += 1
+        return continued ? nil : events.interval(at: time)
+    }
+
+    /// Adds the activity of the same device under another address: the earliest first report,
+    /// the latest last one, the counts summed.
+    public mutating func merge(_ o: AdvertiserActivity) {
+        if o.firstFrame < firstFrame { (firstFrame, firstSeen) = (o.firstFrame, o.firstSeen) }
+        if o.lastFrame >= lastFrame { (lastFrame, lastSeen) = (o.lastFrame, o.lastSeen) }
+        advertisingReports += o.advertisingReports
+        scanResponses += o.scanResponses
+    }
+}

@@ -324,7 +324,7 @@ enum HTMLCharts {
             w.raw("<circle class=\"dot\" cx=\"" + Show.x(x(i)) + "\" cy=\"" + Show.x(y(b.mean)) + "\" r=\"2.5\"><title>"
                   + FieldRendering.decimal((b.mean * 10).rounded() / 10) + " dBm (" + String(b.count) + " reports)</title></circle>")
         }
-        let t0 = d.firstTime &- origin
+        let t0 = d.activity.firstSeen &- origin
         w.raw("<text class=\"tlbl\" x=\"" + Show.x(left) + "\" y=\"" + Show.x(smallHeight - 8) + "\">"
               + HTMLWriter.escape(Show.seconds(t0)) + "</text>")
         w.raw("<text class=\"tlbl\" x=\"" + Show.x(right) + "\" y=\"" + Show.x(smallHeight - 8) + "\" text-anchor=\"end\">"

@@ -146,7 +146,7 @@ public enum HTMLReport {
         w.raw("<h3 id=\"" + id + "-devices\">Devices</h3>")
         // Busiest first; ties in order of first appearance. The busiest get a detailed card.
         let all = c.trackedDevices.enumerated().sorted { a, b in
-            let x = a.element.reports &+ a.element.scanResponses, y = b.element.reports &+ b.element.scanResponses
+            let x = a.element.activity.advertisingReports &+ a.element.activity.scanResponses, y = b.element.activity.advertisingReports &+ b.element.activity.scanResponses
             return x != y ? x > y : a.offset < b.offset
         }.map(\.element)
         guard !all.isEmpty else {
@@ -169,7 +169,7 @@ public enum HTMLReport {
             }
             w.raw("</td><td>")
             w.text(s?.name ?? "")
-            w.raw("</td><td class=\"num\">" + Show.count(d.reports) + "</td><td class=\"num\">" + Show.count(d.scanResponses) + "</td><td>")
+            w.raw("</td><td class=\"num\">" + Show.count(d.activity.advertisingReports) + "</td><td class=\"num\">" + Show.count(d.activity.scanResponses) + "</td><td>")
             if let lo = s?.rssiMin, let med = s?.rssiMedian, let hi = s?.rssiMax {
                 w.text(String(lo) + " / " + String(med) + " / " + String(hi) + " dBm")
             }
@@ -198,8 +198,8 @@ public enum HTMLReport {
             w.element("span", "“" + n + "”")
         }
         w.raw(" <span class=\"muted\">")
-        w.text("· " + Show.plural(d.reports, "report") + ", " + Show.plural(d.scanResponses, "scan response") + " · "
-               + Show.seconds(d.firstTime &- origin) + " – " + Show.seconds(d.lastTime &- origin))
+        w.text("· " + Show.plural(d.activity.advertisingReports, "report") + ", " + Show.plural(d.activity.scanResponses, "scan response") + " · "
+               + Show.seconds(d.activity.firstSeen &- origin) + " – " + Show.seconds(d.activity.lastSeen &- origin))
         w.raw("</span></summary><div class=\"body\"><div class=\"grid2\"><div>")
         if let s {
             // One line per field: the full decode of each structure follows below.

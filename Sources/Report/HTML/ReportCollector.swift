@@ -360,15 +360,9 @@ enum ATTActivity {
 final class DeviceTrack {
     let address: BDAddr
     let addressType: UInt8
-    let firstFrame: Int
-    let firstTime: Int64
-    var lastFrame: Int
-    var lastTime: Int64
-    var reports = 0
-    var scanResponses = 0
+    var activity: AdvertiserActivity
     var rssi: TimeBins<RSSIBin>
     var gaps = [Int](repeating: 0, count: DeviceTrack.gapEdges.count + 1)
-    var events = AdvertisingEventClock()
     var advertisingData: (data: [UInt8], frame: Int, legacy: Bool)?
     var scanResponse: (data: [UInt8], frame: Int, legacy: Bool)?
 
@@ -379,24 +373,14 @@ final class DeviceTrack {
     init(address: BDAddr, addressType: UInt8, at f: FrameRef, rssiBins: Int) {
         self.address = address
         self.addressType = addressType
-        firstFrame = f.number
-        firstTime = f.time
-        lastFrame = f.number
-        lastTime = f.time
+        activity = AdvertiserActivity(frame: f.number, time: f.time)
         rssi = TimeBins(origin: f.time, count: rssiBins, width: 10_000_000)
     }
 
     func report(rssi v: Int8?, scanResponse: Bool, at f: FrameRef) {
-        lastFrame = f.number
-        if f.time > lastTime { lastTime = f.time }
         if let v { rssi.update(at: f.time) { $0.add(v) } }
-        if scanResponse {
-            scanResponses &+= 1
-            return
-        }
-        reports &+= 1
         // Between advertising events, not between copies of one (`AdvertisingEventClock`).
-        if let gap = events.interval(at: f.time) {
+        if let gap = activity.report(frame: f.number, time: f.time, scanResponse: scanResponse) {
             let ms = gap / 1_000_000
             let i = DeviceTrack.gapEdges.firstIndex { ms < $0 } ?? DeviceTrack.gapEdges.count
             gaps[i] &+= 1
