@@ -292,6 +292,13 @@ struct ValueBuilder {
         medical(label, MedicalFloat(sfloat: v), raw: UInt64(v), hex: 4, unit, summary: summary)
     }
 
+    /// A flags field, and "Label: name, name" (or "none") in the summary.
+    mutating func namedFlags<T: FixedWidthInteger>(_ label: String, _ v: T, _ names: [String]) {
+        flags(label, v, names)
+        let set = SetBitNames(UInt64(v), in: names)
+        part(label + ": " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
+    }
+
     mutating func flags<T: FixedWidthInteger>(_ label: String, _ v: T, _ names: [String]) {
         guard wants.contains(.fields) else { return }
         add(Field(label, .flags(UInt64(v), hex: T.bitWidth / 4, SetBitNames(UInt64(v), in: names))))
@@ -370,23 +377,14 @@ extension CharacteristicValues {
         }
     }
 
+    /// An octet of named bits (variable length ones, like Client Supported Features, continue in
+    /// later octets: the first is decoded).
     static func flags8(_ label: String, _ names: [String]) -> Decoder {
-        { (b: inout ValueBuilder) throws(DecodeError) in
-            // Variable length (Client Supported Features): bits continue in later octets.
-            let v = try b.r.u8()
-            b.flags(label, v, names)
-            let set = names.indices.filter { v & (1 << $0) != 0 }.map { names[$0] }
-            b.part(label + ": " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
-        }
+        { (b: inout ValueBuilder) throws(DecodeError) in b.namedFlags(label, try b.r.u8(), names) }
     }
 
     static func flags16(_ label: String, _ names: [String]) -> Decoder {
-        { (b: inout ValueBuilder) throws(DecodeError) in
-            let v = try b.r.u16()
-            b.flags(label, v, names)
-            let set = names.indices.filter { v & (1 << $0) != 0 }.map { names[$0] }
-            b.part(label + ": " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
-        }
+        { (b: inout ValueBuilder) throws(DecodeError) in b.namedFlags(label, try b.r.u16(), names) }
     }
 
     static func dateTime(_ label: String) -> Decoder {

@@ -86,3 +86,120 @@ public struct PeerKey: Hashable, Sendable, CustomStringConvertible {
         return a.description + (type == 1 ? " (random)" : type == 0 ? " (public)" : "")
     }
 }
+
+/// Per-connection state, by the capture's connection number (`Connection.id`, given in order of
+/// appearance). Connection n lives in slot n mod the number of slots, a power of two: no hashing.
+/// The slots double (from 16) when a new connection would take the slot of a live one, so the
+/// table follows the connections open at once, not the capture's length; at `capacity` slots a
+/// new connection takes the slot of the one `capacity` connections older, and the table stays
+/// bounded.
+public struct ConnectionTable<State> {
+    /// The connection number in each slot (`empty` for none), apart from the states: testing a slot
+    /// then reads an integer rather than copying a state.
+    @usableFromInline var slotIDs: [Int] = []
+    @usableFromInline var states: [State?] = []
+    /// The occupied slots, in no order, and each one's place in that list: sweeps over every
+    /// connection visit only these.
+    @usableFromInline var occupied: [Int] = []
+    @usableFromInline var place: [Int] = []
+    /// Slot count - 1 (a mask rather than a division).
+    @usableFromInline var mask = 0
+    /// The most slots, a power of two.
+    public let capacity: Int
+    @usableFromInline static var empty: Int { .min }
+
+    public init(capacity: Int) { self.capacity = 1 << (Int.bitWidth - (max(1, capacity) - 1).leadingZeroBitCount) }
+
+    @inlinable @inline(__always)
+    func slot(_ id: Int) -> Int { id & mask }
+
+    @inlinable @inline(__always)
+    public func contains(_ id: Int) -> Bool {
+        let i = slot(id)
+        return i < slotIDs.count && slotIDs[i] == id
+    }
+
+    @inlinable
+    public subscript(id: Int) -> State? {
+        get { contains(id) ? states[slot(id)] : nil }
+        set {
+            if let v = newValue { put(v, id) } else { _ = removeValue(forKey: id) }
+        }
+    }
+
+    /// Mutates the state in place, made with `make()` first when absent.
+    @inlinable @inline(__always)
+    public mutating func update<R>(_ id: Int, default make: @autoclosure () -> State, _ body: (inout State) -> R) -> R {
+        if !contains(id) { put(make(), id) }
+        return body(&states[slot(id)]!)
+    }
+
+    @inlinable @discardableResult
+    public mutating func removeValue(forKey id: Int) -> State? {
+        guard contains(id) else { return nil }
+        let i = slot(id)
+        slotIDs[i] = Self.empty
+        let p = place[i], last = occupied.removeLast()
+        if last != i {
+            occupied[p] = last
+            place[last] = p
+        }
+        return states[i].take()
+    }
+
+    @inlinable
+    public mutating func removeAll() { self = Self(capacity: capacity) }
+
+    /// The connections held, in number order.
+    @inlinable
+    public var ids: [Int] { occupied.map { slotIDs[$0] }.sorted() }
+
+    /// Their states, in connection number order.
+    @inlinable
+    public var values: [State] { ids.map { states[slot($0)]! } }
+
+    /// The newest connection whose state passes `test`.
+    @inlinable
+    public func newest(where test: (State) -> Bool) -> Int? {
+        var found: Int?
+        for i in occupied where slotIDs[i] > found ?? .min && test(states[i]!) { found = slotIDs[i] }
+        return found
+    }
+
+    /// Puts `state` in `id`'s slot: over the live connection there only once the table is at its
+    /// capacity, after doubling it until then.
+    @inlinable
+    mutating func put(_ state: State, _ id: Int) {
+        while slotIDs.isEmpty || (slotIDs[slot(id)] != Self.empty && slotIDs[slot(id)] != id && slotIDs.count < capacity) {
+            grow()
+        }
+        let i = slot(id)
+        if slotIDs[i] == Self.empty {
+            place[i] = occupied.count
+            occupied.append(i)
+        }
+        slotIDs[i] = id
+        states[i] = state
+    }
+
+    /// Doubles the slots and moves each connection to its slot in the new size: two numbers apart
+    /// mod n are apart mod 2n, so none collide.
+    @usableFromInline
+    mutating func grow() {
+        let n = slotIDs.isEmpty ? min(16, capacity) : slotIDs.count * 2
+        var ids = [Int](repeating: Self.empty, count: n)
+        var moved = [State?](repeating: nil, count: n)
+        var places = [Int](repeating: 0, count: n)
+        for (k, old) in occupied.enumerated() {
+            let j = slotIDs[old] & (n - 1)
+            ids[j] = slotIDs[old]
+            moved[j] = states[old].take()
+            places[j] = k
+            occupied[k] = j
+        }
+        slotIDs = ids
+        states = moved
+        place = places
+        mask = n - 1
+    }
+}

@@ -4,7 +4,10 @@ import Wire
 /// handle, L2CAP reassembly, ATT bearers and GATT databases, pairing, advertisers.
 /// One instance per capture; frames must come in capture order.
 public final class Dissector {
-    public private(set) var connections: [Int: Connection] = [:]
+    /// Every connection kept, live or ended, by number: the table the auditor's rules keep their
+    /// per-connection state in too. It holds far more than the live and ended ones kept; only a
+    /// connection still open after 2^17 later ones is dropped from it (and from `allConnections`).
+    private var connections = ConnectionTable<Connection>(capacity: 1 << 17)
     /// Live connections by (adapter, handle).
     private var live: [UInt32: Connection] = [:]
     private var nextConnectionID = 1
@@ -88,7 +91,7 @@ public final class Dissector {
     }
 
     /// Every connection seen, in order of first appearance.
-    public var allConnections: [Connection] { connections.values.sorted { $0.id < $1.id } }
+    public var allConnections: [Connection] { connections.values }
 
     public func dissect(_ packet: Packet) -> Decoded {
         var d = Decoded(packet: packet)

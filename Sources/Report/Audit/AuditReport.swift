@@ -2,43 +2,35 @@ import Decoders
 import Wire
 
 /// The audit of one capture file: its findings, or why it could not be read.
+@dynamicMemberLookup
 public struct CaptureAudit: Sendable {
     public var path: String
-    public var findings: [Finding]
+    /// The findings, what the platform and other apps did, whose each scan and connection was,
+    /// and the platform they were judged for: read through as `audit.findings`, `audit.platform`.
+    public var outcome: AuditOutcome
     /// Set when the capture could not be read; its findings are then incomplete.
     public var error: String?
     /// Ids of the rules that ran on it.
     public var rules: [String]
-    /// The platform the findings were judged for, and why.
-    public var platform: PlatformGuess
-    /// What the platform's stack did regardless of the app: shown apart, never failed.
-    public var platformBehaviour: [Finding]
-    /// Findings about advertisers that are not devices under test.
-    public var nearby: [Finding]
-    /// What other apps on the device did: shown apart, never failed.
-    public var otherApps: [Finding] = []
-    /// Whose each scan and connection was judged to be, and why.
-    public var attributions: [Attribution] = []
 
     public init(path: String, findings: [Finding] = [], error: String? = nil,
                 rules: [String] = AuditRules.all.map { $0.info.id }) {
-        self.path = path
-        self.findings = findings
-        self.error = error
-        self.rules = rules
-        platform = .unknown
-        platformBehaviour = []
-        nearby = []
+        var outcome = AuditOutcome()
+        outcome.findings = findings
+        self.init(path: path, outcome: outcome, error: error, rules: rules)
     }
 
     public init(path: String, outcome: AuditOutcome, error: String? = nil,
                 rules: [String] = AuditRules.all.map { $0.info.id }) {
-        self.init(path: path, findings: outcome.findings, error: error, rules: rules)
-        platform = outcome.platform
-        platformBehaviour = outcome.platformBehaviour
-        nearby = outcome.nearby
-        otherApps = outcome.otherApps
-        attributions = outcome.attributions
+        self.path = path
+        self.outcome = outcome
+        self.error = error
+        self.rules = rules
+    }
+
+    public subscript<T>(dynamicMember member: WritableKeyPath<AuditOutcome, T>) -> T {
+        get { outcome[keyPath: member] }
+        set { outcome[keyPath: member] = newValue }
     }
 }
 

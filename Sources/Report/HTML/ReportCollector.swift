@@ -90,13 +90,7 @@ public final class ReportCollector {
             start(lo)
             lastTime = hi
         }
-        var o = AuditOutcome(platform: audit.platform)
-        o.findings = audit.findings
-        o.platformBehaviour = audit.platformBehaviour
-        o.otherApps = audit.otherApps
-        o.attributions = audit.attributions
-        o.nearby = audit.nearby
-        finish(dissector: nil, outcome: o, error: audit.error)
+        finish(dissector: nil, outcome: audit.outcome, error: audit.error)
     }
 
     /// Sets the time bins' origin (again, when leading notes turn out not to be the start: the
