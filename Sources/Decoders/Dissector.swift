@@ -234,12 +234,17 @@ public final class Dissector {
                 c.updates.append((number, time, e.connectionInterval, e.peripheralLatency, e.supervisionTimeout))
             }
             d.connection = c
+        case .leDataLengthChange(let e)?:
+            d.connection = liveConnection(key(adapter, e.connectionHandle))
+        case .lePHYUpdateComplete(let e)?:
+            d.connection = liveConnection(key(adapter, e.connectionHandle))
         case nil:
             if code == HCIEvents.leMeta { leMeta(&d, adapter: adapter, number: number, time: time, params) }
         }
     }
 
-    /// The LE subevents without a view: those of a connection, tied to it, and advertising reports.
+    /// The LE subevents without a view (or too short for theirs): those of a connection, tied to
+    /// it, and advertising reports.
     private func leMeta(_ d: inout Decoded, adapter: UInt16, number: Int, time: Int64, _ params: Bytes) {
         guard let sub = params.byte(0) else { return }
         switch sub {

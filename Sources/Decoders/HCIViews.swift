@@ -336,10 +336,13 @@ extension HCIEvents {
     public static let encryptionChange: UInt8 = 0x08
     public static let encryptionKeyRefreshComplete: UInt8 = 0x30
     public static let encryptionChangeV2: UInt8 = 0x59
+    public static let numberOfCompletedPackets: UInt8 = 0x13
 
     /// LE Meta subevent codes.
     public static let leConnectionComplete: UInt8 = 0x01
     public static let leConnectionUpdateComplete: UInt8 = 0x03
+    public static let leDataLengthChange: UInt8 = 0x07
+    public static let lePHYUpdateComplete: UInt8 = 0x0C
     public static let leEnhancedConnectionComplete: UInt8 = 0x0A
     public static let leEnhancedConnectionCompleteV2: UInt8 = 0x29
 }
@@ -354,6 +357,8 @@ public enum HCIEvent: Sendable {
     /// LE Connection Complete and LE Enhanced Connection Complete v1 and v2.
     case leConnectionComplete(LEConnectionComplete)
     case leConnectionUpdateComplete(LEConnectionUpdateComplete)
+    case leDataLengthChange(LEDataLengthChange)
+    case lePHYUpdateComplete(LEPHYUpdateComplete)
 
     /// nil for another event or LE subevent, or parameters too short for the view.
     public init?(code: UInt8, _ params: Bytes) {
@@ -385,6 +390,8 @@ public enum HCIEvent: Sendable {
         HCIEvents.leEnhancedConnectionComplete: { .leConnectionComplete(try LEConnectionComplete(&$0, enhanced: true)) },
         HCIEvents.leEnhancedConnectionCompleteV2: { .leConnectionComplete(try LEConnectionComplete(&$0, enhanced: true)) },
         HCIEvents.leConnectionUpdateComplete: { .leConnectionUpdateComplete(try LEConnectionUpdateComplete(&$0)) },
+        HCIEvents.leDataLengthChange: { .leDataLengthChange(try LEDataLengthChange(&$0)) },
+        HCIEvents.lePHYUpdateComplete: { .lePHYUpdateComplete(try LEPHYUpdateComplete(&$0)) },
     ])
 
     private static func table(_ rows: [UInt8: Reader]) -> [Reader?] {
@@ -493,5 +500,58 @@ public struct LEConnectionUpdateComplete: Sendable, Equatable {
         connectionInterval = try r.u16()
         peripheralLatency = try r.u16()
         supervisionTimeout = try r.u16()
+    }
+}
+
+/// LE Data Length Change (§7.7.65.7): the largest payloads and times the link now uses.
+public struct LEDataLengthChange: Sendable, Equatable {
+    public var connectionHandle: UInt16
+    public var maxTxOctets: UInt16
+    public var maxTxTime: UInt16
+    public var maxRxOctets: UInt16
+    public var maxRxTime: UInt16
+
+    init(_ r: inout ByteReader) throws(DecodeError) {
+        connectionHandle = try Decoders.connectionHandle(&r)
+        maxTxOctets = try r.u16()
+        maxTxTime = try r.u16()
+        maxRxOctets = try r.u16()
+        maxRxTime = try r.u16()
+    }
+}
+
+/// LE PHY Update Complete (§7.7.65.12).
+public struct LEPHYUpdateComplete: Sendable, Equatable {
+    public var status: UInt8
+    public var connectionHandle: UInt16
+    /// 1 LE 1M, 2 LE 2M, 3 LE Coded.
+    public var txPHY: UInt8
+    public var rxPHY: UInt8
+
+    init(_ r: inout ByteReader) throws(DecodeError) {
+        status = try r.u8()
+        connectionHandle = try Decoders.connectionHandle(&r)
+        txPHY = try r.u8()
+        rxPHY = try r.u8()
+    }
+}
+
+/// Number Of Completed Packets (§7.7.19): per connection handle, the packets the controller sent
+/// (or flushed) since the last such event. Not one of `HCIEvent`'s views: those hold no
+/// references, so a frame's decode copies as plain bytes, and this one reads the event's bytes.
+public struct NumberOfCompletedPackets: Sendable {
+    private let entries: Bytes
+
+    /// nil for another event.
+    public init?(_ hci: HCILayer) {
+        guard case .event(HCIEvents.numberOfCompletedPackets, let params) = hci, let n = params.first else { return nil }
+        // A list cut short keeps the entries it holds.
+        entries = params.dropFirst().prefix(4 * Int(n))
+    }
+
+    /// Each handle (without its flags) and its count, in the event's order.
+    public func forEach(_ body: (_ handle: UInt16, _ count: UInt16) -> Void) {
+        var r = ByteReader(entries)
+        while let h = try? r.u16(), let n = try? r.u16() { body(h & 0x0FFF, n) }
     }
 }

@@ -210,7 +210,7 @@ public final class AuditFeed {
         case .encryptionChange(let e)?:
             guard e.status == 0, let c = d.connection else { return }
             sink.observe(.encryptionChanged(c, on: e.isOn), at: at)
-        case .encryptionKeyRefreshComplete?, .leConnectionUpdateComplete?:
+        case .encryptionKeyRefreshComplete?, .leConnectionUpdateComplete?, .leDataLengthChange?, .lePHYUpdateComplete?:
             break
         case nil:
             guard code == HCIEvents.leMeta, let sub = b.first, AdvertisingReports.isReport(subevent: sub) else { return }

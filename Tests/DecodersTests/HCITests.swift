@@ -143,6 +143,21 @@ final class HCITests: XCTestCase {
     // MARK: commands
 
     /// blesecpoc__hci_capture_20260306_121058.snoop frame 10.
+    /// The link facts `links` and `diff` follow: LE Data Length Change (§7.7.65.7), LE PHY Update
+    /// Complete (§7.7.65.12) and Number Of Completed Packets (§7.7.19), with a list cut short.
+    func testLinkEventViews() {
+        guard case .leDataLengthChange(let dl)? = HCIEvent(code: 0x3E, bytes("07 4020 FB00 4808 1B00 4801")) else { return XCTFail() }
+        XCTAssertEqual([dl.connectionHandle, dl.maxTxOctets, dl.maxTxTime, dl.maxRxOctets, dl.maxRxTime], [0x040, 251, 2120, 27, 328])
+        guard case .lePHYUpdateComplete(let phy)? = HCIEvent(code: 0x3E, bytes("0C 00 4020 02 03")) else { return XCTFail() }
+        XCTAssertEqual([phy.status, phy.txPHY, phy.rxPHY], [0, 2, 3])
+        XCTAssertEqual(phy.connectionHandle, 0x040)
+        XCTAssertNil(HCIEvent(code: 0x3E, bytes("0C 00 4020 02")), "too short for the view")
+        var completed: [[UInt16]] = []
+        NumberOfCompletedPackets(.event(code: 0x13, params: bytes("02 4020 0300 4100")))?.forEach { completed.append([$0, $1]) }
+        XCTAssertEqual(completed, [[0x040, 3]], "the second entry is cut short")
+        XCTAssertNil(NumberOfCompletedPackets(.event(code: 0x0E, params: bytes("01"))))
+    }
+
     func testLESetScanParameters() {
         let (op, f) = command("0b2007 01 1200 1200 01 00")
         XCTAssertEqual(HCICommands.name(op), "LE Set Scan Parameters")

@@ -58,20 +58,15 @@ public final class MetricsCollector: AuditEventSink {
         links.frame(d)
         lastTime = d.packet.timestamp
         l2capLength = d.l2cap.map { Int($0.length) }
-        switch d.hci {
-        case .event(0x3E, let b):
-            switch b.byte(0) {
-            case 0x0C?: // LE PHY Update Complete: status, handle, TX PHY, RX PHY
-                guard b.byte(1) == 0, let h = b.le16(2), let tx = b.byte(4), let rx = b.byte(5),
-                      let id = openID(d.packet.adapter, h) else { return }
-                open[id]?.phy = tx
-                update(open[id]!.device) { $0.txPHY = tx; $0.rxPHY = rx }
-            case 0x07?: // LE Data Length Change: handle, max TX octets, max TX time, max RX octets, max RX time
-                guard let h = b.le16(1), let tx = b.le16(3), let rx = b.le16(7), let id = openID(d.packet.adapter, h) else { return }
-                open[id]?.dataLength = Int(tx)
-                update(open[id]!.device) { $0.maxTxOctets = tx; $0.maxRxOctets = rx }
-            default: break
-            }
+        switch d.event {
+        case .lePHYUpdateComplete(let e)?:
+            guard e.status == 0, let id = openID(d.packet.adapter, e.connectionHandle) else { return }
+            open[id]?.phy = e.txPHY
+            update(open[id]!.device) { $0.txPHY = e.txPHY; $0.rxPHY = e.rxPHY }
+        case .leDataLengthChange(let e)?:
+            guard let id = openID(d.packet.adapter, e.connectionHandle) else { return }
+            open[id]?.dataLength = Int(e.maxTxOctets)
+            update(open[id]!.device) { $0.maxTxOctets = e.maxTxOctets; $0.maxRxOctets = e.maxRxOctets }
         default: break
         }
     }

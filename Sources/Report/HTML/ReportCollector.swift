@@ -120,7 +120,7 @@ public final class ReportCollector {
         guard let c = d.connection, let t = track(c, at: p) else { return }
         if p.timestamp > t.lastTime { t.lastTime = p.timestamp }
         // LE Connection Update Complete: the dissector has applied the new parameters.
-        if case .event(0x3E, let params) = d.hci, params.byte(0) == 0x03, params.byte(1) == 0,
+        if case .leConnectionUpdateComplete(let e)? = d.event, e.status == 0,
            let i = c.interval, let l = c.latency, let s = c.supervisionTimeout, t.updates.count < limits.maxUpdates {
             t.updates.append(ParameterUpdate(frame: p.number, time: p.timestamp, interval: i, latency: l, timeout: s))
         }

@@ -253,31 +253,28 @@ public final class LinkCollector: AuditEventSink {
             if let t = open[c.id] { air(ll, pdu, at: f, t) } else { firstAir = (c.id, ll, pdu, f) }
             return
         }
-        if case .event(0x13, let b) = d.hci {
-            completed(b, adapter: d.packet.adapter, at: d.packet.timestamp)
-            return
-        }
-        guard case .event(0x3E, let b) = d.hci, let sub = b.byte(0), sub == 0x0C || sub == 0x07,
-              let h = b.le16(sub == 0x0C ? 2 : 1) else { return }
-        let f = FrameRef(number: d.packet.number, time: d.packet.timestamp)
-        guard let t = open.values.first(where: { $0.connection.adapter == d.packet.adapter && $0.connection.handle == h & 0x0FFF })
-        else { return }
-        if sub == 0x0C, b.byte(1) == 0, let tx = b.byte(4) {
-            // LE PHY Update Complete: status, handle, TX PHY, RX PHY.
-            t.summary.phys.append(.init(frame: f.number, time: f.time, value: Int(tx)))
-        } else if sub == 0x07, let tx = b.le16(3) {
-            // LE Data Length Change: handle, max TX octets, max TX time, max RX octets, max RX time.
-            if t.summary.dataLengths.last?.value != Int(tx) { t.summary.dataLengths.append(.init(frame: f.number, time: f.time, value: Int(tx))) }
+        let f = FrameRef(number: d.packet.number, time: d.packet.timestamp), adapter = d.packet.adapter
+        if let e = NumberOfCompletedPackets(d.hci) { return completed(e, adapter: adapter, at: f.time) }
+        switch d.event {
+        case .lePHYUpdateComplete(let e)?:
+            guard e.status == 0, let t = track(adapter, e.connectionHandle) else { return }
+            t.summary.phys.append(.init(frame: f.number, time: f.time, value: Int(e.txPHY)))
+        case .leDataLengthChange(let e)?:
+            guard let t = track(adapter, e.connectionHandle), t.summary.dataLengths.last?.value != Int(e.maxTxOctets) else { return }
+            t.summary.dataLengths.append(.init(frame: f.number, time: f.time, value: Int(e.maxTxOctets)))
+        default: break
         }
     }
 
-    /// Number of Completed Packets: number of handles, then each handle and its count.
-    private func completed(_ b: Bytes, adapter: UInt16, at time: Int64) {
-        guard let n = b.byte(0) else { return }
-        for i in 0..<Int(n) {
-            guard let h = b.le16(1 + 4 * i), let count = b.le16(3 + 4 * i), count > 0,
-                  let t = open.values.first(where: { $0.connection.adapter == adapter && $0.connection.handle == h & 0x0FFF })
-            else { continue }
+    /// The open connection on a handle.
+    private func track(_ adapter: UInt16, _ handle: UInt16) -> Track? {
+        open.values.first { $0.connection.adapter == adapter && $0.connection.handle == handle }
+    }
+
+    /// Number of Completed Packets: the packets of each connection the controller has sent.
+    private func completed(_ event: NumberOfCompletedPackets, adapter: UInt16, at time: Int64) {
+        event.forEach { h, count in
+            guard count > 0, let t = track(adapter, h) else { return }
             let k = min(Int(count), t.queued.count)
             let pdus = t.queued.prefix(k).reduce(0) { $0 + $1.pdus }
             t.queued.removeFirst(k)
