@@ -375,7 +375,7 @@ public struct ExtendedAdvertisingAssembler: Sendable {
     /// Whole advertising data of one advertising event.
     public struct Assembled: Sendable {
         public let key: Key
-        public let data: [UInt8]
+        public let data: Bytes
         /// How many reports it was made of.
         public let fragments: Int
         /// The controller truncated it, or it exceeded the size cap.
@@ -408,7 +408,16 @@ public struct ExtendedAdvertisingAssembler: Sendable {
     public mutating func add(_ report: AdvertisingReport) -> Assembled? {
         let key = Key(address: report.address, addressType: report.addressType, sid: report.sid)
         let status = report.dataStatus
-        var p = pending.removeValue(forKey: key) ?? Pending(data: [], fragments: 0, overflow: false, serial: 0)
+        var p: Pending
+        if let found = pending.removeValue(forKey: key) {
+            p = found
+        } else if status != .incompleteMore {
+            // Most reports are whole: their data is handed on as it is, and nothing is kept.
+            return Assembled(key: key, data: report.data.prefix(maxLength), fragments: 1,
+                             truncated: report.data.count > maxLength || status == .incompleteTruncated)
+        } else {
+            p = Pending(data: [], fragments: 0, overflow: false, serial: 0)
+        }
         let room = maxLength - p.data.count
         if report.data.count > room {
             p.data += report.data.prefix(max(0, room))
@@ -427,6 +436,6 @@ public struct ExtendedAdvertisingAssembler: Sendable {
             pending[key] = p
             return nil
         }
-        return Assembled(key: key, data: p.data, fragments: p.fragments, truncated: p.overflow || status == .incompleteTruncated)
+        return Assembled(key: key, data: p.data[...], fragments: p.fragments, truncated: p.overflow || status == .incompleteTruncated)
     }
 }

@@ -227,7 +227,7 @@ public final class AuditFeed {
         var data = r.data
         if !r.isLegacy {
             guard let whole = fragments.add(r) else { return }
-            if whole.fragments > 1 { data = whole.data[...] }
+            if whole.fragments > 1 { data = whole.data }
         }
         if let s = scans.current(adapter: adapter) { owners.report(r.address, scan: s.number, app: s.app) }
         sink.observe(.advertisingReport(adapter: adapter, address: r.address, addressType: r.addressType,
