@@ -133,6 +133,14 @@ final class AdvertisingReportsTests: XCTestCase {
         XCTAssertEqual(t?.data, [0x99, 0x01])
         XCTAssertEqual(t?.truncated, true)
         XCTAssertEqual(asm.pendingCount, 0)
+        // A whole report is its own data; one past the cap is cut to it.
+        let whole = asm.add(extended(status: 0, data: [0x02, 0x01, 0x06], sid: 3))
+        XCTAssertEqual(whole?.data, [0x02, 0x01, 0x06])
+        XCTAssertEqual(whole?.fragments, 1)
+        XCTAssertEqual(whole?.truncated, false)
+        var small = ExtendedAdvertisingAssembler(maxLength: 31)
+        XCTAssertEqual(small.add(extended(status: 0, data: [UInt8](repeating: 0, count: 40)))?.data.count, 31)
+        XCTAssertEqual(asm.pendingCount, 0)
     }
 
     func testAssemblerBounded() {
