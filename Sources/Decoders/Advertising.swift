@@ -494,23 +494,13 @@ enum ADValue {
                             "Simultaneous LE and BR/EDR to Same Device Capable (Controller)",
                             "Simultaneous LE and BR/EDR to Same Device Capable (Host)"]
 
-    /// The names of the bits set in `v`; a bit past `names` reads "Reserved (bit n)".
-    static func bitNames(_ v: UInt64, _ names: [String]) -> [String] {
-        var out: [String] = []
-        for bit in 0..<64 where v >> UInt64(bit) & 1 == 1 {
-            out.append(bit < names.count ? names[bit] : "Reserved (bit \(bit))")
-        }
-        return out
-    }
 
     static func flags(_ d: Bytes) -> [Field] { FieldList.build { writeFlags(d, to: $0) } }
 
-    /// The names of the set bits of each flags octet, made once: every advertisement has flags.
-    private static let flagSets: [SetBitNames] = (0...255).map { SetBitNames(bitNames(UInt64($0), flagNames)) }
 
     static func writeFlags(_ d: Bytes, to out: FieldSink) {
         guard let f = d.byte(0) else { return }
-        out.begin("Flags", .flags(UInt64(f), hex: 2, flagSets[Int(f)]))
+        out.begin("Flags", .flags(UInt64(f), hex: 2, SetBitNames(UInt64(f), in: flagNames, reserved: true)))
         for (bit, name) in flagNames.enumerated() { out.add(name, .bool(f >> UInt8(bit) & 1 == 1)) }
         if f & 0xE0 != 0 { out.add("Reserved", .uint(UInt64(f >> 5), hex: 1)) }
         out.end()
@@ -575,7 +565,7 @@ enum ADValue {
         let major = UInt8(cod >> 8 & 0x1F)
         let services = UInt64(cod >> 13 & 0x7FF)
         return [Field("Class of Device", .uint(UInt64(cod), hex: 6), [
-            Field("Major Service Classes", .flags(services, hex: 3, SetBitNames(bitNames(services, serviceClasses)))),
+            Field("Major Service Classes", .flags(services, hex: 3, SetBitNames(services, in: serviceClasses, reserved: true))),
             Field("Major Device Class", .named(UInt64(major), hex: 2, majorDeviceClasses[major] ?? "Reserved")),
             Field("Minor Device Class", .uint(UInt64(cod >> 2 & 0x3F), hex: 2)),
         ])]
@@ -730,7 +720,7 @@ enum ADValue {
         guard let f = d.byte(0), let loss = d.byte(1) else { return [Field("Data", .bytes(d))] }
         let names = ["Association Notification", "Battery Level Reporting", "Send Battery Level Report on Start-up Synchronization",
                      "Reserved", "Reserved", "Reserved", "Reserved", "Factory Test Mode"]
-        return [Field("3D Flags", .flags(UInt64(f), hex: 2, SetBitNames(bitNames(UInt64(f), names)))),
+        return [Field("3D Flags", .flags(UInt64(f), hex: 2, SetBitNames(UInt64(f), in: names, reserved: true))),
                 Field("Path Loss Threshold", .quantity(UInt64(loss), hex: 2, Double(loss), unit: "dB"))]
     }
 }

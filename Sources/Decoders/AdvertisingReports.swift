@@ -107,7 +107,7 @@ public enum AdvertisingReports {
     static let propertySets = (0..<128).map { SetBitNames(propertyNames(UInt16($0))) }
 
     static func propertyNames(_ p: UInt16) -> [String] {
-        var out = ADValue.bitNames(UInt64(p & 0x1F), propertyBits)
+        var out = Array(SetBitNames(UInt64(p & 0x1F), in: propertyBits))
         out.append("Data Status: " + (AdvertisingDataStatus(rawValue: UInt8(p >> 5 & 3)) ?? .reserved).name)
         return out
     }

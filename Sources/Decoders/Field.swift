@@ -126,9 +126,6 @@ public struct SetBitNames: Sequence, ExpressibleByArrayLiteral, Equatable, Senda
         return i.next() == nil
     }
 
-    /// The names as a list.
-    public var list: [String] { Array(self) }
-
     public static func == (a: SetBitNames, b: SetBitNames) -> Bool { a.elementsEqual(b) }
 }
 
