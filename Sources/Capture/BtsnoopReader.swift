@@ -40,11 +40,7 @@ final class BtsnoopReader {
         if number == 1, datalink == 1002, try Self.looksLikeSnooz(source) { snooz = true }
         if snooz { return try nextSnooz(number: number) }
         let at = source.offset
-        guard try source.require(Self.recordHeaderLength) else {
-            if source.available > 0 {
-                truncation = CaptureError(.truncatedRecord, file: source.name, frame: number, offset: at,
-                                          "file ends inside a record header, after \(number &- 1) complete frames")
-            }
+        guard try source.requireStart(Self.recordHeaderLength, of: "a record header", frame: number, truncation: &truncation) else {
             return nil
         }
         let h = source.pending
@@ -66,9 +62,7 @@ final class BtsnoopReader {
                                "record length \(includedLength) exceeds the file size \(size)")
         }
         let total = Self.recordHeaderLength &+ Int(includedLength)
-        guard try source.require(total) else {
-            truncation = CaptureError(.truncatedRecord, file: source.name, frame: number, offset: at,
-                                      "file ends inside this record (\(source.available) of \(total) bytes), after \(number &- 1) complete frames")
+        guard try source.requireWhole(total, of: "this record", frame: number, at: at, truncation: &truncation) else {
             return nil
         }
         let bytes = source.consume(total)
@@ -101,11 +95,7 @@ final class BtsnoopReader {
 
     private func nextSnooz(number: Int) throws(CaptureError) -> Record? {
         let at = source.offset
-        guard try source.require(9) else {
-            if source.available > 0 {
-                truncation = CaptureError(.truncatedRecord, file: source.name, frame: number, offset: at,
-                                          "file ends inside a btsnooz record header, after \(number &- 1) complete frames")
-            }
+        guard try source.requireStart(9, of: "a btsnooz record header", frame: number, truncation: &truncation) else {
             return nil
         }
         let h = Array(source.pending.prefix(9))
@@ -120,9 +110,7 @@ final class BtsnoopReader {
             throw CaptureError(.malformed, file: source.name, frame: number, offset: at, "btsnooz record length 0")
         }
         let total = 8 &+ length
-        guard try source.require(total) else {
-            truncation = CaptureError(.truncatedRecord, file: source.name, frame: number, offset: at,
-                                      "file ends inside this record (\(source.available) of \(total) bytes), after \(number &- 1) complete frames")
+        guard try source.requireWhole(total, of: "this record", frame: number, at: at, truncation: &truncation) else {
             return nil
         }
         let bytes = source.consume(total)

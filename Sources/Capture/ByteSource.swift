@@ -56,6 +56,29 @@ final class ByteSource {
         }
     }
 
+    /// Makes a record's first `n` bytes (`what`: "a record header") available for `frame`. At the
+    /// end of input it returns false, setting `truncation` unless the input ended between records.
+    func requireStart(_ n: Int, of what: String, frame: Int, truncation: inout CaptureError?) throws(CaptureError) -> Bool {
+        let at = offset
+        if try require(n) { return true }
+        if available > 0 { truncation = endsInside(what, frame: frame, at: at) }
+        return false
+    }
+
+    /// Makes the whole record of `total` bytes (`what`: "this record") that began at `at` available;
+    /// false, with `truncation` set, when the input ends inside it.
+    func requireWhole(_ total: Int, of what: String, frame: Int, at: Int64, truncation: inout CaptureError?) throws(CaptureError) -> Bool {
+        if try require(total) { return true }
+        truncation = endsInside("\(what) (\(available) of \(total) bytes)", frame: frame, at: at)
+        return false
+    }
+
+    /// The warning for input that ends inside record `frame`: everything before it was read.
+    func endsInside(_ what: String, frame: Int, at: Int64) -> CaptureError {
+        CaptureError(.truncatedRecord, file: name, frame: frame, offset: at,
+                     "file ends inside \(what), after \(frame &- 1) complete frames")
+    }
+
     /// Makes `n` bytes available; false when the input ends first (fewer are then available).
     func require(_ n: Int) throws(CaptureError) -> Bool {
         if end &- start >= n { return true }

@@ -150,36 +150,23 @@ public final class CaptureReader {
     /// Readers set `truncation` only when they return the end, so it is copied only then.
     private func step(number: Int) throws(CaptureError) -> Record? {
         switch backend {
-        case .pcap(let r):
-            if let record = try r.next(number: number) { return record }
-            truncation = r.truncation
-            return nil
-        case .btsnoop(let r):
-            if let record = try r.next(number: number) { return record }
-            truncation = r.truncation
-            return nil
-        case .pcapng(let r):
-            if let record = try r.next(number: number) { return record }
-            truncation = r.truncation
-            return nil
+        case .pcap(let r): return try pull(r, number)
+        case .btsnoop(let r): return try pull(r, number)
+        case .pcapng(let r): return try pull(r, number)
         case .libpcap(let r):
-            if let record = try r.next(number: number) { return record }
-            truncation = r.truncation
-            if r.mixedLinkTypes { return try switchToOwnPcapngParser(number: number) }
-            return nil
-        case .packetLogger(let r):
-            if let record = try r.next(number: number) { return record }
-            truncation = r.truncation
-            return nil
-        case .btsnooz(let r):
-            if let record = try r.next(number: number) { return record }
-            truncation = r.truncation
-            return nil
-        case .bugReportZip(let r):
-            if let record = try r.next(number: number) { return record }
-            truncation = r.truncation
-            return nil
+            if let record = try pull(r, number) { return record }
+            return r.mixedLinkTypes ? try switchToOwnPcapngParser(number: number) : nil
+        case .packetLogger(let r): return try pull(r, number)
+        case .btsnooz(let r): return try pull(r, number)
+        case .bugReportZip(let r): return try pull(r, number)
         }
+    }
+
+    @inline(__always)
+    private func pull(_ reader: some RecordReader, _ number: Int) throws(CaptureError) -> Record? {
+        if let record = try reader.next(number: number) { return record }
+        truncation = reader.truncation
+        return nil
     }
 
     /// libpcap stopped at an interface with a second link type: read the file again with the
@@ -196,8 +183,21 @@ public final class CaptureReader {
                 throw CaptureError(.io, file: name, frame: n, "file changed while being read")
             }
         }
-        let record = try parser.next(number: number)
-        truncation = parser.truncation
-        return record
+        return try pull(parser, number)
     }
 }
+
+/// What each format's reader offers: the next record, and why the input ended early (set only
+/// when `next` returns nil).
+protocol RecordReader: AnyObject {
+    func next(number: Int) throws(CaptureError) -> Record?
+    var truncation: CaptureError? { get }
+}
+
+extension PcapReader: RecordReader {}
+extension LibpcapReader: RecordReader {}
+extension PcapngReader: RecordReader {}
+extension BtsnoopReader: RecordReader {}
+extension PacketLoggerReader: RecordReader {}
+extension BtsnoozReader: RecordReader {}
+extension BugReportZipReader: RecordReader {}

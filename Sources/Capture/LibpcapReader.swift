@@ -93,8 +93,7 @@ final class LibpcapReader {
                 if let lie = lyingLength(at: at) {
                     throw CaptureError(.recordTooLarge, file: source.name, frame: number, offset: at, lie)
                 }
-                truncation = CaptureError(.truncatedRecord, file: source.name, frame: number, offset: at,
-                                          "file ends inside this record, after \(number &- 1) complete frames")
+                truncation = source.endsInside("this record", frame: number, at: at)
                 return nil
             }
             throw CaptureError(.malformed, file: source.name, frame: number, offset: at, message)

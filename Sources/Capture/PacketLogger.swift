@@ -132,11 +132,7 @@ final class PacketLoggerReader {
 
     func next(number: Int) throws(CaptureError) -> Record? {
         let at = source.offset
-        guard try source.require(4) else {
-            if source.available > 0 {
-                truncation = CaptureError(.truncatedRecord, file: source.name, frame: number, offset: at,
-                                          "file ends inside a record length, after \(number &- 1) complete frames")
-            }
+        guard try source.requireStart(4, of: "a record length", frame: number, truncation: &truncation) else {
             return nil
         }
         let length = PacketLogger.u32(source.pending, 0, bigEndian)
@@ -153,9 +149,7 @@ final class PacketLoggerReader {
                                "record length \(length) exceeds the file size \(size)")
         }
         let total = 4 &+ Int(length)
-        guard try source.require(total) else {
-            truncation = CaptureError(.truncatedRecord, file: source.name, frame: number, offset: at,
-                                      "file ends inside this record (\(source.available) of \(total) bytes), after \(number &- 1) complete frames")
+        guard try source.requireWhole(total, of: "this record", frame: number, at: at, truncation: &truncation) else {
             return nil
         }
         let bytes = source.consume(total)

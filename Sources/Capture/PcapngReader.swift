@@ -35,11 +35,7 @@ final class PcapngReader {
     func next(number: Int) throws(CaptureError) -> Record? {
         while true {
             let at = source.offset
-            guard try source.require(12) else {
-                if source.available > 0 {
-                    truncation = CaptureError(.truncatedRecord, file: source.name, frame: number, offset: at,
-                                              "file ends inside a block header, after \(number &- 1) complete frames")
-                }
+            guard try source.requireStart(12, of: "a block header", frame: number, truncation: &truncation) else {
                 return nil
             }
             let head = source.pending
@@ -64,9 +60,7 @@ final class PcapngReader {
                 throw CaptureError(.recordTooLarge, file: source.name, frame: number, offset: at,
                                    "block length \(length) exceeds the file size \(size)")
             }
-            guard try source.require(Int(length)) else {
-                truncation = CaptureError(.truncatedRecord, file: source.name, frame: number, offset: at,
-                                          "file ends inside this block (\(source.available) of \(length) bytes), after \(number &- 1) complete frames")
+            guard try source.requireWhole(Int(length), of: "this block", frame: number, at: at, truncation: &truncation) else {
                 return nil
             }
             let block = source.consume(Int(length))

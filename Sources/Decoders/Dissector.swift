@@ -163,16 +163,23 @@ public final class Dissector {
             d.problem(.hciHeader, "HCI command header truncated")
             return
         }
-        let params = r.rest()
+        let params = parameters(&r, declared: len, &d)
         d.hci = .command(opcode: opcode, params: params)
-        if params.count != Int(len) {
-            d.problem(.hciLength, "parameter length \(len) but \(params.count) bytes follow")
-        }
         if opcode == HCIKeyCommands.leEnableEncryption || opcode == HCIKeyCommands.leLongTermKeyRequestReply {
             hciKey(opcode: opcode, params, adapter: p.adapter, frame: p.number)
         } else if opcode == HCIKeyCommands.leAddDeviceToResolvingList {
             resolvingListEntry(params, frame: p.number)
         }
+    }
+
+    /// The parameters after a command or event header whose length octet said `len`.
+    @inline(__always)
+    private func parameters(_ r: inout ByteReader, declared len: UInt8, _ d: inout Decoded) -> Bytes {
+        let params = r.rest()
+        if params.count != Int(len) {
+            d.problem(.hciLength, "parameter length \(len) but \(params.count) bytes follow")
+        }
+        return params
     }
 
     // MARK: HCI events
@@ -183,11 +190,8 @@ public final class Dissector {
             d.problem(.hciHeader, "HCI event header truncated")
             return
         }
-        let params = r.rest()
+        let params = parameters(&r, declared: len, &d)
         d.hci = .event(code: code, params: params)
-        if params.count != Int(len) {
-            d.problem(.hciLength, "parameter length \(len) but \(params.count) bytes follow")
-        }
         let adapter = p.adapter, number = p.number, time = p.timestamp
         let view = HCIEvent(code: code, params)
         d.event = view

@@ -9,30 +9,27 @@ public enum MedicalFloat: Equatable, Sendable, CustomStringConvertible {
 
     /// 16-bit SFLOAT; special values have exponent 0 and mantissa 0x7FF, 0x800, 0x7FE, 0x802, 0x801.
     public init(sfloat raw: UInt16) {
-        let m = Int32(raw & 0x0FFF)
         let e = Int8(truncatingIfNeeded: raw >> 12)
-        let exponent = e >= 8 ? e - 16 : e
-        switch raw {
-        case 0x07FF: self = .nan
-        case 0x0800: self = .nres
-        case 0x07FE: self = .positiveInfinity
-        case 0x0802: self = .negativeInfinity
-        case 0x0801: self = .reserved
-        default: self = .value(mantissa: m >= 0x800 ? m - 0x1000 : m, exponent: exponent)
-        }
+        self.init(mantissa: UInt32(raw & 0x0FFF), bits: 12, exponent: e >= 8 ? e - 16 : e)
     }
 
     /// 32-bit FLOAT; special values have exponent 0 and mantissa 0x7FFFFF, 0x800000, 0x7FFFFE, 0x800002, 0x800001.
     public init(float raw: UInt32) {
-        let m = Int32(raw & 0x00FF_FFFF)
-        let e = Int8(truncatingIfNeeded: raw >> 24)
-        switch raw {
-        case 0x007F_FFFF: self = .nan
-        case 0x0080_0000: self = .nres
-        case 0x007F_FFFE: self = .positiveInfinity
-        case 0x0080_0002: self = .negativeInfinity
-        case 0x0080_0001: self = .reserved
-        default: self = .value(mantissa: m >= 0x80_0000 ? m - 0x100_0000 : m, exponent: e)
+        self.init(mantissa: raw & 0x00FF_FFFF, bits: 24, exponent: Int8(truncatingIfNeeded: raw >> 24))
+    }
+
+    /// A two's-complement mantissa of `bits` bits; the special values sit around 2^(bits-1).
+    private init(mantissa: UInt32, bits: Int, exponent: Int8) {
+        let half = UInt32(1) << (bits - 1)
+        switch exponent == 0 ? mantissa : 0 {
+        case half - 1: self = .nan
+        case half: self = .nres
+        case half - 2: self = .positiveInfinity
+        case half + 2: self = .negativeInfinity
+        case half + 1: self = .reserved
+        default:
+            let m = Int32(mantissa)
+            self = .value(mantissa: mantissa >= half ? m - Int32(half << 1) : m, exponent: exponent)
         }
     }
 

@@ -44,23 +44,23 @@ extension U256 {
 
     /// a - b mod 2^256 and the borrow.
     static func subtract(_ a: U256, _ b: U256) -> (U256, Bool) {
-        var r = U256(), borrow = false
-        for i in 0..<4 {
-            let (d1, o1) = a[i].subtractingReportingOverflow(b[i])
-            let (d2, o2) = d1.subtractingReportingOverflow(borrow ? 1 : 0)
-            r[i] = d2
-            borrow = o1 || o2
-        }
-        return (r, borrow)
+        wordwise(a, b) { $0.subtractingReportingOverflow($1) }
     }
 
     /// a + b mod 2^256 and the carry.
     static func add(_ a: U256, _ b: U256) -> (U256, Bool) {
+        wordwise(a, b) { $0.addingReportingOverflow($1) }
+    }
+
+    /// Applies `op` word by word from the least significant, passing the carry (or borrow) on.
+    @inline(__always)
+    private static func wordwise(_ a: U256, _ b: U256,
+                                 _ op: (UInt64, UInt64) -> (partialValue: UInt64, overflow: Bool)) -> (U256, Bool) {
         var r = U256(), carry = false
         for i in 0..<4 {
-            let (s1, o1) = a[i].addingReportingOverflow(b[i])
-            let (s2, o2) = s1.addingReportingOverflow(carry ? 1 : 0)
-            r[i] = s2
+            let (v1, o1) = op(a[i], b[i])
+            let (v2, o2) = op(v1, carry ? 1 : 0)
+            r[i] = v2
             carry = o1 || o2
         }
         return (r, carry)

@@ -30,24 +30,15 @@ struct Mock: ParsableCommand {
     @Option(name: [.short, .long], help: "Write the script to this file ('-' or none: standard output).", completion: .file())
     var output: String?
 
-    @Flag(help: "Treat a capture that ends mid-record as an error.")
-    var strict = false
-
-    @Option(name: .customLong("ltk"), help: ArgumentHelp(
-        "A long-term key (32 hex digits) to decrypt encrypted link-layer connections in sniffer captures; repeatable.",
-        valueName: "hex"))
-    var ltks: [String] = []
-
-    func validate() throws {
-        for k in ltks where LTK(hex: k) == nil { throw ValidationError("--ltk \(k): expected 32 hex digits") }
-    }
+    /// Keys as every decoding command takes them; the captures are always read as one.
+    @OptionGroup var decoding: DecodeOptions
 
     mutating func run() throws {
         let file = files.joined(separator: " + ")
-        let dissector = Dissector(trackAdvertisers: true, keys: ltks.compactMap { LTK(hex: $0) }, findsFieldFaults: false)
+        let dissector = decoding.dissector(trackAdvertisers: true, findsFieldFaults: false)
         let collector = MockCollector(gatt: dissector.gatt)
         var frames = 0
-        let read = try CaptureInput(strict: strict).forEachPacket(files) {
+        let read = try decoding.input.forEachPacket(files) {
             frames += 1
             collector.add(dissector.dissect($0))
         }
