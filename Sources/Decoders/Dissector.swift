@@ -95,12 +95,15 @@ public final class Dissector {
 
     public func dissect(_ packet: Packet) -> Decoded {
         var d = Decoded(packet: packet)
-        lastTime = packet.timestamp
-        switch packet.kind {
-        case .hci(.command): command(&d, packet)
-        case .hci(.event): event(&d, packet)
-        case .hci(.aclData): acl(&d, packet)
-        case .hci(.scoData), .hci(.isoData): isochronous(&d, packet)
+        // The helpers take the header (plain values) and the bytes apart: a `Packet` passed on is
+        // copied whole, its payload retained, for each field read.
+        let h = packet.header, payload = packet.payload
+        lastTime = h.timestamp
+        switch h.kind {
+        case .hci(.command): command(&d, h, payload)
+        case .hci(.event): event(&d, h, payload)
+        case .hci(.aclData): acl(&d, h, payload)
+        case .hci(.scoData), .hci(.isoData): isochronous(&d, h, payload)
         case .linkLayer: linkLayerFrame(&d, packet)
         case .monitor, .unsupported, .unknownHCIType: break
         case .truncatedHeader: d.problem(.linkHeader, "record too short for its link-layer header")
@@ -157,8 +160,8 @@ public final class Dissector {
     // The helpers read the frame from the borrowed `p`: reading `d.packet` of the inout `d` copies
     // the whole packet (retaining and releasing its payload) for each field read.
 
-    private func command(_ d: inout Decoded, _ p: Packet) {
-        var r = ByteReader(p.payload)
+    private func command(_ d: inout Decoded, _ p: PacketHeader, _ payload: Bytes) {
+        var r = ByteReader(payload)
         guard let opcode = try? r.u16(), let len = try? r.u8() else {
             d.problem(.hciHeader, "HCI command header truncated")
             return
@@ -184,8 +187,8 @@ public final class Dissector {
 
     // MARK: HCI events
 
-    private func event(_ d: inout Decoded, _ p: Packet) {
-        var r = ByteReader(p.payload)
+    private func event(_ d: inout Decoded, _ p: PacketHeader, _ payload: Bytes) {
+        var r = ByteReader(payload)
         guard let code = try? r.u8(), let len = try? r.u8() else {
             d.problem(.hciHeader, "HCI event header truncated")
             return
@@ -269,12 +272,12 @@ public final class Dissector {
 
     // MARK: ACL data and L2CAP
 
-    private func acl(_ d: inout Decoded, _ p: Packet) {
-        guard let h = ACLHeader(p.payload) else {
+    private func acl(_ d: inout Decoded, _ p: PacketHeader, _ payload: Bytes) {
+        guard let h = ACLHeader(payload) else {
             d.problem(.aclHeader, "ACL header truncated")
             return
         }
-        let data = p.payload.from(4)
+        let data = payload.from(4)
         let adapter = p.adapter, number = p.number, time = p.timestamp
         let direction = p.direction, truncated = p.truncated
         d.hci = .acl(h, data)
@@ -306,7 +309,7 @@ public final class Dissector {
     }
 
     /// Feeds one fragment to the connection's reassembly for its direction and decodes what completes.
-    private func l2cap(_ d: inout Decoded, _ p: Packet, _ c: Connection, _ data: Bytes, start: Bool, side: Side) {
+    private func l2cap(_ d: inout Decoded, _ p: PacketHeader, _ c: Connection, _ data: Bytes, start: Bool, side: Side) {
         let n = p.number
         c.lastActivity = p.timestamp
         let (result, dropped) = side == .local
@@ -386,7 +389,7 @@ public final class Dissector {
         // A PDU that starts while another is still incomplete (on either side: sniffers without
         // direction can put a fragment on the wrong one) shows packets the sniffer missed.
         if frag.start, c.reassembly.sent.isPending || c.reassembly.received.isPending { c.unfinishedPDUs &+= 1 }
-        l2cap(&d, p, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
+        l2cap(&d, p.header, c, frag.data, start: frag.start, side: dir == .centralToPeripheral ? .local : .remote)
     }
 
     /// A link the sniffer lost ends at its last packet (Vol 6 Part B 4.5.2: with no packet for the
@@ -423,7 +426,7 @@ public final class Dissector {
     }
 
     /// Hands a whole L2CAP frame to the protocol of its channel.
-    private func upper(_ d: inout Decoded, _ p: Packet, _ f: L2CAPFrame, _ c: Connection, _ side: Side) {
+    private func upper(_ d: inout Decoded, _ p: PacketHeader, _ f: L2CAPFrame, _ c: Connection, _ side: Side) {
         let n = p.number
         switch f.cid {
         case L2CAPChannel.att:
@@ -484,10 +487,10 @@ public final class Dissector {
         return b
     }
 
-    private func att(_ pdu: ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded, _ p: Packet) -> ATTResult {
+    private func att(_ pdu: consuming ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded, _ p: PacketHeader) -> ATTResult {
         if let c = d.connection { b.losses = c.linkLosses }
-        let r = b.process(pdu, from: side, frame: p.number, time: p.timestamp)
         if let m = pdu.malformed { d.problem(.att, "ATT: " + m) }
+        let r = b.process(pdu, from: side, frame: p.number, time: p.timestamp)
         // Checked here, where the result is at hand: read back out of `d.upper` it is copied.
         if findsFieldFaults { d.attFieldFault = r.hasFieldFaults }
         return r
@@ -502,12 +505,12 @@ public final class Dissector {
         }
     }
 
-    private func isochronous(_ d: inout Decoded, _ p: Packet) {
-        guard let w = p.payload.le16(0) else {
+    private func isochronous(_ d: inout Decoded, _ p: PacketHeader, _ payload: Bytes) {
+        guard let w = payload.le16(0) else {
             d.problem(.isochronousHeader, "header truncated")
             return
         }
-        d.hci = .isochronous(handle: w & 0x0FFF, p.payload.from(p.kind == .hci(.scoData) ? 3 : 4))
+        d.hci = .isochronous(handle: w & 0x0FFF, payload.from(p.kind == .hci(.scoData) ? 3 : 4))
     }
 
     // MARK: Connection table

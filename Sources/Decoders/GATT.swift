@@ -47,6 +47,14 @@ public struct GATTSubscription: Equatable, Sendable {
 public struct GATTValue: Sendable {
     public var bytes: [UInt8]
     public var frame: Int
+
+    /// In place: a value notified over and over reuses its storage; emptied, then appended in one
+    /// block.
+    mutating func replace(with new: some Collection<UInt8>, frame: Int) {
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: new)
+        self.frame = frame
+    }
 }
 
 public struct GATTDescriptor: Sendable {
@@ -246,9 +254,7 @@ public final class GATTDatabase {
     func setValue(_ handle: UInt16, _ bytes: some Collection<UInt8>, frame: Int) {
         let kept = bytes.prefix(GATTDatabase.maxValueLength)
         if let i = values.index(forKey: handle) {
-            // In place: a value notified over and over reuses its storage instead of a new array.
-            values.values[i].bytes.replaceSubrange(values.values[i].bytes.indices, with: kept)
-            values.values[i].frame = frame
+            values.values[i].replace(with: kept, frame: frame)
         } else if values.count < GATTDatabase.maxStoredValues {
             values[handle] = GATTValue(bytes: Array(kept), frame: frame)
         }
@@ -648,14 +654,20 @@ public final class ATTResult {
         self.side = side
     }
 
-    /// Empties it for another PDU, keeping the room its entries took.
-    func reset(pdu: ATTPDU, side: Side) {
-        self.pdu = pdu
+    /// What a new result holds until its PDU is moved in.
+    static let noPDU = ATTPDU(Bytes())
+
+    /// Empties it for another PDU, keeping the room its entries took. The PDU itself is moved in
+    /// once the bearer is done with it (`hold`): storing a copy first costs a retain per reference.
+    func reset(side: Side) {
         self.side = side
         request = nil
-        entries.removeAll(keepingCapacity: true)
+        // Most PDUs concern one attribute: dropping it is cheaper than the generic removeAll.
+        while entries.popLast() != nil {}
         notes = SmallList()
     }
+
+    func hold(_ pdu: consuming ATTPDU) { self.pdu = pdu }
 
     public var attribute: GATTAttribute? { entries.first?.attribute }
     public var value: Bytes? { entries.first?.value }
@@ -728,9 +740,12 @@ extension ATTResult: Dissectable {
     /// decode. Checked without writing the fields.
     public var hasFieldFaults: Bool {
         if let r = pdu.range, !r.isValid { return true }
-        for n in notes { if case .malformed(let why) = n, why != pdu.malformed { return true } }
-        for e in entries {
-            guard let v = e.value, let u = e.attribute.valueUUID else { continue }
+        if !notes.isEmpty {
+            for n in notes { if case .malformed(let why) = n, why != pdu.malformed { return true } }
+        }
+        // By index: copying each entry out would copy its attribute too.
+        for i in entries.indices {
+            guard let u = entries[i].attribute.valueUUID, let v = entries[i].value else { continue }
             if CharacteristicValues.decodes(u, v) == false { return true }
         }
         return false
@@ -845,14 +860,14 @@ public final class ATTBearer {
     func database(of side: Side) -> GATTDatabase { side == .local ? local : remote }
 
     /// Handles one PDU sent by `side` in frame `frame` at `time` (ns).
-    public func process(_ pdu: ATTPDU, from side: Side, frame: Int, time: Int64) -> ATTResult {
+    public func process(_ pdu: consuming ATTPDU, from side: Side, frame: Int, time: Int64) -> ATTResult {
         let result: ATTResult
         if isKnownUniquelyReferenced(&spare), let s = spare {
             // The last result handed out is held by nobody else any more: it is filled again.
             result = s
-            result.reset(pdu: pdu, side: side)
+            result.reset(side: side)
         } else {
-            result = ATTResult(pdu: pdu, side: side)
+            result = ATTResult(pdu: ATTResult.noPDU, side: side)
             spare = result
         }
         // The server of this PDU was in use: its current version holds up to here.
@@ -900,6 +915,7 @@ public final class ATTBearer {
             }
         case .unknown: break
         }
+        result.hold(pdu)
         return result
     }
 
@@ -912,6 +928,8 @@ public final class ATTBearer {
     }
 
     func expire(before time: Int64, into notes: inout SmallList<ATTNote>) {
+        // Notifications and commands, most of a busy link, leave nothing open.
+        if pending[0].isEmpty, pending[1].isEmpty, pendingIndications[0].isEmpty, pendingIndications[1].isEmpty { return }
         func sweep(_ q: inout [Pending]) {
             while let p = q.first, time &- p.tx.time > ATTBearer.transactionTimeout {
                 q.removeFirst()

@@ -45,9 +45,9 @@ public enum PacketKind: Sendable, Equatable {
     case truncatedHeader
 }
 
-/// One frame of a capture, ready for the decoders. `payload` starts at the HCI header
-/// (opcode, event code, handle) with the transport's type byte and pseudo-headers removed.
-public struct Packet: Sendable {
+/// What a frame is, apart from its bytes: where and when it was captured, which way it went and
+/// what it carries. Plain values only, so the decoders pass it around without reference counting.
+public struct PacketHeader: Sendable {
     /// 1-based, as Wireshark counts.
     public var number: Int
     /// Nanoseconds since the Unix epoch.
@@ -56,25 +56,48 @@ public struct Packet: Sendable {
     /// Controller index (Linux monitor) or 0.
     public var adapter: UInt16
     public var kind: PacketKind
-    public var payload: Bytes
     /// Where the record starts in the capture file and how long it is there.
     public var fileOffset: Int64
     public var fileLength: Int
     /// The capture holds fewer bytes than were on the wire (snap length, btsnooz).
     public var truncated: Bool
 
+    @inlinable
     public init(number: Int, timestamp: Int64, direction: Direction, adapter: UInt16, kind: PacketKind,
-                payload: Bytes, fileOffset: Int64 = 0, fileLength: Int = 0, truncated: Bool = false) {
+                fileOffset: Int64 = 0, fileLength: Int = 0, truncated: Bool = false) {
         self.number = number
         self.timestamp = timestamp
         self.direction = direction
         self.adapter = adapter
         self.kind = kind
-        self.payload = payload
         self.fileOffset = fileOffset
         self.fileLength = fileLength
         self.truncated = truncated
     }
+}
+
+/// One frame of a capture, ready for the decoders. `payload` starts at the HCI header
+/// (opcode, event code, handle) with the transport's type byte and pseudo-headers removed.
+public struct Packet: Sendable {
+    public var header: PacketHeader
+    public var payload: Bytes
+
+    @inlinable
+    public init(number: Int, timestamp: Int64, direction: Direction, adapter: UInt16, kind: PacketKind,
+                payload: Bytes, fileOffset: Int64 = 0, fileLength: Int = 0, truncated: Bool = false) {
+        header = PacketHeader(number: number, timestamp: timestamp, direction: direction, adapter: adapter, kind: kind,
+                              fileOffset: fileOffset, fileLength: fileLength, truncated: truncated)
+        self.payload = payload
+    }
+
+    @inlinable public var number: Int { get { header.number } set { header.number = newValue } }
+    @inlinable public var timestamp: Int64 { get { header.timestamp } set { header.timestamp = newValue } }
+    @inlinable public var direction: Direction { get { header.direction } set { header.direction = newValue } }
+    @inlinable public var adapter: UInt16 { get { header.adapter } set { header.adapter = newValue } }
+    @inlinable public var kind: PacketKind { get { header.kind } set { header.kind = newValue } }
+    @inlinable public var fileOffset: Int64 { get { header.fileOffset } set { header.fileOffset = newValue } }
+    @inlinable public var fileLength: Int { get { header.fileLength } set { header.fileLength = newValue } }
+    @inlinable public var truncated: Bool { get { header.truncated } set { header.truncated = newValue } }
 }
 
 /// Linux monitor channel opcodes (BlueZ monitor/ btsnoop 2001 flags, DLT 254 header).
