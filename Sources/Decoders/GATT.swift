@@ -74,7 +74,7 @@ public struct GATTCharacteristic: Sendable {
 }
 
 /// An Include declaration (Vol 3 Part G 3.2).
-public struct GATTInclude: Sendable {
+public struct GATTInclude: Sendable, Equatable {
     public let handle: UInt16
     public let start: UInt16
     public let end: UInt16
@@ -167,8 +167,8 @@ public final class GATTDatabase {
     /// Bound on the number of handles that keep a last value.
     public static let maxStoredValues = 4096
 
-    struct ServiceRecord { var uuid: BluetoothUUID; var end: UInt16; var isPrimary: Bool }
-    struct CharacteristicRecord { var declaration: UInt16; var properties: GATTProperties; var uuid: BluetoothUUID }
+    struct ServiceRecord: Equatable { var uuid: BluetoothUUID; var end: UInt16; var isPrimary: Bool }
+    struct CharacteristicRecord: Equatable { var declaration: UInt16; var properties: GATTProperties; var uuid: BluetoothUUID }
 
     // What discovery found. Any change forgets the attributes looked up so far (`described`).
     var services: [UInt16: ServiceRecord] = [:] { didSet { forgetDescribed() } }
@@ -221,24 +221,35 @@ public final class GATTDatabase {
         if let c = characteristics.removeValue(forKey: h) { declarations[c.declaration] = nil }
     }
 
+    // What discovery finds again is left as it is: a rediscovery writing the same records would
+    // copy the tables the version it is compared with shares (`frozen`).
+
     func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool) {
-        vacate(start)
-        services[start] = ServiceRecord(uuid: uuid, end: end, isPrimary: primary)
+        let record = ServiceRecord(uuid: uuid, end: end, isPrimary: primary)
+        if services[start] != record {
+            vacate(start)
+            services[start] = record
+        }
         rediscovery?.fresh.addService(start: start, end: end, uuid: uuid, primary: primary)
     }
 
     func addCharacteristic(declaration: UInt16, properties: UInt8, valueHandle: UInt16, uuid: BluetoothUUID) {
-        vacate(declaration)
-        if characteristics[valueHandle]?.declaration != declaration { vacate(valueHandle) }
-        characteristics[valueHandle] = CharacteristicRecord(declaration: declaration, properties: GATTProperties(rawValue: properties), uuid: uuid)
-        declarations[declaration] = valueHandle
-        descriptors[valueHandle] = nil
+        let record = CharacteristicRecord(declaration: declaration, properties: GATTProperties(rawValue: properties), uuid: uuid)
+        if characteristics[valueHandle] != record || declarations[declaration] != valueHandle || descriptors[valueHandle] != nil {
+            vacate(declaration)
+            if characteristics[valueHandle]?.declaration != declaration { vacate(valueHandle) }
+            characteristics[valueHandle] = record
+            declarations[declaration] = valueHandle
+            descriptors[valueHandle] = nil
+        }
         rediscovery?.fresh.addCharacteristic(declaration: declaration, properties: properties, valueHandle: valueHandle, uuid: uuid)
     }
 
     func addInclude(_ include: GATTInclude) {
-        vacate(include.handle)
-        includes[include.handle] = include
+        if includes[include.handle] != include {
+            vacate(include.handle)
+            includes[include.handle] = include
+        }
         rediscovery?.fresh.addInclude(include)
     }
 
@@ -248,7 +259,7 @@ public final class GATTDatabase {
         guard characteristics[handle] == nil, declarations[handle] == nil, services[handle] == nil,
               includes[handle] == nil else { return }
         if let u = uuid.uuid16, (0x2800...0x2803).contains(u) { return }
-        descriptors[handle] = uuid
+        if descriptors[handle] != uuid { descriptors[handle] = uuid }
     }
 
     func setValue(_ handle: UInt16, _ bytes: some Collection<UInt8>, frame: Int) {

@@ -172,7 +172,8 @@ extension GATTDatabase {
     public func settle() {
         guard let r = rediscovery else { return }
         rediscovery = nil
-        guard !GATTChange.between(r.baseline, r.fresh).isEmpty else { return }
+        // The same declarations found again (the common case) need no comparison of service trees.
+        guard !r.fresh.declaresTheSame(as: r.baseline), !GATTChange.between(r.baseline, r.fresh).isEmpty else { return }
         var old = r.baselineSpan
         if case .serviceChanged(let f, _, _) = r.cause { old.lastFrame = f }
         earlier.append(GATTDatabaseVersion(database: r.baseline, span: old))
@@ -186,6 +187,13 @@ extension GATTDatabase {
         declarations = r.fresh.declarations
         descriptors = r.fresh.descriptors
         current = GATTVersionSpan(firstFrame: r.since, lastFrame: current.lastFrame, cause: r.cause)
+    }
+
+    /// Whether discovery recorded exactly the same services, includes, characteristics and
+    /// descriptors in both.
+    func declaresTheSame(as other: GATTDatabase) -> Bool {
+        services == other.services && includes == other.includes && characteristics == other.characteristics
+            && declarations == other.declarations && descriptors == other.descriptors
     }
 
     /// A copy that later traffic does not change.
