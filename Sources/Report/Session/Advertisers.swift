@@ -156,10 +156,10 @@ public struct AdvertiserKey: Hashable, Sendable {
         host ? .host(adapter: adapter) : .advertiser(adapter: adapter, address: address)
     }
 
-    /// One word hashed: the table is looked up for most advertising reports.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine((address?.raw ?? 0) | UInt64(adapter) << 48)
-    }
+    /// One word hashed, in one call: the table is looked up for most advertising reports.
+    private var word: UInt64 { (address?.raw ?? 0) | UInt64(adapter) << 48 }
+    public func hash(into hasher: inout Hasher) { hasher.combine(word) }
+    public func _rawHashValue(seed: Int) -> Int { word._rawHashValue(seed: seed) }
 }
 
 /// What an advertiser showed over the capture so far.
