@@ -163,7 +163,7 @@ public final class CaptureReader {
     }
 
     @inline(__always)
-    private func pull(_ reader: some RecordReader, _ number: Int) throws(CaptureError) -> Record? {
+    private func pull(_ reader: some FormatParser, _ number: Int) throws(CaptureError) -> Record? {
         if let record = try reader.next(number: number) { return record }
         truncation = reader.truncation
         return nil
@@ -187,17 +187,18 @@ public final class CaptureReader {
     }
 }
 
-/// What each format's reader offers: the next record, and why the input ended early (set only
-/// when `next` returns nil).
-protocol RecordReader: AnyObject {
+/// One format's parser inside `CaptureReader` (which numbers the records and is the
+/// `RecordSource` the rest sees): the next record, and why the input ended early (set only when
+/// `next` returns nil).
+protocol FormatParser: AnyObject {
     func next(number: Int) throws(CaptureError) -> Record?
     var truncation: CaptureError? { get }
 }
 
-extension PcapReader: RecordReader {}
-extension LibpcapReader: RecordReader {}
-extension PcapngReader: RecordReader {}
-extension BtsnoopReader: RecordReader {}
-extension PacketLoggerReader: RecordReader {}
-extension BtsnoozReader: RecordReader {}
-extension BugReportZipReader: RecordReader {}
+extension PcapReader: FormatParser {}
+extension LibpcapReader: FormatParser {}
+extension PcapngReader: FormatParser {}
+extension BtsnoopReader: FormatParser {}
+extension PacketLoggerReader: FormatParser {}
+extension BtsnoozReader: FormatParser {}
+extension BugReportZipReader: FormatParser {}
