@@ -20,6 +20,9 @@ final class GATTValueTests: XCTestCase {
         XCTAssertNil(MedicalFloat(sfloat: 0x07FF).double)
         XCTAssertEqual(MedicalFloat(sfloat: 0x07FE).double, .infinity)
         XCTAssertEqual(MedicalFloat(sfloat: 0x0802).description, "-INF")
+        // A special mantissa is special only with exponent 0.
+        XCTAssertEqual(MedicalFloat(sfloat: 0x17FF), .value(mantissa: 2047, exponent: 1))
+        XCTAssertEqual(MedicalFloat(sfloat: 0xF800), .value(mantissa: -2048, exponent: -1))
     }
 
     func testFLOAT() {
@@ -33,6 +36,8 @@ final class GATTValueTests: XCTestCase {
         XCTAssertEqual(MedicalFloat(float: 0x0080_0001), .reserved)
         XCTAssertEqual(MedicalFloat(float: 0x0080_0001).description, "Reserved")
         XCTAssertEqual(MedicalFloat(float: 0x0000_0000).description, "0")
+        XCTAssertEqual(MedicalFloat(float: 0x017F_FFFF), .value(mantissa: 8_388_607, exponent: 1))
+        XCTAssertEqual(MedicalFloat(float: 0xFF80_0000), .value(mantissa: -8_388_608, exponent: -1))
         // Extreme exponents do not trap.
         _ = MedicalFloat(float: 0x80FF_FFFF).description
         _ = MedicalFloat(float: 0x7F7F_FFFD).double
