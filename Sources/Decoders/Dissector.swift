@@ -157,8 +157,8 @@ public final class Dissector {
 
     // MARK: HCI commands
 
-    // The helpers read the frame from the borrowed `p`: reading `d.packet` of the inout `d` copies
-    // the whole packet (retaining and releasing its payload) for each field read.
+    // The helpers read the frame from `p`, its header, and from `payload`, never from `d.packet`:
+    // reading a field of the inout `d` copies the whole packet, retaining its payload.
 
     private func command(_ d: inout Decoded, _ p: PacketHeader, _ payload: Bytes) {
         var r = ByteReader(payload)

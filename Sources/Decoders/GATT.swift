@@ -47,14 +47,6 @@ public struct GATTSubscription: Equatable, Sendable {
 public struct GATTValue: Sendable {
     public var bytes: [UInt8]
     public var frame: Int
-
-    /// In place: a value notified over and over reuses its storage; emptied, then appended in one
-    /// block.
-    mutating func replace(with new: some Collection<UInt8>, frame: Int) {
-        bytes.removeAll(keepingCapacity: true)
-        bytes.append(contentsOf: new)
-        self.frame = frame
-    }
 }
 
 public struct GATTDescriptor: Sendable {
@@ -265,7 +257,9 @@ public final class GATTDatabase {
     func setValue(_ handle: UInt16, _ bytes: some Collection<UInt8>, frame: Int) {
         let kept = bytes.prefix(GATTDatabase.maxValueLength)
         if let i = values.index(forKey: handle) {
-            values.values[i].replace(with: kept, frame: frame)
+            // In place: a value notified over and over reuses its storage instead of a new array.
+            values.values[i].bytes.replaceSubrange(values.values[i].bytes.indices, with: kept)
+            values.values[i].frame = frame
         } else if values.count < GATTDatabase.maxStoredValues {
             values[handle] = GATTValue(bytes: Array(kept), frame: frame)
         }
@@ -660,8 +654,9 @@ public final class ATTResult {
     public internal(set) var entries: [ATTResultEntry] = []
     public internal(set) var notes = SmallList<ATTNote>()
 
-    init(pdu: ATTPDU, side: Side) {
-        self.pdu = pdu
+    /// A result for the bearer to fill: its PDU is moved in last (`hold`).
+    init(side: Side) {
+        pdu = ATTResult.noPDU
         self.side = side
     }
 
@@ -878,7 +873,7 @@ public final class ATTBearer {
             result = s
             result.reset(side: side)
         } else {
-            result = ATTResult(pdu: ATTResult.noPDU, side: side)
+            result = ATTResult(side: side)
             spare = result
         }
         // The server of this PDU was in use: its current version holds up to here.
