@@ -494,9 +494,7 @@ enum ADValue {
                             "Simultaneous LE and BR/EDR to Same Device Capable (Controller)",
                             "Simultaneous LE and BR/EDR to Same Device Capable (Host)"]
 
-
     static func flags(_ d: Bytes) -> [Field] { FieldList.build { writeFlags(d, to: $0) } }
-
 
     static func writeFlags(_ d: Bytes, to out: FieldSink) {
         guard let f = d.byte(0) else { return }
