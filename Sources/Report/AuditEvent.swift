@@ -26,8 +26,6 @@ public enum AuditEvent {
     /// largest one would be copied so for every advertising report.
     indirect case scanStarted(Scan)
     indirect case scanStopped(Scan)
-    /// One advertising report (legacy or extended) received while scanning.
-    case advertisingReport(adapter: UInt16, address: BDAddr, addressType: UInt8, rssi: Int8?, scanResponse: Bool)
     /// LE Create Connection or LE Extended Create Connection (v1, v2) sent by the host.
     case createConnection(adapter: UInt16, peer: BDAddr?, peerType: UInt8?)
     /// Connection Complete with success; `connection.isCentral` tells whether this host initiated it.
@@ -43,8 +41,9 @@ public enum AuditEvent {
     /// A Pairing Public Key that is LE Secure Connections' published debug key, sent by the
     /// pairing's initiator (the central) or its responder.
     case pairingDebugKey(Connection, fromInitiator: Bool)
-    /// Advertising data this host set (LE Set Advertising / Scan Response / Extended Advertising Data)
-    /// or received in a report, with what it and its advertiser showed (`AdvertiserModel`).
+    /// Advertising data this host set (LE Set Advertising / Scan Response / Extended Advertising Data),
+    /// or an advertising report received (legacy or extended, `report` set), with what it and its
+    /// advertiser showed (`AdvertiserModel`): one event per report.
     case advertisingData(AdvertisingDataObservation)
     /// This host started or stopped advertising on an adapter (`HostAdvertisingModel`: an enable
     /// while off, a disable while on, a central connecting to it). Boxed, as scans are: rare and large.

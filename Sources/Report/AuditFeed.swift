@@ -7,11 +7,18 @@ public protocol AuditEventSink: AnyObject {
     /// An ATT PDU, lent rather than wrapped in an `.att` event (which would copy it). The default
     /// wraps it.
     func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef)
+    /// Advertising data or a report, lent likewise (one per report: the most frequent event in
+    /// a busy place). The default wraps it.
+    func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef)
 }
 
 extension AuditEventSink {
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
         observe(.att(c, a), at: frame)
+    }
+
+    public func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef) {
+        observe(.advertisingData(o), at: frame)
     }
 }
 
@@ -162,11 +169,10 @@ public final class AuditFeed {
             let peer = dissector.liveConnection(adapter: adapter, handle: p.connectionHandle)?.peer
             sink.observe(.disconnectCommand(adapter: adapter, handle: p.connectionHandle, peer: peer), at: at)
         case .leSetAdvertisingData(let p):
-            advertisingData(AdvertiserKey(adapter: adapter, address: nil, host: true), p.data,
-                            scanResponse: p.isScanResponse, legacy: true, at, sink)
+            hostData(adapter, p.data, scanResponse: p.isScanResponse, legacy: true, at, sink)
         case .leSetExtendedAdvertisingData(let p):
-            advertisingData(AdvertiserKey(adapter: adapter, address: nil, host: true), p.data, scanResponse: p.isScanResponse,
-                            legacy: legacySets.contains(setKey(adapter, p.advertisingHandle)), at, sink)
+            hostData(adapter, p.data, scanResponse: p.isScanResponse,
+                     legacy: legacySets.contains(setKey(adapter, p.advertisingHandle)), at, sink)
         case .leSetAdvertisingEnable(let p):
             advertising.enable(adapter: adapter, p.advertisingEnable, at: at, sink)
         case .leSetExtendedAdvertisingEnable(let p):
@@ -191,7 +197,8 @@ public final class AuditFeed {
     private func connected<S: AuditEventSink>(_ c: Connection, _ at: FrameRef, _ sink: S) {
         if c.isCentral == false, c.isLE { advertising.stop(adapter: c.adapter, at: at, sink) }
         sink.observe(.connected(c), at: at)
-        sink.observe(.connectionOwner(c, owners.connected(c)), at: at)
+        let found = c.peer.flatMap { advertisers.advertiser(AdvertiserKey(adapter: c.adapter, address: $0, host: false)) }
+        sink.observe(.connectionOwner(c, owners.connected(c, foundIn: found?.foundIn, foundByApp: found?.foundByApp)), at: at)
     }
 
     private func setKey(_ adapter: UInt16, _ handle: UInt8) -> UInt32 { UInt32(adapter) << 8 | UInt32(handle) }
@@ -229,16 +236,17 @@ public final class AuditFeed {
             guard let whole = fragments.add(r) else { return }
             if whole.fragments > 1 { data = whole.data }
         }
-        if let s = scans.current(adapter: adapter) { owners.report(r.address, scan: s.number, app: s.app) }
-        sink.observe(.advertisingReport(adapter: adapter, address: r.address, addressType: r.addressType,
-                                        rssi: r.rssiValue, scanResponse: r.isScanResponse), at: at)
-        advertisingData(AdvertiserKey(adapter: adapter, address: r.address, host: false), data,
-                        scanResponse: r.isScanResponse, legacy: r.isLegacy, at, sink)
+        let o = advertisers.received(AdvertiserKey(adapter: adapter, address: r.address, host: false), data: data,
+                                     scanResponse: r.isScanResponse, legacy: r.isLegacy, addressType: r.addressType,
+                                     rssi: r.rssiValue, scan: scans.current(adapter: adapter))
+        sink.observeAdvertisingData(o, at: at)
     }
 
-    private func advertisingData<S: AuditEventSink>(_ key: AdvertiserKey, _ data: Bytes, scanResponse: Bool, legacy: Bool,
-                                                   _ at: FrameRef, _ sink: S) {
-        sink.observe(.advertisingData(advertisers.observe(key, data: data, scanResponse: scanResponse, legacy: legacy)), at: at)
+    /// Advertising or scan-response data this host set.
+    private func hostData<S: AuditEventSink>(_ adapter: UInt16, _ data: Bytes, scanResponse: Bool, legacy: Bool,
+                                            _ at: FrameRef, _ sink: S) {
+        let key = AdvertiserKey(adapter: adapter, address: nil, host: true)
+        sink.observeAdvertisingData(advertisers.hostData(key, data: data, scanResponse: scanResponse, legacy: legacy), at: at)
     }
 
     // MARK: ATT and SMP

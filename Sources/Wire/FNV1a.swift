@@ -23,3 +23,19 @@ public struct FNV1a: Sendable {
         return h.value
     }
 }
+
+/// A dictionary hash for keys that are one word (an address, an advertiser): the word and the
+/// table's seed through a 64-bit finaliser (MurmurHash3's fmix64), a dozen instructions where
+/// `Hasher` takes about a hundred. The seed is random per process, as `Hasher`'s is, so a capture
+/// cannot be made to collide in every run.
+public enum WordHash {
+    @inlinable public static func value(_ word: UInt64, seed: Int) -> Int {
+        var x = word ^ UInt64(bitPattern: Int64(seed))
+        x ^= x >> 33
+        x &*= 0xff51_afd7_ed55_8ccd
+        x ^= x >> 33
+        x &*= 0xc4ce_b9fe_1a85_ec53
+        x ^= x >> 33
+        return Int(bitPattern: UInt(x))
+    }
+}

@@ -39,19 +39,51 @@ final class AdvertiserModelTests: XCTestCase {
         let key = AdvertiserKey(adapter: 0, address: peer, host: false)
         let named: [UInt8] = [0x05, 0x08, 0x48, 0x52, 0x2D, 0x31]
         let empty: [UInt8] = []
+        func report(_ k: AdvertiserKey, _ data: [UInt8], scanResponse: Bool) -> AdvertisingDataObservation {
+            model.received(k, data: data[...], scanResponse: scanResponse, legacy: true, addressType: 0, rssi: nil, scan: nil)
+        }
         // A scan response before the name is known says nothing about the name.
-        XCTAssertFalse(model.observe(key, data: empty[...], scanResponse: true, legacy: true).advertiser.scanResponseAfterName)
-        let first = model.observe(key, data: named[...], scanResponse: false, legacy: true)
+        XCTAssertFalse(report(key, empty, scanResponse: true).advertiser.scanResponseAfterName)
+        let first = report(key, named, scanResponse: false)
         XCTAssertEqual(first.new, [.shortenedName])
         XCTAssertFalse(first.advertiser.scanResponseAfterName)
-        XCTAssertEqual(model.observe(key, data: named[...], scanResponse: false, legacy: true).new, [])
-        let response = model.observe(key, data: empty[...], scanResponse: true, legacy: true)
+        XCTAssertEqual(report(key, named, scanResponse: false).new, [])
+        let response = report(key, empty, scanResponse: true)
         XCTAssertTrue(response.advertiser.scanResponseAfterName)
         XCTAssertEqual(response.advertiser.seen, [.shortenedName])
         // Another adapter's view of the same address is another advertiser.
-        XCTAssertEqual(model.observe(AdvertiserKey(adapter: 1, address: peer, host: false), data: named[...],
-                                     scanResponse: false, legacy: true).new, [.shortenedName])
+        XCTAssertEqual(report(AdvertiserKey(adapter: 1, address: peer, host: false), named, scanResponse: false).new,
+                       [.shortenedName])
         // This host's data has no address, whatever the caller passes.
         XCTAssertEqual(AdvertiserKey(adapter: 0, address: peer, host: true), AdvertiserKey(adapter: 0, address: nil, host: true))
+    }
+
+    /// Each report updates its advertiser once: the scan that found it (the app's too) and its
+    /// reports in that scan, counted again from one in each new scan, scan responses aside.
+    func testReportsCountPerScan() {
+        var model = AdvertiserModel()
+        let key = AdvertiserKey(adapter: 0, address: peer, host: false)
+        let data: [UInt8] = [0x02, 0x01, 0x06]
+        func report(scan: (Int, Bool)?, scanResponse: Bool = false) -> AdvertisingDataObservation {
+            model.received(key, data: data[...], scanResponse: scanResponse, legacy: true, addressType: 1, rssi: -60,
+                           scan: scan.map { (number: $0.0, app: $0.1) })
+        }
+        XCTAssertEqual(report(scan: nil).report?.reportsInScan, 0)
+        XCTAssertNil(model.advertiser(key)?.foundIn)
+        XCTAssertEqual(report(scan: (1, false)).report?.reportsInScan, 1)
+        XCTAssertEqual(report(scan: (1, false), scanResponse: true).report?.reportsInScan, 1)
+        let third = report(scan: (1, false))
+        XCTAssertEqual(third.report?.reportsInScan, 2)
+        XCTAssertEqual(third.report?.scan, 1)
+        XCTAssertEqual(third.report?.rssi, -60)
+        XCTAssertEqual(model.advertiser(key)?.foundIn, 1)
+        XCTAssertNil(model.advertiser(key)?.foundByApp)
+        XCTAssertEqual(report(scan: (2, true)).report?.reportsInScan, 1)
+        XCTAssertEqual(model.advertiser(key)?.foundIn, 2)
+        XCTAssertEqual(model.advertiser(key)?.foundByApp, 2)
+        // Another scan's report leaves the app's scan that found it.
+        _ = report(scan: (3, false))
+        XCTAssertEqual(model.advertiser(key)?.foundIn, 3)
+        XCTAssertEqual(model.advertiser(key)?.foundByApp, 2)
     }
 }

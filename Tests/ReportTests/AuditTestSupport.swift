@@ -14,7 +14,6 @@ struct EventStream {
     /// reported each advertiser.
     private var scans: [UInt16: Scan] = [:]
     private var scanCount = 0
-    private var foundIn: [BDAddr: Int] = [:]
     /// Reads told from continuations as the audit feed does.
     private var reads = ConnectionTable<ReadTracker>(capacity: 64)
     /// Advertisers as the feed's model keeps them.
@@ -31,7 +30,13 @@ struct EventStream {
             e = .att(c, a)
         }
         if case .advertisingData(let o) = e {
-            e = .advertisingData(advertisers.observe(o.key, data: o.data, scanResponse: o.scanResponse, legacy: o.legacy))
+            if let r = o.report {
+                let scan = scans[o.key.adapter].map { (number: $0.number, app: $0.owner.kind == .app) }
+                e = .advertisingData(advertisers.received(o.key, data: o.data, scanResponse: o.scanResponse, legacy: o.legacy,
+                                                          addressType: r.addressType, rssi: r.rssi, scan: scan))
+            } else {
+                e = .advertisingData(advertisers.hostData(o.key, data: o.data, scanResponse: o.scanResponse, legacy: o.legacy))
+            }
         }
         // A central connecting stops this host's advertising first, as in the feed.
         if case .connected(let c) = e, c.isCentral == false, c.isLE, let a = advertising.removeValue(forKey: c.adapter) {
@@ -41,13 +46,10 @@ struct EventStream {
         let n = frames
         let f = FrameRef(number: n, time: Int64((t * 1e9).rounded()), fileOffset: Int64(24 + n * 100), fileLength: 40)
         items.append((e, f))
-        switch e {
-        case .advertisingReport(let adapter, let address, _, _, _):
-            if let s = scans[adapter] { foundIn[address] = s.number }
-        case .connected(let c):
+        if case .connected(let c) = e {
             // The feed says whose a connection is in the same frame.
-            items.append((.connectionOwner(c, ConnectionOrigin(owner: .unknown, foundIn: c.peer.flatMap { foundIn[$0] })), f))
-        default: break
+            let found = c.peer.flatMap { advertisers.advertiser(AdvertiserKey(adapter: c.adapter, address: $0, host: false)) }
+            items.append((.connectionOwner(c, ConnectionOrigin(owner: .unknown, foundIn: found?.foundIn)), f))
         }
         return n
     }
@@ -145,7 +147,20 @@ extension AuditEvent {
     static func advertisingData(adapter: UInt16, advertiser: BDAddr?, data: Bytes, scanResponse: Bool, legacy: Bool,
                                 sentByHost: Bool) -> AuditEvent {
         var model = AdvertiserModel()
-        return .advertisingData(model.observe(AdvertiserKey(adapter: adapter, address: advertiser, host: sentByHost),
-                                              data: data, scanResponse: scanResponse, legacy: legacy))
+        let key = AdvertiserKey(adapter: adapter, address: advertiser, host: sentByHost)
+        if sentByHost { return .advertisingData(model.hostData(key, data: data, scanResponse: scanResponse, legacy: legacy)) }
+        return .advertisingData(model.received(key, data: data, scanResponse: scanResponse, legacy: legacy,
+                                               addressType: 0, rssi: nil, scan: nil))
+    }
+}
+
+extension AuditEvent {
+    /// An advertising report with no data, as `EventStream.add` completes it from its scans.
+    static func advertisingReport(adapter: UInt16, address: BDAddr, addressType: UInt8, rssi: Int8?,
+                                  scanResponse: Bool) -> AuditEvent {
+        .advertisingData(AdvertisingDataObservation(
+            key: AdvertiserKey(adapter: adapter, address: address, host: false), data: [], scanResponse: scanResponse,
+            legacy: true, facts: ADFacts([], scanResponse: scanResponse, legacy: true), new: [], advertiser: Advertiser(),
+            report: ReceivedReport(addressType: addressType, rssi: rssi)))
     }
 }

@@ -11,8 +11,9 @@ final class ExtendedFragmentsTests: XCTestCase {
         var data: [[UInt8]] = []
         func observe(_ event: AuditEvent, at frame: FrameRef) {
             switch event {
-            case .advertisingReport: reports += 1
-            case .advertisingData(let o) where !o.key.host: data.append(Array(o.data))
+            case .advertisingData(let o) where !o.key.host:
+                reports += 1
+                data.append(Array(o.data))
             default: break
             }
         }

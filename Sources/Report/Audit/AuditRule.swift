@@ -171,21 +171,20 @@ public struct AuditEventKinds: OptionSet, Sendable {
     public init(rawValue: UInt16) { self.rawValue = rawValue }
     /// `scanStarted` and `scanStopped`.
     public static let scan = Self(rawValue: 1 << 0)
-    public static let advertisingReport = Self(rawValue: 1 << 1)
-    public static let createConnection = Self(rawValue: 1 << 2)
-    public static let connected = Self(rawValue: 1 << 3)
-    public static let disconnectCommand = Self(rawValue: 1 << 4)
-    public static let disconnected = Self(rawValue: 1 << 5)
-    public static let encryptionChanged = Self(rawValue: 1 << 6)
-    public static let att = Self(rawValue: 1 << 7)
-    public static let pairing = Self(rawValue: 1 << 8)
-    public static let advertisingData = Self(rawValue: 1 << 9)
+    public static let createConnection = Self(rawValue: 1 << 1)
+    public static let connected = Self(rawValue: 1 << 2)
+    public static let disconnectCommand = Self(rawValue: 1 << 3)
+    public static let disconnected = Self(rawValue: 1 << 4)
+    public static let encryptionChanged = Self(rawValue: 1 << 5)
+    public static let att = Self(rawValue: 1 << 6)
+    public static let pairing = Self(rawValue: 1 << 7)
+    public static let advertisingData = Self(rawValue: 1 << 8)
     /// `advertisingStarted` and `advertisingStopped`.
-    public static let advertising = Self(rawValue: 1 << 10)
-    public static let advertisingParameters = Self(rawValue: 1 << 11)
-    public static let linkData = Self(rawValue: 1 << 12)
-    public static let platform = Self(rawValue: 1 << 13)
-    public static let connectionOwner = Self(rawValue: 1 << 14)
+    public static let advertising = Self(rawValue: 1 << 9)
+    public static let advertisingParameters = Self(rawValue: 1 << 10)
+    public static let linkData = Self(rawValue: 1 << 11)
+    public static let platform = Self(rawValue: 1 << 12)
+    public static let connectionOwner = Self(rawValue: 1 << 13)
     public static let all = Self(rawValue: 0xFFFF)
 }
 
@@ -193,7 +192,6 @@ extension AuditEvent {
     public var kind: AuditEventKinds {
         switch self {
         case .scanStarted, .scanStopped: return .scan
-        case .advertisingReport: return .advertisingReport
         case .createConnection: return .createConnection
         case .connected: return .connected
         case .disconnectCommand: return .disconnectCommand

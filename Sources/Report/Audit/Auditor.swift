@@ -109,12 +109,23 @@ public final class Auditor: AuditEventSink {
             observeATT(a, on: c, at: frame)
             return
         }
-        advance(to: frame)
         if k == Self.advertisingDataKind, case .advertisingData(let o) = event {
-            for r in byKind[k] { r._withUnsafeGuaranteedRef { $0.observeAdvertisingData(o, frame, emit) } }
+            rulesObserve(o, at: frame)
             return
         }
+        advance(to: frame)
         for r in byKind[k] { r._withUnsafeGuaranteedRef { $0.observe(event, frame, emit) } }
+    }
+
+    /// Advertising data or a report, lent to each rule.
+    public func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef) {
+        if AuditEventKinds.advertisingData.rawValue & ownKinds != 0 { scope.observe(.advertisingData(o)) }
+        rulesObserve(o, at: frame)
+    }
+
+    private func rulesObserve(_ o: AdvertisingDataObservation, at frame: FrameRef) {
+        advance(to: frame)
+        for r in byKind[Self.advertisingDataKind] { r._withUnsafeGuaranteedRef { $0.observeAdvertisingData(o, frame, emit) } }
     }
 
     /// The time is now `frame`'s: the rules that check time and have something due are ticked.

@@ -110,8 +110,8 @@ public final class MetricsCollector: AuditEventSink {
                 close(&s, at: t, since: since)
                 adapters[scan.adapter] = s
             }
-        case .advertisingReport(let adapter, _, _, _, _):
-            adapters[adapter, default: Scan()].metrics.reports += 1
+        case .advertisingData(let o) where o.report != nil:
+            adapters[o.key.adapter, default: Scan()].metrics.reports += 1
         case .connected(let c):
             connected(c, at: t)
         case .disconnected(let c, _):

@@ -152,11 +152,12 @@ public final class ReportCollector {
             period(&advertisingOpen, &advertisingBins, adapter: a.adapter, on: true, at: f.time, count: &advertisingPeriods)
         case .advertisingStopped(let a):
             period(&advertisingOpen, &advertisingBins, adapter: a.adapter, on: false, at: f.time, count: &advertisingPeriods)
-        case .advertisingReport(_, let address, let type, let rssi, let scanResponse):
-            advertisingReports &+= 1
-            reportBins?.update(at: f.time) { $0 &+= 1 }
-            device(address, type, f)?.report(rssi: rssi, scanResponse: scanResponse, at: f)
         case .advertisingData(let o):
+            if let r = o.report, let address = o.key.address {
+                advertisingReports &+= 1
+                reportBins?.update(at: f.time) { $0 &+= 1 }
+                device(address, r.addressType, f)?.report(rssi: r.rssi, scanResponse: o.scanResponse, at: f)
+            }
             // The page keeps its own copy: the event's bytes are a slice of the frame.
             let kept = (Array(o.data), f.number, o.legacy)
             if o.key.host {

@@ -156,21 +156,46 @@ public struct AdvertiserKey: Hashable, Sendable {
         host ? .host(adapter: adapter) : .advertiser(adapter: adapter, address: address)
     }
 
-    /// One word hashed, in one call: the table is looked up for most advertising reports.
+    /// One word hashed (`WordHash`): the table is looked up for every advertising report.
     private var word: UInt64 { (address?.raw ?? 0) | UInt64(adapter) << 48 }
     public func hash(into hasher: inout Hasher) { hasher.combine(word) }
-    public func _rawHashValue(seed: Int) -> Int { word._rawHashValue(seed: seed) }
+    public func _rawHashValue(seed: Int) -> Int { WordHash.value(word, seed: seed) }
 }
 
-/// What an advertiser showed over the capture so far.
+/// What an advertiser showed over the capture so far: the facts of its data, and the scans that
+/// reported it.
 public struct Advertiser: Sendable {
     /// Every fact any of its data showed.
     public internal(set) var seen: ADFacts.Kinds = []
     /// A scan response came once its name was known (then what the scan response holds is known).
     public internal(set) var scanResponseAfterName = false
+    /// The scan that last reported it, and the app's scan that last did (by number).
+    public internal(set) var foundIn: Int?
+    public internal(set) var foundByApp: Int?
+    /// Its reports in scan `foundIn`, scan responses aside.
+    public internal(set) var reportsInScan = 0
 }
 
-/// One piece of advertising or scan-response data, with its facts and its advertiser's.
+/// How an advertising report came in, its data aside.
+public struct ReceivedReport: Sendable {
+    public var addressType: UInt8
+    public var rssi: Int8?
+    /// The scan on the adapter when it came, by number.
+    public var scan: Int?
+    /// The advertiser's reports in that scan so far, this one included; a scan response answers
+    /// this host's scan request, so it is no report of its own and counts none.
+    public var reportsInScan: Int
+
+    public init(addressType: UInt8, rssi: Int8?, scan: Int? = nil, reportsInScan: Int = 0) {
+        self.addressType = addressType
+        self.rssi = rssi
+        self.scan = scan
+        self.reportsInScan = reportsInScan
+    }
+}
+
+/// One piece of advertising or scan-response data, with its facts and its advertiser's: data this
+/// host set, or a report received.
 public struct AdvertisingDataObservation {
     public var key: AdvertiserKey
     /// A slice of the frame: who keeps any of it copies what it keeps.
@@ -183,32 +208,61 @@ public struct AdvertisingDataObservation {
     public var new: ADFacts.Kinds
     /// The advertiser, this data included.
     public var advertiser: Advertiser
+    /// How the report came in; nil for data this host set.
+    public var report: ReceivedReport?
 }
 
-/// The one table of advertisers: data this host set and data received, by `AdvertiserKey`. Only
-/// advertisers that showed a fact are kept (anyone in range can advertise from a new address in
-/// every report), at most `capacity`, the oldest forgotten first.
+/// The one table of advertisers: data this host set and reports received, by `AdvertiserKey`.
+/// Each report updates its advertiser with one lookup: the facts its data shows, the scan that
+/// found it (whose a connection to it is), its reports in that scan (how many duplicates the scan
+/// brought in). At most `capacity` advertisers are kept (anyone in range can advertise from a new
+/// address in every report), the oldest forgotten first.
 struct AdvertiserModel {
     static let capacity = 10_000
     private var table = BoundedMap<AdvertiserKey, Advertiser>(capacity: AdvertiserModel.capacity)
 
-    /// Walks the data once and updates its advertiser.
-    mutating func observe(_ key: AdvertiserKey, data: Bytes, scanResponse: Bool, legacy: Bool) -> AdvertisingDataObservation {
-        let facts = ADFacts(data, scanResponse: scanResponse, legacy: legacy)
+    /// Data this host set, walked once.
+    mutating func hostData(_ key: AdvertiserKey, data: Bytes, scanResponse: Bool, legacy: Bool) -> AdvertisingDataObservation {
         var o = AdvertisingDataObservation(key: key, data: data, scanResponse: scanResponse, legacy: legacy,
-                                           facts: facts, new: [], advertiser: Advertiser())
-        // Data that shows nothing changes nothing, unless it is a scan response of a named advertiser.
-        if facts.kinds.isEmpty {
-            guard scanResponse, table.contains(key) else { return o }
-        }
-        let named: ADFacts.Kinds = [.shortenedName, .completeName]
+                                           facts: ADFacts(data, scanResponse: scanResponse, legacy: legacy),
+                                           new: [], advertiser: Advertiser(), report: nil)
+        o.advertiser = table.update(key, default: Advertiser()) { Self.learn(&$0, &o) }
+        return o
+    }
+
+    /// A report received during scan `scan` (if any): its data walked once, its advertiser updated.
+    mutating func received(_ key: AdvertiserKey, data: Bytes, scanResponse: Bool, legacy: Bool,
+                           addressType: UInt8, rssi: Int8?, scan: (number: Int, app: Bool)?) -> AdvertisingDataObservation {
+        var o = AdvertisingDataObservation(key: key, data: data, scanResponse: scanResponse, legacy: legacy,
+                                           facts: ADFacts(data, scanResponse: scanResponse, legacy: legacy),
+                                           new: [], advertiser: Advertiser(),
+                                           report: ReceivedReport(addressType: addressType, rssi: rssi, scan: scan?.number))
         o.advertiser = table.update(key, default: Advertiser()) { a in
-            o.new = facts.kinds.subtracting(a.seen)
-            a.seen.formUnion(facts.kinds)
-            if scanResponse && !a.seen.isDisjoint(with: named) { a.scanResponseAfterName = true }
-            return a
+            if let s = scan {
+                if a.foundIn != s.number {
+                    a.foundIn = s.number
+                    a.reportsInScan = 0
+                }
+                if s.app { a.foundByApp = s.number }
+                if !scanResponse { a.reportsInScan &+= 1 }
+                o.report?.reportsInScan = a.reportsInScan
+            }
+            return Self.learn(&a, &o)
         }
         return o
+    }
+
+    /// The advertiser at `key`, if kept.
+    func advertiser(_ key: AdvertiserKey) -> Advertiser? { table[key] }
+
+    private static func learn(_ a: inout Advertiser, _ o: inout AdvertisingDataObservation) -> Advertiser {
+        let kinds = o.facts.kinds
+        if !kinds.isEmpty {
+            o.new = kinds.subtracting(a.seen)
+            a.seen.formUnion(kinds)
+        }
+        if o.scanResponse && !a.seen.isDisjoint(with: [.shortenedName, .completeName]) { a.scanResponseAfterName = true }
+        return a
     }
 }
 

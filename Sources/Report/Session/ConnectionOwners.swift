@@ -7,9 +7,6 @@ import Wire
 struct ConnectionOwners {
     /// The last LE (Extended) Create Connection per adapter: whether it was a background connect.
     private var creates = AdapterTable<Bool>()
-    /// The scan that last reported each advertiser, by number, and the app's scan that last did.
-    private var foundIn = BoundedMap<BDAddr, Int>(capacity: 10_000)
-    private var foundByApp = BoundedMap<BDAddr, Int>(capacity: 10_000)
     /// Each scan's owner and address filters, by number (the latest ones).
     private var scanOwners = BoundedMap<Int, (owner: ActivityOwner, addresses: [BDAddr])>(capacity: 1024)
     /// Connections whose owner the OS's own services settled.
@@ -19,12 +16,6 @@ struct ConnectionOwners {
     init(configured: [DeviceMatcher]) { self.configured = configured }
 
     mutating func scanStarted(_ s: Scan) { scanOwners[s.number] = (s.owner, s.addressFilters) }
-
-    /// An advertising report that arrived during scan `scan`.
-    mutating func report(_ address: BDAddr, scan number: Int, app: Bool) {
-        foundIn.update(address, default: number) { n in if n != number { n = number } }
-        if app { foundByApp.update(address, default: number) { n in if n != number { n = number } } }
-    }
 
     /// A connect command. A background connect initiates from the Filter Accept List (filter policy
     /// 1) with a slow scan (interval of 1 s or more): the stack reconnecting bonded or remembered
@@ -37,9 +28,9 @@ struct ConnectionOwners {
     /// 1 s in units of 0.625 ms.
     static let slowScanInterval: UInt16 = 0x0640
 
-    /// Whose a connection that just opened is.
-    mutating func connected(_ c: Connection) -> ConnectionOrigin {
-        let found = c.peer.flatMap { foundIn[$0] }
+    /// Whose a connection that just opened is; `foundIn` and `foundByApp` are the scan that last
+    /// reported the peer and the app's scan that last did (`Advertiser`).
+    mutating func connected(_ c: Connection, foundIn found: Int?, foundByApp: Int?) -> ConnectionOrigin {
         let create = creates.removeValue(forKey: c.adapter)
         guard c.isCentral == true else {
             return ConnectionOrigin(owner: c.isCentral == false
@@ -56,7 +47,7 @@ struct ConnectionOwners {
                 """), foundIn: found)
         }
         // The app's own scan reported the peer (a stack may scan once more, for the connect itself).
-        if let p = c.peer, let n = foundByApp[p] {
+        if let n = foundByApp {
             return ConnectionOrigin(owner: ActivityOwner(.app, "connected to what its scan #\(n) found"), foundIn: found)
         }
         if let n = found, let (o, addresses) = scanOwners[n] {

@@ -6,16 +6,18 @@ import Wire
 struct BLE101ScanDuplicatesAllowed: AuditRule {
     static let info = RuleInfo.ble101
 
-    /// One scan with filtering off or periodic, and what it brought in.
+    /// One scan with filtering off or periodic, and what it brought in: the advertiser table
+    /// (`Advertiser.reportsInScan`) counts each advertiser's reports, the tally keeps the most.
     struct Tally {
         var scan: Scan
         var reports = 0
-        var perAdvertiser = BoundedMap<BDAddr, Int>(capacity: 10_000)
-        var devicesOverflow = 0
+        var devices = 0
+        /// The advertiser reported most often (the lowest address of those tied), and how often.
+        var top: (address: BDAddr, reports: Int)?
         var lastReport: FrameRef?
     }
 
-    static let consumes: AuditEventKinds = [.scan, .advertisingReport]
+    static let consumes: AuditEventKinds = [.scan, .advertisingData]
     private let reportsSetting: Int
     private let withoutDuplicates: Bool
     private var scans = AdapterTable<Tally>()
@@ -31,21 +33,23 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
             if s.filterDuplicates != 1 { scans[s.adapter] = Tally(scan: s) }
         case .scanStopped(let s):
             if let t = scans.removeValue(forKey: s.adapter) { report(t, adapter: s.adapter, end: frame, emit: emit) }
-        case .advertisingReport(let adapter, let address, _, _, let scanResponse):
-            // A scan response answers this host's scan request: not a duplicate of the advertisement.
-            guard !scanResponse else { return }
-            // The scan mutated in place.
-            scans.update(adapter) { Self.count(&$0, address, frame) }
         default: break
         }
     }
 
-    private static func count(_ s: inout Tally, _ address: BDAddr, _ frame: FrameRef) {
-        s.reports += 1
-        s.lastReport = frame
-        let before = s.perAdvertiser.count
-        let n = s.perAdvertiser.update(address, default: 0) { n -> Int in n += 1; return n }
-        if before == 10_000 && n == 1 { s.devicesOverflow += 1 }
+    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+        // A scan response answers this host's scan request: not a duplicate of the advertisement.
+        guard let r = o.report, !o.scanResponse, let address = o.key.address else { return }
+        // The scan mutated in place.
+        scans.update(o.key.adapter) { s in
+            guard r.scan == s.scan.number else { return }
+            s.reports += 1
+            s.lastReport = frame
+            let n = r.reportsInScan
+            if n == 1 { s.devices += 1 }
+            if let t = s.top, n < t.reports || (n == t.reports && address >= t.address) { return }
+            s.top = (address, n)
+        }
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
@@ -60,20 +64,18 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
         // Stacks restart scans often (Android every few seconds); one that brought in nothing cost
         // nothing the capture can show.
         guard t.reports > 0 else { return }
-        let top = t.perAdvertiser.storage.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) })
         // Duplicates arrived only when some advertiser was reported again and again.
-        let repeated = (top?.value ?? 0) >= reportsSetting
+        let repeated = (t.top?.reports ?? 0) >= reportsSetting
         guard repeated || withoutDuplicates else { return }
-        let devices = t.perAdvertiser.count + t.devicesOverflow
         let command = s.extended ? "LE Set Extended Scan Enable" : "LE Set Scan Enable"
         let filtering = s.filterDuplicates == 2 ? "reset each scan period" : "off"
         var msg: Message = """
-            \(plural: t.reports, "advertising report") from \(plural: devices, "device") in \
+            \(plural: t.reports, "advertising report") from \(plural: t.devices, "device") in \
             \(seconds: end.time &- s.start.time) with duplicate filtering \(filtering) \
             (\(command), filter_duplicates=\(Int(s.filterDuplicates)))
             """
-        if let top, top.value > 1 {
-            msg += "; up to \(top.value) from \(top.key)"
+        if let top = t.top, top.reports > 1 {
+            msg += "; up to \(top.reports) from \(top.address)"
         } else {
             msg += "; no advertiser was reported twice"
         }

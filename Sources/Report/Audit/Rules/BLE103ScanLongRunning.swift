@@ -10,7 +10,7 @@ struct BLE103ScanLongRunning: AuditRule {
         var last: FrameRef
     }
 
-    static let consumes: AuditEventKinds = [.scan, .createConnection, .connected, .advertisingReport]
+    static let consumes: AuditEventKinds = [.scan, .createConnection, .connected, .advertisingData]
     private let durationSetting: Int64
     private var scans = AdapterTable<Open>()
 
@@ -27,10 +27,12 @@ struct BLE103ScanLongRunning: AuditRule {
         case .connected(let c) where c.isCentral == true:
             // A connect issued just before the scan started completed during it.
             scans.update(c.adapter) { $0.attempted = true }
-        case .advertisingReport(let adapter, _, _, _, _):
-            scans.update(adapter) { $0.last = frame }
         default: break
         }
+    }
+
+    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+        if o.report != nil { scans.update(o.key.adapter) { $0.last = frame } }
     }
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
