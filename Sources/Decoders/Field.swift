@@ -280,10 +280,10 @@ public final class FieldList: FieldSink {
     /// The fields as a tree, each children array made once at its final size.
     public var tree: [Field] {
         close()
-        return nodes.withUnsafeBufferPointer { Self.tree($0, 0, $0.count) }
+        return Self.tree(nodes, 0, nodes.count)
     }
 
-    private static func tree(_ n: UnsafeBufferPointer<Node>, _ start: Int, _ end: Int) -> [Field] {
+    private static func tree(_ n: [Node], _ start: Int, _ end: Int) -> [Field] {
         var count = 0
         var i = start
         while i < end { count &+= 1; i = n[i].end }

@@ -1,3 +1,5 @@
+import Wire
+
 /// Names used by characteristic value decoders (GATT Specification Supplement, Assigned Numbers).
 
 /// IEEE 11073-20601 medical floats: SFLOAT (16-bit: 4-bit exponent, 12-bit mantissa) and
@@ -81,15 +83,15 @@ func fixed(_ x: Double, _ decimals: Int) -> String {
     var whole = n / scale, digits = 1
     while whole >= 10 { whole /= 10; digits &+= 1 }
     let count = (negative ? 1 : 0) &+ digits &+ (decimals > 0 ? decimals &+ 1 : 0)
-    return String(unsafeUninitializedCapacity: count) { buf in
+    return TextCursor.string(count: count) { buf in
         var i = count, v = n, d = 0
         while d < decimals {
-            i &-= 1; buf[i] = 0x30 &+ UInt8(truncatingIfNeeded: v % 10); v /= 10; d &+= 1
+            i &-= 1; buf.put(0x30 &+ UInt8(truncatingIfNeeded: v % 10), at: i); v /= 10; d &+= 1
         }
-        if decimals > 0 { i &-= 1; buf[i] = UInt8(ascii: ".") }
-        repeat { i &-= 1; buf[i] = 0x30 &+ UInt8(truncatingIfNeeded: v % 10); v /= 10 } while v > 0
-        if negative { buf[0] = UInt8(ascii: "-") }
-        return count
+        if decimals > 0 { i &-= 1; buf.put(UInt8(ascii: "."), at: i) }
+        repeat { i &-= 1; buf.put(0x30 &+ UInt8(truncatingIfNeeded: v % 10), at: i); v /= 10 } while v > 0
+        if negative { buf.put(UInt8(ascii: "-"), at: 0) }
+        buf.wrote(count)
     }
 }
 

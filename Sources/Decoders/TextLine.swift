@@ -156,7 +156,7 @@ public struct TextLine: @unchecked Sendable {
 
     /// "00:1b:dc:07:32:a1", as `BDAddr.description`.
     public mutating func write(_ a: BDAddr) {
-        a.store(at: reserve(BDAddr.textLength))
+        _ = TextCursor.write(count: BDAddr.textLength, at: reserve(BDAddr.textLength)) { a.store(into: &$0) }
         storage.header.count &+= BDAddr.textLength
     }
 
@@ -167,14 +167,14 @@ public struct TextLine: @unchecked Sendable {
 
     /// "0000180D-0000-1000-8000-00805F9B34FB", as `BluetoothUUID.uuidString`.
     public mutating func write(uuidString u: BluetoothUUID) {
-        u.storeString(at: reserve(BluetoothUUID.stringLength))
+        _ = TextCursor.write(count: BluetoothUUID.stringLength, at: reserve(BluetoothUUID.stringLength)) { u.storeString(into: &$0) }
         storage.header.count &+= BluetoothUUID.stringLength
     }
 
     /// "0x" and the digits, the room for all of them reserved at once.
     private mutating func writeDigits(_ v: UInt64, width: Int, lower: Bool) {
         let n = max(Hex.significantDigits(v), width)
-        Hex.store(v, digits: n, prefix: true, lower: lower, at: reserve(2 &+ n))
+        _ = TextCursor.write(count: 2 &+ n, at: reserve(2 &+ n)) { Hex.store(v, digits: n, prefix: true, lower: lower, into: &$0) }
         storage.header.count &+= 2 &+ n
     }
 

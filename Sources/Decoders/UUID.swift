@@ -75,25 +75,22 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible, Compar
 
     /// Full 36-character form, upper case: "0000180D-0000-1000-8000-00805F9B34FB".
     public var uuidString: String {
-        String(unsafeUninitializedCapacity: Self.stringLength) { buf in
-            storeString(at: buf.baseAddress!)
-            return Self.stringLength
-        }
+        TextCursor.string(count: Self.stringLength) { storeString(into: &$0) }
     }
 
     public static let stringLength = 36
 
-    /// Writes `uuidString`'s 36 bytes at `p`, for printers that write into their own buffer.
-    public func storeString(at p: UnsafeMutablePointer<UInt8>) {
-        Hex.store(high >> 32, digits: 8, prefix: false, at: p)
-        p[8] = UInt8(ascii: "-")
-        Hex.store(high >> 16, digits: 4, prefix: false, at: p + 9)
-        p[13] = UInt8(ascii: "-")
-        Hex.store(high, digits: 4, prefix: false, at: p + 14)
-        p[18] = UInt8(ascii: "-")
-        Hex.store(low >> 48, digits: 4, prefix: false, at: p + 19)
-        p[23] = UInt8(ascii: "-")
-        Hex.store(low, digits: 12, prefix: false, at: p + 24)
+    /// Writes `uuidString`'s 36 bytes, for printers that write into their own buffer.
+    public func storeString(into c: inout TextCursor) {
+        c.appendHex(high >> 32, digits: 8)
+        c.append(UInt8(ascii: "-"))
+        c.appendHex(high >> 16, digits: 4)
+        c.append(UInt8(ascii: "-"))
+        c.appendHex(high, digits: 4)
+        c.append(UInt8(ascii: "-"))
+        c.appendHex(low >> 48, digits: 4)
+        c.append(UInt8(ascii: "-"))
+        c.appendHex(low, digits: 12)
     }
 
     /// Short form when on the base ("0x180D"), else the full form.

@@ -109,20 +109,13 @@ public final class Output {
     /// Appends a decimal integer without building a String.
     public func write(int v: Int64) {
         if v < 0 { append(UInt8(ascii: "-")) }
-        var m = v.magnitude
+        let m = v.magnitude
         // One digit (most lengths, flags and counts): no loop.
         if m < 10 { append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m)); return }
         var n = 1
         var rest = m / 10
         while rest > 0 { n &+= 1; rest /= 10 }
-        withRoom(n) { p in
-            var i = n
-            repeat {
-                i &-= 1
-                p[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10)
-                m /= 10
-            } while i > 0
-        }
+        withRoom(n) { $0.appendDecimal(m, digits: n) }
     }
 
     /// Appends `v` right-aligned in `width` columns.
@@ -145,18 +138,13 @@ public final class Output {
     public func write(hex v: UInt64, width: Int, prefix: Bool = true) {
         let n = max(Hex.significantDigits(v), width)
         // Room made once, the digits stored without a test each.
-        withRoom(n + (prefix ? 2 : 0)) { Hex.store(v, digits: n, prefix: prefix, at: $0) }
+        withRoom(n + (prefix ? 2 : 0)) { Hex.store(v, digits: n, prefix: prefix, into: &$0) }
     }
 
     /// Appends the bytes as lower-case hex with no separator.
     public func write(lowerHex bytes: ArraySlice<UInt8>) {
-        withRoom(2 * bytes.count) { p in
-            var i = 0
-            for b in bytes {
-                p[i] = Hex.lowerDigit(b >> 4)
-                p[i &+ 1] = Hex.lowerDigit(b & 0xF)
-                i &+= 2
-            }
+        withRoom(2 * bytes.count) { c in
+            for b in bytes { c.appendHex(UInt64(b), digits: 2, lower: true) }
         }
         if count >= chunk { flush() }
     }
@@ -165,7 +153,7 @@ public final class Output {
     /// without building the string.
     /// "0000180D-0000-1000-8000-00805F9B34FB" (`BluetoothUUID.uuidString`) without a String.
     public func write(uuidString u: BluetoothUUID) {
-        withRoom(BluetoothUUID.stringLength) { u.storeString(at: $0) }
+        withRoom(BluetoothUUID.stringLength) { u.storeString(into: &$0) }
     }
 
     /// "0x180D" on the base, else the full form (`BluetoothUUID.description`) without a String.
@@ -176,17 +164,16 @@ public final class Output {
     }
 
     public func write(address raw: UInt64) {
-        withRoom(BDAddr.textLength) { BDAddr(raw).store(at: $0) }
+        withRoom(BDAddr.textLength) { BDAddr(raw).store(into: &$0) }
     }
 
     /// `withSpace` for exactly `n` bytes, which are stored apart and written out directly when they
     /// can never fit the buffer.
-    @inline(__always) private func withRoom(_ n: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Void) {
-        guard n > 0, withSpace(n, { body($0); return n }) == 0 else { return }
+    @inline(__always) private func withRoom(_ n: Int, _ body: (inout TextCursor) -> Void) {
+        guard n > 0, withSpace(n, { TextCursor.write(count: n, at: $0, body) }) == 0 else { return }
         let tmp = UnsafeMutablePointer<UInt8>.allocate(capacity: n)
         defer { tmp.deallocate() }
-        body(tmp)
-        writeAll(UnsafeRawBufferPointer(start: tmp, count: n))
+        writeAll(UnsafeRawBufferPointer(start: tmp, count: TextCursor.write(count: n, at: tmp, body)))
     }
 
     /// Appends `n` spaces.

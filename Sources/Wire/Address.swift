@@ -10,26 +10,20 @@ public struct BDAddr: Hashable, Comparable, Sendable, CustomStringConvertible {
     @inlinable public func _rawHashValue(seed: Int) -> Int { WordHash.value(raw, seed: seed) }
 
     public var description: String {
-        String(unsafeUninitializedCapacity: Self.textLength) { buf in
-            store(at: buf.baseAddress!)
-            return Self.textLength
-        }
+        TextCursor.string(count: Self.textLength) { store(into: &$0) }
     }
 
     /// Characters in `description`.
     public static let textLength = 17
 
-    /// Stores the `textLength` characters of `description` from `p`: text outputs write addresses
+    /// Writes the `textLength` characters of `description`: text outputs write addresses
     /// straight into their buffers with it.
-    @inlinable public func store(at p: UnsafeMutablePointer<UInt8>) {
-        var shift: UInt64 = 40, i = 0
+    @inlinable public func store(into c: inout TextCursor) {
+        var shift: UInt64 = 40
         while true {
-            let b = UInt8(truncatingIfNeeded: raw >> shift)
-            p[i] = Hex.lowerDigit(b >> 4)
-            p[i &+ 1] = Hex.lowerDigit(b & 0xF)
+            c.appendHex(raw >> shift & 0xFF, digits: 2, lower: true)
             if shift == 0 { break }
-            p[i &+ 2] = UInt8(ascii: ":")
-            i &+= 3
+            c.append(UInt8(ascii: ":"))
             shift -= 8
         }
     }

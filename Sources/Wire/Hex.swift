@@ -18,41 +18,25 @@ public enum Hex {
     /// Lower-case hex of `v`, zero-padded to `width` (fingerprints, byte values in messages).
     public static func lower(_ v: UInt64, width: Int) -> String {
         let n = max(significantDigits(v), width)
-        return String(unsafeUninitializedCapacity: n) { buf in
-            store(v, digits: n, prefix: false, lower: true, at: buf.baseAddress!)
-            return n
-        }
+        return TextCursor.string(count: n) { store(v, digits: n, prefix: false, lower: true, into: &$0) }
     }
 
     /// Upper-case hex of a non-negative value, zero-padded to `width`, written straight into the
     /// string's storage: these run for nearly every printed field.
     @usableFromInline static func ascii(_ v: UInt64, width: Int, prefix: Bool) -> String {
         let n = max(significantDigits(v), width)
-        let total = n + (prefix ? 2 : 0)
-        return String(unsafeUninitializedCapacity: total) { buf in
-            store(v, digits: n, prefix: prefix, at: buf.baseAddress!)
-            return total
-        }
+        return TextCursor.string(count: n + (prefix ? 2 : 0)) { store(v, digits: n, prefix: prefix, into: &$0) }
     }
 
-    /// Stores "0x" when `prefix`, then `n` upper-case (or `lower`-case) hex digits of `v`
-    /// (zero-padded), from `p`: `n + 2` bytes, or `n`.
+    /// Writes "0x" when `prefix`, then `n` upper-case (or `lower`-case) hex digits of `v`
+    /// (zero-padded): `n + 2` bytes, or `n`.
     @inlinable public static func store(_ v: UInt64, digits n: Int, prefix: Bool, lower: Bool = false,
-                                        at p: UnsafeMutablePointer<UInt8>) {
-        let letterBase: UInt8 = lower ? 0x57 : 0x37
-        var i = 0
+                                        into c: inout TextCursor) {
         if prefix {
-            p[0] = UInt8(ascii: "0")
-            p[1] = UInt8(ascii: "x")
-            i = 2
+            c.append(UInt8(ascii: "0"))
+            c.append(UInt8(ascii: "x"))
         }
-        var shift = 4 * (n - 1)
-        while shift >= 0 {
-            let d = UInt8(truncatingIfNeeded: v >> UInt64(shift)) & 0xF
-            p[i] = d < 10 ? 0x30 &+ d : letterBase &+ d
-            i &+= 1
-            shift -= 4
-        }
+        c.appendHex(v, digits: n, lower: lower)
     }
 
     /// The lower-case hex digit of a nibble (0-15), as an ASCII byte.

@@ -37,5 +37,5 @@ struct Blesniff: ParsableCommand {
 func stderr(_ s: String) {
     var line = DisplayText.escaped(s, .keepNewlines)
     if !line.hasSuffix("\n") { line += "\n" }
-    line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    writeStandardError(line)
 }

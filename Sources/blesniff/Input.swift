@@ -204,12 +204,12 @@ final class Progress {
         shown = pct
         let bar = String(repeating: "#", count: pct / 4) + String(repeating: " ", count: 25 - pct / 4)
         let s = "\r[\(bar)] \(pct)%"
-        s.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
+        writeStandardError(s)
     }
 
     func finish() {
         let s = "\r" + String(repeating: " ", count: 40) + "\r"
-        s.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
+        writeStandardError(s)
     }
 }
 

@@ -22,27 +22,26 @@ public enum AssignedNumbers {
     /// 128-bit value and their count, and the name. Read over UTF-8 bytes: splitting the text into
     /// Characters would run grapheme breaking over every table on first use.
     static func rows(_ text: String, _ row: (_ high: UInt64, _ low: UInt64, _ digits: Int, _ name: String) -> Void) {
-        var text = text
-        text.withUTF8 { b in
-            var i = 0
-            while i < b.count {
-                var high: UInt64 = 0, low: UInt64 = 0, digits = 0
-                while i < b.count, b[i] != 0x09, b[i] != 0x0A {
-                    let c = b[i] | 0x20  // lower case
-                    let v: UInt8? = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : nil
-                    if let v {
-                        high = high << 4 | low >> 60
-                        low = low << 4 | UInt64(v)
-                        digits += 1
-                    }
-                    i += 1
+        // One copy of the table's bytes, once: indexed as an array, each name decoded from a slice.
+        let b = Array(text.utf8)
+        var i = 0
+        while i < b.count {
+            var high: UInt64 = 0, low: UInt64 = 0, digits = 0
+            while i < b.count, b[i] != 0x09, b[i] != 0x0A {
+                let c = b[i] | 0x20  // lower case
+                let v: UInt8? = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : nil
+                if let v {
+                    high = high << 4 | low >> 60
+                    low = low << 4 | UInt64(v)
+                    digits += 1
                 }
-                guard i < b.count, b[i] == 0x09 else { i += 1; continue }
-                var end = i + 1
-                while end < b.count, b[end] != 0x0A { end += 1 }
-                row(high, low, digits, String(decoding: UnsafeBufferPointer(rebasing: b[(i + 1)..<end]), as: UTF8.self))
-                i = end + 1
+                i += 1
             }
+            guard i < b.count, b[i] == 0x09 else { i += 1; continue }
+            var end = i + 1
+            while end < b.count, b[end] != 0x0A { end += 1 }
+            row(high, low, digits, String(decoding: b[(i + 1)..<end], as: UTF8.self))
+            i = end + 1
         }
     }
 

@@ -182,11 +182,8 @@ public struct Finding: Sendable {
         // final size (a capture's findings are kept until its report).
         var ev = evidence
         if !ev.contains(where: { $0.number == decisive.number }) {
-            ev = Array(unsafeUninitializedCapacity: evidence.count + 1) { buf, n in
-                n = buf.initialize(fromContentsOf: evidence)
-                buf[n] = decisive
-                n += 1
-            }
+            ev.reserveCapacity(evidence.count + 1)
+            ev.append(decisive)
         }
         ev.sort { $0.number < $1.number }
         var kept = 0
