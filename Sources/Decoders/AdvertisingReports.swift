@@ -170,10 +170,14 @@ public enum AdvertisingReports {
         }
     }
 
+    /// How legacy and directed reports start: event type, address type, address.
+    @inline(__always)
+    static func advertiser(_ r: inout ByteReader) throws(DecodeError) -> (type: UInt8, addressType: UInt8, address: BDAddr) {
+        (try r.u8(), try r.u8(), try r.address())
+    }
+
     static func legacyReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
-        let type = try r.u8()
-        let addrType = try r.u8()
-        let addr = try r.address()
+        let (type, addrType, addr) = try advertiser(&r)
         let len = Int(try r.u8())
         let data = try r.take(len)
         let props = Int(type) < legacyProperties.count ? legacyProperties[Int(type)] : 0
@@ -184,9 +188,7 @@ public enum AdvertisingReports {
     }
 
     static func directedReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
-        let type = try r.u8()
-        let addrType = try r.u8()
-        let addr = try r.address()
+        let (type, addrType, addr) = try advertiser(&r)
         var rep = AdvertisingReport(subevent: directed, eventType: UInt16(type), properties: 0x15,
                                     addressType: addrType, address: addr, data: r.bytes[r.index..<r.index])
         rep.directAddressType = try r.u8()

@@ -161,12 +161,7 @@ public final class Dissector {
     // reading a field of the inout `d` copies the whole packet, retaining its payload.
 
     private func command(_ d: inout Decoded, _ p: PacketHeader, _ payload: Bytes) {
-        var r = ByteReader(payload)
-        guard let opcode = try? r.u16(), let len = try? r.u8() else {
-            d.problem(.hciHeader, "HCI command header truncated")
-            return
-        }
-        let params = parameters(&r, declared: len, &d)
+        guard let (opcode, params) = header(payload, codeWidth: 2, "command", &d) else { return }
         d.hci = .command(opcode: opcode, params: params)
         if opcode == HCIKeyCommands.leEnableEncryption || opcode == HCIKeyCommands.leLongTermKeyRequestReply {
             hciKey(opcode: opcode, params, adapter: p.adapter, frame: p.number)
@@ -175,25 +170,28 @@ public final class Dissector {
         }
     }
 
-    /// The parameters after a command or event header whose length octet said `len`.
+    /// A command's opcode or an event's code (`codeWidth` octets), and the parameters after the
+    /// length octet; nil, the problem recorded, when the header is cut short.
     @inline(__always)
-    private func parameters(_ r: inout ByteReader, declared len: UInt8, _ d: inout Decoded) -> Bytes {
+    private func header(_ payload: Bytes, codeWidth: Int, _ what: StaticString,
+                        _ d: inout Decoded) -> (code: UInt16, params: Bytes)? {
+        var r = ByteReader(payload)
+        guard let code = try? (codeWidth == 2 ? r.u16() : UInt16(r.u8())), let len = try? r.u8() else {
+            d.problem(.hciHeader, "HCI \(what) header truncated")
+            return nil
+        }
         let params = r.rest()
         if params.count != Int(len) {
             d.problem(.hciLength, "parameter length \(len) but \(params.count) bytes follow")
         }
-        return params
+        return (code, params)
     }
 
     // MARK: HCI events
 
     private func event(_ d: inout Decoded, _ p: PacketHeader, _ payload: Bytes) {
-        var r = ByteReader(payload)
-        guard let code = try? r.u8(), let len = try? r.u8() else {
-            d.problem(.hciHeader, "HCI event header truncated")
-            return
-        }
-        let params = parameters(&r, declared: len, &d)
+        guard let (wide, params) = header(payload, codeWidth: 1, "event", &d) else { return }
+        let code = UInt8(truncatingIfNeeded: wide)
         d.hci = .event(code: code, params: params)
         let adapter = p.adapter, number = p.number, time = p.timestamp
         let view = HCIEvent(code: code, params)
