@@ -294,6 +294,50 @@ extension PerConnectionRule {
     }
 }
 
+/// How a scan's state came to be judged.
+enum ScanEnd {
+    /// The scan stopped at this frame (`scanStopped`).
+    case stopped(FrameRef)
+    /// Still on when the capture ended: the capture's last frame, when known.
+    case captureEnded(FrameRef?)
+}
+
+/// A rule that keeps state per scan, in `scans` by adapter (one scan runs on an adapter at a
+/// time, as `ScanModel` defines it): the state starts with the scan (`start`) and is judged when
+/// the scan stops and at the end of the capture for scans still on (`close`). The skeleton is here
+/// once: a rule's `observe` hands each event to `scan(_:at:emit:)` first.
+protocol PerScanRule: AuditRule {
+    associatedtype ScanState
+    var scans: AdapterTable<ScanState> { get set }
+    /// The state a scan starts with; nil when the rule judges nothing of it.
+    mutating func start(_ s: Scan, at frame: FrameRef) -> ScanState?
+    /// Judges a scan's state, taken out of `scans`, and emits what it decides.
+    mutating func close(_ state: ScanState, adapter: UInt16, _ end: ScanEnd, emit: (Finding) -> Void)
+}
+
+extension PerScanRule {
+    /// Starts or closes the state of a scan that started or stopped; false for any other event.
+    mutating func scan(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) -> Bool {
+        switch event {
+        case .scanStarted(let s):
+            scans[s.adapter] = start(s, at: frame)
+        case .scanStopped(let s):
+            if let state = scans.removeValue(forKey: s.adapter) { close(state, adapter: s.adapter, .stopped(frame), emit: emit) }
+        default:
+            return false
+        }
+        return true
+    }
+
+    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) { closeAll(at: frame, emit: emit) }
+
+    /// Closes every scan still on at the end of the capture, in adapter order.
+    mutating func closeAll(at frame: FrameRef?, emit: (Finding) -> Void) {
+        for (adapter, state) in scans.entries { close(state, adapter: adapter, .captureEnded(frame), emit: emit) }
+        scans.removeAll()
+    }
+}
+
 /// The registry: adding a rule is one file and one line here.
 public enum AuditRules {
     static var entries: [RuleEntry] { [

@@ -3,7 +3,7 @@ import Wire
 
 /// Scanning with duplicate filtering off makes the controller report every advertising packet of
 /// every device, waking the host for each: the radio and the host pay for data the app rarely needs.
-struct BLE101ScanDuplicatesAllowed: AuditRule {
+struct BLE101ScanDuplicatesAllowed: PerScanRule {
     static let info = RuleInfo.ble101
 
     /// One scan with filtering off or periodic, and what it brought in: the advertiser table
@@ -20,7 +20,7 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
     static let consumes: AuditEventKinds = [.scan, .advertisingData]
     private let reportsSetting: Int
     private let withoutDuplicates: Bool
-    private var scans = AdapterTable<Tally>()
+    var scans = AdapterTable<Tally>()
 
     init(settings: RuleSettings) {
         reportsSetting = max(2, settings.count("reports"))
@@ -28,14 +28,10 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
     }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        switch event {
-        case .scanStarted(let s):
-            if s.filterDuplicates != 1 { scans[s.adapter] = Tally(scan: s) }
-        case .scanStopped(let s):
-            if let t = scans.removeValue(forKey: s.adapter) { report(t, adapter: s.adapter, end: frame, emit: emit) }
-        default: break
-        }
+        _ = scan(event, at: frame, emit: emit)
     }
+
+    func start(_ s: Scan, at frame: FrameRef) -> Tally? { s.filterDuplicates != 1 ? Tally(scan: s) : nil }
 
     mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
         // A scan response answers this host's scan request: not a duplicate of the advertisement.
@@ -52,15 +48,13 @@ struct BLE101ScanDuplicatesAllowed: AuditRule {
         }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for (adapter, s) in scans.entries {
-            report(s, adapter: adapter, end: frame ?? s.lastReport ?? s.scan.start, emit: emit)
-        }
-        scans.removeAll()
-    }
-
-    private func report(_ t: Tally, adapter: UInt16, end: FrameRef, emit: (Finding) -> Void) {
+    func close(_ t: Tally, adapter: UInt16, _ ended: ScanEnd, emit: (Finding) -> Void) {
         let s = t.scan
+        let end: FrameRef
+        switch ended {
+        case .stopped(let f): end = f
+        case .captureEnded(let f): end = f ?? t.lastReport ?? s.start
+        }
         // Stacks restart scans often (Android every few seconds); one that brought in nothing cost
         // nothing the capture can show.
         guard t.reports > 0 else { return }

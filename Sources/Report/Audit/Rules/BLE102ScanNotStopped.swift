@@ -3,7 +3,7 @@ import Wire
 
 /// A central that keeps scanning once it has connected wastes radio time and slows the connection
 /// (the controller interleaves scan windows with connection events).
-struct BLE102ScanNotStopped: AuditRule {
+struct BLE102ScanNotStopped: PerScanRule {
     static let info = RuleInfo.ble102
 
     /// A scan that is on, and the connections it is judged for.
@@ -16,7 +16,7 @@ struct BLE102ScanNotStopped: AuditRule {
     }
 
     private let graceSetting: Int64
-    private var scans = AdapterTable<Open>()
+    var scans = AdapterTable<Open>()
     /// Each adapter's links as central that are up, oldest first (at most 64).
     private var links = AdapterTable<[(FrameRef, Connection)]>()
     /// When the earliest judgement is due (`.max`: none pending).
@@ -34,15 +34,8 @@ struct BLE102ScanNotStopped: AuditRule {
     }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        if scan(event, at: frame, emit: emit) { return }
         switch event {
-        case .scanStarted(let s):
-            // Started while a link this host made is up: judged once the grace period has passed
-            // with both still on. A scan started after the link closed is a new scan (BLE103's).
-            let during = links[s.adapter]?.last
-            scans[s.adapter] = Open(scan: s, during: during)
-            if during != nil { nextDeadline = min(nextDeadline, frame.time &+ graceSetting) }
-        case .scanStopped(let s):
-            scans[s.adapter] = nil
         case .connectionOwner(let c, let origin):
             guard c.isCentral == true, c.isLE,
                   !(links[c.adapter]?.contains { $0.1 === c } ?? false) else { return }
@@ -68,6 +61,28 @@ struct BLE102ScanNotStopped: AuditRule {
                 if s.during?.1 === c { s.during = nil }
             }
         default: break
+        }
+    }
+
+    /// Started while a link this host made is up: judged once the grace period has passed with
+    /// both still on. A scan started after the link closed is a new scan (BLE103's).
+    mutating func start(_ s: Scan, at frame: FrameRef) -> Open? {
+        let during = links[s.adapter]?.last
+        if during != nil { nextDeadline = min(nextDeadline, frame.time &+ graceSetting) }
+        return Open(scan: s, during: during)
+    }
+
+    /// A scan that stopped was judged as it ran (`check`); one still on at the end of the capture
+    /// is judged for each connection made during it.
+    func close(_ s: Open, adapter: UInt16, _ ended: ScanEnd, emit: (Finding) -> Void) {
+        guard case .captureEnded(let frame) = ended else { return }
+        for (connected, c) in s.pending {
+            let end = frame ?? connected
+            emit(finding("""
+                scanning never disabled before the capture ended, although this host connected to \
+                \(c.peer?.description ?? "the peer") (\(seconds: end.time &- connected.time) before the end)
+                """,
+                         subject: .connection(c), evidence: [s.scan.start, connected], decisive: connected, scan: s.scan))
         }
     }
 
@@ -112,17 +127,7 @@ struct BLE102ScanNotStopped: AuditRule {
 
     mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
         if let f = frame { check(now: f, emit: emit) }
-        for s in scans.values {
-            for (connected, c) in s.pending {
-                let end = frame ?? connected
-                emit(finding("""
-                    scanning never disabled before the capture ended, although this host connected to \
-                    \(c.peer?.description ?? "the peer") (\(seconds: end.time &- connected.time) before the end)
-                    """,
-                             subject: .connection(c), evidence: [s.scan.start, connected], decisive: connected, scan: s.scan))
-            }
-        }
-        scans.removeAll()
+        closeAll(at: frame, emit: emit)
         links.removeAll()
     }
 }

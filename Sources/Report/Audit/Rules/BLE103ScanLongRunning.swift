@@ -1,7 +1,7 @@
 import Decoders
 
 /// A scan that runs for minutes without leading to a connection is usually a scan nobody stopped.
-struct BLE103ScanLongRunning: AuditRule {
+struct BLE103ScanLongRunning: PerScanRule {
     static let info = RuleInfo.ble103
 
     struct Open {
@@ -12,16 +12,13 @@ struct BLE103ScanLongRunning: AuditRule {
 
     static let consumes: AuditEventKinds = [.scan, .createConnection, .connected, .advertisingData]
     private let durationSetting: Int64
-    private var scans = AdapterTable<Open>()
+    var scans = AdapterTable<Open>()
 
     init(settings: RuleSettings) { durationSetting = settings.duration("duration") }
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+        if scan(event, at: frame, emit: emit) { return }
         switch event {
-        case .scanStarted(let s):
-            scans[s.adapter] = Open(scan: s, last: frame)
-        case .scanStopped(let s):
-            if let o = scans.removeValue(forKey: s.adapter) { judge(o, adapter: s.adapter, end: frame, stopped: true, emit: emit) }
         case .createConnection(let adapter, _, _):
             scans.update(adapter) { $0.attempted = true }
         case .connected(let c) where c.isCentral == true:
@@ -35,14 +32,14 @@ struct BLE103ScanLongRunning: AuditRule {
         if o.report != nil { scans.update(o.key.adapter) { $0.last = frame } }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for (adapter, s) in scans.entries {
-            judge(s, adapter: adapter, end: frame ?? s.last, stopped: false, emit: emit)
-        }
-        scans.removeAll()
-    }
+    func start(_ s: Scan, at frame: FrameRef) -> Open? { Open(scan: s, last: frame) }
 
-    private func judge(_ s: Open, adapter: UInt16, end: FrameRef, stopped: Bool, emit: (Finding) -> Void) {
+    func close(_ s: Open, adapter: UInt16, _ ended: ScanEnd, emit: (Finding) -> Void) {
+        let end: FrameRef, stopped: Bool
+        switch ended {
+        case .stopped(let f): (end, stopped) = (f, true)
+        case .captureEnded(let f): (end, stopped) = (f ?? s.last, false)
+        }
         let length = end.time &- s.scan.start.time
         guard !s.attempted, length > durationSetting else { return }
         emit(finding("""
