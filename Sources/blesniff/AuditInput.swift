@@ -20,7 +20,7 @@ func forEachPacket(in path: String, platform: (PlatformGuess) -> Void = { _ in }
         while let r = try reader.next() {
             if first, let g = containerPlatform(reader.format, r.linkType, path: path) { platform(g) }
             first = false
-            body(Packet(r))
+            body(Packet(consume r))
         }
     } catch {
         throw AuditInputError(description: error.description)

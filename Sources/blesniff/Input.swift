@@ -142,8 +142,9 @@ struct CaptureInput {
                 while let r = try reader.next() {
                     if first, let g = containerPlatform(reader.format, r.linkType, path: path) { platform(g) }
                     first = false
-                    try body(Packet(r))
-                    progress?.update(r.fileOffset)
+                    let offset = r.fileOffset
+                    try body(Packet(consume r))
+                    progress?.update(offset)
                 }
             } catch let e as CaptureError {
                 progress?.finish()
@@ -171,7 +172,7 @@ struct CaptureInput {
         while true {
             do {
                 guard let r = try m.next() else { break }
-                try body(Packet(r))
+                try body(Packet(consume r))
             } catch let e as CaptureError {
                 stderr("blesniff: \(e)")
                 ok = false
