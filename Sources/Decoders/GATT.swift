@@ -177,7 +177,9 @@ public final class GATTDatabase {
     /// lookups by handle and a walk over the services.
     private var described = [GATTAttribute?](repeating: nil, count: GATTDatabase.describedSlots)
     private static let describedSlots = 8
-    var values: [UInt16: GATTValue] = [:]
+    /// The last value of each handle, keyed with `WordHash` (`HandleKey`): looked up for every
+    /// notification.
+    var values: [HandleKey: GATTValue] = [:]
     /// Keyed by characteristic value handle.
     var subscriptions: [UInt16: GATTSubscription] = [:]
 
@@ -256,12 +258,12 @@ public final class GATTDatabase {
 
     func setValue(_ handle: UInt16, _ bytes: some Collection<UInt8>, frame: Int) {
         let kept = bytes.prefix(GATTDatabase.maxValueLength)
-        if let i = values.index(forKey: handle) {
+        if let i = values.index(forKey: HandleKey(handle)) {
             // In place: a value notified over and over reuses its storage instead of a new array.
             values.values[i].bytes.replaceSubrange(values.values[i].bytes.indices, with: kept)
             values.values[i].frame = frame
         } else if values.count < GATTDatabase.maxStoredValues {
-            values[handle] = GATTValue(bytes: Array(kept), frame: frame)
+            values[HandleKey(handle)] = GATTValue(bytes: Array(kept), frame: frame)
         }
     }
 
@@ -335,7 +337,7 @@ public final class GATTDatabase {
     }
 
     /// Last value of a handle.
-    public func lastValue(_ h: UInt16) -> GATTValue? { values[h] }
+    public func lastValue(_ h: UInt16) -> GATTValue? { values[HandleKey(h)] }
     /// Subscription state of the characteristic whose value handle is `h`.
     public func subscription(_ valueHandle: UInt16) -> GATTSubscription? { subscriptions[valueHandle] }
 
@@ -360,8 +362,8 @@ public final class GATTDatabase {
     /// Handles with a value that discovery never placed in the tree, with the type a Read By
     /// Type showed when there was one.
     public var undiscoveredValues: [(handle: UInt16, type: BluetoothUUID?, value: GATTValue)] {
-        values.keys.sorted().compactMap { h in
-            guard characteristics[h] == nil, descriptors[h] == nil, let v = values[h] else { return nil }
+        values.keys.map(\.handle).sorted().compactMap { h in
+            guard characteristics[h] == nil, descriptors[h] == nil, let v = values[HandleKey(h)] else { return nil }
             return (h, typeHints[h], v)
         }
     }
@@ -393,10 +395,10 @@ public final class GATTDatabase {
         let sorted = characteristics.filter { declarationIn($0.value.declaration) }.sorted { $0.key < $1.key }
         return sorted.map { (vh, c) in
             let ds = (owned[vh] ?? []).compactMap { h in
-                descriptors[h].map { GATTDescriptor(handle: h, uuid: $0, lastValue: values[h]) }
+                descriptors[h].map { GATTDescriptor(handle: h, uuid: $0, lastValue: values[HandleKey(h)]) }
             }
             return GATTCharacteristic(declarationHandle: c.declaration, valueHandle: vh, properties: c.properties,
-                                      uuid: c.uuid, descriptors: ds, subscription: subscriptions[vh], lastValue: values[vh])
+                                      uuid: c.uuid, descriptors: ds, subscription: subscriptions[vh], lastValue: values[HandleKey(vh)])
         }
     }
 
@@ -891,7 +893,8 @@ public final class ATTBearer {
         case .command: write(pdu, server: database(of: side.other), frame, result, apply: true)
         case .notification:
             let db = database(of: side)
-            if case .handleValue(let h, let v) = pdu.parameters {
+            // The handle and value read in place: matching `pdu.parameters` copied the enum first.
+            if pdu.opcode == .handleValueNotification, let h = pdu.handle, let v = pdu.value {
                 db.setValue(h, v, frame: frame)
                 entry(db, h, v, result)
             } else {
@@ -1168,7 +1171,7 @@ public final class ATTBearer {
 
     /// Long reads: a Read Blob at offset n continues the value when n bytes are known.
     func blob(_ h: UInt16, _ offset: Int, _ v: Bytes, _ server: GATTDatabase, _ frame: Int, _ result: ATTResult) {
-        var have = server.values[h]?.bytes ?? []
+        var have = server.values[HandleKey(h)]?.bytes ?? []
         guard offset <= have.count else {
             result.notes.append(.offsetGap(have: have.count, offset: offset))
             entry(server, h, v, result)
@@ -1187,4 +1190,13 @@ extension GATTDatabase {
     func isDeclared(_ h: UInt16) -> Bool {
         characteristics[h] != nil || descriptors[h] != nil || declarations[h] != nil || services[h] != nil
     }
+}
+
+/// An attribute handle as a dictionary key, hashed as one word (`WordHash`) rather than through
+/// `Hasher`: a database's values are looked up by handle for every notification.
+struct HandleKey: Hashable {
+    let handle: UInt16
+    @inline(__always) init(_ handle: UInt16) { self.handle = handle }
+    func hash(into hasher: inout Hasher) { hasher.combine(handle) }
+    func _rawHashValue(seed: Int) -> Int { WordHash.value(UInt64(handle), seed: seed) }
 }
