@@ -1192,6 +1192,31 @@ extension GATTDatabase {
     }
 }
 
+/// The fields of an ATT PDU the audit reads of every PDU, as plain values (`ATTResult.facts`).
+public struct ATTPDUFacts: Sendable {
+    public var opcode: ATTOpcode
+    /// The handle the PDU concerns, or the first of its range, and the last of its range.
+    public var handle: UInt16?
+    public var endHandle: UInt16?
+    /// The attribute type of a Read By (Group) Type or Find By Type Value Request.
+    public var attributeType: BluetoothUUID?
+    /// The length of the value the PDU carries (0 without one), and its first two octets
+    /// little-endian (its one octet when it has one).
+    public var valueLength: Int
+    public var valuePrefix: UInt16?
+}
+
+extension ATTResult {
+    /// The PDU's fields the audit reads, read in place: a consumer that fetches `pdu` out of the
+    /// result copies it, retaining its bytes and parameters, for every PDU.
+    public var facts: ATTPDUFacts {
+        let range = pdu.range, value = pdu.value
+        return ATTPDUFacts(opcode: pdu.opcode, handle: range?.start ?? pdu.handle, endHandle: range?.end,
+                           attributeType: pdu.attributeType, valueLength: value?.count ?? 0,
+                           valuePrefix: value.flatMap { $0.le16(0) ?? $0.byte(0).map(UInt16.init) })
+    }
+}
+
 /// An attribute handle as a dictionary key, hashed as one word (`WordHash`) rather than through
 /// `Hasher`: a database's values are looked up by handle for every notification.
 struct HandleKey: Hashable {

@@ -252,23 +252,24 @@ public final class AuditFeed {
     // MARK: ATT and SMP
 
     private func observation(_ r: ATTResult, _ c: Connection, _ d: Decoded) -> ATTObservation {
-        let pdu = r.pdu
-        let kind = pdu.kind
+        // Plain values read in place: fetching `r.pdu` would copy the PDU.
+        let pdu = r.facts
+        let kind = pdu.opcode.kind
         let a = r.attribute
         let isCCCD = a?.role == .descriptor && a?.uuid == BluetoothUUID(uuid16: 0x2902)
         var cccd: UInt16?
-        if isCCCD, kind == .request || kind == .command, let v = pdu.value { cccd = v.le16(0) ?? v.byte(0).map(UInt16.init) }
+        if isCCCD, kind == .request || kind == .command { cccd = pdu.valuePrefix }
         // A client that kept the server's handles from an earlier connection (a bonded cache)
         // subscribes without discovering: a 2-octet Write Request of 0x0001 or 0x0002 to a handle
         // discovery never named may be a CCCD write (the rules confirm it by what follows).
-        if a == nil, pdu.opcode == .writeRequest, let v = pdu.value, v.count == 2, let x = v.le16(0), x == 1 || x == 2 {
+        if a == nil, pdu.opcode == .writeRequest, pdu.valueLength == 2, let x = pdu.valuePrefix, x == 1 || x == 2 {
             cccd = x
         }
         let answers = r.request.map { FrameRef(number: $0.frame, time: d.packet.timestamp &- $0.rtt) }
         var o = ATTObservation(
             origin: r.side, opcode: pdu.opcode, kind: kind,
-            handle: pdu.range?.start ?? pdu.handle, endHandle: pdu.range?.end, attributeType: pdu.attributeType,
-            valueLength: pdu.value?.count ?? 0, mtu: c.att?.mtu ?? 23,
+            handle: pdu.handle, endHandle: pdu.endHandle, attributeType: pdu.attributeType,
+            valueLength: pdu.valueLength, mtu: c.att?.mtu ?? 23,
             characteristic: a?.characteristic ?? (a?.role == .characteristicValue ? a?.uuid : nil),
             service: a?.service, properties: a?.properties?.rawValue, isCCCD: isCCCD, cccdValue: cccd,
             answers: answers)
