@@ -78,21 +78,12 @@ func fixed(_ x: Double, _ decimals: Int) -> String {
     let scaled = (x.magnitude * Double(scale)).rounded()
     guard decimals <= 18, scaled < 9.0e18 else { return String(x) }
     let n = UInt64(scaled)
-    // Digits written backwards into one buffer: this runs for every value printed.
+    // One String of the exact length, its digits written backwards at once: this runs for every
+    // value printed.
     let negative = x < 0 && n != 0
     var whole = n / scale, digits = 1
     while whole >= 10 { whole /= 10; digits &+= 1 }
-    let count = (negative ? 1 : 0) &+ digits &+ (decimals > 0 ? decimals &+ 1 : 0)
-    return TextCursor.string(count: count) { buf in
-        var i = count, v = n, d = 0
-        while d < decimals {
-            i &-= 1; buf.put(0x30 &+ UInt8(truncatingIfNeeded: v % 10), at: i); v /= 10; d &+= 1
-        }
-        if decimals > 0 { i &-= 1; buf.put(UInt8(ascii: "."), at: i) }
-        repeat { i &-= 1; buf.put(0x30 &+ UInt8(truncatingIfNeeded: v % 10), at: i); v /= 10 } while v > 0
-        if negative { buf.put(UInt8(ascii: "-"), at: 0) }
-        buf.wrote(count)
-    }
+    return TextCursor.fixed(n, wholeDigits: digits, decimals: decimals, negative: negative)
 }
 
 enum GATTValueTables {

@@ -18,14 +18,14 @@ public enum Hex {
     /// Lower-case hex of `v`, zero-padded to `width` (fingerprints, byte values in messages).
     public static func lower(_ v: UInt64, width: Int) -> String {
         let n = max(significantDigits(v), width)
-        return TextCursor.string(count: n) { store(v, digits: n, prefix: false, lower: true, into: &$0) }
+        return TextCursor.hex(v, digits: n, prefix: false, lower: true)
     }
 
     /// Upper-case hex of a non-negative value, zero-padded to `width`, written straight into the
     /// string's storage: these run for nearly every printed field.
     @usableFromInline static func ascii(_ v: UInt64, width: Int, prefix: Bool) -> String {
         let n = max(significantDigits(v), width)
-        return TextCursor.string(count: n + (prefix ? 2 : 0)) { store(v, digits: n, prefix: prefix, into: &$0) }
+        return TextCursor.hex(v, digits: n, prefix: prefix, lower: false)
     }
 
     /// Writes "0x" when `prefix`, then `n` upper-case (or `lower`-case) hex digits of `v`

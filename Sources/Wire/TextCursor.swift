@@ -47,16 +47,62 @@ public struct TextCursor: ~Copyable {
         end &+= n
     }
 
-    /// Stores `b` at `offset` from the start (text written backwards, as decimal digits are).
-    @inlinable public func put(_ b: UInt8, at offset: Int) {
-        precondition(offset >= 0 && offset < count, "text past its reserved room")
-        base[offset] = b
+    /// `v` in decimal with a point before its last `decimals` digits ("12.345" for 12345 and 3),
+    /// `wholeDigits` digits before the point (at least the count `v / 10^decimals` has), after a
+    /// minus sign when `negative`: written backwards, with one check for all of it.
+    @inlinable @inline(__always)
+    public mutating func appendFixed(_ v: UInt64, wholeDigits: Int, decimals: Int, negative: Bool) {
+        let n = (negative ? 1 : 0) &+ wholeDigits &+ (decimals > 0 ? decimals &+ 1 : 0)
+        precondition(wholeDigits > 0 && decimals >= 0 && n <= count &- end, "text past its reserved room")
+        let first = end &+ (negative ? 1 : 0)
+        var i = end &+ n, m = v, d = 0
+        while d < decimals {
+            i &-= 1
+            base[i] = 0x30 &+ UInt8(truncatingIfNeeded: m % 10)
+            m /= 10
+            d &+= 1
+        }
+        if decimals > 0 {
+            i &-= 1
+            base[i] = UInt8(ascii: ".")
+        }
+        while i > first {
+            i &-= 1
+            base[i] = 0x30 &+ UInt8(truncatingIfNeeded: m % 10)
+            m /= 10
+        }
+        if negative { base[end] = UInt8(ascii: "-") }
+        end &+= n
     }
 
-    /// Marks the first `n` bytes written (after `put`).
-    @inlinable public mutating func wrote(_ n: Int) {
-        precondition(n >= 0 && n <= count, "text past its reserved room")
-        end = n
+    /// `appendFixed`'s text as a String (no closure between the String's storage and the digits:
+    /// this runs for every decimal value printed).
+    @inlinable
+    public static func fixed(_ v: UInt64, wholeDigits: Int, decimals: Int, negative: Bool) -> String {
+        let n = (negative ? 1 : 0) &+ wholeDigits &+ (decimals > 0 ? decimals &+ 1 : 0)
+        return String(unsafeUninitializedCapacity: n) { buf in
+            guard let base = buf.baseAddress else { return 0 }
+            var c = TextCursor(base, count: n)
+            c.appendFixed(v, wholeDigits: wholeDigits, decimals: decimals, negative: negative)
+            return c.written
+        }
+    }
+
+    /// "0x" when `prefix`, then `n` hex digits of `v` as a String (`Hex` makes its Strings here,
+    /// with no closure in between: these run for nearly every printed field).
+    @inlinable
+    public static func hex(_ v: UInt64, digits n: Int, prefix: Bool, lower: Bool) -> String {
+        let total = n &+ (prefix ? 2 : 0)
+        return String(unsafeUninitializedCapacity: total) { buf in
+            guard let base = buf.baseAddress else { return 0 }
+            var c = TextCursor(base, count: total)
+            if prefix {
+                c.append(UInt8(ascii: "0"))
+                c.append(UInt8(ascii: "x"))
+            }
+            c.appendHex(v, digits: n, lower: lower)
+            return c.written
+        }
     }
 
     /// A String of `count` bytes of ASCII or UTF-8 that `body` writes; bytes it leaves unwritten
