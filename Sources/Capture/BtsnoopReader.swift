@@ -43,12 +43,12 @@ final class BtsnoopReader {
         guard try source.requireStart(Self.recordHeaderLength, of: "a record header", frame: number, truncation: &truncation) else {
             return nil
         }
-        let h = source.pending
-        let originalLength = h.be32(at: 0)
-        let includedLength = h.be32(at: 4)
-        let flags = h.be32(at: 8)
-        let cumulativeDrops = h.be32(at: 12)
-        let micros = Int64(bitPattern: h.be64(at: 16))
+        // Read in place: a slice of the pending bytes costs a retain and a release per record.
+        let originalLength = source.u32(at: 0, bigEndian: true)
+        let includedLength = source.u32(at: 4, bigEndian: true)
+        let flags = source.u32(at: 8, bigEndian: true)
+        let cumulativeDrops = source.u32(at: 12, bigEndian: true)
+        let micros = Int64(bitPattern: UInt64(source.u32(at: 16, bigEndian: true)) << 32 | UInt64(source.u32(at: 20, bigEndian: true)))
         if includedLength > originalLength {
             throw CaptureError(.recordTooLarge, file: source.name, frame: number, offset: at,
                                "included length \(includedLength) exceeds original length \(originalLength)")

@@ -129,8 +129,9 @@ public struct ATTHandleRange: Hashable, Sendable {
     public func contains(_ h: UInt16) -> Bool { start <= h && h <= end }
 }
 
-/// The parameters of one PDU. Lists stay as slices of the frame, read on demand by the
-/// accessors of `ATTPDU`, so decoding a PDU allocates nothing.
+/// The parameters of one PDU. Values and lists are spans of the PDU's `bytes` (indices into
+/// it), read on demand by the accessors of `ATTPDU`: the parameters hold no reference of their
+/// own, so a PDU is copied and dropped with one retain and one release.
 public enum ATTParameters: Sendable {
     /// Write Response, Execute Write Response, Handle Value Confirmation.
     case none
@@ -140,63 +141,109 @@ public enum ATTParameters: Sendable {
     /// Find Information Request.
     case range(ATTHandleRange)
     /// Find Information Response: format 1 (16-bit UUIDs) or 2 (128-bit), whole entries only.
-    case information(format: UInt8, list: Bytes)
-    case findByTypeValue(ATTHandleRange, type: UInt16, value: Bytes)
+    case information(format: UInt8, list: ATTSpan)
+    case findByTypeValue(ATTHandleRange, type: UInt16, value: ATTSpan)
     /// Find By Type Value Response: 4-byte (found handle, group end handle) entries.
-    case handlesInformation(list: Bytes)
+    case handlesInformation(list: ATTSpan)
     /// Read By Type / Read By Group Type Request.
     case typedRange(ATTHandleRange, type: BluetoothUUID)
     /// Read By Type (handle + value) / Read By Group Type (handle, end, value) Response.
-    case attributeData(length: UInt8, list: Bytes)
+    case attributeData(length: UInt8, list: ATTSpan)
     /// Read Request.
     case handle(UInt16)
     /// Read, Read Blob and Read Multiple Response.
-    case value(Bytes)
+    case value(ATTSpan)
     case readBlob(handle: UInt16, offset: UInt16)
     /// Read Multiple (Variable) Request: 2-byte handles.
-    case handles(list: Bytes)
+    case handles(list: ATTSpan)
     /// Read Multiple Variable Response: (2-byte length, value) tuples.
-    case lengthValues(list: Bytes)
+    case lengthValues(list: ATTSpan)
     /// Write Request, Write Command, Handle Value Notification and Indication.
-    case handleValue(handle: UInt16, value: Bytes)
-    case signedWrite(handle: UInt16, value: Bytes, signature: Bytes)
+    case handleValue(handle: UInt16, value: ATTSpan)
+    case signedWrite(handle: UInt16, value: ATTSpan, signature: ATTSpan)
     /// Prepare Write Request and Response.
-    case prepareWrite(handle: UInt16, offset: UInt16, value: Bytes)
+    case prepareWrite(handle: UInt16, offset: UInt16, value: ATTSpan)
     case executeWrite(flags: UInt8)
     /// Multiple Handle Value Notification: (handle, 2-byte length, value) tuples.
-    case handleLengthValues(list: Bytes)
+    case handleLengthValues(list: ATTSpan)
     /// Unknown opcode, or a PDU too short for its fixed fields: the parameter bytes.
-    case raw(Bytes)
+    case raw(ATTSpan)
+}
+
+/// Where in a PDU's `bytes` a value or list lies (indices of `bytes`, as its slices use).
+public typealias ATTSpan = Range<Int>
+
+/// Why a PDU breaks the specification: what is wrong and the numbers its text needs, made into
+/// text only when shown, so a PDU carries no string.
+public struct ATTFault: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: UInt8, Sendable {
+        case emptyPDU, mtuBelowMinimum, trailingBytes, invalidFormat, attributeTypeWidth, attributeDataLength
+        case fewerThanTwoHandles, shortSignature, reservedFlags, emptyList, leftOver, tupleTruncated, truncated, invalid
+    }
+    public let kind: Kind
+    let a: Int, b: Int, c: Int
+
+    init(_ kind: Kind, _ a: Int = 0, _ b: Int = 0, _ c: Int = 0) {
+        self.kind = kind
+        self.a = a
+        self.b = b
+        self.c = c
+    }
+
+    public var description: String {
+        switch kind {
+        case .emptyPDU: return "empty ATT PDU"
+        case .mtuBelowMinimum: return "ATT_MTU \(a) below the LE minimum of 23"
+        case .trailingBytes: return "\(a) unexpected trailing byte\(a == 1 ? "" : "s")"
+        case .invalidFormat: return "invalid format \(a)"
+        case .attributeTypeWidth: return "attribute type of \(a) bytes (must be 2 or 16)"
+        case .attributeDataLength: return "attribute data length \(a)"
+        case .fewerThanTwoHandles: return "fewer than two handles"
+        case .shortSignature: return "authentication signature shorter than 12 bytes"
+        case .reservedFlags: return "reserved flags " + Hex.prefixed(UInt8(truncatingIfNeeded: a), width: 2)
+        case .emptyList: return "empty list"
+        case .leftOver: return "\(a) bytes left over after \(b) entries of \(c)"
+        case .tupleTruncated: return "tuple truncated at offset \(a)"
+        case .truncated: return "truncated: needed \(a) bytes, \(b) left"
+        case .invalid: return "invalid parameters"
+        }
+    }
 }
 
 /// One ATT PDU. Decoding never fails: a PDU that breaks the specification keeps what could be
-/// read and says why in `malformed`.
+/// read and says why in `fault`.
 public struct ATTPDU: Sendable {
     /// The whole PDU, opcode first.
     public let bytes: Bytes
     public let opcode: ATTOpcode
     public let parameters: ATTParameters
     /// Why the PDU breaks the specification, when it does.
-    public let malformed: String?
+    public let fault: ATTFault?
 
     public init(_ pdu: Bytes) {
         bytes = pdu
         guard let op = pdu.first else {
             opcode = ATTOpcode(0)
-            parameters = .raw(pdu)
-            malformed = "empty ATT PDU"
+            parameters = .raw(pdu.indices)
+            fault = ATTFault(.emptyPDU)
             return
         }
         opcode = ATTOpcode(op)
-        (parameters, malformed) = ATTPDU.parse(opcode, pdu.dropFirst())
+        (parameters, fault) = ATTPDU.parse(opcode, pdu.dropFirst())
     }
+
+    /// Why the PDU breaks the specification, as text.
+    public var malformed: String? { fault?.description }
 
     /// `kind` of the opcode: request, response, command, ...
     public var kind: ATTKind { opcode.kind }
 
+    /// The bytes a span of the parameters covers.
+    @inlinable public subscript(span: ATTSpan) -> Bytes { bytes[span] }
+
     // MARK: Parsing
 
-    private static func parse(_ op: ATTOpcode, _ p: Bytes) -> (ATTParameters, String?) {
+    private static func parse(_ op: ATTOpcode, _ p: Bytes) -> (ATTParameters, ATTFault?) {
         var r = ByteReader(p)
         do throws(DecodeError) {
             let params: ATTParameters
@@ -206,93 +253,97 @@ public struct ATTPDU: Sendable {
             case .exchangeMTURequest, .exchangeMTUResponse:
                 let mtu = try r.u16()
                 params = .mtu(mtu)
-                if mtu < 23 { return (params, extra(r) ?? "ATT_MTU \(mtu) below the LE minimum of 23") }
+                if mtu < 23 { return (params, extra(r) ?? ATTFault(.mtuBelowMinimum, Int(mtu))) }
             case .findInformationRequest:
                 params = .range(ATTHandleRange(try r.u16(), try r.u16()))
             case .findInformationResponse:
                 let format = try r.u8()
                 let width = format == 1 ? 4 : format == 2 ? 18 : 0
-                guard width > 0 else { return (.information(format: format, list: r.rest()), "invalid format \(format)") }
-                return list(r.rest(), width) { .information(format: format, list: $0) }
+                guard width > 0 else { return (.information(format: format, list: r.index..<p.endIndex), ATTFault(.invalidFormat, Int(format))) }
+                return list(r, width) { .information(format: format, list: $0) }
             case .findByTypeValueRequest:
-                params = .findByTypeValue(ATTHandleRange(try r.u16(), try r.u16()), type: try r.u16(), value: r.rest())
+                params = .findByTypeValue(ATTHandleRange(try r.u16(), try r.u16()), type: try r.u16(), value: r.index..<p.endIndex)
+                r.index = p.endIndex
             case .findByTypeValueResponse:
-                return list(r.rest(), 4) { .handlesInformation(list: $0) }
+                return list(r, 4) { .handlesInformation(list: $0) }
             case .readByTypeRequest, .readByGroupTypeRequest:
                 let range = ATTHandleRange(try r.u16(), try r.u16())
                 let width = r.remaining
-                guard width == 2 || width == 16 else {
-                    return (.raw(p), "attribute type of \(width) bytes (must be 2 or 16)")
+                guard width == 2 || width == 16, let type = BluetoothUUID(littleEndian: r.rest()) else {
+                    return (.raw(p.indices), ATTFault(.attributeTypeWidth, width))
                 }
-                params = .typedRange(range, type: try r.uuid(width: width))
+                params = .typedRange(range, type: type)
             case .readByTypeResponse, .readByGroupTypeResponse:
                 let length = try r.u8()
                 let minimum = op == .readByTypeResponse ? 2 : 4
                 guard Int(length) >= minimum else {
-                    return (.attributeData(length: length, list: p[p.endIndex...]), "attribute data length \(length)")
+                    return (.attributeData(length: length, list: p.endIndex..<p.endIndex), ATTFault(.attributeDataLength, Int(length)))
                 }
-                return list(r.rest(), Int(length)) { .attributeData(length: length, list: $0) }
+                return list(r, Int(length)) { .attributeData(length: length, list: $0) }
             case .readRequest:
                 params = .handle(try r.u16())
             case .readResponse, .readBlobResponse, .readMultipleResponse:
-                return (.value(r.rest()), nil)
+                return (.value(p.indices), nil)
             case .readBlobRequest:
                 params = .readBlob(handle: try r.u16(), offset: try r.u16())
             case .readMultipleRequest, .readMultipleVariableRequest:
-                let (params, why) = list(r.rest(), 2) { .handles(list: $0) }
-                if why == nil, p.count < 4 { return (params, "fewer than two handles") }
+                let (params, why) = list(r, 2) { .handles(list: $0) }
+                if why == nil, p.count < 4 { return (params, ATTFault(.fewerThanTwoHandles)) }
                 return (params, why)
             case .readMultipleVariableResponse:
-                return tuples(r.rest(), header: 0) { .lengthValues(list: $0) }
+                return tuples(r, header: 0) { .lengthValues(list: $0) }
             case .writeRequest, .writeCommand, .handleValueNotification, .handleValueIndication:
-                return (.handleValue(handle: try r.u16(), value: r.rest()), nil)
+                return (.handleValue(handle: try r.u16(), value: r.index..<p.endIndex), nil)
             case .signedWriteCommand:
                 let handle = try r.u16()
-                guard r.remaining >= 12 else { return (.raw(p), "authentication signature shorter than 12 bytes") }
-                let value = try r.take(r.remaining - 12)
-                return (.signedWrite(handle: handle, value: value, signature: r.rest()), nil)
+                guard r.remaining >= 12 else { return (.raw(p.indices), ATTFault(.shortSignature)) }
+                let signature = p.endIndex - 12
+                return (.signedWrite(handle: handle, value: r.index..<signature, signature: signature..<p.endIndex), nil)
             case .prepareWriteRequest, .prepareWriteResponse:
-                return (.prepareWrite(handle: try r.u16(), offset: try r.u16(), value: r.rest()), nil)
+                return (.prepareWrite(handle: try r.u16(), offset: try r.u16(), value: r.index..<p.endIndex), nil)
             case .executeWriteRequest:
                 let flags = try r.u8()
                 params = .executeWrite(flags: flags)
-                if flags > 1 { return (params, extra(r) ?? "reserved flags " + Hex.prefixed(flags, width: 2)) }
+                if flags > 1 { return (params, extra(r) ?? ATTFault(.reservedFlags, Int(flags))) }
             case .writeResponse, .executeWriteResponse, .handleValueConfirmation:
                 params = .none
             case .multipleHandleValueNotification:
-                return tuples(r.rest(), header: 2) { .handleLengthValues(list: $0) }
+                return tuples(r, header: 2) { .handleLengthValues(list: $0) }
             default:
-                return (.raw(p), nil)
+                return (.raw(p.indices), nil)
             }
             return (params, extra(r))
         } catch {
-            return (.raw(p), ATTPDU.describe(error))
+            return (.raw(p.indices), ATTPDU.fault(error))
         }
     }
 
-    private static func extra(_ r: ByteReader) -> String? {
-        r.remaining > 0 ? "\(r.remaining) unexpected trailing byte\(r.remaining == 1 ? "" : "s")" : nil
+    private static func extra(_ r: ByteReader) -> ATTFault? {
+        r.remaining > 0 ? ATTFault(.trailingBytes, r.remaining) : nil
     }
 
-    /// Whole fixed-width entries; a partial last entry is reported and left out.
-    private static func list(_ b: Bytes, _ width: Int, _ make: (Bytes) -> ATTParameters) -> (ATTParameters, String?) {
-        let whole = b.count / width * width
-        let params = make(b.prefix(whole))
-        if b.isEmpty { return (params, "empty list") }
-        if whole != b.count { return (params, "\(b.count - whole) bytes left over after \(whole / width) entries of \(width)") }
+    /// Whole fixed-width entries from the reader's position; a partial last entry is reported and left out.
+    private static func list(_ r: ByteReader, _ width: Int, _ make: (ATTSpan) -> ATTParameters) -> (ATTParameters, ATTFault?) {
+        let count = r.remaining
+        let whole = count / width * width
+        let params = make(r.index..<(r.index + whole))
+        if count == 0 { return (params, ATTFault(.emptyList)) }
+        if whole != count { return (params, ATTFault(.leftOver, count - whole, whole / width, width)) }
         return (params, nil)
     }
 
-    /// (header, 2-byte length, value) tuples; a tuple running past the end is reported and left out.
-    private static func tuples(_ b: Bytes, header: Int, _ make: (Bytes) -> ATTParameters) -> (ATTParameters, String?) {
+    /// (header, 2-byte length, value) tuples from the reader's position; a tuple running past the
+    /// end is reported and left out.
+    private static func tuples(_ r: ByteReader, header: Int, _ make: (ATTSpan) -> ATTParameters) -> (ATTParameters, ATTFault?) {
+        let b = r.bytes[r.index...]
         var offset = 0
         while let len = b.le16(offset + header) {
             let next = offset + header + 2 + Int(len)
             if next > b.count { break }
             offset = next
         }
-        let params = make(b.prefix(offset))
-        if offset != b.count { return (params, "tuple truncated at offset \(offset)") }
+        let params = make(r.index..<(r.index + offset))
+        if offset != b.count { return (params, ATTFault(.tupleTruncated, offset)) }
         return (params, nil)
     }
 
@@ -300,6 +351,13 @@ public struct ATTPDU: Sendable {
         switch e {
         case .truncated(let needed, let available): return "truncated: needed \(needed) bytes, \(available) left"
         case .invalid(let why): return why
+        }
+    }
+
+    static func fault(_ e: DecodeError) -> ATTFault {
+        switch e {
+        case .truncated(let needed, let available): return ATTFault(.truncated, needed, available)
+        case .invalid: return ATTFault(.invalid)
         }
     }
 }
@@ -319,20 +377,62 @@ public struct ATTGroup: Sendable {
     public let value: Bytes
 }
 
-extension ATTPDU {
+/// The fixed fields, read from the parameters alone: they hold no reference, so reading them
+/// copies nothing that counts.
+extension ATTParameters {
     /// The handle the PDU is about (Read, Write, Blob, Prepare, Notification, Indication, Error).
     public var handle: UInt16? {
-        switch parameters {
+        switch self {
         case .error(_, let h, _), .handle(let h), .readBlob(let h, _), .handleValue(let h, _),
              .signedWrite(let h, _, _), .prepareWrite(let h, _, _): return h
         default: return nil
         }
     }
 
+    /// The range a Find Information, Find By Type Value, Read By (Group) Type Request covers.
+    public var range: ATTHandleRange? {
+        switch self {
+        case .range(let r), .findByTypeValue(let r, _, _), .typedRange(let r, _): return r
+        default: return nil
+        }
+    }
+
+    /// The attribute type of a Read By (Group) Type or Find By Type Value Request.
+    public var attributeType: BluetoothUUID? {
+        switch self {
+        case .typedRange(_, let t): return t
+        case .findByTypeValue(_, let t, _): return BluetoothUUID(uuid16: t)
+        default: return nil
+        }
+    }
+
+    /// Where the value lies in the PDU (Read/Blob/Multiple Response, writes, notifications, indications).
+    public var valueSpan: ATTSpan? {
+        switch self {
+        case .value(let v), .handleValue(_, let v), .signedWrite(_, let v, _), .prepareWrite(_, _, let v),
+             .findByTypeValue(_, _, let v): return v
+        default: return nil
+        }
+    }
+
+    /// Value offset of a Read Blob or Prepare Write PDU.
+    public var offset: UInt16? {
+        switch self {
+        case .readBlob(_, let o), .prepareWrite(_, let o, _): return o
+        default: return nil
+        }
+    }
+}
+
+extension ATTPDU {
+    /// The handle the PDU is about (Read, Write, Blob, Prepare, Notification, Indication, Error).
+    public var handle: UInt16? { parameters.handle }
+
     /// Every handle the PDU names.
     public var handles: [UInt16] {
         switch parameters {
-        case .handles(let l):
+        case .handles(let span):
+            let l = bytes[span]
             return stride(from: 0, to: l.count, by: 2).compactMap { l.le16($0) }
         case .handleLengthValues: return handleValues.map(\.handle)
         case .information: return information.map(\.handle)
@@ -342,38 +442,16 @@ extension ATTPDU {
     }
 
     /// The range a Find Information, Find By Type Value, Read By (Group) Type Request covers.
-    public var range: ATTHandleRange? {
-        switch parameters {
-        case .range(let r), .findByTypeValue(let r, _, _), .typedRange(let r, _): return r
-        default: return nil
-        }
-    }
+    public var range: ATTHandleRange? { parameters.range }
 
     /// The attribute type of a Read By (Group) Type or Find By Type Value Request.
-    public var attributeType: BluetoothUUID? {
-        switch parameters {
-        case .typedRange(_, let t): return t
-        case .findByTypeValue(_, let t, _): return BluetoothUUID(uuid16: t)
-        default: return nil
-        }
-    }
+    public var attributeType: BluetoothUUID? { parameters.attributeType }
 
     /// The value the PDU carries (Read/Blob/Multiple Response, writes, notifications, indications).
-    public var value: Bytes? {
-        switch parameters {
-        case .value(let v), .handleValue(_, let v), .signedWrite(_, let v, _), .prepareWrite(_, _, let v),
-             .findByTypeValue(_, _, let v): return v
-        default: return nil
-        }
-    }
+    public var value: Bytes? { parameters.valueSpan.map { bytes[$0] } }
 
     /// Value offset of a Read Blob or Prepare Write PDU.
-    public var offset: UInt16? {
-        switch parameters {
-        case .readBlob(_, let o), .prepareWrite(_, let o, _): return o
-        default: return nil
-        }
-    }
+    public var offset: UInt16? { parameters.offset }
 
     public var mtu: UInt16? {
         if case .mtu(let m) = parameters { return m }
@@ -388,17 +466,18 @@ extension ATTPDU {
 
     /// Find Information Response entries.
     public var information: [(handle: UInt16, uuid: BluetoothUUID)] {
-        guard case .information(let format, let l) = parameters else { return [] }
+        guard case .information(let format, let span) = parameters else { return [] }
         let width = format == 1 ? 2 : 16
         var out: [(handle: UInt16, uuid: BluetoothUUID)] = []
-        var r = ByteReader(l)
+        var r = ByteReader(bytes[span])
         while let h = try? r.u16(), let u = try? r.uuid(width: width) { out.append((h, u)) }
         return out
     }
 
     /// Read By Type Response (handle, value) entries.
     public var attributeData: [ATTHandleValue] {
-        guard case .attributeData(let len, let l) = parameters, opcode == .readByTypeResponse, len >= 2 else { return [] }
+        guard case .attributeData(let len, let span) = parameters, opcode == .readByTypeResponse, len >= 2 else { return [] }
+        let l = bytes[span]
         return stride(from: 0, to: l.count, by: Int(len)).compactMap { o in
             l.le16(o).map { ATTHandleValue(handle: $0, value: l.from(o + 2).prefix(Int(len) - 2)) }
         }
@@ -407,12 +486,14 @@ extension ATTPDU {
     /// Read By Group Type Response groups, or Find By Type Value Response handle ranges (empty values).
     public var groups: [ATTGroup] {
         switch parameters {
-        case .attributeData(let len, let l) where opcode == .readByGroupTypeResponse && len >= 4:
+        case .attributeData(let len, let span) where opcode == .readByGroupTypeResponse && len >= 4:
+            let l = bytes[span]
             return stride(from: 0, to: l.count, by: Int(len)).compactMap { o in
                 guard let s = l.le16(o), let e = l.le16(o + 2) else { return nil }
                 return ATTGroup(start: s, end: e, value: l.from(o + 4).prefix(Int(len) - 4))
             }
-        case .handlesInformation(let l):
+        case .handlesInformation(let span):
+            let l = bytes[span]
             return stride(from: 0, to: l.count, by: 4).compactMap { o in
                 guard let s = l.le16(o), let e = l.le16(o + 2) else { return nil }
                 return ATTGroup(start: s, end: e, value: l[l.endIndex...])
@@ -424,7 +505,8 @@ extension ATTPDU {
     /// Multiple Handle Value Notification tuples; Write/Notification/Indication as one entry.
     public var handleValues: [ATTHandleValue] {
         switch parameters {
-        case .handleLengthValues(let l):
+        case .handleLengthValues(let span):
+            let l = bytes[span]
             var out: [ATTHandleValue] = []
             var o = 0
             while let h = l.le16(o), let n = l.le16(o + 2) {
@@ -433,14 +515,15 @@ extension ATTPDU {
             }
             return out
         case .handleValue(let h, let v), .signedWrite(let h, let v, _), .prepareWrite(let h, _, let v):
-            return [ATTHandleValue(handle: h, value: v)]
+            return [ATTHandleValue(handle: h, value: bytes[v])]
         default: return []
         }
     }
 
     /// Read Multiple Variable Response values, in request order.
     public var lengthValues: [Bytes] {
-        guard case .lengthValues(let l) = parameters else { return [] }
+        guard case .lengthValues(let span) = parameters else { return [] }
+        let l = bytes[span]
         var out: [Bytes] = []
         var o = 0
         while let n = l.le16(o) {
@@ -507,7 +590,7 @@ extension ATTPDU: Dissectable {
             range(r)
             s += ", UUID: "
             writeATTUUIDName(BluetoothUUID(uuid16: t), to: &s)
-            value(", Value: ", v)
+            value(", Value: ", bytes[v])
         case .handlesInformation:
             for g in groups { handle(", Handles: ", g.start); handle("..", g.end) }
         case .typedRange(let r, let t):
@@ -522,7 +605,7 @@ extension ATTPDU: Dissectable {
         case .handle(let h):
             handle(", Handle: ", h)
         case .value(let v):
-            value(", Value: ", v)
+            value(", Value: ", bytes[v])
         case .readBlob(let h, let o):
             handle(", Handle: ", h)
             s += ", Offset: "
@@ -536,12 +619,12 @@ extension ATTPDU: Dissectable {
             for (i, v) in values.enumerated() { value(i == 0 ? ", Values: " : ", ", v) }
         case .handleValue(let h, let v), .signedWrite(let h, let v, _):
             handle(", Handle: ", h)
-            value(", Value: ", v)
+            value(", Value: ", bytes[v])
         case .prepareWrite(let h, let o, let v):
             handle(", Handle: ", h)
             s += ", Offset: "
             s.write(o)
-            value(", Value: ", v)
+            value(", Value: ", bytes[v])
         case .executeWrite(let f):
             s += ", Flags: "
             s += ATTPDU.executeFlagName(f)
@@ -551,7 +634,7 @@ extension ATTPDU: Dissectable {
                 value(", Value: ", hv.value)
             }
         case .raw(let b):
-            if !b.isEmpty { value(", Data: ", b) }
+            if !b.isEmpty { value(", Data: ", bytes[b]) }
         }
         if let m = malformed { s += " [Malformed: "; s += m; s.write(byte: UInt8(ascii: "]")) }
     }
@@ -604,7 +687,7 @@ extension ATTPDU: Dissectable {
         case .findByTypeValue(let r, let t, let v):
             range(r)
             writeUUIDField(BluetoothUUID(uuid16: t), label: "Attribute Type", to: out)
-            valueWithUUID("Attribute Value", v)
+            valueWithUUID("Attribute Value", bytes[v])
         case .handlesInformation:
             for g in groups {
                 out.begin("Handles Information", .none)
@@ -636,7 +719,7 @@ extension ATTPDU: Dissectable {
         case .handle(let h):
             handle("Handle", h)
         case .value(let v):
-            out.add(opcode == .readMultipleResponse ? "Set Of Values" : "Value", .bytes(v))
+            out.add(opcode == .readMultipleResponse ? "Set Of Values" : "Value", .bytes(bytes[v]))
         case .readBlob(let h, let o):
             handle("Handle", h)
             out.add("Value Offset", .uint(UInt64(o), hex: 0))
@@ -653,10 +736,11 @@ extension ATTPDU: Dissectable {
             }
         case .handleValue(let h, let v):
             handle("Handle", h)
-            out.add("Value", .bytes(v))
-        case .signedWrite(let h, let v, let sig):
+            out.add("Value", .bytes(bytes[v]))
+        case .signedWrite(let h, let v, let span):
+            let sig = bytes[span]
             handle("Handle", h)
-            out.add("Value", .bytes(v))
+            out.add("Value", .bytes(bytes[v]))
             out.begin("Authentication Signature", .bytes(sig))
             out.add("Sign Counter", .uint(UInt64(sig.le16(0) ?? 0) | UInt64(sig.le16(2) ?? 0) << 16, hex: 0))
             out.add("MAC", .bytes(sig.from(4)))
@@ -664,7 +748,7 @@ extension ATTPDU: Dissectable {
         case .prepareWrite(let h, let o, let v):
             handle("Handle", h)
             out.add("Value Offset", .uint(UInt64(o), hex: 0))
-            out.add("Part Attribute Value", .bytes(v))
+            out.add("Part Attribute Value", .bytes(bytes[v]))
         case .executeWrite(let f):
             out.add("Flags", .named(UInt64(f), hex: 2, ATTPDU.executeFlagName(f)))
         case .handleLengthValues:
@@ -676,7 +760,7 @@ extension ATTPDU: Dissectable {
                 out.end()
             }
         case .raw(let b):
-            if !b.isEmpty { out.add(opcode.isKnown ? "Parameters" : "Data", .bytes(b)) }
+            if !b.isEmpty { out.add(opcode.isKnown ? "Parameters" : "Data", .bytes(bytes[b])) }
         }
         if let m = malformed { out.malformed(m) }
     }

@@ -112,7 +112,7 @@ public final class Dissector {
             d.problem(.captureLimit, note)
             capNote = nil
         }
-        if findsFieldFaults { markFieldFault(&d) }
+        if findsFieldFaults { markFieldFault(&d, h.kind) }
         return d
     }
 
@@ -122,9 +122,11 @@ public final class Dissector {
     /// by handle ranges, declarations and SIG values); other HCI commands and events, mostly the
     /// same few over and over, are decoded in full once per distinct content (`faultMemo`), and
     /// link-layer frames each time. L2CAP, SMP and signalling report theirs while dissecting.
-    private func markFieldFault(_ d: inout Decoded) {
+    private func markFieldFault(_ d: inout Decoded, _ kind: PacketKind) {
         // In place: passing the decode by value copies it on the path every frame takes.
         guard d.problems.isEmpty else { return }
+        // HCI ACL data, most frames, has only the ATT verdict: matching `d.hci` would copy its bytes.
+        if case .hci(.aclData) = kind { d.fieldFault = d.attFieldFault; return }
         d.fieldFault = fieldFault(&d)
     }
 
@@ -487,7 +489,7 @@ public final class Dissector {
 
     private func att(_ pdu: consuming ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded, _ p: PacketHeader) -> ATTResult {
         if let c = d.connection { b.losses = c.linkLosses }
-        if let m = pdu.malformed { d.problem(.att, "ATT: " + m) }
+        if let f = pdu.fault { d.problem(.att, "ATT: " + f.description) }
         let r = b.process(pdu, from: side, frame: p.number, time: p.timestamp)
         // Checked here, where the result is at hand: read back out of `d.upper` it is copied.
         if findsFieldFaults { d.attFieldFault = r.hasFieldFaults }

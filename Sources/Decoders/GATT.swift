@@ -47,6 +47,18 @@ public struct GATTSubscription: Equatable, Sendable {
 public struct GATTValue: Sendable {
     public var bytes: [UInt8]
     public var frame: Int
+
+    /// In place: a value notified over and over keeps its storage; one of the same length is
+    /// written over byte by byte, cheaper than the generic `replaceSubrange`.
+    mutating func update(_ v: some Collection<UInt8>, frame: Int) {
+        self.frame = frame
+        if bytes.count == v.count {
+            var j = 0
+            for b in v { bytes[j] = b; j &+= 1 }
+        } else {
+            bytes.replaceSubrange(bytes.indices, with: v)
+        }
+    }
 }
 
 public struct GATTDescriptor: Sendable {
@@ -259,9 +271,7 @@ public final class GATTDatabase {
     func setValue(_ handle: UInt16, _ bytes: some Collection<UInt8>, frame: Int) {
         let kept = bytes.prefix(GATTDatabase.maxValueLength)
         if let i = values.index(forKey: HandleKey(handle)) {
-            // In place: a value notified over and over reuses its storage instead of a new array.
-            values.values[i].bytes.replaceSubrange(values.values[i].bytes.indices, with: kept)
-            values.values[i].frame = frame
+            values.values[i].update(kept, frame: frame)
         } else if values.count < GATTDatabase.maxStoredValues {
             values[HandleKey(handle)] = GATTValue(bytes: Array(kept), frame: frame)
         }
@@ -672,7 +682,7 @@ public final class ATTResult {
         request = nil
         // Most PDUs concern one attribute: dropping it is cheaper than the generic removeAll.
         while entries.popLast() != nil {}
-        notes = SmallList()
+        if !notes.isEmpty { notes = SmallList() }
     }
 
     func hold(_ pdu: consuming ATTPDU) { self.pdu = pdu }
@@ -747,9 +757,9 @@ extension ATTResult: Dissectable {
     /// out of order, a declaration too short for its type, a SIG characteristic value that does not
     /// decode. Checked without writing the fields.
     public var hasFieldFaults: Bool {
-        if let r = pdu.range, !r.isValid { return true }
+        if let r = pdu.parameters.range, !r.isValid { return true }
         if !notes.isEmpty {
-            for n in notes { if case .malformed(let why) = n, why != pdu.malformed { return true } }
+            for n in notes { if case .malformed(let why) = n, why != pdu.fault?.description { return true } }
         }
         // By index: copying each entry out would copy its attribute too.
         for i in entries.indices {
@@ -869,6 +879,8 @@ public final class ATTBearer {
 
     /// Handles one PDU sent by `side` in frame `frame` at `time` (ns).
     public func process(_ pdu: consuming ATTPDU, from side: Side, frame: Int, time: Int64) -> ATTResult {
+        // The fixed fields, read once: they hold no reference.
+        let kind = pdu.kind, parameters = pdu.parameters, fault = pdu.fault, length = pdu.bytes.count
         let result: ATTResult
         if isKnownUniquelyReferenced(&spare), let s = spare {
             // The last result handed out is held by nobody else any more: it is filled again.
@@ -879,22 +891,22 @@ public final class ATTBearer {
             spare = result
         }
         // The server of this PDU was in use: its current version holds up to here.
-        switch pdu.kind {
+        switch kind {
         case .request, .command, .confirmation: database(of: side.other).touch(frame, by: self)
         case .response, .notification, .indication: database(of: side).touch(frame, by: self)
         case .unknown: break
         }
         expire(before: time, into: &result.notes)
-        if let m = pdu.malformed { result.notes.append(.malformed(m)) }
-        if pdu.bytes.count > mtu { result.notes.append(.exceedsMTU(length: pdu.bytes.count, mtu: mtu)) }
-        switch pdu.kind {
+        if let fault { result.notes.append(.malformed(fault.description)) }
+        if length > mtu { result.notes.append(.exceedsMTU(length: length, mtu: mtu)) }
+        switch kind {
         case .request: request(pdu, side, frame, time, result)
         case .response: response(pdu, side, frame, time, result)
         case .command: write(pdu, server: database(of: side.other), frame, result, apply: true)
         case .notification:
             let db = database(of: side)
-            // The handle and value read in place: matching `pdu.parameters` copied the enum first.
-            if pdu.opcode == .handleValueNotification, let h = pdu.handle, let v = pdu.value {
+            if case .handleValue(let h, let span) = parameters {
+                let v = pdu.bytes[span]
                 db.setValue(h, v, frame: frame)
                 entry(db, h, v, result)
             } else {
@@ -1210,9 +1222,10 @@ extension ATTResult {
     /// The PDU's fields the audit reads, read in place: a consumer that fetches `pdu` out of the
     /// result copies it, retaining its bytes and parameters, for every PDU.
     public var facts: ATTPDUFacts {
-        let range = pdu.range, value = pdu.value
-        return ATTPDUFacts(opcode: pdu.opcode, handle: range?.start ?? pdu.handle, endHandle: range?.end,
-                           attributeType: pdu.attributeType, valueLength: value?.count ?? 0,
+        let p = pdu.parameters, range = p.range
+        let value = p.valueSpan.map { pdu.bytes[$0] }
+        return ATTPDUFacts(opcode: pdu.opcode, handle: range?.start ?? p.handle, endHandle: range?.end,
+                           attributeType: p.attributeType, valueLength: value?.count ?? 0,
                            valuePrefix: value.flatMap { $0.le16(0) ?? $0.byte(0).map(UInt16.init) })
     }
 }

@@ -153,7 +153,7 @@ final class ATTTests: XCTestCase {
         let p = pdu("d20500aa010203040506070809101112")
         guard case .signedWrite(let h, let v, let sig) = p.parameters else { return XCTFail("\(p.parameters)") }
         XCTAssertEqual(h, 5)
-        XCTAssertEqual(Array(v), [0xAA])
+        XCTAssertEqual(Array(p[v]), [0xAA])
         XCTAssertEqual(sig.count, 12)
         // Sign counter as tshark shows it: 67305985.
         let counter = p.fields.first { $0.label == "Authentication Signature" }?.children.first
