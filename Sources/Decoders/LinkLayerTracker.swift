@@ -51,6 +51,23 @@ public enum LLPDU: Sendable, Dissectable {
     /// No link-layer packet could be read (record too short).
     case none
 
+    /// `LLFrame.hasFieldFaults`, on the PDU in place: switching over the frame's stored PDU from
+    /// the frame copied the whole enum, retaining its slices, for every frame.
+    var hasFieldFaults: Bool {
+        switch self {
+        case .advertising(let a):
+            switch a.body {
+            case .connect(let c): return c.hop < 5 || c.hop > 16
+            case .extended(let h, _): return h.malformed != nil
+            default: return false
+            }
+        case .data(let d):
+            guard let c = d.control else { return false }
+            return c.fields.contains { if case .error = $0.value { return true } else { return false } }
+        case .none: return false
+        }
+    }
+
     public var summary: String {
         switch self {
         case .advertising(let a): return a.summary
@@ -116,20 +133,7 @@ public final class LLFrame: Dissectable {
     /// Whether the PDU's full decode marks a fault the tracker did not report (a CONNECT_IND hop
     /// increment outside 5-16, an extended header that does not parse, an LL control PDU cut short),
     /// checked without writing the fields: most frames are empty PDUs and data.
-    public var hasFieldFaults: Bool {
-        switch pdu {
-        case .advertising(let a):
-            switch a.body {
-            case .connect(let c): return c.hop < 5 || c.hop > 16
-            case .extended(let h, _): return h.malformed != nil
-            default: return false
-            }
-        case .data(let d):
-            guard let c = d.control else { return false }
-            return c.fields.contains { if case .error = $0.value { return true } else { return false } }
-        case .none: return false
-        }
-    }
+    public var hasFieldFaults: Bool { pdu.hasFieldFaults }
     public var dataPDU: LLDataPDU? { if case .data(let d) = pdu { return d } else { return nil } }
     public var advertisingPDU: LLAdvertisingPDU? { if case .advertising(let a) = pdu { return a } else { return nil } }
 
