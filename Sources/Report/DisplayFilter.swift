@@ -75,13 +75,13 @@ public final class DisplayFilter {
         if !layerTests.isEmpty {
             var needsFields = false
             d.forEachLayerName { name in
-                let h = FieldRendering.keyHash(name)
+                let h = matcher.keys.key(name).hash
                 for t in layerTests where t.hash == h {
                     if t.needsFields { needsFields = true } else { matcher.hit(t.index) }
                 }
             }
             if needsFields {
-                d.writeLayers(to: matcher) { matcher.layer(FieldRendering.keyHash($0)) }
+                d.writeLayers(to: matcher) { matcher.layer(matcher.keys.key($0).hash) }
                 matcher.endLayers()
             }
         }
@@ -96,7 +96,7 @@ public final class DisplayFilter {
         matcher.collected = []
         defer { matcher.collected = nil }
         if layerTests.contains(where: \.needsFields) {
-            d.writeLayers(to: matcher) { matcher.layer(FieldRendering.keyHash($0)) }
+            d.writeLayers(to: matcher) { matcher.layer(matcher.keys.key($0).hash) }
             matcher.endLayers()
         }
         return matcher.collected ?? []
@@ -267,6 +267,8 @@ final class Matcher: FieldSink {
     /// When set, every field a test reaches is kept here (`DisplayFilter.values`).
     var collected: [(value: FieldValue, part: Test.Part?)]?
     private let layerHashes: [UInt64]
+    /// Labels' key hashes, made once per label.
+    let keys = JSONKeys()
     private let pathTests: UInt64
     private let anyTests: UInt64
 
@@ -292,6 +294,7 @@ final class Matcher: FieldSink {
     }
 
     func reset() {
+        keys.trim()
         present = 0
         satisfied = 0
         layerMask = 0
@@ -350,7 +353,7 @@ final class Matcher: FieldSink {
         var bits = open.last ?? layerMask
         guard bits != 0 else { return 0 }
         let depth = open.count
-        let h = FieldRendering.keyHash(label)
+        let h = keys.key(label).hash
         var deeper: UInt64 = 0
         while bits != 0 {
             let i = bits.trailingZeroBitCount

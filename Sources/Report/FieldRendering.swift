@@ -86,6 +86,7 @@ public enum FieldRendering {
     /// are always arrays, also with one element.
     public static func writeJSONMembers(_ list: FieldList, arrays: Set<String> = [], to out: Output) {
         list.close()
+        out.keys.trim()
         let arrayHashes = arrays.map(keyHash)
         list.nodes.withUnsafeBufferPointer {
             _ = members($0, 0, $0.count, out, skip: [], arrays: ArrayKeys(keys: arrayHashes), first: true)
@@ -96,7 +97,8 @@ public enum FieldRendering {
     /// (`FieldTable.repeatable`, by their dotted path from the layer) are arrays, also with one element.
     public static func writeJSONMembers(layer: String, _ list: FieldList, to out: Output) {
         list.close()
-        let keys = ArrayKeys(paths: repeatablePaths, root: pathStep(0, keyHash(layer)))
+        out.keys.trim()
+        let keys = ArrayKeys(paths: repeatablePaths, root: pathStep(0, out.keys.key(layer).hash))
         list.nodes.withUnsafeBufferPointer { _ = members($0, 0, $0.count, out, skip: [], arrays: keys, first: true) }
     }
 
@@ -199,90 +201,73 @@ public enum FieldRendering {
     /// `skip`; `first` when nothing was written in the object yet. Returns whether any was written.
     private static func members(_ n: UnsafeBufferPointer<FieldList.Node>, _ start: Int, _ end: Int, _ out: Output,
                                 skip: [UInt64], arrays: ArrayKeys, first: Bool) -> Bool {
-        var count = 0, bytes = 0
+        var count = 0
         var i = start
-        while i < end { count &+= 1; bytes &+= n[i].label.utf8.count; i = n[i].end }
+        while i < end { count &+= 1; i = n[i].end }
         var wrote = !first
-        // Each sibling's key is made once into one buffer (an ASCII label's key is no longer than the
-        // label), hashed, and copied out from there; no String is made per key.
-        typealias Key = (node: Int, offset: Int, length: Int, hash: UInt64)
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(bytes, 1)) { arena in
-            withUnsafeTemporaryAllocation(of: Key.self, capacity: count) { keys in
-                var used = 0, k = 0, grouped = false
-                i = start
-                while i < end {
-                    let base = arena.baseAddress! + used
-                    var length = 0
-                    if forEachKeyByte(n[i].label, { base[length] = $0; length &+= 1 }) {
-                        var h = FNV1a()
-                        for j in 0..<length { h.add(base[j]) }
-                        keys[k] = (i, used, length, h.value)
-                        used &+= length
-                    } else {
-                        keys[k] = (i, -1, 0, keyHash(n[i].label))
-                    }
-                    if !grouped {
-                        for j in 0..<k where keys[j].hash == keys[k].hash { grouped = true }
-                        if !arrays.isEmpty, arrays.always(keys[k].hash) { grouped = true }
-                    }
-                    k &+= 1
-                    i = n[i].end
+        // Each sibling's key comes from the output's key cache, made there once per label: its
+        // bytes stay in the cache's arena while the frame is written.
+        let cache = out.keys
+        typealias Key = (node: Int, key: JSONKeys.Key)
+        return withUnsafeTemporaryAllocation(of: Key.self, capacity: count) { keys in
+            var k = 0, grouped = false
+            i = start
+            while i < end {
+                keys[k] = (i, cache.key(n[i].label))
+                if !grouped {
+                    for j in 0..<k where keys[j].key.hash == keys[k].key.hash { grouped = true }
+                    if !arrays.isEmpty, arrays.always(keys[k].key.hash) { grouped = true }
                 }
-                func writeKey(_ key: Key) {
-                    if wrote { out.write(byte: UInt8(ascii: ",")) }
-                    wrote = true
-                    if key.offset < 0 || out.withSpace(key.length &+ 2, { p in
-                        p[0] = UInt8(ascii: "\"")
-                        (p + 1).update(from: arena.baseAddress! + key.offset, count: key.length)
-                        p[key.length &+ 1] = UInt8(ascii: "\"")
-                        return key.length &+ 2
-                    }) == 0 {
-                        FieldRendering.writeKey(n[key.node].label, to: out)
-                    }
+                k &+= 1
+                i = n[i].end
+            }
+            func writeKey(_ key: Key) {
+                if wrote { out.write(byte: UInt8(ascii: ",")) }
+                wrote = true
+                if !out.write(key: key.key) {
+                    FieldRendering.writeKey(n[key.node].label, to: out)
                     out.write(byte: UInt8(ascii: ":"))
                 }
-                guard grouped else {
-                    for key in keys.prefix(count) where skip.isEmpty || !skip.contains(key.hash) {
-                        writeKey(key)
-                        jsonValue(n, key.node, out, arrays: arrays.inside(key.hash))
-                    }
-                    return wrote
+            }
+            guard grouped else {
+                for key in keys.prefix(count) where skip.isEmpty || !skip.contains(key.key.hash) {
+                    writeKey(key)
+                    jsonValue(n, key.node, out, arrays: arrays.inside(key.key.hash))
                 }
-                // Equal keys (a shared key, or a key always written as an array) become one member
-                // holding an array, in order of first appearance. Equal hashes are checked by the keys.
-                func same(_ a: Key, _ b: Key) -> Bool {
-                    guard a.hash == b.hash else { return false }
-                    if a.offset >= 0, b.offset >= 0 {
-                        guard a.length == b.length else { return false }
-                        for j in 0..<a.length where arena[a.offset &+ j] != arena[b.offset &+ j] { return false }
-                        return true
-                    }
-                    return key(for: n[a.node].label) == key(for: n[b.node].label)
+                return wrote
+            }
+            // Equal keys (a shared key, or a key always written as an array) become one member
+            // holding an array, in order of first appearance. Equal hashes are checked by the keys.
+            func same(_ a: Key, _ b: Key) -> Bool {
+                guard a.key.hash == b.key.hash else { return false }
+                if a.key.offset >= 0, b.key.offset >= 0 {
+                    return a.key.offset == b.key.offset || cache.bytes[a.key.range] == cache.bytes[b.key.range]
                 }
-                return withUnsafeTemporaryAllocation(of: Bool.self, capacity: count) { done in
-                    done.initialize(repeating: false)
-                    for g in 0..<count where !done[g] {
-                        let key = keys[g]
-                        var members = 0
-                        for j in g..<count where !done[j] && same(key, keys[j]) { done[j] = true; members &+= 1 }
-                        if !skip.isEmpty, skip.contains(key.hash) { continue }
-                        writeKey(key)
-                        let inner = arrays.inside(key.hash)
-                        if members == 1 && !arrays.always(key.hash) {
-                            jsonValue(n, key.node, out, arrays: inner)
-                            continue
-                        }
-                        out.write(byte: UInt8(ascii: "["))
-                        var written = 0
-                        for j in g..<count where same(key, keys[j]) {
-                            if written > 0 { out.write(byte: UInt8(ascii: ",")) }
-                            written &+= 1
-                            jsonValue(n, keys[j].node, out, arrays: inner)
-                        }
-                        out.write(byte: UInt8(ascii: "]"))
+                return key(for: n[a.node].label) == key(for: n[b.node].label)
+            }
+            return withUnsafeTemporaryAllocation(of: Bool.self, capacity: count) { done in
+                done.initialize(repeating: false)
+                for g in 0..<count where !done[g] {
+                    let key = keys[g]
+                    var members = 0
+                    for j in g..<count where !done[j] && same(key, keys[j]) { done[j] = true; members &+= 1 }
+                    if !skip.isEmpty, skip.contains(key.key.hash) { continue }
+                    writeKey(key)
+                    let inner = arrays.inside(key.key.hash)
+                    if members == 1 && !arrays.always(key.key.hash) {
+                        jsonValue(n, key.node, out, arrays: inner)
+                        continue
                     }
-                    return wrote
+                    out.write(byte: UInt8(ascii: "["))
+                    var written = 0
+                    for j in g..<count where same(key, keys[j]) {
+                        if written > 0 { out.write(byte: UInt8(ascii: ",")) }
+                        written &+= 1
+                        jsonValue(n, keys[j].node, out, arrays: inner)
+                    }
+                    out.write(byte: UInt8(ascii: "]"))
                 }
+                return wrote
             }
         }
     }

@@ -201,8 +201,11 @@ public final class FramePrinter {
         guard let name = jsonLayer, name != "Malformed" else { return }
         if jsonLayersWritten > 0 { out.write(byte: UInt8(ascii: ",")) }
         jsonLayersWritten += 1
-        FieldRendering.writeKey(name, to: out)
-        out.write(":{")
+        if !out.write(key: out.keys.key(name)) {
+            FieldRendering.writeKey(name, to: out)
+            out.write(byte: UInt8(ascii: ":"))
+        }
+        out.write(byte: UInt8(ascii: "{"))
         FieldRendering.writeJSONMembers(layer: layerKey(name), fields, to: out)
         out.write(byte: UInt8(ascii: "}"))
     }

@@ -25,6 +25,8 @@ public final class Output {
     private let chunk = 1 << 16
     /// Where derived text is written before it is escaped into the buffer; reused frame after frame.
     private var scratch = TextLine(capacity: 256)
+    /// The JSON keys of field labels, made once for this output's frames.
+    let keys = JSONKeys()
     /// Set when a write failed (a closed pipe): further output is dropped.
     public private(set) var failed = false
 
@@ -99,6 +101,23 @@ public final class Output {
         let written = body(storage + count)
         count &+= written
         return written
+    }
+
+    /// A key made by `keys`, quoted and followed by a colon; false for a key it could not make
+    /// (a label that is not ASCII).
+    func write(key: JSONKeys.Key) -> Bool {
+        guard key.offset >= 0 else { return false }
+        let n = key.length
+        return keys.bytes.withUnsafeBufferPointer { all in
+            withSpace(n &+ 3) { p in
+                guard let base = all.baseAddress, key.range.upperBound <= all.count else { return 0 }
+                p[0] = UInt8(ascii: "\"")
+                (p + 1).update(from: base + key.offset, count: n)
+                p[n &+ 1] = UInt8(ascii: "\"")
+                p[n &+ 2] = UInt8(ascii: ":")
+                return n &+ 3
+            } > 0
+        }
     }
 
     public func write<S: Sequence>(bytes: S) where S.Element == UInt8 {

@@ -1,0 +1,69 @@
+import Decoders
+import Wire
+
+/// Each field label's JSON key (`Field.key(for:)`: "Attribute Handle" → `attribute_handle`) and
+/// its FNV-1a hash, made once rather than for every field of every frame.
+///
+/// A label finds its slot by its length and end bytes and is confirmed by comparing it: the same
+/// literal compares by identity, in a few instructions. The keys' bytes sit in one arena that
+/// only grows while a frame is written, so a `Key` stays valid until the next `trim`, which the
+/// writers call between frames (labels made at run time, "Report 7", keep arriving).
+final class JSONKeys {
+    /// Where the key's bytes are in `bytes`; `offset` < 0 for a label that is not ASCII, whose key
+    /// only `Field.key(for:)` makes.
+    struct Key {
+        let offset: Int
+        let length: Int
+        let hash: UInt64
+        var range: Range<Int> { offset..<(offset &+ length) }
+    }
+
+    private static let slotCount = 1024
+    private static let arenaLimit = 1 << 16
+    private var labels = [String](repeating: "", count: JSONKeys.slotCount)
+    private var keys = [Key](repeating: Key(offset: -1, length: 0, hash: 0), count: JSONKeys.slotCount)
+    /// The keys' bytes, back to back.
+    private(set) var bytes: [UInt8] = []
+
+    init() { bytes.reserveCapacity(JSONKeys.arenaLimit) }
+
+    func key(_ label: String) -> Key {
+        let i = Int(truncatingIfNeeded: JSONKeys.slotHash(label)) & (JSONKeys.slotCount &- 1)
+        // The empty label is never kept: an empty slot holds "" too.
+        if !label.isEmpty, labels[i] == label { return keys[i] }
+        let k = make(label)
+        labels[i] = label
+        keys[i] = k
+        return k
+    }
+
+    /// The label's length and six of its bytes (both ends, the middle, the quarters), mixed by
+    /// `WordHash`: enough to tell the decoders' labels apart without reading a long one whole.
+    private static func slotHash(_ label: String) -> UInt64 {
+        label.utf8.withContiguousStorageIfAvailable { u -> UInt64 in
+            let n = u.count
+            guard n > 0 else { return 0 }
+            let q = n >> 2
+            var x = UInt64(n) | UInt64(u[0]) << 8 | UInt64(u[q]) << 16 | UInt64(u[n >> 1]) << 24
+            x |= UInt64(u[n &- 1 &- q]) << 32 | UInt64(u[n &- 1]) << 40
+            return UInt64(bitPattern: Int64(WordHash.value(x, seed: 0)))
+        } ?? 0
+    }
+
+    private func make(_ label: String) -> Key {
+        let start = bytes.count
+        var h = FNV1a()
+        if FieldRendering.forEachKeyByte(label, { bytes.append($0); h.add($0) }) {
+            return Key(offset: start, length: bytes.count &- start, hash: h.value)
+        }
+        bytes.removeSubrange(start...)
+        return Key(offset: -1, length: 0, hash: FNV1a.of(Field.key(for: label).utf8))
+    }
+
+    /// Between frames: forgets every key once the arena has passed its limit.
+    func trim() {
+        guard bytes.count > JSONKeys.arenaLimit else { return }
+        bytes.removeAll(keepingCapacity: true)
+        for i in labels.indices where !labels[i].isEmpty { labels[i] = "" }
+    }
+}
