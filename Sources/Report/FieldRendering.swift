@@ -95,6 +95,7 @@ public enum FieldRendering {
 
     /// A layer's fields as the members of its object in `read --format json`: fields that can repeat
     /// (`FieldTable.repeatable`, by their dotted path from the layer) are arrays, also with one element.
+    /// `layer` is the layer's name ("HCI ACL") or its key (`hci_acl`): both make the same key.
     public static func writeJSONMembers(layer: String, _ list: FieldList, to out: Output) {
         list.close()
         out.keys.trim()

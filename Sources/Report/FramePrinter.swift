@@ -28,8 +28,6 @@ public final class FramePrinter {
     private var previousCaptured: Int64?, currentCaptured: Int64?, lastPrinted: Int64?
     /// Each frame's summary is written here, then copied to the output: one buffer for the whole capture.
     @exclusivity(unchecked) private var line = TextLine(capacity: 512)
-    /// JSON keys of the layer names met so far: a few names, each made into a key once.
-    private var layerKeys: [(name: String, key: String)] = []
     /// `read -v` writes each layer's fields as the decoders send them.
     private let fieldWriter: FieldRendering.TextWriter
     /// JSON gathers each layer's fields here; the storage serves every frame.
@@ -206,17 +204,8 @@ public final class FramePrinter {
             out.write(byte: UInt8(ascii: ":"))
         }
         out.write(byte: UInt8(ascii: "{"))
-        FieldRendering.writeJSONMembers(layer: layerKey(name), fields, to: out)
+        FieldRendering.writeJSONMembers(layer: name, fields, to: out)
         out.write(byte: UInt8(ascii: "}"))
-    }
-
-    private func layerKey(_ name: String) -> String {
-        // The names are string literals: equal ones compare in a few instructions.
-        if let known = layerKeys.first(where: { $0.name == name }) { return known.key }
-        let key = FieldRendering.key(for: name)
-        // Unknown PSMs make names of their own: past a few, they are not kept.
-        if layerKeys.count < 32 { layerKeys.append((name, key)) }
-        return key
     }
 
     public static func kindName(_ k: PacketKind) -> String {

@@ -28,19 +28,19 @@ public struct ByteReader: Sendable {
     @inlinable public var remaining: Int { bytes.endIndex - index }
     @inlinable public var isAtEnd: Bool { index >= bytes.endIndex }
 
-    @inlinable mutating func need(_ n: Int) throws(DecodeError) {
+    @inlinable @inline(__always) mutating func need(_ n: Int) throws(DecodeError) {
         guard n >= 0, remaining >= n else { throw .truncated(needed: n, available: remaining) }
     }
 
-    @inlinable public mutating func u8() throws(DecodeError) -> UInt8 {
+    @inlinable @inline(__always) public mutating func u8() throws(DecodeError) -> UInt8 {
         try need(1)
         defer { index += 1 }
         return bytes[index]
     }
 
-    @inlinable public mutating func i8() throws(DecodeError) -> Int8 { Int8(bitPattern: try u8()) }
+    @inlinable @inline(__always) public mutating func i8() throws(DecodeError) -> Int8 { Int8(bitPattern: try u8()) }
 
-    @inlinable public mutating func u16() throws(DecodeError) -> UInt16 {
+    @inlinable @inline(__always) public mutating func u16() throws(DecodeError) -> UInt16 {
         try need(2)
         defer { index += 2 }
         return UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8
@@ -60,10 +60,9 @@ public struct ByteReader: Sendable {
 
     @inlinable public mutating func u32() throws(DecodeError) -> UInt32 {
         try need(4)
-        var v: UInt32 = 0
-        for i in 0..<4 { v |= UInt32(bytes[index + i]) << (8 * i) }
-        index += 4
-        return v
+        let i = index
+        index = i + 4
+        return UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24
     }
 
     @inlinable public mutating func u32be() throws(DecodeError) -> UInt32 {
@@ -104,8 +103,14 @@ public struct ByteReader: Sendable {
         index += n
     }
 
+    /// Six octets, least significant first, read without `uint(width:)`'s loop: every
+    /// advertising report starts with one.
     @inlinable public mutating func address() throws(DecodeError) -> BDAddr {
-        BDAddr(try uint(width: 6))
+        try need(6)
+        let i = index
+        index = i + 6
+        let low = UInt64(bytes[i]) | UInt64(bytes[i + 1]) << 8 | UInt64(bytes[i + 2]) << 16 | UInt64(bytes[i + 3]) << 24
+        return BDAddr(low | UInt64(bytes[i + 4]) << 32 | UInt64(bytes[i + 5]) << 40)
     }
 
     /// Looks at a byte without consuming it.
