@@ -4,8 +4,9 @@ import Wire
 /// Each field label's JSON key (`Field.key(for:)`: "Attribute Handle" → `attribute_handle`) and
 /// its FNV-1a hash, made once rather than for every field of every frame.
 ///
-/// A label finds its slot by its length and end bytes and is confirmed by comparing it: the same
-/// literal compares by identity, in a few instructions. The keys' bytes sit in one arena that
+/// A label finds its pair of slots by its length and six of its bytes and is confirmed by comparing
+/// it: the same literal compares by identity, in a few instructions. Two slots a pair let two labels
+/// that meet in one place both stay (in the advertising flood, "RSSI" and a Flags bit's name did). The keys' bytes sit in one arena that
 /// only grows while a frame is written, so a `Key` stays valid until the next `trim`, which the
 /// writers call between frames (labels made at run time, "Report 7", keep arriving).
 final class JSONKeys {
@@ -18,28 +19,43 @@ final class JSONKeys {
         var range: Range<Int> { offset..<(offset &+ length) }
     }
 
-    private static let slotCount = 1024
+    private static let slotCount = 4096
     private static let arenaLimit = 1 << 16
     private var labels = [String](repeating: "", count: JSONKeys.slotCount)
+    /// Each slot's `slotHash`: a label is compared only with one that hashed the same.
+    private var hashes = [UInt64](repeating: 0, count: JSONKeys.slotCount)
     private var keys = [Key](repeating: Key(offset: -1, length: 0, hash: 0), count: JSONKeys.slotCount)
     /// The keys' bytes, back to back.
     private(set) var bytes: [UInt8] = []
 
     init() { bytes.reserveCapacity(JSONKeys.arenaLimit) }
 
-    func key(_ label: String) -> Key {
-        let i = Int(truncatingIfNeeded: JSONKeys.slotHash(label)) & (JSONKeys.slotCount &- 1)
+    @inline(__always) func key(_ label: String) -> Key {
+        let h = JSONKeys.slotHash(label)
+        let i = Int(truncatingIfNeeded: h) & (JSONKeys.slotCount &- 2)
         // The empty label is never kept: an empty slot holds "" too.
-        if !label.isEmpty, labels[i] == label { return keys[i] }
+        if !label.isEmpty {
+            if hashes[i] == h, labels[i] == label { return keys[i] }
+            if hashes[i &+ 1] == h, labels[i &+ 1] == label { return keys[i &+ 1] }
+        }
+        return insert(label, hash: h, at: i)
+    }
+
+    /// The newest first: the label it replaces moves to the second slot, the older one there goes.
+    @inline(never) private func insert(_ label: String, hash h: UInt64, at i: Int) -> Key {
         let k = make(label)
+        labels[i &+ 1] = labels[i]
+        keys[i &+ 1] = keys[i]
+        hashes[i &+ 1] = hashes[i]
         labels[i] = label
         keys[i] = k
+        hashes[i] = h
         return k
     }
 
     /// The label's length and six of its bytes (both ends, the middle, the quarters), mixed by
     /// `WordHash`: enough to tell the decoders' labels apart without reading a long one whole.
-    private static func slotHash(_ label: String) -> UInt64 {
+    @inline(__always) private static func slotHash(_ label: String) -> UInt64 {
         label.utf8.withContiguousStorageIfAvailable { u -> UInt64 in
             let n = u.count
             guard n > 0 else { return 0 }
