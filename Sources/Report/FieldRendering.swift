@@ -87,9 +87,9 @@ public enum FieldRendering {
     public static func writeJSONMembers(_ list: FieldList, arrays: Set<String> = [], to out: Output) {
         list.close()
         out.keys.trim()
-        let arrayHashes = arrays.map(keyHash)
+        let rules = arrays.isEmpty ? ArrayRules.none : ArrayRules(keys: arrays.map(keyHash))
         list.nodes.withUnsafeBufferPointer {
-            _ = members($0, 0, $0.count, out, skip: [], arrays: ArrayKeys(keys: arrayHashes), first: true)
+            _ = members($0, 0, $0.count, out, skip: [], rules, path: 0, first: true)
         }
     }
 
@@ -99,37 +99,37 @@ public enum FieldRendering {
     public static func writeJSONMembers(layer: String, _ list: FieldList, to out: Output) {
         list.close()
         out.keys.trim()
-        let keys = ArrayKeys(paths: repeatablePaths, root: pathStep(0, out.keys.key(layer).hash))
-        list.nodes.withUnsafeBufferPointer { _ = members($0, 0, $0.count, out, skip: [], arrays: keys, first: true) }
+        let root = pathStep(0, out.keys.key(layer).hash)
+        list.nodes.withUnsafeBufferPointer { _ = members($0, 0, $0.count, out, skip: [], ArrayRules.layers, path: root, first: true) }
     }
 
     /// Which keys are written as arrays always: by key anywhere (`keys`), or by the path of the field
-    /// (`paths`, hashes made by `pathStep` from the layer's key down).
-    struct ArrayKeys {
-        var keys: [UInt64] = []
-        var paths: PathSet?
-        /// The path hash of the object being written.
-        var path: UInt64 = 0
+    /// (`paths`, hashes made by `pathStep` from the layer's key down, the object's own path passed
+    /// beside). A class, handed down the walk by reference: copying a struct of arrays per object
+    /// cost a retain and release of each.
+    final class ArrayRules: Sendable {
+        let keys: [UInt64]
+        let paths: PathSet?
+        let isEmpty: Bool
 
-        init(keys: [UInt64]) { self.keys = keys }
-        init(paths: PathSet, root: UInt64) {
+        init(keys: [UInt64] = [], paths: PathSet? = nil) {
+            self.keys = keys
             self.paths = paths
-            path = root
+            isEmpty = keys.isEmpty && paths == nil
         }
 
-        var isEmpty: Bool { keys.isEmpty && paths == nil }
+        static let none = ArrayRules()
+        /// `read --format json`'s layers: the fields that can repeat, by path.
+        static let layers = ArrayRules(paths: repeatablePaths)
 
-        func always(_ key: UInt64) -> Bool {
-            (!keys.isEmpty && keys.contains(key)) || (paths?.contains(pathStep(path, key)) ?? false)
+        func always(_ key: UInt64, at path: UInt64) -> Bool {
+            if !keys.isEmpty, keys.contains(key) { return true }
+            guard let paths else { return false }
+            return paths.contains(pathStep(path, key))
         }
 
-        /// The same rules, inside the member `key`.
-        func inside(_ key: UInt64) -> ArrayKeys {
-            guard paths != nil else { return self }
-            var c = self
-            c.path = pathStep(path, key)
-            return c
-        }
+        /// The path inside the member `key` of the object at `path`.
+        func inside(_ path: UInt64, _ key: UInt64) -> UInt64 { paths == nil ? path : pathStep(path, key) }
     }
 
     /// A set of path hashes. They are hashes already, so they index an open-addressed table
@@ -201,7 +201,7 @@ public enum FieldRendering {
     /// The siblings in `start..<end`, each with its subtree, leaving out those whose key is in
     /// `skip`; `first` when nothing was written in the object yet. Returns whether any was written.
     private static func members(_ n: UnsafeBufferPointer<FieldList.Node>, _ start: Int, _ end: Int, _ out: Output,
-                                skip: [UInt64], arrays: ArrayKeys, first: Bool) -> Bool {
+                                skip: [UInt64], _ rules: ArrayRules, path: UInt64, first: Bool) -> Bool {
         var count = 0
         var i = start
         while i < end { count &+= 1; i = n[i].end }
@@ -217,7 +217,7 @@ public enum FieldRendering {
                 keys[k] = (i, cache.key(n[i].label))
                 if !grouped {
                     for j in 0..<k where keys[j].key.hash == keys[k].key.hash { grouped = true }
-                    if !arrays.isEmpty, arrays.always(keys[k].key.hash) { grouped = true }
+                    if !rules.isEmpty, rules.always(keys[k].key.hash, at: path) { grouped = true }
                 }
                 k &+= 1
                 i = n[i].end
@@ -233,7 +233,7 @@ public enum FieldRendering {
             guard grouped else {
                 for key in keys.prefix(count) where skip.isEmpty || !skip.contains(key.key.hash) {
                     writeKey(key)
-                    jsonValue(n, key.node, out, arrays: arrays.inside(key.key.hash))
+                    jsonValue(n, key.node, out, rules, path: rules.inside(path, key.key.hash))
                 }
                 return wrote
             }
@@ -254,9 +254,9 @@ public enum FieldRendering {
                     for j in g..<count where !done[j] && same(key, keys[j]) { done[j] = true; members &+= 1 }
                     if !skip.isEmpty, skip.contains(key.key.hash) { continue }
                     writeKey(key)
-                    let inner = arrays.inside(key.key.hash)
-                    if members == 1 && !arrays.always(key.key.hash) {
-                        jsonValue(n, key.node, out, arrays: inner)
+                    let inner = rules.inside(path, key.key.hash)
+                    if members == 1 && !rules.always(key.key.hash, at: path) {
+                        jsonValue(n, key.node, out, rules, path: inner)
                         continue
                     }
                     out.write(byte: UInt8(ascii: "["))
@@ -264,7 +264,7 @@ public enum FieldRendering {
                     for j in g..<count where same(key, keys[j]) {
                         if written > 0 { out.write(byte: UInt8(ascii: ",")) }
                         written &+= 1
-                        jsonValue(n, keys[j].node, out, arrays: inner)
+                        jsonValue(n, keys[j].node, out, rules, path: inner)
                     }
                     out.write(byte: UInt8(ascii: "]"))
                 }
@@ -273,13 +273,14 @@ public enum FieldRendering {
         }
     }
 
-    private static func jsonValue(_ n: UnsafeBufferPointer<FieldList.Node>, _ i: Int, _ out: Output, arrays: ArrayKeys) {
+    private static func jsonValue(_ n: UnsafeBufferPointer<FieldList.Node>, _ i: Int, _ out: Output,
+                                  _ rules: ArrayRules, path: UInt64) {
         let hasChildren = n[i].end > i &+ 1
         if !hasChildren, writeJSONScalar(n[i].value, to: out) { return }
         out.write(byte: UInt8(ascii: "{"))
         let wrote = writeJSONMembers(n[i].value, to: out)
         if hasChildren {
-            _ = members(n, i &+ 1, n[i].end, out, skip: wrote ? memberKeys(n[i].value) : [], arrays: arrays, first: !wrote)
+            _ = members(n, i &+ 1, n[i].end, out, skip: wrote ? memberKeys(n[i].value) : [], rules, path: path, first: !wrote)
         }
         out.write(byte: UInt8(ascii: "}"))
     }
