@@ -89,7 +89,7 @@ public enum FieldRendering {
         out.keys.trim()
         let rules = arrays.isEmpty ? ArrayRules.none : ArrayRules(keys: arrays.map(keyHash))
         list.nodes.withUnsafeBufferPointer {
-            _ = members($0, 0, $0.count, out, skip: [], rules, path: 0, first: true)
+            _ = members($0, 0, $0.count, out, skip: .none, rules, path: 0, first: true)
         }
     }
 
@@ -100,7 +100,7 @@ public enum FieldRendering {
         list.close()
         out.keys.trim()
         let root = pathStep(0, out.keys.key(layer).hash)
-        list.nodes.withUnsafeBufferPointer { _ = members($0, 0, $0.count, out, skip: [], ArrayRules.layers, path: root, first: true) }
+        list.nodes.withUnsafeBufferPointer { _ = members($0, 0, $0.count, out, skip: .none, ArrayRules.layers, path: root, first: true) }
     }
 
     /// Which keys are written as arrays always: by key anywhere (`keys`), or by the path of the field
@@ -180,16 +180,35 @@ public enum FieldRendering {
     /// The keys a value writes itself as an object's members (`jsonMembers`): a child field with one
     /// of them would repeat the key (a UUID's name, written by the value and by a child), so the
     /// value's member is kept and the child is left out.
-    private static let uuidKeys = ["uuid", "uuid128"].map(keyHash)
-    private static let namedUUIDKeys = ["uuid", "uuid128", "name"].map(keyHash)
-    private static let namedKeys = ["value", "name"].map(keyHash)
-    private static let flagsKeys = ["value", "set"].map(keyHash)
-    private static let valueKeys = ["value"].map(keyHash)
-    private static let malformedKeys = ["malformed"].map(keyHash)
+    private static let uuidKeys = MemberKeys("uuid", "uuid128")
+    private static let namedUUIDKeys = MemberKeys("uuid", "uuid128", "name")
+    private static let namedKeys = MemberKeys("value", "name")
+    private static let flagsKeys = MemberKeys("value", "set")
+    private static let valueKeys = MemberKeys("value")
+    private static let malformedKeys = MemberKeys("malformed")
 
-    private static func memberKeys(_ v: FieldValue) -> [UInt64] {
+    /// Up to three keys' hashes, held inline: passed down the walk for every object with children,
+    /// an array of them cost a retain and a release.
+    struct MemberKeys {
+        private let a: UInt64, b: UInt64, c: UInt64
+        let isEmpty: Bool
+
+        init(_ keys: String...) {
+            let h = keys.map(FieldRendering.keyHash)
+            a = h.count > 0 ? h[0] : 0
+            b = h.count > 1 ? h[1] : a
+            c = h.count > 2 ? h[2] : b
+            isEmpty = h.isEmpty
+        }
+
+        static let none = MemberKeys()
+
+        func contains(_ h: UInt64) -> Bool { !isEmpty && (h == a || h == b || h == c) }
+    }
+
+    private static func memberKeys(_ v: FieldValue) -> MemberKeys {
         switch v {
-        case .none: return []
+        case .none: return .none
         case .uuid(let u): return AssignedNumbers.name(u) == nil ? uuidKeys : namedUUIDKeys
         case .named: return namedKeys
         case .flags: return flagsKeys
@@ -201,7 +220,7 @@ public enum FieldRendering {
     /// The siblings in `start..<end`, each with its subtree, leaving out those whose key is in
     /// `skip`; `first` when nothing was written in the object yet. Returns whether any was written.
     private static func members(_ n: UnsafeBufferPointer<FieldList.Node>, _ start: Int, _ end: Int, _ out: Output,
-                                skip: [UInt64], _ rules: ArrayRules, path: UInt64, first: Bool) -> Bool {
+                                skip: MemberKeys, _ rules: ArrayRules, path: UInt64, first: Bool) -> Bool {
         var count = 0
         var i = start
         while i < end { count &+= 1; i = n[i].end }
@@ -231,7 +250,7 @@ public enum FieldRendering {
                 }
             }
             guard grouped else {
-                for key in keys.prefix(count) where skip.isEmpty || !skip.contains(key.key.hash) {
+                for key in keys.prefix(count) where !skip.contains(key.key.hash) {
                     writeKey(key)
                     jsonValue(n, key.node, out, rules, path: rules.inside(path, key.key.hash))
                 }
@@ -252,7 +271,7 @@ public enum FieldRendering {
                     let key = keys[g]
                     var members = 0
                     for j in g..<count where !done[j] && same(key, keys[j]) { done[j] = true; members &+= 1 }
-                    if !skip.isEmpty, skip.contains(key.key.hash) { continue }
+                    if skip.contains(key.key.hash) { continue }
                     writeKey(key)
                     let inner = rules.inside(path, key.key.hash)
                     if members == 1 && !rules.always(key.key.hash, at: path) {
@@ -280,7 +299,7 @@ public enum FieldRendering {
         out.write(byte: UInt8(ascii: "{"))
         let wrote = writeJSONMembers(n[i].value, to: out)
         if hasChildren {
-            _ = members(n, i &+ 1, n[i].end, out, skip: wrote ? memberKeys(n[i].value) : [], rules, path: path, first: !wrote)
+            _ = members(n, i &+ 1, n[i].end, out, skip: wrote ? memberKeys(n[i].value) : .none, rules, path: path, first: !wrote)
         }
         out.write(byte: UInt8(ascii: "}"))
     }

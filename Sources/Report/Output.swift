@@ -224,8 +224,11 @@ public final class Output {
     /// Appends `s` as a quoted JSON string, escaping byte by byte: quote, backslash and control
     /// characters; everything else (UTF-8 sequences included) goes through unchanged.
     public func write(jsonString s: String) {
-        var s = s
-        s.withUTF8 { writeJSON($0) }
+        // Native strings are read in place; `withUTF8` needs a mutable copy (a retain and release).
+        if s.utf8.withContiguousStorageIfAvailable({ writeJSON($0) }) == nil {
+            var s = s
+            s.withUTF8 { writeJSON($0) }
+        }
     }
 
     /// A summary line as a quoted JSON string.
