@@ -231,11 +231,17 @@ public enum FieldRendering {
         typealias Key = (node: Int, key: JSONKeys.Key)
         return withUnsafeTemporaryAllocation(of: Key.self, capacity: count) { keys in
             var k = 0, grouped = false
+            // One bit per key hash seen (of 64): the siblings are compared only when a bit repeats.
+            var seen: UInt64 = 0
             i = start
             while i < end {
                 keys[k] = (i, cache.key(n[i].label))
                 if !grouped {
-                    for j in 0..<k where keys[j].key.hash == keys[k].key.hash { grouped = true }
+                    let bit: UInt64 = 1 << (keys[k].key.hash & 63)
+                    if seen & bit != 0 {
+                        for j in 0..<k where keys[j].key.hash == keys[k].key.hash { grouped = true }
+                    }
+                    seen |= bit
                     if !rules.isEmpty, rules.always(keys[k].key.hash, at: path) { grouped = true }
                 }
                 k &+= 1
