@@ -51,8 +51,7 @@ public enum LLPDU: Sendable, Dissectable {
     /// No link-layer packet could be read (record too short).
     case none
 
-    /// `LLFrame.hasFieldFaults`, on the PDU in place: switching over the frame's stored PDU from
-    /// the frame copied the whole enum, retaining its slices, for every frame.
+    /// `LLFrame.hasFieldFaults`, decided by the PDU itself (the frame only asks it).
     var hasFieldFaults: Bool {
         switch self {
         case .advertising(let a):
