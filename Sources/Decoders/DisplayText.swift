@@ -33,21 +33,19 @@ public enum DisplayText {
                               to emit: (UnsafeBufferPointer<UInt8>) -> Void) {
         var start = 0, i = 0
         let n = u.count
-        // Eight bytes at a time while all are printable ASCII (0x20...0x7E), the common case: a
-        // high bit in `low` marks a byte below 0x20, one in `high` a byte from 0x7F up. Taken up
-        // again after each byte or character looked at alone (a summary's "—" mid-line).
-        let raw = style.rawValue == 0 ? u.baseAddress.map(UnsafeRawPointer.init) : nil
-        while i < n {
-            if let raw {
-                while i &+ 8 <= n {
-                    let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                    let low = (x &- 0x2020_2020_2020_2020) & ~x
-                    let high = x | (x &+ 0x0101_0101_0101_0101)
-                    if (low | high) & 0x8080_8080_8080_8080 != 0 { break }
-                    i &+= 8
-                }
-                if i >= n { break }
+        if style.rawValue == 0, let base = u.baseAddress {
+            // Eight bytes at a time while all are printable ASCII (0x20...0x7E), the common case:
+            // a high bit in `low` marks a byte below 0x20, one in `high` a byte from 0x7F up.
+            let raw = UnsafeRawPointer(base)
+            while i &+ 8 <= n {
+                let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let low = (x &- 0x2020_2020_2020_2020) & ~x
+                let high = x | (x &+ 0x0101_0101_0101_0101)
+                if (low | high) & 0x8080_8080_8080_8080 != 0 { break }
+                i &+= 8
             }
+        }
+        while i < n {
             let b = u[i]
             // Printable ASCII: the fast path, checked with one subtraction.
             if b &- 0x20 < 0x5F, style.rawValue == 0 || !isMarkdownSpecial(b, style) {
