@@ -186,6 +186,18 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     public var summary: String { TextLine.make(writeSummary) }
 
+    /// A bit per AD type the data holds (bit `type & 63`; 0xFF shares one with 0x3F): a lookup
+    /// for a type it cannot hold is skipped without walking the structures again.
+    func typeBits() -> UInt64 {
+        var bits: UInt64 = 0
+        var i = 0
+        while i < structures.endIndex {
+            bits |= 1 << (UInt64(data.byte(i + 1) ?? 0) & 63)
+            i = structures.index(after: i)
+        }
+        return bits
+    }
+
     /// "Flags 0x06, Name "HR", UUIDs 0x180D, Mfr Apple, Inc. iBeacon, TX 4 dBm".
     public func writeSummary(to s: inout TextLine) {
         var parts = 0
@@ -194,30 +206,39 @@ public struct AdvertisingData: Dissectable, Sendable {
             parts += 1
             s += head
         }
-        if let f = flags { part("Flags "); s.write(hex: f, width: 2) }
-        if let n = localNameBytes {
+        // One walk says which types are there; each part below walks again only for its own.
+        let present = typeBits()
+        func has(_ bits: UInt64) -> Bool { present & bits != 0 }
+        if has(ADType.bit(ADType.flags)), let f = flags { part("Flags "); s.write(hex: f, width: 2) }
+        if has(ADType.bit(ADType.shortenedLocalName) | ADType.bit(ADType.completeLocalName)), let n = localNameBytes {
             part(n.complete ? "Name \"" : "Short name \"")
             s.write(received: n.bytes.prefix { $0 != 0 })
             s.write(byte: UInt8(ascii: "\""))
         }
         var listed = false
-        forEachServiceUUID { u in
-            if listed { s.write(byte: 32) } else { part("UUIDs ") }
-            listed = true
-            s.write(u.uuid)
+        if has(ADType.serviceListBits) {
+            forEachServiceUUID { u in
+                if listed { s.write(byte: 32) } else { part("UUIDs ") }
+                listed = true
+                s.write(u.uuid)
+            }
         }
-        forEachServiceData { uuid, _ in
-            part("Service data ")
-            s.write(uuid)
-            if uuid.uuid16 == Eddystone.uuid16 { s += " (Eddystone)" }
+        if has(ADType.serviceDataBits) {
+            forEachServiceData { uuid, _ in
+                part("Service data ")
+                s.write(uuid)
+                if uuid.uuid16 == Eddystone.uuid16 { s += " (Eddystone)" }
+            }
         }
-        forEachManufacturerData { company, data in
-            part("Mfr ")
-            if let c = AssignedNumbers.companyName(company) { s += c } else { s.write(hex: company, width: 4) }
-            if let kind = ManufacturerData.kind(company: company, data: data) { s.write(byte: 32); s += kind }
+        if has(ADType.bit(ADType.manufacturerSpecific)) {
+            forEachManufacturerData { company, data in
+                part("Mfr ")
+                if let c = AssignedNumbers.companyName(company) { s += c } else { s.write(hex: company, width: 4) }
+                if let kind = ManufacturerData.kind(company: company, data: data) { s.write(byte: 32); s += kind }
+            }
         }
-        if let t = txPower { part("TX "); s.write(t); s += " dBm" }
-        if let a = appearance {
+        if has(ADType.bit(ADType.txPowerLevel)), let t = txPower { part("TX "); s.write(t); s += " dBm" }
+        if has(ADType.bit(ADType.appearance)), let a = appearance {
             part("Appearance ")
             if let n = AssignedNumbers.appearanceName(a) { s += n } else { s.write(hex: a, width: 4) }
         }
@@ -424,6 +445,12 @@ public enum ADType {
     ]
     static let solicitationWidth: ByteTable<Int> = [0x14: 2, 0x1F: 4, 0x15: 16]
     static let serviceDataWidth: ByteTable<Int> = [0x16: 2, 0x20: 4, 0x21: 16]
+
+    /// A type's bit in `AdvertisingData.typeBits()`.
+    @inline(__always) static func bit(_ type: UInt8) -> UInt64 { 1 << (UInt64(type) & 63) }
+    /// The bits of the service UUID lists (0x02...0x07) and of Service Data (0x16, 0x20, 0x21).
+    static let serviceListBits: UInt64 = 0xFC
+    static let serviceDataBits: UInt64 = 1 << 0x16 | 1 << 0x20 | 1 << 0x21
 
     static func listWidth(_ type: UInt8) -> Int? { serviceLists[type]?.width ?? solicitationWidth[type] }
 
