@@ -87,7 +87,7 @@ public enum LLPDU: Sendable, Dissectable {
 /// Everything the link layer says about one captured frame. A class: the decode is large, and
 /// the tracker, the dissector and every output pass it on without copying it.
 public final class LLFrame: Dissectable {
-    public let number: Int
+    public private(set) var number: Int
     public internal(set) var header: LLPseudoHeader
     public internal(set) var accessAddress: UInt32?
     public internal(set) var crcValue: UInt32?
@@ -125,6 +125,28 @@ public final class LLFrame: Dissectable {
     init(number: Int, header: LLPseudoHeader) {
         self.number = number
         self.header = header
+    }
+
+    /// Empties it for another frame, as `init` leaves a new one, keeping the room its problems took.
+    func reset(number: Int, header: LLPseudoHeader) {
+        self.number = number
+        self.header = header
+        accessAddress = nil
+        crcValue = nil
+        codingIndicator = nil
+        pdu = .none
+        connection = nil
+        direction = nil
+        sequence = .new
+        linkGaps = 0
+        decryptionNote = nil
+        crc = .unchecked
+        crcStoredAsNumber = false
+        encryption = .none
+        key = nil
+        l2cap = nil
+        problems.removeAll(keepingCapacity: true)
+        report = nil
     }
 
     public var isAdvertising: Bool { if case .advertising = pdu { return true } else { return false } }
@@ -256,6 +278,9 @@ public final class LinkLayerTracker {
     /// Learnt keys kept at most (a capture could distribute keys without end).
     public static let maxKeys = 4096
 
+    /// The frame handed out last, refilled by `process` once nobody else holds it.
+    private var spare: LLFrame?
+
     public init(keys: [LTK] = []) { self.keys = keys.map { LinkKey($0, origin: .given("given with --ltk")) } }
 
     public init(linkKeys: [LinkKey]) { self.keys = linkKeys }
@@ -291,7 +316,16 @@ public final class LinkLayerTracker {
         let linkType: UInt32
         if case .linkLayer(let t) = packet.kind { linkType = t } else { linkType = LinkType.leLL }
         let (h, bytes, problem) = LLPseudoHeader.parse(linkType: linkType, packet.payload)
-        let frame = LLFrame(number: packet.number, header: h)
+        let frame: LLFrame
+        if isKnownUniquelyReferenced(&spare), let s = spare {
+            // The last frame handed out is held by nobody else any more: it is filled again, so
+            // a stream of frames allocates none (a consumer that keeps one keeps its own).
+            s.reset(number: packet.number, header: h)
+            frame = s
+        } else {
+            frame = LLFrame(number: packet.number, header: h)
+            spare = frame
+        }
         if let problem { frame.problems.append(problem) }
         // Both sniffer headers that name the PHY (256 and 272) put the Coding Indicator of an LE
         // Coded packet in an octet after the access address, as tshark reads them.
