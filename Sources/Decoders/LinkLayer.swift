@@ -363,15 +363,20 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
         }
     }
 
-    public var summary: String {
+    public var summary: String { TextLine.make(writeSummary) }
+
+    public func writeSummary(to s: inout TextLine) {
+        s += name
         switch body {
-        case .advertising(let a, _): return "\(name) \(a)"
-        case .direct(let a, let t): return "\(name) \(a) → \(t)"
-        case .scanRequest(let s, let a): return "\(name) \(s) → \(a)"
-        case .connect(let c): return "\(name) \(c.initA) → \(c.advA) AA \(Hex.prefixed(c.accessAddress, width: 8))"
-        case .extended(let h, _): return h.advA.map { "\(name) \($0)" } ?? name
-        case .reserved: return name
-        case .malformed(let m): return "\(name) (malformed: \(m))"
+        case .advertising(let a, _): s.write(byte: 32); s.write(a)
+        case .direct(let a, let t): s.write(byte: 32); s.write(a); s += " → "; s.write(t)
+        case .scanRequest(let scanner, let a): s.write(byte: 32); s.write(scanner); s += " → "; s.write(a)
+        case .connect(let c):
+            s.write(byte: 32); s.write(c.initA); s += " → "; s.write(c.advA)
+            s += " AA "; s.write(hex: c.accessAddress, width: 8)
+        case .extended(let h, _): if let a = h.advA { s.write(byte: 32); s.write(a) }
+        case .reserved: break
+        case .malformed(let m): s += " (malformed: "; s += m; s.write(byte: UInt8(ascii: ")"))
         }
     }
 
@@ -476,15 +481,21 @@ public struct LLDataPDU: Sendable, Dissectable {
         return LLControlPDU(opcode: op, parameters: payload.dropFirst())
     }
 
-    public var summary: String {
-        if encrypted { return length == 0 ? "Empty PDU" : "Encrypted data (\(payload.count) bytes)" }
-        if let c = control { return c.summary }
-        if isEmpty { return "Empty PDU" }
+    public var summary: String { TextLine.make(writeSummary) }
+
+    public func writeSummary(to s: inout TextLine) {
+        func bytes(_ head: String) { s += head; s.write(payload.count); s += " bytes)" }
+        if encrypted {
+            if length == 0 { s += "Empty PDU" } else { bytes("Encrypted data (") }
+            return
+        }
+        if let c = control { s += c.summary; return }
+        if isEmpty { s += "Empty PDU"; return }
         switch llid {
-        case .start: return "L2CAP start (\(payload.count) bytes)"
-        case .continuation: return "L2CAP continuation (\(payload.count) bytes)"
-        case .control: return "LL Control PDU (no opcode)"
-        case .reserved: return "Reserved LLID"
+        case .start: bytes("L2CAP start (")
+        case .continuation: bytes("L2CAP continuation (")
+        case .control: s += "LL Control PDU (no opcode)"
+        case .reserved: s += "Reserved LLID"
         }
     }
 

@@ -67,11 +67,13 @@ public enum LLPDU: Sendable, Dissectable {
         }
     }
 
-    public var summary: String {
+    public var summary: String { TextLine.make(writeSummary) }
+
+    public func writeSummary(to s: inout TextLine) {
         switch self {
-        case .advertising(let a): return a.summary
-        case .data(let d): return d.summary
-        case .none: return "No link-layer packet"
+        case .advertising(let a): a.writeSummary(to: &s)
+        case .data(let d): d.writeSummary(to: &s)
+        case .none: s += "No link-layer packet"
         }
     }
 
@@ -158,16 +160,17 @@ public final class LLFrame: Dissectable {
     public var dataPDU: LLDataPDU? { if case .data(let d) = pdu { return d } else { return nil } }
     public var advertisingPDU: LLAdvertisingPDU? { if case .advertising(let a) = pdu { return a } else { return nil } }
 
-    public var summary: String {
-        var s = ""
-        if let d = direction { s = d.arrow + " " }
-        s += pdu.summary
+    public var summary: String { TextLine.make(writeSummary) }
+
+    /// Written into the line piece by piece: a sniffer capture prints one per frame.
+    public func writeSummary(to s: inout TextLine) {
+        if let d = direction { s += d.arrow; s.write(byte: 32) }
+        pdu.writeSummary(to: &s)
         if isRetransmission { s += " [retransmission]" }
         if sequence == .unknown { s += " [after missed packets]" }
         if crc == .invalid { s += " [bad CRC]" }
-        if encryption == .encrypted, dataPDU?.length ?? 0 > 0 { s += " [encrypted]" }
+        if encryption == .encrypted, case .data(let d) = pdu, d.length > 0 { s += " [encrypted]" }
         // A malformed frame is marked once, by whoever prints the frame (its problems are the frame's).
-        return s
     }
 
     public var fields: [Field] {
