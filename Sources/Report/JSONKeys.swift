@@ -5,10 +5,11 @@ import Wire
 /// its FNV-1a hash, made once rather than for every field of every frame.
 ///
 /// A label finds its pair of slots by its length and six of its bytes and is confirmed by comparing
-/// it: the same literal compares by identity, in a few instructions. Two slots a pair let two labels
-/// that meet in one place both stay (in the advertising flood, "RSSI" and a Flags bit's name did). The keys' bytes sit in one arena that
-/// only grows while a frame is written, so a `Key` stays valid until the next `trim`, which the
-/// writers call between frames (labels made at run time, "Report 7", keep arriving).
+/// it: the same literal compares by identity, in a few instructions. Two slots a pair let two
+/// labels that meet in one place both stay (on the advertising flood "RSSI" and a Flags bit's name
+/// did). The keys' bytes sit in one arena that only grows while a frame is written, so a `Key`
+/// stays valid until the next `trim`, which the writers call between frames (labels made at run
+/// time, "Report 7", keep arriving).
 final class JSONKeys {
     /// Where the key's bytes are in `bytes`; `offset` < 0 for a label that is not ASCII, whose key
     /// only `Field.key(for:)` makes.
