@@ -347,11 +347,10 @@ public struct ATTPDU: Sendable {
         return (params, nil)
     }
 
+    /// `fault(e)` as text, or the reason an invalid field gave.
     static func describe(_ e: DecodeError) -> String {
-        switch e {
-        case .truncated(let needed, let available): return "truncated: needed \(needed) bytes, \(available) left"
-        case .invalid(let why): return why
-        }
+        if case .invalid(let why) = e { return why }
+        return fault(e).description
     }
 
     static func fault(_ e: DecodeError) -> ATTFault {
