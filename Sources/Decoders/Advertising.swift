@@ -483,6 +483,7 @@ enum ADValue {
         case 0x0A: if let b = d.byte(0) { out.add("Power Level", .signed(Int64(Int8(bitPattern: b)), unit: "dBm")) }
         case 0x16, 0x20, 0x21: writeServiceData(d, width: ADType.serviceDataWidth[type] ?? 2, to: out)
         case 0xFF: writeManufacturer(d, to: out)
+        case 0x19: if let v = d.le16(0) { writeAppearance(v, to: out) }
         default: out.add(fields(type: type, d))
         }
     }
@@ -498,7 +499,6 @@ enum ADValue {
         case 0x11: return oobFlags(d)
         case 0x12: return connectionIntervalRange(d)
         case 0x17, 0x18: return targetAddresses(d)
-        case 0x19: return d.le16(0).map { [appearanceField($0)] } ?? []
         case 0x1A, 0x2F: return advertisingInterval(d)
         case 0x1B: return leAddress(d)
         case 0x1C: return d.byte(0).map { [Field("LE Role", .named(UInt64($0), hex: 2, leRoles[Int($0)] ?? "Reserved"))] } ?? []
@@ -569,12 +569,16 @@ enum ADValue {
         let rest = d.dropFirst(2)
         out.add("Company ID", .named(UInt64(company), hex: 4, AssignedNumbers.companyName(company) ?? "Unknown"))
         out.add("Data", .bytes(rest))
-        out.add(ManufacturerData.fields(company: company, data: rest))
+        ManufacturerData.writeFields(company: company, data: rest, to: out)
     }
 
-    static func appearanceField(_ v: UInt16) -> Field {
-        Field("Appearance", .named(UInt64(v), hex: 4, AssignedNumbers.appearanceName(v) ?? "Unknown"),
-              [Field("Category", .uint(UInt64(v >> 6), hex: 3)), Field("Subcategory", .uint(UInt64(v & 0x3F), hex: 2))])
+    static func appearanceField(_ v: UInt16) -> Field { FieldList.build { writeAppearance(v, to: $0) }[0] }
+
+    static func writeAppearance(_ v: UInt16, to out: FieldSink) {
+        out.begin("Appearance", .named(UInt64(v), hex: 4, AssignedNumbers.appearanceName(v) ?? "Unknown"))
+        out.add("Category", .uint(UInt64(v >> 6), hex: 3))
+        out.add("Subcategory", .uint(UInt64(v & 0x3F), hex: 2))
+        out.end()
     }
 
     static let serviceClasses = ["Limited Discoverable Mode", "LE Audio", "Reserved", "Positioning", "Networking",

@@ -168,21 +168,20 @@ public struct LLConnectInd: Sendable {
     public static let scaNames = ["251 ppm to 500 ppm", "151 ppm to 250 ppm", "101 ppm to 150 ppm", "76 ppm to 100 ppm",
                                   "51 ppm to 75 ppm", "31 ppm to 50 ppm", "21 ppm to 30 ppm", "0 ppm to 20 ppm"]
 
-    var fields: [Field] {
-        [
-            Field("Initiator Address", .address(initA)),
-            Field("Advertising Address", .address(advA)),
-            Field("Access Address", .uint(UInt64(accessAddress), hex: 8)),
-            Field("CRC Init", .uint(UInt64(crcInit), hex: 6)),
-            Field("Window Size", .quantity(UInt64(winSize), hex: 0, Double(winSize) * 1.25, unit: "ms")),
-            Field("Window Offset", .quantity(UInt64(winOffset), hex: 0, Double(winOffset) * 1.25, unit: "ms")),
-            Field("Interval", .quantity(UInt64(interval), hex: 0, Double(interval) * 1.25, unit: "ms")),
-            Field("Latency", .uint(UInt64(latency), hex: 0)),
-            Field("Timeout", .quantity(UInt64(timeout), hex: 0, Double(timeout) * 10, unit: "ms")),
-            LLFieldKind.channelMapField("Channel Map", channelMap, width: 5),
-            Field("Hop", .uint(UInt64(hop), hex: 0)),
-            Field("Sleep Clock Accuracy", .named(UInt64(sca), hex: 0, LLConnectInd.scaNames[Int(sca & 7)])),
-        ] + (hop < 5 || hop > 16 ? [Field.malformed("hop increment \(hop) outside 5...16")] : [])
+    func writeFields(to out: FieldSink) {
+        out.add("Initiator Address", .address(initA))
+        out.add("Advertising Address", .address(advA))
+        out.add("Access Address", .uint(UInt64(accessAddress), hex: 8))
+        out.add("CRC Init", .uint(UInt64(crcInit), hex: 6))
+        out.add("Window Size", .quantity(UInt64(winSize), hex: 0, Double(winSize) * 1.25, unit: "ms"))
+        out.add("Window Offset", .quantity(UInt64(winOffset), hex: 0, Double(winOffset) * 1.25, unit: "ms"))
+        out.add("Interval", .quantity(UInt64(interval), hex: 0, Double(interval) * 1.25, unit: "ms"))
+        out.add("Latency", .uint(UInt64(latency), hex: 0))
+        out.add("Timeout", .quantity(UInt64(timeout), hex: 0, Double(timeout) * 10, unit: "ms"))
+        LLFieldKind.writeChannelMap("Channel Map", channelMap, width: 5, to: out)
+        out.add("Hop", .uint(UInt64(hop), hex: 0))
+        out.add("Sleep Clock Accuracy", .named(UInt64(sca), hex: 0, LLConnectInd.scaNames[Int(sca & 7)]))
+        if hop < 5 || hop > 16 { out.malformed("hop increment \(hop) outside 5...16") }
     }
 }
 
@@ -225,38 +224,35 @@ public struct LLExtendedHeader: Sendable {
     public static let advModeNames = ["Non-connectable, non-scannable", "Connectable", "Scannable", "Reserved"]
     static let flagNames = ["AdvA", "TargetA", "CTEInfo", "AdvDataInfo", "AuxPtr", "SyncInfo", "TxPower", "RFU"]
 
-    var fields: [Field] {
-        var f: [Field] = [
-            Field("Extended Header Length", .uint(UInt64(length), hex: 0)),
-            Field("AdvMode", .named(UInt64(advMode), hex: 0, LLExtendedHeader.advModeNames[Int(advMode & 3)])),
-        ]
-        guard length > 0 else { return f }
-        f.append(Field("Extended Header Flags", .flags(UInt64(flags), hex: 2, SetBitNames(UInt64(flags), in: LLExtendedHeader.flagNames))))
-        if let a = advA { f.append(Field("Advertising Address", .address(a))) }
-        if let a = targetA { f.append(Field("Target Address", .address(a))) }
-        if let c = cteInfo { f.append(LLFieldKind.cteInfoField(c)) }
+    func writeFields(to out: FieldSink) {
+        out.add("Extended Header Length", .uint(UInt64(length), hex: 0))
+        out.add("AdvMode", .named(UInt64(advMode), hex: 0, LLExtendedHeader.advModeNames[Int(advMode & 3)]))
+        guard length > 0 else { return }
+        out.add("Extended Header Flags", .flags(UInt64(flags), hex: 2, SetBitNames(UInt64(flags), in: LLExtendedHeader.flagNames)))
+        if let a = advA { out.add("Advertising Address", .address(a)) }
+        if let a = targetA { out.add("Target Address", .address(a)) }
+        if let c = cteInfo { LLFieldKind.writeCTEInfo(c, to: out) }
         if let adi {
-            f.append(Field("AdvDataInfo", .uint(UInt64(adi), hex: 4), [
-                Field("Advertising Data ID", .uint(UInt64(adi & 0x0FFF), hex: 3)),
-                Field("Advertising Set ID", .uint(UInt64(adi >> 12), hex: 0)),
-            ]))
+            out.begin("AdvDataInfo", .uint(UInt64(adi), hex: 4))
+            out.add("Advertising Data ID", .uint(UInt64(adi & 0x0FFF), hex: 3))
+            out.add("Advertising Set ID", .uint(UInt64(adi >> 12), hex: 0))
+            out.end()
         }
         if let p = auxPtr {
             let offsetUnits = p >> 7 & 1
             let offset = p >> 8 & 0x1FFF
-            f.append(Field("AuxPtr", .uint(UInt64(p), hex: 6), [
-                Field("Channel Index", .uint(UInt64(p & 0x3F), hex: 0)),
-                Field("Clock Accuracy", .text(p >> 6 & 1 == 0 ? "51 ppm to 500 ppm" : "0 ppm to 50 ppm")),
-                Field("Offset Units", .named(UInt64(offsetUnits), hex: 0, offsetUnits == 0 ? "30 µs" : "300 µs")),
-                Field("Aux Offset", .quantity(UInt64(offset), hex: 0, Double(offset) * (offsetUnits == 0 ? 30 : 300), unit: "µs")),
-                Field("Aux PHY", .named(UInt64(p >> 21), hex: 0, LLPhy.name(UInt8(p >> 21)))),
-            ]))
+            out.begin("AuxPtr", .uint(UInt64(p), hex: 6))
+            out.add("Channel Index", .uint(UInt64(p & 0x3F), hex: 0))
+            out.add("Clock Accuracy", .text(p >> 6 & 1 == 0 ? "51 ppm to 500 ppm" : "0 ppm to 50 ppm"))
+            out.add("Offset Units", .named(UInt64(offsetUnits), hex: 0, offsetUnits == 0 ? "30 µs" : "300 µs"))
+            out.add("Aux Offset", .quantity(UInt64(offset), hex: 0, Double(offset) * (offsetUnits == 0 ? 30 : 300), unit: "µs"))
+            out.add("Aux PHY", .named(UInt64(p >> 21), hex: 0, LLPhy.name(UInt8(p >> 21))))
+            out.end()
         }
-        if let s = syncInfo { f.append(Field("SyncInfo", .bytes(s))) }
-        if let t = txPower { f.append(Field("TX Power", .signed(Int64(t), unit: "dBm"))) }
-        if let a = acad { f.append(Field("ACAD", .bytes(a))) }
-        if let m = malformed { f.append(.malformed(m)) }
-        return f
+        if let s = syncInfo { out.add("SyncInfo", .bytes(s)) }
+        if let t = txPower { out.add("TX Power", .signed(Int64(t), unit: "dBm")) }
+        if let a = acad { out.add("ACAD", .bytes(a)) }
+        if let m = malformed { out.malformed(m) }
     }
 }
 
@@ -380,36 +376,42 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
         }
     }
 
-    public var fields: [Field] {
-        var f: [Field] = [Field("Packet Header", .uint(UInt64(type) | UInt64(txAdd ? 0x40 : 0) | UInt64(rxAdd ? 0x80 : 0) | UInt64(chSel ? 0x20 : 0) | UInt64(length) << 8, hex: 4), [
-            Field("PDU Type", .named(UInt64(type), hex: 1, name)),
-            Field("ChSel", .named(chSel ? 1 : 0, hex: 0, chSel ? "#2" : "#1")),
-            Field("TxAdd", .named(txAdd ? 1 : 0, hex: 0, txAdd ? "Random" : "Public")),
-            Field("RxAdd", .named(rxAdd ? 1 : 0, hex: 0, rxAdd ? "Random" : "Public")),
-            Field("Length", .uint(UInt64(length), hex: 0)),
-        ])]
+    public var fields: [Field] { FieldList.build(writeFields) }
+
+    public func writeFields(to out: FieldSink) {
+        out.begin("Packet Header", .uint(UInt64(type) | UInt64(txAdd ? 0x40 : 0) | UInt64(rxAdd ? 0x80 : 0) | UInt64(chSel ? 0x20 : 0) | UInt64(length) << 8, hex: 4))
+        out.add("PDU Type", .named(UInt64(type), hex: 1, name))
+        out.add("ChSel", .named(chSel ? 1 : 0, hex: 0, chSel ? "#2" : "#1"))
+        out.add("TxAdd", .named(txAdd ? 1 : 0, hex: 0, txAdd ? "Random" : "Public"))
+        out.add("RxAdd", .named(rxAdd ? 1 : 0, hex: 0, rxAdd ? "Random" : "Public"))
+        out.add("Length", .uint(UInt64(length), hex: 0))
+        out.end()
+        func advertisingData(_ label: String, _ data: Bytes) {
+            out.begin(label, .bytes(data))
+            AdvertisingData(data).writeFields(to: out)
+            out.end()
+        }
         switch body {
         case .advertising(let a, let data):
-            f.append(Field("Advertising Address", .address(a)))
-            f.append(Field(type == 4 ? "Scan Response Data" : "Advertising Data", .bytes(data), AdvertisingData(data).fields))
+            out.add("Advertising Address", .address(a))
+            advertisingData(type == 4 ? "Scan Response Data" : "Advertising Data", data)
         case .direct(let a, let t):
-            f.append(Field("Advertising Address", .address(a)))
-            f.append(Field("Target Address", .address(t)))
+            out.add("Advertising Address", .address(a))
+            out.add("Target Address", .address(t))
         case .scanRequest(let s, let a):
-            f.append(Field("Scanning Address", .address(s)))
-            f.append(Field("Advertising Address", .address(a)))
+            out.add("Scanning Address", .address(s))
+            out.add("Advertising Address", .address(a))
         case .connect(let c):
-            f += c.fields
+            c.writeFields(to: out)
         case .extended(let h, let data):
-            f += h.fields
-            if !data.isEmpty { f.append(Field("Advertising Data", .bytes(data), AdvertisingData(data).fields)) }
+            h.writeFields(to: out)
+            if !data.isEmpty { advertisingData("Advertising Data", data) }
         case .reserved:
-            f.append(Field("Payload", .bytes(payload)))
+            out.add("Payload", .bytes(payload))
         case .malformed(let m):
-            f.append(Field("Payload", .bytes(payload)))
-            f.append(.malformed(m))
+            out.add("Payload", .bytes(payload))
+            out.malformed(m)
         }
-        return f
     }
 }
 
@@ -499,26 +501,29 @@ public struct LLDataPDU: Sendable, Dissectable {
         }
     }
 
-    public var fields: [Field] {
-        var f: [Field] = [Field("Data Header", .uint(UInt64(header) | UInt64(length) << 8, hex: 4), [
-            Field("LLID", .named(UInt64(header & 3), hex: 0, llid.name)),
-            Field("NESN", .uint(nesn ? 1 : 0, hex: 0)),
-            Field("SN", .uint(sn ? 1 : 0, hex: 0)),
-            Field("More Data", .bool(md)),
-            Field("CTEInfo Present", .bool(cp)),
-            Field("Length", .uint(UInt64(length), hex: 0)),
-        ])]
-        if let c = cteInfo { f.append(LLFieldKind.cteInfoField(c)) }
+    public var fields: [Field] { FieldList.build(writeFields) }
+
+    public func writeFields(to out: FieldSink) {
+        out.begin("Data Header", .uint(UInt64(header) | UInt64(length) << 8, hex: 4))
+        out.add("LLID", .named(UInt64(header & 3), hex: 0, llid.name))
+        out.add("NESN", .uint(nesn ? 1 : 0, hex: 0))
+        out.add("SN", .uint(sn ? 1 : 0, hex: 0))
+        out.add("More Data", .bool(md))
+        out.add("CTEInfo Present", .bool(cp))
+        out.add("Length", .uint(UInt64(length), hex: 0))
+        out.end()
+        if let c = cteInfo { LLFieldKind.writeCTEInfo(c, to: out) }
         if encrypted {
-            if !payload.isEmpty { f.append(Field("Encrypted Payload", .bytes(payload))) }
+            if !payload.isEmpty { out.add("Encrypted Payload", .bytes(payload)) }
         } else if let c = control {
-            f.append(Field(c.name, .uint(UInt64(c.opcode), hex: 2), c.fields))
+            out.begin(c.name, .uint(UInt64(c.opcode), hex: 2))
+            c.writeFields(to: out)
+            out.end()
         } else if !payload.isEmpty {
-            f.append(Field("Payload", .bytes(payload)))
+            out.add("Payload", .bytes(payload))
         }
-        if let m = mic { f.append(Field("MIC", .bytes(m))) }
-        if let m = malformed { f.append(.malformed(m)) }
-        return f
+        if let m = mic { out.add("MIC", .bytes(m)) }
+        if let m = malformed { out.malformed(m) }
     }
 }
 
@@ -540,54 +545,65 @@ enum LLFieldKind: Sendable {
     case bytes(Int)
     case cteReq
 
-    static func channelMapField(_ label: String, _ map: UInt64, width: Int) -> Field {
-        var used = 0
-        var m = map
-        while m != 0 { used += Int(m & 1); m >>= 1 }
-        return Field(label, .uint(map, hex: width * 2), [Field("Used Channels", .uint(UInt64(used), hex: 0))])
+    static func writeChannelMap(_ label: String, _ map: UInt64, width: Int, to out: FieldSink) {
+        out.begin(label, .uint(map, hex: width * 2))
+        out.add("Used Channels", .uint(UInt64(map.nonzeroBitCount), hex: 0))
+        out.end()
     }
 
-    static func cteInfoField(_ c: UInt8) -> Field {
-        let types = ["AoA", "AoD 1 µs", "AoD 2 µs", "Reserved"]
-        return Field("CTEInfo", .uint(UInt64(c), hex: 2), [
-            Field("CTETime", .quantity(UInt64(c & 0x1F), hex: 0, Double(c & 0x1F) * 8, unit: "µs")),
-            Field("CTEType", .named(UInt64(c >> 6), hex: 0, types[Int(c >> 6)])),
-        ])
+    static let cteTypes = ["AoA", "AoD 1 µs", "AoD 2 µs", "Reserved"]
+
+    static func writeCTEInfo(_ c: UInt8, to out: FieldSink) {
+        out.begin("CTEInfo", .uint(UInt64(c), hex: 2))
+        out.add("CTETime", .quantity(UInt64(c & 0x1F), hex: 0, Double(c & 0x1F) * 8, unit: "µs"))
+        out.add("CTEType", .named(UInt64(c >> 6), hex: 0, cteTypes[Int(c >> 6)]))
+        out.end()
     }
 
-    /// Reads one parameter; nil value when the PDU ends first.
-    func field(_ label: String, _ r: inout ByteReader) throws(DecodeError) -> Field {
+    /// Octets the parameter takes.
+    var width: Int {
         switch self {
-        case .hex(let w): return Field(label, .uint(try r.uint(width: w), hex: w * 2))
-        case .dec(let w): return Field(label, .uint(try r.uint(width: w), hex: 0))
-        case .signed8(let unit): return Field(label, .signed(Int64(try r.i8()), unit: unit))
+        case .hex(let w), .dec(let w), .units(let w, _, _), .channelMap(let w), .bytes(let w): return w
+        case .signed8, .error, .phys, .sca, .cteReq: return 1
+        case .features: return 8
+        case .company: return 2
+        case .address: return 6
+        }
+    }
+
+    /// Reads one parameter and writes it; writes nothing when the PDU ends first.
+    func write(_ label: String, _ r: inout ByteReader, to out: FieldSink) throws(DecodeError) {
+        switch self {
+        case .hex(let w): out.add(label, .uint(try r.uint(width: w), hex: w * 2))
+        case .dec(let w): out.add(label, .uint(try r.uint(width: w), hex: 0))
+        case .signed8(let unit): out.add(label, .signed(Int64(try r.i8()), unit: unit))
         case .units(let w, let scale, let unit):
             let v = try r.uint(width: w)
-            return Field(label, .quantity(v, hex: 0, Double(v) * scale, unit: unit))
+            out.add(label, .quantity(v, hex: 0, Double(v) * scale, unit: unit))
         case .error:
             let v = try r.u8()
-            return Field(label, .named(UInt64(v), hex: 2, HCIErrors.name(v)))
-        case .channelMap(let w): return LLFieldKind.channelMapField(label, try r.uint(width: w), width: w)
+            out.add(label, .named(UInt64(v), hex: 2, HCIErrors.name(v)))
+        case .channelMap(let w): LLFieldKind.writeChannelMap(label, try r.uint(width: w), width: w, to: out)
         case .features:
             let v = try r.u64()
-            return Field(label, .flags(v, hex: 16, SetBitNames(v, in: HCINames.leFeatures)))
+            out.add(label, .flags(v, hex: 16, SetBitNames(v, in: HCINames.leFeatures)))
         case .phys:
             let v = try r.u8()
-            return Field(label, .flags(UInt64(v), hex: 2, SetBitNames(UInt64(v), in: LLPhy.names)))
+            out.add(label, .flags(UInt64(v), hex: 2, SetBitNames(UInt64(v), in: LLPhy.names)))
         case .company:
             let v = try r.u16()
-            return Field(label, .named(UInt64(v), hex: 4, AssignedNumbers.companyName(v) ?? "Unknown"))
+            out.add(label, .named(UInt64(v), hex: 4, AssignedNumbers.companyName(v) ?? "Unknown"))
         case .sca:
             let v = try r.u8()
-            return Field(label, .named(UInt64(v), hex: 0, LLConnectInd.scaNames[Int(v & 7)]))
-        case .address: return Field(label, .address(try r.address()))
-        case .bytes(let n): return Field(label, .bytes(try r.take(n)))
+            out.add(label, .named(UInt64(v), hex: 0, LLConnectInd.scaNames[Int(v & 7)]))
+        case .address: out.add(label, .address(try r.address()))
+        case .bytes(let n): out.add(label, .bytes(try r.take(n)))
         case .cteReq:
             let v = try r.u8()
-            return Field(label, .uint(UInt64(v), hex: 2), [
-                Field("MinCTELenReq", .quantity(UInt64(v & 0x1F), hex: 0, Double(v & 0x1F) * 8, unit: "µs")),
-                Field("CTETypeReq", .uint(UInt64(v >> 6), hex: 0)),
-            ])
+            out.begin(label, .uint(UInt64(v), hex: 2))
+            out.add("MinCTELenReq", .quantity(UInt64(v & 0x1F), hex: 0, Double(v & 0x1F) * 8, unit: "µs"))
+            out.add("CTETypeReq", .uint(UInt64(v >> 6), hex: 0))
+            out.end()
         }
     }
 }
@@ -617,18 +633,27 @@ public struct LLControlPDU: Sendable, Dissectable {
         return name
     }
 
-    public var fields: [Field] {
-        guard Int(opcode) < LLControlPDU.table.count else { return parameters.isEmpty ? [] : [Field("Parameters", .bytes(parameters))] }
+    public var fields: [Field] { FieldList.build(writeFields) }
+
+    public func writeFields(to out: FieldSink) {
+        guard Int(opcode) < LLControlPDU.table.count else {
+            if !parameters.isEmpty { out.add("Parameters", .bytes(parameters)) }
+            return
+        }
         var r = ByteReader(parameters)
-        var f: [Field] = []
         for (label, kind) in LLControlPDU.table[Int(opcode)].1 {
-            do { f.append(try kind.field(label, &r)) } catch {
-                f.append(.malformed("\(name) ends before \(label)"))
-                return f
+            do { try kind.write(label, &r, to: out) } catch {
+                out.malformed("\(name) ends before \(label)")
+                return
             }
         }
-        if !r.isAtEnd { f.append(Field("Extra Bytes", .bytes(r.rest()))) }
-        return f
+        if !r.isAtEnd { out.add("Extra Bytes", .bytes(r.rest())) }
+    }
+
+    /// Whether the parameters end before the opcode's last one: the one fault its decode marks.
+    var isTruncated: Bool {
+        guard Int(opcode) < LLControlPDU.table.count else { return false }
+        return LLControlPDU.table[Int(opcode)].1.reduce(0) { $0 + $1.1.width } > parameters.count
     }
 
     /// Opcode order, Core 5.4 Vol 6 Part B 2.4.2.

@@ -251,80 +251,84 @@ extension LLPseudoHeader: Dissectable {
         return s
     }
 
-    public var fields: [Field] {
-        var f: [Field] = []
+    public var fields: [Field] { FieldList.build(writeFields) }
+
+    public func writeFields(to out: FieldSink) {
         switch linkType {
         case LinkType.leLLWithPHDR:
-            var g: [Field] = []
-            if let rf = rfChannel { g.append(Field("RF Channel", .uint(UInt64(rf), hex: 0))) }
-            if let c = channel { g.append(Field("Channel Index", .uint(UInt64(c), hex: 0))) }
-            if let r = rssi { g.append(Field("Signal Power", .signed(Int64(r), unit: "dBm"))) }
-            if let n = noise { g.append(Field("Noise Power", .signed(Int64(n), unit: "dBm"))) }
-            if let o = accessAddressOffenses { g.append(Field("Access Address Offenses", .uint(UInt64(o), hex: 0))) }
-            if let a = referenceAccessAddress { g.append(Field("Reference Access Address", .uint(UInt64(a), hex: 8))) }
+            out.begin("LE LL Pseudo Header", .none)
+            if let rf = rfChannel { out.add("RF Channel", .uint(UInt64(rf), hex: 0)) }
+            if let c = channel { out.add("Channel Index", .uint(UInt64(c), hex: 0)) }
+            if let r = rssi { out.add("Signal Power", .signed(Int64(r), unit: "dBm")) }
+            if let n = noise { out.add("Noise Power", .signed(Int64(n), unit: "dBm")) }
+            if let o = accessAddressOffenses { out.add("Access Address Offenses", .uint(UInt64(o), hex: 0)) }
+            if let a = referenceAccessAddress { out.add("Reference Access Address", .uint(UInt64(a), hex: 8)) }
             if let fl = phdrFlags {
-                var names: [String] = []
-                for (bit, name) in LLPseudoHeader.phdrFlagNames where fl & bit != 0 { names.append(name) }
-                g.append(Field("Flags", .flags(UInt64(fl), hex: 4, SetBitNames(names)), [
-                    Field("PDU Type", .named(UInt64((fl >> 7) & 7), hex: 0, LLPseudoHeader.phdrPDUTypes[Int((fl >> 7) & 7)])),
-                    Field("PHY", .named(UInt64(fl >> 14), hex: 0, LLPhy.name(UInt8(fl >> 14)))),
-                ]))
+                out.begin("Flags", .flags(UInt64(fl), hex: 4, SetBitNames(UInt64(fl) & LLPseudoHeader.phdrFlagBits, in: LLPseudoHeader.phdrFlagNames)))
+                out.add("PDU Type", .named(UInt64((fl >> 7) & 7), hex: 0, LLPseudoHeader.phdrPDUTypes[Int((fl >> 7) & 7)]))
+                out.add("PHY", .named(UInt64(fl >> 14), hex: 0, LLPhy.name(UInt8(fl >> 14))))
+                out.end()
             }
-            f.append(Field("LE LL Pseudo Header", .none, g))
+            out.end()
         case LinkType.nordicBLE:
-            var g: [Field] = []
-            if let b = board { g.append(Field("Board", .uint(UInt64(b), hex: 0))) }
-            if let v = protocolVersion { g.append(Field("Protocol Version", .uint(UInt64(v), hex: 0))) }
-            if let c = packetCounter { g.append(Field("Packet Counter", .uint(UInt64(c), hex: 0))) }
-            if let i = packetID { g.append(Field("Packet ID", .uint(UInt64(i), hex: 2))) }
+            out.begin("nRF Sniffer", .none)
+            if let b = board { out.add("Board", .uint(UInt64(b), hex: 0)) }
+            if let v = protocolVersion { out.add("Protocol Version", .uint(UInt64(v), hex: 0)) }
+            if let c = packetCounter { out.add("Packet Counter", .uint(UInt64(c), hex: 0)) }
+            if let i = packetID { out.add("Packet ID", .uint(UInt64(i), hex: 2)) }
             if let fl = nordicFlags {
-                var names: [String] = [crcValid ? "CRC OK" : "CRC bad"]
-                var children: [Field] = [Field("CRC", .bool(crcValid))]
+                let toPeripheral = fl & 2 != 0
+                // The flags' names, each a bit of `nordicFlagNames`.
+                var named: UInt64 = crcValid ? 0x01 : 0x02
                 if channelKind == .data {
-                    names.append(fl & 2 != 0 ? "Central → Peripheral" : "Peripheral → Central")
-                    if micChecked { names.append("Encrypted"); names.append(micValid ? "MIC OK" : "MIC bad") }
-                    children.append(Field("Direction", .text(fl & 2 != 0 ? "Central → Peripheral" : "Peripheral → Central")))
-                    children.append(Field("Encrypted", .bool(micChecked)))
-                    if micChecked { children.append(Field("MIC", .bool(micValid))) }
-                } else if let aux = auxType {
-                    children.append(Field("Aux Type", .named(UInt64(aux), hex: 0, LLPseudoHeader.auxTypeNames[Int(aux & 3)])))
+                    named |= toPeripheral ? 0x04 : 0x08
+                    if micChecked { named |= micValid ? 0x30 : 0x50 }
                 }
-                children.append(Field("PHY", .named(UInt64((fl >> 4) & 7), hex: 0, LLPhy.name((fl >> 4) & 7))))
-                g.append(Field("Flags", .flags(UInt64(fl), hex: 2, SetBitNames(names)), children))
+                out.begin("Flags", .flags(UInt64(fl), hex: 2, SetBitNames(named, in: LLPseudoHeader.nordicFlagNames)))
+                out.add("CRC", .bool(crcValid))
+                if channelKind == .data {
+                    out.add("Direction", .text(toPeripheral ? "Central → Peripheral" : "Peripheral → Central"))
+                    out.add("Encrypted", .bool(micChecked))
+                    if micChecked { out.add("MIC", .bool(micValid)) }
+                } else if let aux = auxType {
+                    out.add("Aux Type", .named(UInt64(aux), hex: 0, LLPseudoHeader.auxTypeNames[Int(aux & 3)]))
+                }
+                out.add("PHY", .named(UInt64((fl >> 4) & 7), hex: 0, LLPhy.name((fl >> 4) & 7)))
+                out.end()
             }
-            if let c = channel { g.append(Field("Channel Index", .uint(UInt64(c), hex: 0))) }
-            if let r = rssi { g.append(Field("RSSI", .signed(Int64(r), unit: "dBm"))) }
-            if let e = eventCounter { g.append(Field("Event Counter", .uint(UInt64(e), hex: 0))) }
+            if let c = channel { out.add("Channel Index", .uint(UInt64(c), hex: 0)) }
+            if let r = rssi { out.add("RSSI", .signed(Int64(r), unit: "dBm")) }
+            if let e = eventCounter { out.add("Event Counter", .uint(UInt64(e), hex: 0)) }
             if let t = nordicTime {
-                g.append(Field((protocolVersion ?? 0) >= 3 ? "Timestamp" : "Delta Time (end to start)",
-                               .quantity(UInt64(t), hex: 0, Double(t), unit: "µs")))
+                out.add((protocolVersion ?? 0) >= 3 ? "Timestamp" : "Delta Time (end to start)",
+                        .quantity(UInt64(t), hex: 0, Double(t), unit: "µs"))
             }
-            if lengthMismatch { g.append(.malformed("header and payload lengths do not match the record")) }
-            f.append(Field("nRF Sniffer", .none, g))
+            if lengthMismatch { out.malformed("header and payload lengths do not match the record") }
+            out.end()
         case LinkType.ppi:
-            var g: [Field] = []
-            if let fl = ppiFlags { g.append(Field("Flags", .uint(UInt64(fl), hex: 2))) }
-            if let t = ppiLinkType { g.append(Field("DLT", .uint(UInt64(t), hex: 0))) }
+            out.begin("PPI", .none)
+            if let fl = ppiFlags { out.add("Flags", .uint(UInt64(fl), hex: 2)) }
+            if let t = ppiLinkType { out.add("DLT", .uint(UInt64(t), hex: 0)) }
             if let mhz = ppiFrequency {
-                var b: [Field] = [Field("Frequency", .quantity(UInt64(mhz), hex: 0, Double(mhz), unit: "MHz"))]
-                if let c = channel { b.append(Field("Channel Index", .uint(UInt64(c), hex: 0))) }
-                if let c = ppiClock100ns { b.append(Field("Clock (100 ns)", .uint(UInt64(c), hex: 0))) }
-                if let v = ppiRSSIMax { b.append(Field("RSSI Max", .signed(Int64(v), unit: "dBm"))) }
-                if let v = ppiRSSIMin { b.append(Field("RSSI Min", .signed(Int64(v), unit: "dBm"))) }
-                if let v = ppiRSSIAverage { b.append(Field("RSSI Average", .signed(Int64(v), unit: "dBm"))) }
-                if let v = ppiRSSICount { b.append(Field("RSSI Count", .uint(UInt64(v), hex: 0))) }
-                g.append(Field("BTLE", .none, b))
+                out.begin("BTLE", .none)
+                out.add("Frequency", .quantity(UInt64(mhz), hex: 0, Double(mhz), unit: "MHz"))
+                if let c = channel { out.add("Channel Index", .uint(UInt64(c), hex: 0)) }
+                if let c = ppiClock100ns { out.add("Clock (100 ns)", .uint(UInt64(c), hex: 0)) }
+                if let v = ppiRSSIMax { out.add("RSSI Max", .signed(Int64(v), unit: "dBm")) }
+                if let v = ppiRSSIMin { out.add("RSSI Min", .signed(Int64(v), unit: "dBm")) }
+                if let v = ppiRSSIAverage { out.add("RSSI Average", .signed(Int64(v), unit: "dBm")) }
+                if let v = ppiRSSICount { out.add("RSSI Count", .uint(UInt64(v), hex: 0)) }
+                out.end()
             }
-            f.append(Field("PPI", .none, g))
+            out.end()
             if let inner = ppiLinkType, inner == LinkType.leLLWithPHDR || inner == LinkType.nordicBLE {
                 var copy = self
                 copy.linkType = inner
-                f += copy.fields
+                copy.writeFields(to: out)
             }
         default:
             break
         }
-        return f
     }
 
     static let phdrPDUTypes = ["Advertising or Data (unspecified direction)", "Auxiliary Advertising",
@@ -332,10 +336,13 @@ extension LLPseudoHeader: Dissectable {
                                "Connected Isochronous, Central to Peripheral", "Connected Isochronous, Peripheral to Central",
                                "Broadcast Isochronous", "Reserved"]
     static let auxTypeNames = ["AUX_ADV_IND", "AUX_CHAIN_IND", "AUX_SYNC_IND", "AUX_SCAN_RSP"]
-    static let phdrFlagNames: [(UInt16, String)] = [
-        (0x0001, "Dewhitened"), (0x0002, "Signal Power Valid"), (0x0004, "Noise Power Valid"),
-        (0x0008, "Decrypted"), (0x0010, "Reference Access Address Valid"),
-        (0x0020, "Access Address Offenses Valid"), (0x0040, "Channel Aliased"), (0x0400, "CRC Checked"),
-        (0x0800, "CRC Valid"), (0x1000, "MIC Checked"), (0x2000, "MIC Valid"),
-    ]
+    /// The LE LL pseudo header's flag bits, by bit; bits 7–9 (PDU type) and 14–15 (PHY) are
+    /// fields of their own, outside `phdrFlagBits`.
+    static let phdrFlagNames = ["Dewhitened", "Signal Power Valid", "Noise Power Valid", "Decrypted",
+                                "Reference Access Address Valid", "Access Address Offenses Valid", "Channel Aliased",
+                                "", "", "", "CRC Checked", "CRC Valid", "MIC Checked", "MIC Valid"]
+    static let phdrFlagBits: UInt64 = 0x3C7F
+    /// What the nRF Sniffer's flags say, in the order they are named.
+    static let nordicFlagNames = ["CRC OK", "CRC bad", "Central → Peripheral", "Peripheral → Central",
+                                  "Encrypted", "MIC OK", "MIC bad"]
 }

@@ -61,8 +61,7 @@ public enum LLPDU: Sendable, Dissectable {
             default: return false
             }
         case .data(let d):
-            guard let c = d.control else { return false }
-            return c.fields.contains { if case .error = $0.value { return true } else { return false } }
+            return d.control?.isTruncated ?? false
         case .none: return false
         }
     }
@@ -77,11 +76,13 @@ public enum LLPDU: Sendable, Dissectable {
         }
     }
 
-    public var fields: [Field] {
+    public var fields: [Field] { FieldList.build(writeFields) }
+
+    public func writeFields(to out: FieldSink) {
         switch self {
-        case .advertising(let a): return a.fields
-        case .data(let d): return d.fields
-        case .none: return []
+        case .advertising(let a): a.writeFields(to: out)
+        case .data(let d): d.writeFields(to: out)
+        case .none: break
         }
     }
 }
@@ -173,16 +174,18 @@ public final class LLFrame: Dissectable {
         // A malformed frame is marked once, by whoever prints the frame (its problems are the frame's).
     }
 
-    public var fields: [Field] {
-        var f = header.fields
-        var ll: [Field] = []
-        if let aa = accessAddress { ll.append(Field("Access Address", .uint(UInt64(aa), hex: 8))) }
+    public var fields: [Field] { FieldList.build(writeFields) }
+
+    public func writeFields(to out: FieldSink) {
+        header.writeFields(to: out)
+        out.begin("Bluetooth Low Energy Link Layer", .none)
+        if let aa = accessAddress { out.add("Access Address", .uint(UInt64(aa), hex: 8)) }
         if let ci = codingIndicator {
-            ll.append(Field("Coding Indicator", .named(UInt64(ci), hex: 0, LLPacket.codingIndicatorNames[Int(ci)])))
+            out.add("Coding Indicator", .named(UInt64(ci), hex: 0, LLPacket.codingIndicatorNames[Int(ci)]))
         }
-        if let c = connection { ll.append(Field("Connection", .uint(UInt64(c), hex: 0))) }
-        if let d = direction { ll.append(Field("Direction", .text(d == .centralToPeripheral ? "Central → Peripheral" : "Peripheral → Central"))) }
-        ll += pdu.fields
+        if let c = connection { out.add("Connection", .uint(UInt64(c), hex: 0)) }
+        if let d = direction { out.add("Direction", .text(d == .centralToPeripheral ? "Central → Peripheral" : "Peripheral → Central")) }
+        pdu.writeFields(to: out)
         if let c = crcValue {
             let status: String
             switch crc {
@@ -191,26 +194,28 @@ public final class LLFrame: Dissectable {
             case .unchecked: status = "unchecked"
             case .storedMismatch: status = "correct by the sniffer; the stored CRC does not match the packet"
             }
-            var children = [Field("Status", .text(status))]
-            if crcStoredAsNumber { children.append(Field("Byte Order", .text("stored as a little-endian number, not in air order"))) }
-            ll.append(Field("CRC", .uint(UInt64(c), hex: 6), children))
+            out.begin("CRC", .uint(UInt64(c), hex: 6))
+            out.add("Status", .text(status))
+            if crcStoredAsNumber { out.add("Byte Order", .text("stored as a little-endian number, not in air order")) }
+            out.end()
         }
-        if isRetransmission { ll.append(Field("Retransmission", .bool(true))) }
+        if isRetransmission { out.add("Retransmission", .bool(true)) }
         if sequence == .unknown {
-            ll.append(Field("Sequence", .text("unknown: the sniffer missed packets that could hold acknowledged PDUs")))
+            out.add("Sequence", .text("unknown: the sniffer missed packets that could hold acknowledged PDUs"))
         }
         switch encryption {
         case .none: break
-        case .encrypted: ll.append(Field("Encryption", .text("encrypted, not decrypted")))
+        case .encrypted: out.add("Encryption", .text("encrypted, not decrypted"))
         case .decrypted:
-            ll.append(Field("Encryption", .text("decrypted (MIC correct)"), key.map { [Field("Key", .text($0.description))] } ?? []))
-        case .decryptedBySniffer: ll.append(Field("Encryption", .text("decrypted by the sniffer (MIC correct)")))
+            out.begin("Encryption", .text("decrypted (MIC correct)"))
+            if let key { out.add("Key", .text(key.description)) }
+            out.end()
+        case .decryptedBySniffer: out.add("Encryption", .text("decrypted by the sniffer (MIC correct)"))
         case .decryptedInCapture:
-            ll.append(Field("Encryption", .text("decrypted by the tool that wrote the capture (no MIC; the header does not say so)")))
+            out.add("Encryption", .text("decrypted by the tool that wrote the capture (no MIC; the header does not say so)"))
         }
-        for p in problems { ll.append(.malformed(p)) }
-        f.append(Field("Bluetooth Low Energy Link Layer", .none, ll))
-        return f
+        for p in problems { out.malformed(p) }
+        out.end()
     }
 }
 

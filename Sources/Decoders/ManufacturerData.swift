@@ -20,10 +20,16 @@ public enum ManufacturerData {
 
     /// Decoded fields of the data after the company identifier, when the format is known.
     public static func fields(company: UInt16, data: Bytes) -> [Field] {
+        FieldList.build { writeFields(company: company, data: data, to: $0) }
+    }
+
+    /// Sends `fields(company:data:)` to `out`, field by field: phones' advertisements are mostly
+    /// Apple's and Microsoft's.
+    static func writeFields(company: UInt16, data: Bytes, to out: FieldSink) {
         switch company {
-        case apple: return AppleContinuity.fields(data)
-        case microsoft: return Microsoft.fields(data)
-        default: return []
+        case apple: AppleContinuity.write(data, to: out)
+        case microsoft: Microsoft.write(data, to: out)
+        default: break
         }
     }
 }
@@ -47,9 +53,13 @@ public struct IBeacon: Sendable, Equatable {
         measuredPower = p
     }
 
-    public var fields: [Field] {
-        [ADValue.uuidField("Proximity UUID", proximityUUID), Field.dec("Major", major), Field.dec("Minor", minor),
-         Field("Measured Power", .signed(Int64(measuredPower), unit: "dBm"))]
+    public var fields: [Field] { FieldList.build(writeFields) }
+
+    func writeFields(to out: FieldSink) {
+        ADValue.writeUUID("Proximity UUID", proximityUUID, to: out)
+        out.add("Major", .uint(UInt64(major), hex: 0))
+        out.add("Minor", .uint(UInt64(minor), hex: 0))
+        out.add("Measured Power", .signed(Int64(measuredPower), unit: "dBm"))
     }
 }
 
@@ -169,30 +179,32 @@ enum AppleContinuity {
 
     static func name(_ type: UInt8) -> String? { names[type] }
 
-    static func fields(_ data: Bytes) -> [Field] {
+    static func write(_ data: Bytes, to out: FieldSink) {
         if let o = OverflowArea(company: ManufacturerData.apple, data: data) {
-            return [Field("Apple Overflow Area", .none, o.fields())]
+            out.begin("Apple Overflow Area", .none)
+            out.add(o.fields())
+            out.end()
+            return
         }
-        var out: [Field] = []
         var r = ByteReader(data)
         while let type = try? r.u8() {
-            let typeField = Field("Type", .named(UInt64(type), hex: 2, names[type] ?? "Unknown"))
-            guard let len = try? r.u8() else {
-                out.append(Field("Apple Continuity", .none, [typeField, Field.malformed("missing length")]))
+            let len = try? r.u8()
+            let body = len.flatMap { try? r.take(Int($0)) }
+            out.begin(type == 0x02 && body != nil ? "iBeacon" : "Apple Continuity", .none)
+            defer { out.end() }
+            out.add("Type", .named(UInt64(type), hex: 2, names[type] ?? "Unknown"))
+            guard let len else { out.malformed("missing length"); break }
+            out.add("Length", .uint(UInt64(len), hex: 0))
+            guard let body else {
+                out.malformed("length \(len) runs past the data")
+                out.add("Data", .bytes(r.rest()))
                 break
             }
-            guard let body = try? r.take(Int(len)) else {
-                out.append(Field("Apple Continuity", .none, [typeField, Field.dec("Length", len),
-                                                              Field.malformed("length \(len) runs past the data"), Field("Data", .bytes(r.rest()))]))
-                break
-            }
-            var children = [typeField, Field.dec("Length", len), Field("Data", .bytes(body))]
+            out.add("Data", .bytes(body))
             if type == 0x02, let b = IBeacon(company: ManufacturerData.apple, data: data[body.startIndex - 2..<body.endIndex]) {
-                children += b.fields
+                b.writeFields(to: out)
             }
-            out.append(Field(type == 0x02 ? "iBeacon" : "Apple Continuity", .none, children))
         }
-        return out
     }
 }
 
@@ -205,30 +217,33 @@ enum Microsoft {
         16: "Windows tablet",
     ]
 
-    static func fields(_ d: Bytes) -> [Field] {
-        guard let scenario = d.byte(0) else { return [] }
-        var out = [Field("Scenario Type", .named(UInt64(scenario), hex: 2, scenarioNames[scenario] ?? "Unknown"))]
+    static func write(_ d: Bytes, to out: FieldSink) {
+        guard let scenario = d.byte(0) else { return }
+        out.add("Scenario Type", .named(UInt64(scenario), hex: 2, scenarioNames[scenario] ?? "Unknown"))
         var r = ByteReader(d.from(1))
         switch scenario {
         case 0x01:
             // [MS-CDP] 3.1.1.1: version and device type, version and flags, reserved, salt, device hash.
             guard let vt = try? r.u8(), let vf = try? r.u8(), let reserved = try? r.u8(), let salt = try? r.take(4) else {
-                return out + [Field.malformed("CDP beacon too short")]
+                return out.malformed("CDP beacon too short")
             }
-            out += [Field("Version", .uint(UInt64(vt >> 5), hex: 0)),
-                    Field("Device Type", .named(UInt64(vt & 0x1F), hex: 2, cdpDeviceTypes[vt & 0x1F] ?? "Unknown")),
-                    Field("Flags Version", .uint(UInt64(vf >> 5), hex: 0)), Field("Flags", .uint(UInt64(vf & 0x1F), hex: 2)),
-                    Field.u8("Reserved", reserved), Field("Salt", .bytes(salt)), Field("Device Hash", .bytes(r.rest()))]
+            out.add("Version", .uint(UInt64(vt >> 5), hex: 0))
+            out.add("Device Type", .named(UInt64(vt & 0x1F), hex: 2, cdpDeviceTypes[vt & 0x1F] ?? "Unknown"))
+            out.add("Flags Version", .uint(UInt64(vf >> 5), hex: 0))
+            out.add("Flags", .uint(UInt64(vf & 0x1F), hex: 2))
+            out.add("Reserved", .uint(UInt64(reserved), hex: 2))
+            out.add("Salt", .bytes(salt))
+            out.add("Device Hash", .bytes(r.rest()))
         case 0x03:
             // Swift Pair: sub-scenario, reserved RSSI byte, then the display name (pairing mode).
-            guard let sub = try? r.u8(), let rssi = try? r.u8() else { return out + [Field.malformed("Swift Pair beacon too short")] }
-            out += [Field.u8("Sub Scenario", sub), Field.u8("Reserved RSSI", rssi)]
+            guard let sub = try? r.u8(), let rssi = try? r.u8() else { return out.malformed("Swift Pair beacon too short") }
+            out.add("Sub Scenario", .uint(UInt64(sub), hex: 2))
+            out.add("Reserved RSSI", .uint(UInt64(rssi), hex: 2))
             let rest = r.rest()
-            if !rest.isEmpty { out.append(Field("Data", .bytes(rest))) }
+            if !rest.isEmpty { out.add("Data", .bytes(rest)) }
         default:
-            out.append(Field("Data", .bytes(r.rest())))
+            out.add("Data", .bytes(r.rest()))
         }
-        return out
     }
 }
 

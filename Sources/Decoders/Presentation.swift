@@ -241,7 +241,7 @@ extension Decoded {
         case .linkLayer:
             if let f = linkLayer {
                 layer("Link Layer")
-                if let out { out.add(f.fields) }
+                if let out { f.writeFields(to: out) }
             }
             writeL2CAP(to: out, layer: layer)
         case .unsupported, .unknownHCIType, .truncatedHeader:
