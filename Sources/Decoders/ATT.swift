@@ -364,16 +364,69 @@ public struct ATTPDU: Sendable {
 // MARK: Typed accessors
 
 /// A handle and the value that goes with it.
-public struct ATTHandleValue: Sendable {
+public struct ATTHandleValue: Sendable, ATTListEntry {
     public let handle: UInt16
     public let value: Bytes
+
+    init(handle: UInt16, value: Bytes) {
+        self.handle = handle
+        self.value = value
+    }
+
+    /// A Read By Type Response entry: handle, then value.
+    public init(_ list: Bytes, at o: Int, width: Int) {
+        handle = list.le16(at: o)
+        value = list[list.startIndex &+ o &+ 2 ..< list.startIndex &+ o &+ width]
+    }
 }
 
 /// One group of a Read By Group Type Response or Find By Type Value Response.
-public struct ATTGroup: Sendable {
+public struct ATTGroup: Sendable, ATTListEntry {
     public let start: UInt16
     public let end: UInt16
     public let value: Bytes
+
+    /// Start and end handles, then the value (none in a Find By Type Value Response).
+    public init(_ list: Bytes, at o: Int, width: Int) {
+        start = list.le16(at: o)
+        end = list.le16(at: o &+ 2)
+        value = list[list.startIndex &+ o &+ 4 ..< list.startIndex &+ o &+ width]
+    }
+}
+
+/// One Find Information Response entry: a handle and its type.
+public struct ATTInformation: Sendable, ATTListEntry {
+    public let handle: UInt16
+    public let uuid: BluetoothUUID
+
+    public init(_ list: Bytes, at o: Int, width: Int) {
+        handle = list.le16(at: o)
+        let from = list.startIndex &+ o &+ 2
+        uuid = BluetoothUUID(littleEndian: list[from ..< from &+ width &- 2]) ?? BluetoothUUID(uuid16: 0)
+    }
+}
+
+/// An entry of a list of equal-width entries in a PDU, read from its offset in the list.
+public protocol ATTListEntry: Sendable {
+    init(_ list: Bytes, at offset: Int, width: Int)
+}
+
+/// A PDU's list of equal-width entries, each read where it lies when asked for: walking a
+/// discovery response makes no array.
+public struct ATTList<Entry: ATTListEntry>: RandomAccessCollection, Sendable {
+    let list: Bytes
+    let width: Int
+
+    init(_ list: Bytes, width: Int) {
+        self.list = list
+        self.width = width
+    }
+
+    static var empty: ATTList { ATTList(Bytes(), width: 1) }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { list.count / width }
+    public subscript(i: Int) -> Entry { Entry(list, at: i &* width, width: width) }
 }
 
 /// The fixed fields, read from the parameters alone: they hold no reference, so reading them
@@ -464,40 +517,25 @@ extension ATTPDU {
     }
 
     /// Find Information Response entries.
-    public var information: [(handle: UInt16, uuid: BluetoothUUID)] {
-        guard case .information(let format, let span) = parameters else { return [] }
-        let width = format == 1 ? 2 : 16
-        var out: [(handle: UInt16, uuid: BluetoothUUID)] = []
-        var r = ByteReader(bytes[span])
-        while let h = try? r.u16(), let u = try? r.uuid(width: width) { out.append((h, u)) }
-        return out
+    public var information: ATTList<ATTInformation> {
+        guard case .information(let format, let span) = parameters else { return .empty }
+        return ATTList(bytes[span], width: format == 1 ? 4 : 18)
     }
 
     /// Read By Type Response (handle, value) entries.
-    public var attributeData: [ATTHandleValue] {
-        guard case .attributeData(let len, let span) = parameters, opcode == .readByTypeResponse, len >= 2 else { return [] }
-        let l = bytes[span]
-        return stride(from: 0, to: l.count, by: Int(len)).compactMap { o in
-            l.le16(o).map { ATTHandleValue(handle: $0, value: l.from(o + 2).prefix(Int(len) - 2)) }
-        }
+    public var attributeData: ATTList<ATTHandleValue> {
+        guard case .attributeData(let len, let span) = parameters, opcode == .readByTypeResponse, len >= 2 else { return .empty }
+        return ATTList(bytes[span], width: Int(len))
     }
 
     /// Read By Group Type Response groups, or Find By Type Value Response handle ranges (empty values).
-    public var groups: [ATTGroup] {
+    public var groups: ATTList<ATTGroup> {
         switch parameters {
         case .attributeData(let len, let span) where opcode == .readByGroupTypeResponse && len >= 4:
-            let l = bytes[span]
-            return stride(from: 0, to: l.count, by: Int(len)).compactMap { o in
-                guard let s = l.le16(o), let e = l.le16(o + 2) else { return nil }
-                return ATTGroup(start: s, end: e, value: l.from(o + 4).prefix(Int(len) - 4))
-            }
+            return ATTList(bytes[span], width: Int(len))
         case .handlesInformation(let span):
-            let l = bytes[span]
-            return stride(from: 0, to: l.count, by: 4).compactMap { o in
-                guard let s = l.le16(o), let e = l.le16(o + 2) else { return nil }
-                return ATTGroup(start: s, end: e, value: l[l.endIndex...])
-            }
-        default: return []
+            return ATTList(bytes[span], width: 4)
+        default: return .empty
         }
     }
 
