@@ -104,6 +104,8 @@ public protocol AuditRule {
     static var consumes: AuditEventKinds { get }
     /// The ATT PDUs `observeATT` acts on, by opcode; the auditor does not call it for others.
     static var attOpcodes: ATTOpcodeSet { get }
+    /// The advertising data `observeAdvertisingData` acts on; the auditor does not call it for the rest.
+    static var advertisingInterest: AdvertisingInterest { get }
     /// True for rules that decide when time has passed (a grace period, a timeout): `tick` is then
     /// called before any event, of whatever kind, later than `nextTick`, with its frame as the time now.
     static var checksTime: Bool { get }
@@ -130,6 +132,25 @@ protocol OptionlessRule: AuditRule { init() }
 
 extension OptionlessRule {
     init(settings: RuleSettings) { self.init() }
+}
+
+/// Which advertising data a rule acts on, by the facts the advertiser model found in it: most
+/// reports show nothing new, and a rule about faults then has nothing to do.
+public struct AdvertisingInterest: Sendable {
+    /// Data showing one of these facts for its advertiser's first time (`AdvertisingDataObservation.new`).
+    let new: ADFacts.Kinds
+    /// Data of an advertiser that has shown one of these facts (`Advertiser.seen`).
+    let seen: ADFacts.Kinds
+    let every: Bool
+
+    /// Every report and all data this host sets.
+    public static let every = AdvertisingInterest(new: [], seen: [], every: true)
+    public static func new(_ k: ADFacts.Kinds) -> AdvertisingInterest { AdvertisingInterest(new: k, seen: [], every: false) }
+    public static func seen(_ k: ADFacts.Kinds) -> AdvertisingInterest { AdvertisingInterest(new: [], seen: k, every: false) }
+
+    @inline(__always) func wants(_ o: AdvertisingDataObservation) -> Bool {
+        every || !o.new.isDisjoint(with: new) || !o.advertiser.seen.isDisjoint(with: seen)
+    }
 }
 
 /// A set of ATT opcodes (all 256 values, so the command and signature flags count).
@@ -212,6 +233,7 @@ extension AuditEvent {
 extension AuditRule {
     public static var consumes: AuditEventKinds { .all }
     public static var attOpcodes: ATTOpcodeSet { .all }
+    public static var advertisingInterest: AdvertisingInterest { .every }
     public static var checksTime: Bool { false }
     public var nextTick: Int64 { Self.checksTime ? .min : .max }
     public mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {}

@@ -125,7 +125,9 @@ public final class Auditor: AuditEventSink {
 
     private func rulesObserve(_ o: AdvertisingDataObservation, at frame: FrameRef) {
         advance(to: frame)
-        for r in byKind[Self.advertisingDataKind] { r._withUnsafeGuaranteedRef { $0.observeAdvertisingData(o, frame, emit) } }
+        for r in byKind[Self.advertisingDataKind] {
+            r._withUnsafeGuaranteedRef { if $0.advertisingInterest.wants(o) { $0.observeAdvertisingData(o, frame, emit) } }
+        }
     }
 
     /// The time is now `frame`'s: the rules that check time and have something due are ticked.
@@ -170,6 +172,7 @@ final class RuleRunner {
     let id: String
     let consumes: AuditEventKinds
     let attOpcodes: ATTOpcodeSet
+    let advertisingInterest: AdvertisingInterest
     let checksTime: Bool
     /// The rule's `nextTick`, kept up to date after each call into it: testing it costs no call.
     var nextTick: Int64 { tickCell.pointee }
@@ -190,6 +193,7 @@ final class RuleRunner {
         id = R.info.id
         consumes = R.consumes
         attOpcodes = R.attOpcodes
+        advertisingInterest = R.advertisingInterest
         checksTime = R.checksTime
         tickCell = cell
         @inline(__always) func update() {

@@ -223,21 +223,25 @@ struct AdvertiserModel {
 
     /// Data this host set, walked once.
     mutating func hostData(_ key: AdvertiserKey, data: Bytes, scanResponse: Bool, legacy: Bool) -> AdvertisingDataObservation {
-        var o = AdvertisingDataObservation(key: key, data: data, scanResponse: scanResponse, legacy: legacy,
-                                           facts: ADFacts(data, scanResponse: scanResponse, legacy: legacy),
-                                           new: [], advertiser: Advertiser(), report: nil)
-        o.advertiser = table.update(key, default: Advertiser()) { Self.learn(&$0, &o) }
-        return o
+        let facts = ADFacts(data, scanResponse: scanResponse, legacy: legacy)
+        var new: ADFacts.Kinds = []
+        let advertiser = table.update(key, default: Advertiser()) { a in
+            new = Self.learn(&a, facts.kinds, scanResponse: scanResponse)
+            return a
+        }
+        return AdvertisingDataObservation(key: key, data: data, scanResponse: scanResponse, legacy: legacy, facts: facts,
+                                          new: new, advertiser: advertiser, report: nil)
     }
 
     /// A report received during scan `scan` (if any): its data walked once, its advertiser updated.
+    /// The observation is made once, at the end: built first and updated inside the table's
+    /// closure, it was copied out and destroyed twice a report.
     mutating func received(_ key: AdvertiserKey, data: Bytes, scanResponse: Bool, legacy: Bool,
                            addressType: UInt8, rssi: Int8?, scan: (number: Int, app: Bool)?) -> AdvertisingDataObservation {
-        var o = AdvertisingDataObservation(key: key, data: data, scanResponse: scanResponse, legacy: legacy,
-                                           facts: ADFacts(data, scanResponse: scanResponse, legacy: legacy),
-                                           new: [], advertiser: Advertiser(),
-                                           report: ReceivedReport(addressType: addressType, rssi: rssi, scan: scan?.number))
-        o.advertiser = table.update(key, default: Advertiser()) { a in
+        let facts = ADFacts(data, scanResponse: scanResponse, legacy: legacy)
+        var new: ADFacts.Kinds = []
+        var reportsInScan = 0
+        let advertiser = table.update(key, default: Advertiser()) { a in
             if let s = scan {
                 if a.foundIn != s.number {
                     a.foundIn = s.number
@@ -245,24 +249,29 @@ struct AdvertiserModel {
                 }
                 if s.app { a.foundByApp = s.number }
                 if !scanResponse { a.reportsInScan &+= 1 }
-                o.report?.reportsInScan = a.reportsInScan
+                reportsInScan = a.reportsInScan
             }
-            return Self.learn(&a, &o)
+            new = Self.learn(&a, facts.kinds, scanResponse: scanResponse)
+            return a
         }
-        return o
+        return AdvertisingDataObservation(key: key, data: data, scanResponse: scanResponse, legacy: legacy, facts: facts,
+                                          new: new, advertiser: advertiser,
+                                          report: ReceivedReport(addressType: addressType, rssi: rssi, scan: scan?.number,
+                                                                 reportsInScan: reportsInScan))
     }
 
     /// The advertiser at `key`, if kept.
     func advertiser(_ key: AdvertiserKey) -> Advertiser? { table[key] }
 
-    private static func learn(_ a: inout Advertiser, _ o: inout AdvertisingDataObservation) -> Advertiser {
-        let kinds = o.facts.kinds
+    /// Adds the facts of one piece of data to its advertiser; returns those it shows for the first time.
+    private static func learn(_ a: inout Advertiser, _ kinds: ADFacts.Kinds, scanResponse: Bool) -> ADFacts.Kinds {
+        var new: ADFacts.Kinds = []
         if !kinds.isEmpty {
-            o.new = kinds.subtracting(a.seen)
+            new = kinds.subtracting(a.seen)
             a.seen.formUnion(kinds)
         }
-        if o.scanResponse && !a.seen.isDisjoint(with: [.shortenedName, .completeName]) { a.scanResponseAfterName = true }
-        return a
+        if scanResponse && !a.seen.isDisjoint(with: [.shortenedName, .completeName]) { a.scanResponseAfterName = true }
+        return new
     }
 }
 

@@ -4,6 +4,7 @@ import Decoders
 /// runs past the end makes scanners drop or misread the whole packet.
 struct BLE501AdvDataInvalid: AdvertisingDataRule {
     static let info = RuleInfo.ble501
+    static let advertisingInterest: AdvertisingInterest = .new([.tooLong, .tooLongScanResponse, .malformed, .malformedScanResponse])
 
     let includeReceived: Bool
 

@@ -5,6 +5,7 @@ import Wire
 /// explicitly (a scan response request, or Apple's hashed overflow area).
 struct BLE502AdvServicesOverflow: AdvertisingDataRule {
     static let info = RuleInfo.ble502
+    static let advertisingInterest: AdvertisingInterest = .new([.incompleteList, .overflowArea])
 
     static let consumes: AuditEventKinds = [.advertisingData, .att]
     static let attOpcodes = ATTOpcodeSet([.readByGroupTypeResponse])

@@ -4,6 +4,7 @@ import Decoders
 /// unless they ask for the scan response.
 struct BLE503LocalNameTruncated: AdvertisingDataRule {
     static let info = RuleInfo.ble503
+    static let advertisingInterest: AdvertisingInterest = .seen(.shortenedName)
 
     /// Advertisers that sent a Shortened Local Name: the first one, and the advertiser as last seen.
     private var shortened = BoundedMap<AdvertiserKey, (frame: FrameRef, name: String, advertiser: Advertiser)>(capacity: 10_000)
