@@ -52,7 +52,7 @@ public enum FieldValue: Sendable {
     /// Text made from what the frame holds, written only when printed (no String per frame).
     case derived(DerivedText)
     /// Text as a device sent it (a name, a GATT string): kept as bytes, since it may be invalid
-    /// UTF-8. Text output escapes it (`DisplayText`), JSON and HTML show it as a String.
+    /// UTF-8. Text output escapes it (Report's `DisplayText`), JSON and HTML show it as a String.
     case received(Bytes)
     /// Raw bytes (a slice of the frame; field trees do not outlive the frame's printing).
     case bytes(Bytes)

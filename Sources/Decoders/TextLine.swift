@@ -53,6 +53,9 @@ public struct TextLine: @unchecked Sendable {
 
     mutating func append(_ p: UnsafeBufferPointer<UInt8>) { append(UnsafeRawBufferPointer(p)) }
 
+    /// Bytes lent by the caller, as they are.
+    @inlinable public mutating func write(buffer p: UnsafeBufferPointer<UInt8>) { append(UnsafeRawBufferPointer(p)) }
+
     /// Empties the line and keeps its storage.
     public mutating func clear() {
         if isKnownUniquelyReferenced(&storage) { storage.header.count = 0 } else { storage = TextLine.empty }
@@ -98,12 +101,6 @@ public struct TextLine: @unchecked Sendable {
     /// Text as a device sent it, kept as bytes (possibly invalid UTF-8): the terminal printer shows
     /// invalid bytes as `\xNN` and JSON as U+FFFD, both from the same line.
     public mutating func write(received b: Bytes) { b.withUnsafeBufferPointer { append($0) } }
-
-    /// `s` as `DisplayText` shows it on a terminal, for lines that are printed only as text.
-    public mutating func write(display s: String, _ style: DisplayText.Style = []) {
-        var s = s
-        s.withUTF8 { u in DisplayText.escape(u, style) { append($0) } }
-    }
 
     /// Decimal, as `String(v)` spells it.
     public mutating func write<T: BinaryInteger>(_ v: T) {

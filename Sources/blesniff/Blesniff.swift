@@ -1,4 +1,5 @@
 import Decoders
+import Report
 import ArgumentParser
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import Decoders
 import Wire
 
 /// How text from the air is shown on a terminal. A device name, a GATT string or a file name is
@@ -199,5 +200,13 @@ public enum DisplayText {
             let n = count
             withUnsafeBytes(of: &copy) { body(UnsafeBufferPointer(start: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n)) }
         }
+    }
+}
+
+extension TextLine {
+    /// `s` as `DisplayText` shows it on a terminal, for lines that are printed only as text.
+    public mutating func write(display s: String, _ style: DisplayText.Style = []) {
+        var s = s
+        s.withUTF8 { u in DisplayText.escape(u, style) { write(buffer: $0) } }
     }
 }

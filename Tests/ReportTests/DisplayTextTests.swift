@@ -1,5 +1,6 @@
 import XCTest
-@testable import Decoders
+@testable import Report
+import Decoders
 
 /// The one rule for text from the air on a terminal: each row is what a device sent and what a
 /// person sees.
