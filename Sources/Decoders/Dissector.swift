@@ -60,6 +60,8 @@ public final class Dissector {
     var ltkRequests: [UInt32: (ediv: UInt16, rand: UInt64)] = [:]
     /// Connections seen over the air, by the link-layer tracker's index.
     private var llConnections: [Int: Connection] = [:]
+    /// The link of the frame before, found without hashing.
+    private var lastLLConnection: (index: Int, connection: Connection)?
     /// Central and peripheral of the sniffed links that began with a CONNECT_IND, by tracker index.
     private var llDevices: [Int: (central: BDAddr, peripheral: BDAddr)] = [:]
     /// When the first sniffed link outlives its supervision timeout with no packet (`.max`: none open).
@@ -333,23 +335,28 @@ public final class Dissector {
         let f = linkLayer.process(p)
         for p in f.problems { d.problem(.linkLayer, p) }
         if p.timestamp > nextLossCheck { endSilentLinks(now: p.timestamp, &d) }
-        if let a = f.advertisingPDU, f.crc != .invalid {
-            if let rep = a.report(rssi: f.header.rssi), advertisingEvents.isNew(rep, time: p.timestamp) {
-                f.report = rep
+        // The tracker's report and CONNECT_IND, read rather than the PDU, which would be copied.
+        if let rep = f.report {
+            if advertisingEvents.isNew(rep, time: p.timestamp) {
                 advertisers?.add(rep, frame: p.number, time: p.timestamp)
+            } else {
+                f.report = nil
             }
-            if let c = a.connectInd {
-                advertisers?.noteConnection(to: c.advA, frame: p.number)
-                endLinks(central: c.initA, peripheral: c.advA, &d)
-            }
+        }
+        if let c = f.connectInd {
+            advertisers?.noteConnection(to: c.advA, frame: p.number)
+            endLinks(central: c.initA, peripheral: c.advA, &d)
         }
         d.linkLayer = f
         // Why the link stays encrypted, unless its sniffed pairing already said (what was missed).
         if d.keyNote == nil, let why = f.decryptionNote, f.connection.map({ pairingExchanges[$0] == nil }) ?? true { d.keyNote = why }
         guard let index = f.connection else { return }
         let c: Connection
-        if let known = llConnections[index] {
+        if let last = lastLLConnection, last.index == index {
+            c = last.connection
+        } else if let known = llConnections[index] {
             c = known
+            lastLLConnection = (index, known)
         } else {
             c = Connection(id: nextConnectionID, adapter: 0, handle: UInt16(truncatingIfNeeded: index), isLE: true,
                            frame: p.number, time: p.timestamp)
@@ -371,6 +378,7 @@ public final class Dissector {
             if llConnections.count > LinkLayerTracker.maxConnections, let oldest = llConnections.keys.min() {
                 llConnections[oldest] = nil
             }
+            lastLLConnection = (index, c)
         }
         d.connection = c
         // Any packet of the link, empty PDUs too, shows the sniffer still follows it.
@@ -413,6 +421,7 @@ public final class Dissector {
 
     private func endLink(_ index: Int, _ c: Connection, _ d: inout Decoded) {
         llConnections[index] = nil
+        if lastLLConnection?.index == index { lastLLConnection = nil }
         llDevices[index] = nil
         c.lost = true
         c.endedFrame = c.lastPacketFrame ?? c.firstFrame

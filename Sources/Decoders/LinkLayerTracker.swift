@@ -120,10 +120,15 @@ public final class LLFrame: Dissectable {
     /// What broke a rule (header, lengths); decoding went on.
     public internal(set) var problems: [String] = []
 
-    /// The advertising report this PDU stands for (`LLAdvertisingPDU.report`), set by the
-    /// dissector for the first copy of an advertising event (the advertiser repeats it on each
-    /// primary channel) with a CRC that is not known bad.
+    /// The advertising report this PDU stands for (`LLAdvertisingPDU.report`) when its CRC is not
+    /// known bad; the dissector keeps it only for the first copy of an advertising event (the
+    /// advertiser repeats it on each primary channel).
     public internal(set) var report: AdvertisingReport?
+    /// A CONNECT_IND's parameters (with a CRC not known bad).
+    public internal(set) var connectInd: LLConnectInd?
+    /// `pdu.hasFieldFaults`, decided when the PDU is stored: read back out of the frame, the PDU
+    /// would be copied for it.
+    private(set) var pduHasFieldFaults = false
 
     init(number: Int, header: LLPseudoHeader) {
         self.number = number
@@ -150,6 +155,14 @@ public final class LLFrame: Dissectable {
         l2cap = nil
         problems.removeAll(keepingCapacity: true)
         report = nil
+        connectInd = nil
+        pduHasFieldFaults = false
+    }
+
+    /// Stores the PDU with its fault verdict.
+    func set(_ pdu: LLPDU) {
+        pduHasFieldFaults = pdu.hasFieldFaults
+        self.pdu = pdu
     }
 
     public var isAdvertising: Bool { if case .advertising = pdu { return true } else { return false } }
@@ -157,7 +170,7 @@ public final class LLFrame: Dissectable {
     /// Whether the PDU's full decode marks a fault the tracker did not report (a CONNECT_IND hop
     /// increment outside 5-16, an extended header that does not parse, an LL control PDU cut short),
     /// checked without writing the fields: most frames are empty PDUs and data.
-    public var hasFieldFaults: Bool { pdu.hasFieldFaults }
+    public var hasFieldFaults: Bool { pduHasFieldFaults }
     public var dataPDU: LLDataPDU? { if case .data(let d) = pdu { return d } else { return nil } }
     public var advertisingPDU: LLAdvertisingPDU? { if case .advertising(let a) = pdu { return a } else { return nil } }
 
@@ -357,12 +370,18 @@ public final class LinkLayerTracker {
             frame.crc = crcStatus(frame, p, initial: LLPacket.advertisingCRCInit)
             let secondary = h.auxiliary || (h.channel ?? 37) < 37
             let adv = LLAdvertisingPDU(p.pdu, secondary: secondary, auxType: h.auxType)
-            frame.pdu = .advertising(adv)
             if case .malformed(let m) = adv.body { frame.problems.append(m) }
-            if let c = adv.connectInd, frame.crc != .invalid { startConnection(c, initiatorRandom: adv.txAdd, advertiserRandom: adv.rxAdd) }
+            if frame.crc != .invalid {
+                frame.report = adv.report(rssi: h.rssi)
+                if let c = adv.connectInd {
+                    frame.connectInd = c
+                    startConnection(c, initiatorRandom: adv.txAdd, advertiserRandom: adv.rxAdd)
+                }
+            }
+            frame.set(.advertising(adv))
             return frame
         }
-        dataPDU(frame, p, time: packet.timestamp)
+        dataPDU(frame, h, p, time: packet.timestamp)
         return frame
     }
 
@@ -402,15 +421,28 @@ public final class LinkLayerTracker {
         s.interval = c.interval > 0 ? Int64(c.interval) * 1250 : nil
         if connections.count >= LinkLayerTracker.maxConnections, connections[c.accessAddress] == nil { evictOldest() }
         connections[c.accessAddress] = s
+        lastConnection = s
     }
 
     private func evictOldest() {
-        if let oldest = connections.values.min(by: { $0.index < $1.index }) { connections[oldest.accessAddress] = nil }
+        if let oldest = connections.values.min(by: { $0.index < $1.index }) {
+            connections[oldest.accessAddress] = nil
+            if oldest === lastConnection { lastConnection = nil }
+        }
     }
 
-    private func dataPDU(_ frame: LLFrame, _ p: LLPacket, time: Int64) {
-        let h = frame.header
-        var conn = connections[p.accessAddress]
+    /// Most packets are on the link of the packet before: that one is kept aside, found without hashing.
+    private var lastConnection: ConnectionState?
+
+    @inline(__always) private func connection(_ accessAddress: UInt32) -> ConnectionState? {
+        if let c = lastConnection, c.accessAddress == accessAddress { return c }
+        let c = connections[accessAddress]
+        if c != nil { lastConnection = c }
+        return c
+    }
+
+    private func dataPDU(_ frame: LLFrame, _ h: LLPseudoHeader, _ p: LLPacket, time: Int64) {
+        var conn = connection(p.accessAddress)
         // CRC first: a bad CRC must not create connections or move sequence numbers. It is computed
         // from the connection's CRCInit (its CONNECT_IND's, else run back from a packet: trusted
         // once a second packet agrees, or the sniffer said the first was good).
@@ -448,11 +480,13 @@ public final class LinkLayerTracker {
             }
             if connections.count >= LinkLayerTracker.maxConnections { evictOldest() }
             connections[p.accessAddress] = s
+            lastConnection = s
             conn = s
         }
         guard let c = conn else {
-            frame.pdu = .data(LLDataPDU(p.pdu))
-            frame.problems += frame.dataPDU?.malformed.map { [$0] } ?? []
+            let pdu = LLDataPDU(p.pdu)
+            if let m = pdu.malformed { frame.problems.append(m) }
+            frame.set(.data(pdu))
             return
         }
         frame.connection = c.index
@@ -547,8 +581,8 @@ public final class LinkLayerTracker {
         } else {
             pdu = LLDataPDU(p.pdu)
         }
-        frame.pdu = .data(pdu)
         if let m = pdu.malformed { frame.problems.append(m) }
+        frame.set(.data(pdu))
 
         guard frame.crc != .invalid, !frame.isRetransmission, !heldBack, pdu.malformed == nil || pdu.llid != .reserved else { return }
         if let ctl = pdu.control { control(ctl, c, direction) }
