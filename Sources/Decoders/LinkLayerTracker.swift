@@ -96,7 +96,7 @@ public final class LLFrame: Dissectable {
     public internal(set) var crcValue: UInt32?
     /// LE Coded PHY: the packet's Coding Indicator.
     public internal(set) var codingIndicator: UInt8?
-    public internal(set) var pdu: LLPDU = .none
+    public private(set) var pdu: LLPDU = .none
     /// Index (1-based, order of appearance) of the connection this data PDU belongs to.
     public internal(set) var connection: Int?
     public internal(set) var direction: LLDirection?
