@@ -134,13 +134,14 @@ public final class Dissector {
 
     private func fieldFault(_ d: inout Decoded) -> Bool {
         switch d.hci {
-        case .event(0x3E, let p):
+        case .event(0x3E):
+            let p = d.hciParameters
             if let sub = p.byte(0), AdvertisingReports.isReport(subevent: sub) {
                 return AdvertisingReports.hasFaults(subevent: sub, p.from(1))
             }
             return memoised(&d, kind: 0x3E)
-        case .command(let op, _): return memoised(&d, kind: UInt64(op) << 8 | 1)
-        case .event(let code, _): return memoised(&d, kind: UInt64(code) << 8 | 4)
+        case .command(let op): return memoised(&d, kind: UInt64(op) << 8 | 1)
+        case .event(let code): return memoised(&d, kind: UInt64(code) << 8 | 4)
         case .acl, .isochronous, .none:
             if d.attFieldFault { return true }
             return d.linkLayer?.hasFieldFaults ?? false
@@ -166,7 +167,7 @@ public final class Dissector {
 
     private func command(_ d: inout Decoded, _ p: PacketHeader, _ payload: Bytes) {
         guard let (opcode, params) = header(payload, codeWidth: 2, "command", &d) else { return }
-        d.hci = .command(opcode: opcode, params: params)
+        d.hci = .command(opcode: opcode)
         if opcode == HCIKeyCommands.leEnableEncryption || opcode == HCIKeyCommands.leLongTermKeyRequestReply {
             hciKey(opcode: opcode, params, adapter: p.adapter, frame: p.number)
         } else if opcode == HCIKeyCommands.leAddDeviceToResolvingList {
@@ -196,7 +197,7 @@ public final class Dissector {
     private func event(_ d: inout Decoded, _ p: PacketHeader, _ payload: Bytes) {
         guard let (wide, params) = header(payload, codeWidth: 1, "event", &d) else { return }
         let code = UInt8(truncatingIfNeeded: wide)
-        d.hci = .event(code: code, params: params)
+        d.hci = .event(code: code)
         let adapter = p.adapter, number = p.number, time = p.timestamp
         let view = HCIEvent(code: code, params)
         d.event = view
@@ -282,7 +283,7 @@ public final class Dissector {
         let data = payload.from(4)
         let adapter = p.adapter, number = p.number, time = p.timestamp
         let direction = p.direction, truncated = p.truncated
-        d.hci = .acl(h, data)
+        d.hci = .acl(h)
         let c = connection(adapter, h.handle, frame: number, time: time)
         d.connection = c
         // The capture kept only part of a packet (snap length, btsnooz): not the sender's fault.
@@ -519,7 +520,7 @@ public final class Dissector {
             d.problem(.isochronousHeader, "header truncated")
             return
         }
-        d.hci = .isochronous(handle: w & 0x0FFF, payload.from(p.kind == .hci(.scoData) ? 3 : 4))
+        d.hci = .isochronous(handle: w & 0x0FFF)
     }
 
     // MARK: Connection table
@@ -642,6 +643,11 @@ public struct Decoded {
     }
     /// The advertising report an over-the-air advertising PDU stands for (`LLFrame.report`).
     public var linkLayerReport: AdvertisingReport? { linkLayer?.report }
+    /// The HCI packet's parameters (command, event) or data (ACL, SCO, ISO); empty without an HCI layer.
+    public var hciParameters: Bytes {
+        if case .none = hci { return [] }
+        return packet.payload.from(hci.headerLength(packet.kind))
+    }
     /// An over-the-air frame (it has a link-layer decode).
     public var isOverTheAir: Bool { linkLayer != nil }
 }
@@ -658,12 +664,25 @@ final class MalformedFieldFinder: FieldSink {
     }
 }
 
+/// A frame's HCI header. Its parameters or data are the packet's bytes after it
+/// (`Decoded.hciParameters`): not kept twice, so a decode holds no copy of them.
 public enum HCILayer {
     case none
-    case command(opcode: UInt16, params: Bytes)
-    case event(code: UInt8, params: Bytes)
-    case acl(ACLHeader, Bytes)
-    case isochronous(handle: UInt16, Bytes)
+    case command(opcode: UInt16)
+    case event(code: UInt8)
+    case acl(ACLHeader)
+    case isochronous(handle: UInt16)
+
+    /// Octets of the header before the parameters or data.
+    func headerLength(_ kind: PacketKind) -> Int {
+        switch self {
+        case .none: return 0
+        case .command: return 3
+        case .event: return 2
+        case .acl: return 4
+        case .isochronous: return kind == .hci(.scoData) ? 3 : 4
+        }
+    }
 }
 
 /// The local side of every connection on one adapter: its own GATT server database.

@@ -543,8 +543,10 @@ public struct NumberOfCompletedPackets: Sendable {
     private let entries: Bytes
 
     /// nil for another event.
-    public init?(_ hci: HCILayer) {
-        guard case .event(HCIEvents.numberOfCompletedPackets, let params) = hci, let n = params.first else { return nil }
+    public init?(_ d: Decoded) {
+        guard case .event(HCIEvents.numberOfCompletedPackets) = d.hci else { return nil }
+        let params = d.hciParameters
+        guard let n = params.first else { return nil }
         // A list cut short keeps the entries it holds.
         entries = params.dropFirst().prefix(4 * Int(n))
     }

@@ -48,16 +48,17 @@ extension Decoded {
         switch hci {
         case .none:
             line += packet.kind == .hci(.command) ? "HCI Command (truncated)" : "HCI packet (truncated)"
-        case .command(let op, _):
+        case .command(let op):
             line += "HCI Command "
             line += HCICommands.name(op)
             line += " ("
             line.write(hex: op, width: 4)
             line.write(byte: UInt8(ascii: ")"))
-        case .event(let code, let params):
+        case .event(let code):
             line += "HCI Event "
-            writeEventSummary(code, params, to: &line)
-        case .acl(let h, let data):
+            writeEventSummary(code, hciParameters, to: &line)
+        case .acl(let h):
+            let data = hciParameters
             if let u = upper { u.writeSummary(l2cap, to: &line); return }
             if let f = l2cap, packet.truncated {
                 line += "L2CAP "
@@ -97,11 +98,11 @@ extension Decoded {
                 line.write(data.count)
                 line += " bytes"
             }
-        case .isochronous(let h, let data):
+        case .isochronous(let h):
             line += packet.kind == .hci(.scoData) ? "SCO " : "ISO "
             line.write(hex: h, width: 4)
             line.write(byte: 32)
-            line.write(data.count)
+            line.write(hciParameters.count)
             line += " bytes"
         }
     }
@@ -251,22 +252,24 @@ extension Decoded {
         }
         switch hci {
         case .none: break
-        case .command(let op, let params):
+        case .command(let op):
             layer("HCI Command")
             guard let out else { break }
+            let params = hciParameters
             out.begin("Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)))
             out.add("OGF", .uint(UInt64(op >> 10), hex: 2))
             out.add("OCF", .uint(UInt64(op & 0x3FF), hex: 4))
             out.end()
             out.add("Parameter Total Length", .uint(UInt64(params.count), hex: 0))
             HCICommands.writeParameters(opcode: op, params, to: out)
-        case .event(let code, let params):
+        case .event(let code):
             layer("HCI Event")
             guard let out else { break }
+            let params = hciParameters
             out.add("Event Code", .named(UInt64(code), hex: 2, HCIEvents.name(code)))
             out.add("Parameter Total Length", .uint(UInt64(params.count), hex: 0))
             HCIEvents.writeParameters(code: code, params, to: out)
-        case .acl(let h, _):
+        case .acl(let h):
             layer("HCI ACL")
             if let out {
                 out.add("Handle", .uint(UInt64(h.handle), hex: 4))
@@ -275,10 +278,10 @@ extension Decoded {
                 out.add("Data Total Length", .uint(UInt64(h.length), hex: 0))
             }
             writeL2CAP(to: out, layer: layer)
-        case .isochronous(let h, let data):
+        case .isochronous(let h):
             layer(packet.kind == .hci(.scoData) ? "HCI SCO" : "HCI ISO")
             out?.add("Handle", .uint(UInt64(h), hex: 4))
-            out?.add("Data", .bytes(data))
+            out?.add("Data", .bytes(hciParameters))
         }
         if let keyNote {
             layer("Keys")

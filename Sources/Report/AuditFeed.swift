@@ -86,13 +86,14 @@ public final class AuditFeed {
             sink.observe(.disconnected(c, reason: HCIErrors.connectionTimeout), at: FrameRef(number: c.endedFrame ?? number, time: c.endedTime ?? at.time))
         }
         switch d.hci {
-        case .command(let op, let params):
+        case .command(let op):
+            let params = d.hciParameters
             if HCICommands.isVendor(op) {
                 if let g = platform.command(op, frame: number) { sink.observe(.platform(g), at: at) }
                 if op == AndroidScanFilters.opcode { scans.androidFilter(adapter: d.packet.adapter, params) }
             }
             if let c = HCICommand(opcode: op, params) { command(c, adapter: d.packet.adapter, at, sink) }
-        case .event(let code, let params): event(code, params, d, at, sink)
+        case .event(let code): event(code, d.hciParameters, d, at, sink)
         case .none:
             if case .monitor(let op) = d.packet.kind {
                 if let g = platform.monitor(op, frame: number) { sink.observe(.platform(g), at: at) }

@@ -71,7 +71,7 @@ public final class Statistics {
         guard let c = d.connection else { return }
         let p = d.packet
         var octets = 0
-        if case .acl(_, let data) = d.hci { octets = data.count } else if let ll = d.linkLayer?.dataPDU { octets = Int(ll.length) }
+        if case .acl = d.hci { octets = d.hciParameters.count } else if let ll = d.linkLayer?.dataPDU { octets = Int(ll.length) }
         let side = d.linkLayer?.direction.map { $0 == .centralToPeripheral ? 0 : 1 } ?? (p.direction == .received ? 1 : 0)
         if conversations[c.id] == nil {
             guard conversations.count < Self.maxRows else { return }
@@ -86,9 +86,9 @@ public final class Statistics {
     private func hciCount(_ d: Decoded) {
         let name: String
         switch d.hci {
-        case .command(let op, _): name = "Command " + HCICommands.name(op)
-        case .event(let code, let params):
-            name = "Event " + (code == 0x3E ? params.byte(0).map(HCIEvents.leSubeventName) ?? "LE Meta" : HCIEvents.name(code))
+        case .command(let op): name = "Command " + HCICommands.name(op)
+        case .event(let code):
+            name = "Event " + (code == 0x3E ? d.hciParameters.byte(0).map(HCIEvents.leSubeventName) ?? "LE Meta" : HCIEvents.name(code))
         case .acl: name = "ACL data"
         case .isochronous: name = d.packet.kind == .hci(.scoData) ? "SCO data" : "ISO data"
         default: return

@@ -27,10 +27,10 @@ final class DifferentialTests: XCTestCase {
     static func fields(_ d: Decoded) -> [String: Int] {
         var f: [String: Int] = [:]
         switch d.hci {
-        case .command(let op, _): f["bthci_cmd.opcode"] = Int(op)
-        case .event(let code, let params):
+        case .command(let op): f["bthci_cmd.opcode"] = Int(op)
+        case .event(let code):
             f["bthci_evt.code"] = Int(code)
-            if code == 0x3E, let sub = params.byte(0) { f["bthci_evt.le_meta_subevent"] = Int(sub) }
+            if code == 0x3E, let sub = d.hciParameters.byte(0) { f["bthci_evt.le_meta_subevent"] = Int(sub) }
         default: break
         }
         if let l = d.l2cap { f["btl2cap.cid"] = Int(l.cid) }
@@ -100,7 +100,7 @@ final class DifferentialTests: XCTestCase {
 
     /// AD structures of the advertising reports in an event, in tshark's list form.
     static func advertising(_ d: Decoded) -> [String: [String]]? {
-        guard case .event(0x3E, let params) = d.hci, let sub = params.byte(0), [0x02, 0x0D].contains(sub) else { return nil }
+        guard case .event(0x3E) = d.hci, case let params = d.hciParameters, let sub = params.byte(0), [0x02, 0x0D].contains(sub) else { return nil }
         var out: [String: [String]] = [:]
         for r in AdvertisingReports.parse(subevent: sub, params.from(1)).reports {
             out["bthci_evt.rssi", default: []].append(String(r.rssi))

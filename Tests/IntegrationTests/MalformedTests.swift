@@ -230,8 +230,8 @@ final class MalformedTests: XCTestCase {
         let o = decode("ad_length_past_end.btsnoop")
         XCTAssertEqual(o.frames.count, 3)
         func params(_ n: Int) throws -> Bytes {
-            guard case .event(0x3E, let p)? = o.frame(n)?.hci else { throw XCTSkip("frame \(n) is not an LE Meta event") }
-            return p
+            guard let d = o.frame(n), case .event(0x3E) = d.hci else { throw XCTSkip("frame \(n) is not an LE Meta event") }
+            return d.hciParameters
         }
         // Frame 1: the Complete Local Name claims 8 bytes, 3 follow; the Flags before it decode.
         let r1 = AdvertisingReports.parse(subevent: 0x02, try params(1).from(1))

@@ -254,7 +254,7 @@ public final class LinkCollector: AuditEventSink {
             return
         }
         let f = FrameRef(number: d.packet.number, time: d.packet.timestamp), adapter = d.packet.adapter
-        if let e = NumberOfCompletedPackets(d.hci) { return completed(e, adapter: adapter, at: f.time) }
+        if let e = NumberOfCompletedPackets(d) { return completed(e, adapter: adapter, at: f.time) }
         switch d.event {
         case .lePHYUpdateComplete(let e)?:
             guard e.status == 0, let t = track(adapter, e.connectionHandle) else { return }

@@ -65,7 +65,7 @@ public final class MockCollector {
     public init(gatt: GATTStore) { self.gatt = gatt }
 
     public func add(_ d: Decoded) {
-        if case .event(0x3E, let params) = d.hci, let sub = params.byte(0), AdvertisingReports.isReport(subevent: sub) {
+        if case .event(0x3E) = d.hci, case let params = d.hciParameters, let sub = params.byte(0), AdvertisingReports.isReport(subevent: sub) {
             _ = AdvertisingReports.forEach(subevent: sub, params.from(1)) { advertised($0) }
         }
         if let r = d.linkLayerReport { advertised(r) }
