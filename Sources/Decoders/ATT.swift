@@ -10,37 +10,37 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
     @inlinable public init(_ raw: UInt8) { rawValue = raw }
 
-    public static let errorResponse = ATTOpcode(0x01)
-    public static let exchangeMTURequest = ATTOpcode(0x02)
-    public static let exchangeMTUResponse = ATTOpcode(0x03)
-    public static let findInformationRequest = ATTOpcode(0x04)
-    public static let findInformationResponse = ATTOpcode(0x05)
-    public static let findByTypeValueRequest = ATTOpcode(0x06)
-    public static let findByTypeValueResponse = ATTOpcode(0x07)
-    public static let readByTypeRequest = ATTOpcode(0x08)
-    public static let readByTypeResponse = ATTOpcode(0x09)
-    public static let readRequest = ATTOpcode(0x0A)
-    public static let readResponse = ATTOpcode(0x0B)
-    public static let readBlobRequest = ATTOpcode(0x0C)
-    public static let readBlobResponse = ATTOpcode(0x0D)
-    public static let readMultipleRequest = ATTOpcode(0x0E)
-    public static let readMultipleResponse = ATTOpcode(0x0F)
-    public static let readByGroupTypeRequest = ATTOpcode(0x10)
-    public static let readByGroupTypeResponse = ATTOpcode(0x11)
-    public static let writeRequest = ATTOpcode(0x12)
-    public static let writeResponse = ATTOpcode(0x13)
-    public static let prepareWriteRequest = ATTOpcode(0x16)
-    public static let prepareWriteResponse = ATTOpcode(0x17)
-    public static let executeWriteRequest = ATTOpcode(0x18)
-    public static let executeWriteResponse = ATTOpcode(0x19)
-    public static let handleValueNotification = ATTOpcode(0x1B)
-    public static let handleValueIndication = ATTOpcode(0x1D)
-    public static let handleValueConfirmation = ATTOpcode(0x1E)
-    public static let readMultipleVariableRequest = ATTOpcode(0x20)
-    public static let readMultipleVariableResponse = ATTOpcode(0x21)
-    public static let multipleHandleValueNotification = ATTOpcode(0x23)
-    public static let writeCommand = ATTOpcode(0x52)
-    public static let signedWriteCommand = ATTOpcode(0xD2)
+    @inlinable public static var errorResponse: ATTOpcode { ATTOpcode(0x01) }
+    @inlinable public static var exchangeMTURequest: ATTOpcode { ATTOpcode(0x02) }
+    @inlinable public static var exchangeMTUResponse: ATTOpcode { ATTOpcode(0x03) }
+    @inlinable public static var findInformationRequest: ATTOpcode { ATTOpcode(0x04) }
+    @inlinable public static var findInformationResponse: ATTOpcode { ATTOpcode(0x05) }
+    @inlinable public static var findByTypeValueRequest: ATTOpcode { ATTOpcode(0x06) }
+    @inlinable public static var findByTypeValueResponse: ATTOpcode { ATTOpcode(0x07) }
+    @inlinable public static var readByTypeRequest: ATTOpcode { ATTOpcode(0x08) }
+    @inlinable public static var readByTypeResponse: ATTOpcode { ATTOpcode(0x09) }
+    @inlinable public static var readRequest: ATTOpcode { ATTOpcode(0x0A) }
+    @inlinable public static var readResponse: ATTOpcode { ATTOpcode(0x0B) }
+    @inlinable public static var readBlobRequest: ATTOpcode { ATTOpcode(0x0C) }
+    @inlinable public static var readBlobResponse: ATTOpcode { ATTOpcode(0x0D) }
+    @inlinable public static var readMultipleRequest: ATTOpcode { ATTOpcode(0x0E) }
+    @inlinable public static var readMultipleResponse: ATTOpcode { ATTOpcode(0x0F) }
+    @inlinable public static var readByGroupTypeRequest: ATTOpcode { ATTOpcode(0x10) }
+    @inlinable public static var readByGroupTypeResponse: ATTOpcode { ATTOpcode(0x11) }
+    @inlinable public static var writeRequest: ATTOpcode { ATTOpcode(0x12) }
+    @inlinable public static var writeResponse: ATTOpcode { ATTOpcode(0x13) }
+    @inlinable public static var prepareWriteRequest: ATTOpcode { ATTOpcode(0x16) }
+    @inlinable public static var prepareWriteResponse: ATTOpcode { ATTOpcode(0x17) }
+    @inlinable public static var executeWriteRequest: ATTOpcode { ATTOpcode(0x18) }
+    @inlinable public static var executeWriteResponse: ATTOpcode { ATTOpcode(0x19) }
+    @inlinable public static var handleValueNotification: ATTOpcode { ATTOpcode(0x1B) }
+    @inlinable public static var handleValueIndication: ATTOpcode { ATTOpcode(0x1D) }
+    @inlinable public static var handleValueConfirmation: ATTOpcode { ATTOpcode(0x1E) }
+    @inlinable public static var readMultipleVariableRequest: ATTOpcode { ATTOpcode(0x20) }
+    @inlinable public static var readMultipleVariableResponse: ATTOpcode { ATTOpcode(0x21) }
+    @inlinable public static var multipleHandleValueNotification: ATTOpcode { ATTOpcode(0x23) }
+    @inlinable public static var writeCommand: ATTOpcode { ATTOpcode(0x52) }
+    @inlinable public static var signedWriteCommand: ATTOpcode { ATTOpcode(0xD2) }
 
     /// Bits 0–5.
     @inlinable public var method: UInt8 { rawValue & 0x3F }
@@ -55,6 +55,9 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
         for (op, entry) in defined { t[Int(op)] = entry }
         return t
     }()
+
+    /// The kind of every opcode byte on its own: reading it out of `table` copies the name too.
+    static let kinds: [ATTKind] = table.map { $0?.1 ?? .unknown }
 
     static let defined: [UInt8: (String, ATTKind)] = [
         0x01: ("Error Response", .response),
@@ -78,7 +81,7 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
 
     public var isKnown: Bool { ATTOpcode.table[Int(rawValue)] != nil }
     public var name: String { ATTOpcode.table[Int(rawValue)]?.0 ?? "Unknown Opcode " + Hex.prefixed(rawValue, width: 2) }
-    public var kind: ATTKind { ATTOpcode.table[Int(rawValue)]?.1 ?? .unknown }
+    public var kind: ATTKind { ATTOpcode.kinds[Int(rawValue)] }
     public var description: String { name }
 
     /// The response a request expects (Error Response can answer any request).

@@ -1218,16 +1218,25 @@ public struct ATTPDUFacts: Sendable {
     public var valuePrefix: UInt16?
 }
 
+extension ATTPDU {
+    /// The fields the audit reads, without slicing the value out.
+    public var facts: ATTPDUFacts {
+        let p = parameters, range = p.range
+        var length = 0, prefix: UInt16?
+        if let v = p.valueSpan, !v.isEmpty {
+            length = v.count
+            prefix = UInt16(bytes[v.lowerBound])
+            if v.count > 1 { prefix! |= UInt16(bytes[v.lowerBound + 1]) << 8 }
+        }
+        return ATTPDUFacts(opcode: opcode, handle: range?.start ?? p.handle, endHandle: range?.end,
+                           attributeType: p.attributeType, valueLength: length, valuePrefix: prefix)
+    }
+}
+
 extension ATTResult {
     /// The PDU's fields the audit reads, read in place: a consumer that fetches `pdu` out of the
-    /// result copies it, retaining its bytes and parameters, for every PDU.
-    public var facts: ATTPDUFacts {
-        let p = pdu.parameters, range = p.range
-        let value = p.valueSpan.map { pdu.bytes[$0] }
-        return ATTPDUFacts(opcode: pdu.opcode, handle: range?.start ?? p.handle, endHandle: range?.end,
-                           attributeType: p.attributeType, valueLength: value?.count ?? 0,
-                           valuePrefix: value.flatMap { $0.le16(0) ?? $0.byte(0).map(UInt16.init) })
-    }
+    /// result copies it, retaining its bytes, for every PDU.
+    public var facts: ATTPDUFacts { pdu.facts }
 }
 
 /// An attribute handle as a dictionary key, hashed as one word (`WordHash`) rather than through

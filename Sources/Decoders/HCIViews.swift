@@ -542,11 +542,15 @@ public struct LEPHYUpdateComplete: Sendable, Equatable {
 public struct NumberOfCompletedPackets: Sendable {
     private let entries: Bytes
 
-    /// nil for another event.
+    /// A frame's event; nil for another frame.
     public init?(_ d: Decoded) {
-        guard case .event(HCIEvents.numberOfCompletedPackets) = d.hci else { return nil }
-        let params = d.hciParameters
-        guard let n = params.first else { return nil }
+        guard case .event(let code) = d.hci else { return nil }
+        self.init(code: code, d.hciParameters)
+    }
+
+    /// nil for another event.
+    public init?(code: UInt8, _ params: Bytes) {
+        guard code == HCIEvents.numberOfCompletedPackets, let n = params.first else { return nil }
         // A list cut short keeps the entries it holds.
         entries = params.dropFirst().prefix(4 * Int(n))
     }

@@ -153,9 +153,9 @@ final class HCITests: XCTestCase {
         XCTAssertEqual(phy.connectionHandle, 0x040)
         XCTAssertNil(HCIEvent(code: 0x3E, bytes("0C 00 4020 02")), "too short for the view")
         var completed: [[UInt16]] = []
-        NumberOfCompletedPackets(.event(code: 0x13, params: bytes("02 4020 0300 4100")))?.forEach { completed.append([$0, $1]) }
+        NumberOfCompletedPackets(code: 0x13, bytes("02 4020 0300 4100"))?.forEach { completed.append([$0, $1]) }
         XCTAssertEqual(completed, [[0x040, 3]], "the second entry is cut short")
-        XCTAssertNil(NumberOfCompletedPackets(.event(code: 0x0E, params: bytes("01"))))
+        XCTAssertNil(NumberOfCompletedPackets(code: 0x0E, bytes("01")))
     }
 
     func testLESetScanParameters() {

@@ -445,8 +445,9 @@ final class AuditScope {
     /// Advertising data with a name or service UUID configuration names.
     private func picked(_ data: Bytes) -> Bool {
         var hit = false
-        ADWalk.walk(data) { type, value in
+        ADWalk.walk(data) { type, span in
             guard !hit else { return }
+            let value = data[span]
             switch type {
             case ADType.shortenedLocalName, ADType.completeLocalName:
                 let name = String(decoding: value, as: UTF8.self)

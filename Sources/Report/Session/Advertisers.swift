@@ -4,18 +4,20 @@ import Wire
 /// The AD structures of advertising or scan-response data (Core Vol 3 Part C 11: length, type,
 /// value), walked without decoding the values.
 enum ADWalk {
-    /// Calls `body` with each structure's type and value; returns the offset of the first structure
-    /// whose length runs past the data, or nil when the data is well formed. A zero length ends the
-    /// data early (what follows is padding). Offsets are from the start of `data`.
+    /// Calls `body` with each structure's type and the indices of its value in `data`; returns the
+    /// offset of the first structure whose length runs past the data, or nil when the data is well
+    /// formed. A zero length ends the data early (what follows is padding). Offsets are from the
+    /// start of `data`.
     @discardableResult
-    static func walk(_ data: Bytes, _ body: (_ type: UInt8, _ value: ArraySlice<UInt8>) -> Void) -> Int? {
+    static func walk(_ data: Bytes, _ body: (_ type: UInt8, _ value: Range<Int>) -> Void) -> Int? {
         let start = data.startIndex, end = data.endIndex
         var i = start
         while i < end {
             let length = Int(data[i])
             if length == 0 { return nil }
             guard length <= end &- i &- 1 else { return i &- start }
-            body(data[i + 1], data[(i + 2)..<(i + 1 + length)])
+            // Indices, not a slice: a slice per structure is a retain and a release of the data.
+            body(data[i + 1], (i + 2)..<(i + 1 + length))
             i += 1 + length
         }
         return nil
@@ -74,7 +76,7 @@ public struct ADFacts: Sendable {
         var l16: (UInt16, UInt8)?, l32: (UInt16, UInt8)?, l128: (UInt16, UInt8)?
         let fault = ADWalk.walk(data) { type, value in
             used &+= 2 &+ value.count
-            let at = UInt16(truncatingIfNeeded: value.startIndex &- start)
+            let at = UInt16(truncatingIfNeeded: value.lowerBound &- start)
             switch type {
             case ADType.incomplete16: if l16 == nil { l16 = (at, UInt8(truncatingIfNeeded: value.count)) }
             case ADType.incomplete32: if l32 == nil { l32 = (at, UInt8(truncatingIfNeeded: value.count)) }
@@ -85,11 +87,11 @@ public struct ADFacts: Sendable {
                 nameLength = UInt8(truncatingIfNeeded: value.count)
             case ADType.completeLocalName:
                 kinds.insert(.completeName)
-            case ADType.manufacturerSpecific where !kinds.contains(.overflowArea) && ADWalk.isAppleOverflowArea(type, value):
+            case ADType.manufacturerSpecific where !kinds.contains(.overflowArea) && ADWalk.isAppleOverflowArea(type, data[value]):
                 kinds.insert(.overflowArea)
                 overflowOffset = at
                 var bits = 0
-                for b in value.dropFirst(3).prefix(16) { bits += b.nonzeroBitCount }
+                for b in data[value].dropFirst(3).prefix(16) { bits += b.nonzeroBitCount }
                 overflowBits = UInt8(bits)
             default: break
             }
