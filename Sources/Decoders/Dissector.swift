@@ -319,10 +319,11 @@ public final class Dissector {
             ? c.reassembly.sent.add(data, start: start, frame: n)
             : c.reassembly.received.add(data, start: start, frame: n)
         if case .malformed(let why, let frames)? = dropped { d.problem(.l2capReassembly, why + " (frames \(frames.map(String.init).joined(separator: ", ")))") }
-        switch result {
+        // Consumed, and the frame moved into the decode last: each copy of it is two retains.
+        switch consume result {
         case .frame(let f):
-            d.l2cap = f
             upper(&d, p, f, c, side)
+            d.l2cap = consume f
         case .pending(let have, let of):
             d.fragment = (have, of)
         case .malformed(let why, _):
