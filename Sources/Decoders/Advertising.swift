@@ -312,13 +312,13 @@ public struct ADStructure: Sendable {
     var lengthProblem: ADProblem.Kind? { ADStructure.lengthProblem(type: type, valueLength: data.count) }
 
     static func lengthProblem(type: UInt8, valueLength n: Int) -> ADProblem.Kind? {
-        if let w = ADType.listWidth(type) { return n % w == 0 ? nil : .badUUIDListLength }
-        if let sizes = ADType.sizes[type] {
-            if sizes.isEmpty { return nil }
-            if sizes.first == -1 { return n >= (sizes.last ?? 0) ? nil : .badLength }
-            return sizes.contains(n) ? nil : .badLength
+        let rule = ADType.lengthRules[Int(type)]
+        switch rule.kind {
+        case .any: return nil
+        case .multipleOf: return n % Int(rule.a) == 0 ? nil : .badUUIDListLength
+        case .oneOf: return n == Int(rule.a) || n == Int(rule.b) ? nil : .badLength
+        case .atLeast: return n >= Int(rule.a) ? nil : .badLength
         }
-        return nil
     }
 
     /// The structure as tshark shows it: name, then Length, Type and the decoded value.
@@ -454,6 +454,16 @@ public enum ADType {
 
     static func listWidth(_ type: UInt8) -> Int? { serviceLists[type]?.width ?? solicitationWidth[type] }
 
+    /// The length each type's data may have, for every type byte: `lengthProblem` reads one
+    /// plain entry per structure rather than three tables and an array.
+    static let lengthRules: [ADLengthRule] = (0...255).map { t in
+        let type = UInt8(t)
+        if let w = listWidth(type) { return ADLengthRule(.multipleOf, w) }
+        guard let s = sizes[type], let first = s.first else { return ADLengthRule(.any, 0) }
+        if first == -1 { return ADLengthRule(.atLeast, s.last ?? 0) }
+        return ADLengthRule(.oneOf, first, s.last ?? first)
+    }
+
     /// Allowed data sizes of fixed-layout types; [-1, n] means "at least n".
     static let sizes: ByteTable<[Int]> = [
         0x01: [1], 0x0A: [1], 0x0D: [3], 0x0E: [16], 0x0F: [16], 0x10: [8, 16], 0x11: [1], 0x12: [4],
@@ -462,6 +472,19 @@ public enum ADType {
         0x2C: [33, 57], 0x2D: [16], 0x2E: [6], 0x2F: [3, 4], 0x31: [-1, 9], 0x32: [8], 0x3D: [2],
         0xFF: [-1, 2],
     ]
+}
+
+/// The length an AD type's data may have (`ADType.lengthRules`).
+struct ADLengthRule {
+    enum Kind: UInt8 { case any, multipleOf, oneOf, atLeast }
+    let kind: Kind
+    let a: UInt8, b: UInt8
+
+    init(_ kind: Kind, _ a: Int, _ b: Int = 0) {
+        self.kind = kind
+        self.a = UInt8(a)
+        self.b = UInt8(b)
+    }
 }
 
 /// Decoding of each AD type's data into fields.
