@@ -362,15 +362,18 @@ public enum HCIEvent: Sendable {
 
     /// nil for another event or LE subevent, or parameters too short for the view.
     public init?(code: UInt8, _ params: Bytes) {
-        var r = ByteReader(params)
+        // The reader is found before the bytes are taken: most events (advertising reports above
+        // all) have no view, and taking the bytes costs a retain and a release.
         let read: Reader
-        if code == HCIEvents.leMeta {
-            guard let sub = try? r.u8(), let found = Self.leReaders[Int(sub)] else { return nil }
+        let isMeta = code == HCIEvents.leMeta
+        if isMeta {
+            guard let sub = params.first, let found = Self.leReaders[Int(sub)] else { return nil }
             read = found
         } else {
             guard let found = Self.readers[Int(code)] else { return nil }
             read = found
         }
+        var r = ByteReader(isMeta ? params.dropFirst() : params)
         guard let e = try? read(&r) else { return nil }
         self = e
     }
