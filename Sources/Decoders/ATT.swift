@@ -218,22 +218,23 @@ public struct ATTFault: Sendable, Equatable, CustomStringConvertible {
 public struct ATTPDU: Sendable {
     /// The whole PDU, opcode first.
     public let bytes: Bytes
-    public let opcode: ATTOpcode
-    public let parameters: ATTParameters
-    /// Why the PDU breaks the specification, when it does.
-    public let fault: ATTFault?
+    /// What was read from `bytes`: plain values, so the bearer passes them without retaining the bytes.
+    public let layout: ATTLayout
 
     public init(_ pdu: Bytes) {
         bytes = pdu
-        guard let op = pdu.first else {
-            opcode = ATTOpcode(0)
-            parameters = .raw(pdu.indices)
-            fault = ATTFault(.emptyPDU)
-            return
-        }
-        opcode = ATTOpcode(op)
-        (parameters, fault) = ATTPDU.parse(opcode, pdu.dropFirst())
+        layout = ATTLayout(pdu)
     }
+
+    public init(_ bytes: Bytes, _ layout: ATTLayout) {
+        self.bytes = bytes
+        self.layout = layout
+    }
+
+    @inlinable public var opcode: ATTOpcode { layout.opcode }
+    @inlinable public var parameters: ATTParameters { layout.parameters }
+    /// Why the PDU breaks the specification, when it does.
+    @inlinable public var fault: ATTFault? { layout.fault }
 
     /// Why the PDU breaks the specification, as text.
     public var malformed: String? { fault?.description }
@@ -243,6 +244,28 @@ public struct ATTPDU: Sendable {
 
     /// The bytes a span of the parameters covers.
     @inlinable public subscript(span: ATTSpan) -> Bytes { bytes[span] }
+}
+
+/// An ATT PDU's opcode, parameters (as spans of its bytes) and fault, read from its bytes but not
+/// holding them.
+public struct ATTLayout: Sendable {
+    public let opcode: ATTOpcode
+    public let parameters: ATTParameters
+    public let fault: ATTFault?
+
+    public init(_ pdu: borrowing Bytes) {
+        guard let op = pdu.first else {
+            opcode = ATTOpcode(0)
+            parameters = .raw(pdu.indices)
+            fault = ATTFault(.emptyPDU)
+            return
+        }
+        opcode = ATTOpcode(op)
+        (parameters, fault) = ATTLayout.parse(opcode, pdu[(pdu.startIndex + 1)...])
+    }
+
+    /// `kind` of the opcode: request, response, command, ...
+    public var kind: ATTKind { opcode.kind }
 
     // MARK: Parsing
 
@@ -317,7 +340,7 @@ public struct ATTPDU: Sendable {
             }
             return (params, extra(r))
         } catch {
-            return (.raw(p.indices), ATTPDU.fault(error))
+            return (.raw(p.indices), ATTLayout.fault(error))
         }
     }
 

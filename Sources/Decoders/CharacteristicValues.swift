@@ -104,7 +104,7 @@ public enum CharacteristicValues {
             }
         } catch {
             b.failed = true
-            let why = ATTPDU.describe(error)
+            let why = ATTLayout.describe(error)
             b.add(.malformed(why), "[Malformed: " + why + "]")
         }
     }

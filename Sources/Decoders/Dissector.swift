@@ -442,11 +442,11 @@ public final class Dissector {
         switch f.cid {
         case L2CAPChannel.att:
             c.isLE = true
-            let pdu = ATTPDU(f.payload)
+            let layout = ATTLayout(f.payload)
             // H4 captures without direction: the client sends requests, commands and confirmations.
             let from = p.direction != .unknown || d.isOverTheAir ? side
-                : [.request, .command, .confirmation].contains(pdu.kind) ? Side.local : .remote
-            d.upper = .att(att(pdu, on: bearer(c), from, &d, p))
+                : [.request, .command, .confirmation].contains(layout.kind) ? Side.local : .remote
+            d.upper = .att(att(f.payload, layout, on: bearer(c), from, &d, p))
         case L2CAPChannel.smp:
             let pdu = SMPPDU(f.payload)
             c.isLE = true
@@ -470,10 +470,10 @@ public final class Dissector {
             if case .malformed(let why) = result { d.problem(.creditBasedChannel, "K-frame: " + why) }
             if ch.isATTOverBREDR, case .sdu(let sdu, _) = result {
                 // The connection's one ATT bearer, on a dynamic channel instead of CID 0x0004.
-                let pdu = ATTPDU(sdu[...])
+                let layout = ATTLayout(sdu[...])
                 let from = p.direction != .unknown ? side
-                    : [.request, .command, .confirmation].contains(pdu.kind) ? Side.local : .remote
-                d.upper = .att(att(pdu, on: bearer(c), from, &d, p))
+                    : [.request, .command, .confirmation].contains(layout.kind) ? Side.local : .remote
+                d.upper = .att(att(sdu[...], layout, on: bearer(c), from, &d, p))
                 return
             }
             if ch.isEATT, case .sdu(let sdu, _) = result {
@@ -481,7 +481,7 @@ public final class Dissector {
                 let b = c.eatt[key] ?? gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
                 b.lossy = c.overTheAir
                 c.eatt[key] = b
-                d.upper = .att(att(ATTPDU(sdu[...]), on: b, side, &d, p), eattCID: f.cid)
+                d.upper = .att(att(sdu[...], ATTLayout(sdu[...]), on: b, side, &d, p), eattCID: f.cid)
                 return
             }
             d.upper = .channel(cid: f.cid, psm: ch.psm, result)
@@ -498,10 +498,10 @@ public final class Dissector {
         return b
     }
 
-    private func att(_ pdu: consuming ATTPDU, on b: ATTBearer, _ side: Side, _ d: inout Decoded, _ p: PacketHeader) -> ATTResult {
+    private func att(_ bytes: consuming Bytes, _ layout: ATTLayout, on b: ATTBearer, _ side: Side, _ d: inout Decoded, _ p: PacketHeader) -> ATTResult {
         if let c = d.connection { b.losses = c.linkLosses }
-        if let f = pdu.fault { d.problem(.att, "ATT: " + f.description) }
-        let r = b.process(pdu, from: side, frame: p.number, time: p.timestamp)
+        if let f = layout.fault { d.problem(.att, "ATT: " + f.description) }
+        let r = b.process(bytes, layout, from: side, frame: p.number, time: p.timestamp)
         // Checked here, where the result is at hand: read back out of `d.upper` it is copied.
         if findsFieldFaults { d.attFieldFault = r.hasFieldFaults }
         return r

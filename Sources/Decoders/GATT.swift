@@ -685,7 +685,7 @@ public final class ATTResult {
         if !notes.isEmpty { notes = SmallList() }
     }
 
-    func hold(_ pdu: consuming ATTPDU) { self.pdu = pdu }
+    func hold(_ bytes: consuming Bytes, _ layout: ATTLayout) { pdu = ATTPDU(copy bytes, layout) }
 
     public var attribute: GATTAttribute? { entries.first?.attribute }
     public var value: Bytes? { entries.first?.value }
@@ -878,9 +878,14 @@ public final class ATTBearer {
     func database(of side: Side) -> GATTDatabase { side == .local ? local : remote }
 
     /// Handles one PDU sent by `side` in frame `frame` at `time` (ns).
-    public func process(_ pdu: consuming ATTPDU, from side: Side, frame: Int, time: Int64) -> ATTResult {
-        // The fixed fields, read once: they hold no reference.
-        let kind = pdu.kind, parameters = pdu.parameters, fault = pdu.fault, length = pdu.bytes.count
+    public func process(_ pdu: ATTPDU, from side: Side, frame: Int, time: Int64) -> ATTResult {
+        process(pdu.bytes, pdu.layout, from: side, frame: frame, time: time)
+    }
+
+    /// The same, for a PDU's bytes and the fields read from them: kept apart, the fields are plain
+    /// values, where each read of a field of a whole `ATTPDU` copied it and retained its bytes.
+    public func process(_ bytes: consuming Bytes, _ layout: ATTLayout, from side: Side, frame: Int, time: Int64) -> ATTResult {
+        let kind = layout.kind, parameters = layout.parameters, fault = layout.fault, length = bytes.count
         let result: ATTResult
         if isKnownUniquelyReferenced(&spare), let s = spare {
             // The last result handed out is held by nobody else any more: it is filled again.
@@ -900,23 +905,24 @@ public final class ATTBearer {
         if let fault { result.notes.append(.malformed(fault.description)) }
         if length > mtu { result.notes.append(.exceedsMTU(length: length, mtu: mtu)) }
         switch kind {
-        case .request: request(pdu, side, frame, time, result)
-        case .response: response(pdu, side, frame, time, result)
-        case .command: write(pdu, server: database(of: side.other), frame, result, apply: true)
+        case .request: request(ATTPDU(copy bytes, layout), side, frame, time, result)
+        case .response: response(ATTPDU(copy bytes, layout), side, frame, time, result)
+        case .command: write(ATTPDU(copy bytes, layout), server: database(of: side.other), frame, result, apply: true)
         case .notification:
             let db = database(of: side)
             if case .handleValue(let h, let span) = parameters {
-                let v = pdu.bytes[span]
+                let v = bytes[span]
                 db.setValue(h, v, frame: frame)
                 entry(db, h, v, result)
             } else {
-                for hv in pdu.handleValues {
+                for hv in ATTPDU(copy bytes, layout).handleValues {
                     db.setValue(hv.handle, hv.value, frame: frame)
                     entry(db, hv.handle, hv.value, result)
                 }
             }
         case .indication:
             let db = database(of: side)
+            let pdu = ATTPDU(copy bytes, layout)
             if let h = pdu.handle, let v = pdu.value {
                 db.setValue(h, v, frame: frame)
                 entry(db, h, v, result)
@@ -926,7 +932,7 @@ public final class ATTBearer {
                     db.serviceChanged(start: start, end: end, frame: frame)
                 }
             }
-            enqueue(&pendingIndications[side.rawValue], Pending(tx: ATTTransaction(frame: frame, opcode: pdu.opcode, time: time, side: side)), result)
+            enqueue(&pendingIndications[side.rawValue], Pending(tx: ATTTransaction(frame: frame, opcode: layout.opcode, time: time, side: side)), result)
         case .confirmation:
             if pendingIndications[side.other.rawValue].isEmpty {
                 result.notes.append(.unsolicited)
@@ -936,7 +942,7 @@ public final class ATTBearer {
             }
         case .unknown: break
         }
-        result.hold(pdu)
+        result.hold(bytes, layout)
         return result
     }
 
@@ -976,7 +982,8 @@ public final class ATTBearer {
         q.append(p)
     }
 
-    func entry(_ db: GATTDatabase, _ h: UInt16, _ value: Bytes?, _ result: ATTResult) {
+    /// `value` is consumed: moved into the entry where it is the caller's last use.
+    func entry(_ db: GATTDatabase, _ h: UInt16, _ value: consuming Bytes?, _ result: ATTResult) {
         let a = db.attribute(h)
         if a.role == .unknown { result.notes.append(.undiscoveredHandle(h)) }
         result.entries.append(ATTResultEntry(attribute: a, value: value))

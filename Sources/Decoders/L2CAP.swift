@@ -33,7 +33,7 @@ public struct ACLHeader: Sendable {
     public let broadcast: UInt8
     public let length: UInt16
 
-    public init?(_ b: Bytes) {
+    public init?(_ b: borrowing Bytes) {
         guard let w = b.le16(0), let len = b.le16(2) else { return nil }
         handle = w & 0x0FFF
         boundary = UInt8((w >> 12) & 0x3)

@@ -36,7 +36,7 @@ public struct LLPacket: Sendable {
     /// Splits access address + PDU + CRC. The PDU's length octet decides where the CRC is; extra
     /// bytes are ignored, a short packet keeps what there is (no CRC). `coded`: an octet holding the
     /// Coding Indicator follows the access address.
-    public init?(_ b: Bytes, coded: Bool = false) {
+    public init?(_ b: borrowing Bytes, coded: Bool = false) {
         guard b.count >= (coded ? 5 : 4), let lo = b.le16(0), let hi = b.le16(2) else { return nil }
         accessAddress = UInt32(lo) | UInt32(hi) << 16
         codingIndicator = coded ? b.byte(4).map { $0 & 0x03 } : nil

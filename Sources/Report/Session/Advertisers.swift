@@ -68,7 +68,7 @@ public struct ADFacts: Sendable {
     public private(set) var nameOffset: UInt16 = 0
     public private(set) var nameLength: UInt8 = 0
 
-    public init(_ data: Bytes, scanResponse: Bool, legacy: Bool) {
+    public init(_ data: borrowing Bytes, scanResponse: Bool, legacy: Bool) {
         let start = data.startIndex
         var used = 0
         // The first incomplete list of each width (16, 32, 128 bits): which one overflowed is known
