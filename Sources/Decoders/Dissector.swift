@@ -126,7 +126,7 @@ public final class Dissector {
     /// link-layer frames each time. L2CAP, SMP and signalling report theirs while dissecting.
     private func markFieldFault(_ d: inout Decoded, _ kind: PacketKind) {
         // In place: passing the decode by value copies it on the path every frame takes.
-        guard d.problems.isEmpty else { return }
+        guard !d.hasProblems else { return }
         // HCI ACL data, most frames, has only the ATT verdict: matching `d.hci` would copy its bytes.
         if case .hci(.aclData) = kind { d.fieldFault = d.attFieldFault; return }
         d.fieldFault = fieldFault(&d)
@@ -296,7 +296,7 @@ public final class Dissector {
                 // The basic header survived (Android's filtered logs keep the first octets): its
                 // length and channel are shown, as tshark does, and nothing above it.
                 if truncated, let length = data.le16(0), let cid = data.le16(2) {
-                    d.l2cap = L2CAPFrame(cid: cid, length: length, payload: data.from(4), fragments: [])
+                    d.l2cap = L2CAPFrame(cid: cid, length: length, payload: data.from(4))
                 }
             }
             c.lastActivity = time
@@ -312,7 +312,7 @@ public final class Dissector {
     }
 
     /// Feeds one fragment to the connection's reassembly for its direction and decodes what completes.
-    private func l2cap(_ d: inout Decoded, _ p: PacketHeader, _ c: Connection, _ data: Bytes, start: Bool, side: Side) {
+    private func l2cap(_ d: inout Decoded, _ p: PacketHeader, _ c: Connection, _ data: consuming Bytes, start: Bool, side: Side) {
         let n = p.number
         c.lastActivity = p.timestamp
         let (result, dropped) = side == .local
@@ -429,7 +429,7 @@ public final class Dissector {
         c.endedFrame = c.lastPacketFrame ?? c.firstFrame
         c.endedTime = c.lastActivity
         retire(c)
-        d.lostConnections.append(c)
+        d.lost(c)
     }
 
     private func supervisionTimeout(_ c: Connection) -> Int64 {
@@ -607,28 +607,56 @@ public struct Decoded {
     /// An ACL fragment stored for reassembly: bytes held so far and the L2CAP total (0 if unknown yet).
     public var fragment: (have: Int, of: Int)?
     public var upper: UpperLayer?
-    /// Sniffed links this frame showed lost (`Connection.lost`), ended at their last packet.
-    public var lostConnections: [Connection] = []
     /// The link-layer decode of an over-the-air frame.
     public internal(set) var linkLayer: LLFrame?
+    /// What few frames carry, in one box: each array or string stored in the decode itself was a
+    /// release whenever a decode was dropped, though nearly all of them were empty.
+    private final class Seldom {
+        var problems: [DecodeProblem] = []
+        var lostConnections: [Connection] = []
+        var keyNote: String?
+
+        func copy() -> Seldom {
+            let s = Seldom()
+            s.problems = problems
+            s.lostConnections = lostConnections
+            s.keyNote = keyNote
+            return s
+        }
+    }
+    private var seldom: Seldom?
+
+    /// The box, made or (when a copy of the decode shares it) copied first: a decode stays a value.
+    private mutating func seldomForChange() -> Seldom {
+        if seldom == nil { seldom = Seldom() } else if !isKnownUniquelyReferenced(&seldom) { seldom = seldom!.copy() }
+        return seldom!
+    }
+
+    /// Sniffed links this frame showed lost (`Connection.lost`), ended at their last packet.
+    public var lostConnections: [Connection] { seldom?.lostConnections ?? [] }
     /// What this frame told about keys: a TK found, or why it could not be ("TK missing: OOB
     /// pairing"). Shown with the frame.
-    public internal(set) var keyNote: String?
+    public internal(set) var keyNote: String? {
+        get { seldom?.keyNote }
+        set { if newValue != nil || seldom != nil { seldomForChange().keyNote = newValue } }
+    }
     /// What broke the specification in this frame, found while dissecting it (empty: nothing).
-    public private(set) var problems: [DecodeProblem] = []
+    public var problems: [DecodeProblem] { seldom?.problems ?? [] }
+    public var hasProblems: Bool { !(seldom?.problems.isEmpty ?? true) }
 
     init(packet: Packet) { self.packet = packet }
 
-    public mutating func problem(_ code: DecodeProblem.Code, _ why: String) { problems.append(DecodeProblem(code, why)) }
+    public mutating func problem(_ code: DecodeProblem.Code, _ why: String) { seldomForChange().problems.append(DecodeProblem(code, why)) }
+    mutating func lost(_ c: Connection) { seldomForChange().lostConnections.append(c) }
 
     /// Malformed when any layer is: the one definition every output and count uses. A fault only
     /// a layer's full decode finds (an HCI parameter, an AD structure, an LL field) counts too, so
     /// a frame without `problems` is decoded in full to look; only callers that ask pay for it
     /// (read --quiet 20,182 frames of lightctl: 0.01 s to 0.05 s; the audit does not ask).
-    public var isMalformed: Bool { !problems.isEmpty || fieldFault }
+    public var isMalformed: Bool { hasProblems || fieldFault }
 
     /// Every reason the frame is malformed: `problems`, else what its layers' fields mark.
-    public var malformedReasons: [String] { problems.isEmpty && fieldFault ? layerProblems : problems.map(\.reason) }
+    public var malformedReasons: [String] { !hasProblems && fieldFault ? layerProblems : problems.map(\.reason) }
 
     /// A layer's full decode marks a fault that dissecting did not report (set by a dissector that
     /// `findsFieldFaults`).

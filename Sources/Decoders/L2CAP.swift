@@ -54,7 +54,17 @@ public struct L2CAPFrame: Sendable {
     public let length: UInt16
     public let payload: Bytes
     /// Frames this PDU was reassembled from (empty when it came in one ACL packet).
-    public let fragments: [Int]
+    public var fragments: [Int] { reassembledFrom ?? [] }
+    /// Nil, not an empty array, for a PDU in one packet, most of them: an empty array costs a
+    /// retain where it is made and a release where the frame is dropped.
+    private let reassembledFrom: [Int]?
+
+    init(cid: UInt16, length: UInt16, payload: Bytes, fragments: [Int]? = nil) {
+        self.cid = cid
+        self.length = length
+        self.payload = payload
+        reassembledFrom = fragments
+    }
 }
 
 /// Reassembles the ACL fragments of one direction of one connection into L2CAP frames.
@@ -82,7 +92,8 @@ public struct L2CAPReassembler: Sendable {
     public var isPending: Bool { expected != 0 }
 
     /// Feeds one ACL payload (the bytes after the 4-byte ACL header).
-    public mutating func add(_ data: Bytes, start: Bool, frame: Int) -> (Result, dropped: Result?) {
+    /// `data` is consumed: a PDU in one fragment is a slice of it, made without another reference.
+    public mutating func add(_ data: consuming Bytes, start: Bool, frame: Int) -> (Result, dropped: Result?) {
         var dropped: Result?
         if start {
             if isPending {
@@ -95,11 +106,11 @@ public struct L2CAPReassembler: Sendable {
                 buffer.append(contentsOf: data)
                 expected = -1
                 frames.append(frame)
-                return (.pending(have: data.count, of: 0), dropped)
+                return (.pending(have: buffer.count, of: 0), dropped)
             }
             let total = Int(len) + 4
             if data.count == total, let cid = data.le16(2) {
-                return (.frame(L2CAPFrame(cid: cid, length: len, payload: data.from(4), fragments: [])), dropped)
+                return (.frame(L2CAPFrame(cid: cid, length: len, payload: data.from(4))), dropped)
             }
             if data.count > total {
                 return (.malformed("ACL data longer than the L2CAP length (\(data.count) > \(total))", dropped: [frame]), dropped)
