@@ -279,7 +279,7 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
 
     /// - Parameters: secondary: the packet came on a data channel index (0–36), where type 3, 5 and 7
     ///   mean AUX_ PDUs; auxType: the sniffer's word on which 0b0111 PDU it is.
-    public init(_ pdu: Bytes, secondary: Bool = false, auxType: UInt8? = nil) {
+    public init(_ pdu: borrowing Bytes, secondary: Bool = false, auxType: UInt8? = nil) {
         let h0 = pdu.byte(0) ?? 0
         type = h0 & 0x0F
         chSel = h0 & 0x20 != 0
@@ -451,7 +451,7 @@ public struct LLDataPDU: Sendable, Dissectable {
 
     /// - Parameters: hasMIC: the payload ends with a 4-byte MIC (encrypted link, non-empty PDU);
     ///   encrypted: the payload is still ciphertext.
-    public init(_ pdu: Bytes, hasMIC: Bool = false, encrypted: Bool = false) {
+    public init(_ pdu: borrowing Bytes, hasMIC: Bool = false, encrypted: Bool = false) {
         header = pdu.byte(0) ?? 0
         length = pdu.byte(1) ?? 0
         var body = pdu.from(2)
