@@ -240,7 +240,7 @@ public struct ATTPDU: Sendable {
     public var malformed: String? { fault?.description }
 
     /// `kind` of the opcode: request, response, command, ...
-    public var kind: ATTKind { opcode.kind }
+    public var kind: ATTKind { layout.kind }
 
     /// The bytes a span of the parameters covers.
     @inlinable public subscript(span: ATTSpan) -> Bytes { bytes[span] }

@@ -642,6 +642,7 @@ public struct Decoded {
     }
     /// What broke the specification in this frame, found while dissecting it (empty: nothing).
     public var problems: [DecodeProblem] { seldom?.problems ?? [] }
+    /// `problems` is not empty, asked without making an empty array.
     public var hasProblems: Bool { !(seldom?.problems.isEmpty ?? true) }
 
     init(packet: Packet) { self.packet = packet }

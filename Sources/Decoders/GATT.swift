@@ -685,7 +685,7 @@ public final class ATTResult {
         if !notes.isEmpty { notes = SmallList() }
     }
 
-    func hold(_ bytes: consuming Bytes, _ layout: ATTLayout) { pdu = ATTPDU(copy bytes, layout) }
+    func hold(_ bytes: consuming Bytes, _ layout: ATTLayout) { pdu = ATTPDU(bytes, layout) }
 
     public var attribute: GATTAttribute? { entries.first?.attribute }
     public var value: Bytes? { entries.first?.value }
