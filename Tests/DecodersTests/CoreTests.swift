@@ -76,6 +76,27 @@ final class CoreTests: XCTestCase {
         let unknown = Packet(Record(number: 1, timestamp: 0, linkType: LinkType.h4, data: [0x09, 1][...], fileLength: 2))
         XCTAssertEqual(unknown.kind, .unknownHCIType(9))
     }
+
+    /// A decode's problems, lost links and key note share one box: a copy that adds a problem gets
+    /// its own, and a frame with none of them reads as empty.
+    func testDecodeCopiesKeepTheirOwnProblems() {
+        let packet = { (kind: PacketKind) in
+            Packet(number: 1, timestamp: 0, direction: .unknown, adapter: 0, kind: kind, payload: [])
+        }
+        let d = Dissector().dissect(packet(.truncatedHeader))
+        XCTAssertEqual(d.problems.map(\.code), [.linkHeader])
+        var copy = d
+        copy.problem(.att, "added to the copy")
+        XCTAssertEqual(copy.problems.map(\.code), [.linkHeader, .att])
+        XCTAssertEqual(d.problems.map(\.code), [.linkHeader])
+        XCTAssertTrue(d.hasProblems && d.isMalformed)
+
+        let clean = Dissector().dissect(packet(.unsupported(linkType: 0)))
+        XCTAssertFalse(clean.hasProblems)
+        XCTAssertTrue(clean.problems.isEmpty && clean.lostConnections.isEmpty)
+        XCTAssertNil(clean.keyNote)
+        XCTAssertFalse(clean.isMalformed)
+    }
 }
 
 final class L2CAPTests: XCTestCase {
