@@ -251,6 +251,7 @@ public struct ATTPDU: Sendable {
 public struct ATTLayout: Sendable {
     public let opcode: ATTOpcode
     public let parameters: ATTParameters
+    /// Why the PDU breaks the specification, when it does.
     public let fault: ATTFault?
 
     public init(_ pdu: borrowing Bytes) {
