@@ -158,11 +158,11 @@ public struct ConnectionTable<State> {
     @inlinable
     public var values: [State] { ids.map { states[slot($0)]! } }
 
-    /// The newest connection whose state passes `test`.
+    /// The newest connection held whose number passes `test`.
     @inlinable
-    public func newest(where test: (State) -> Bool) -> Int? {
+    public func newest(where test: (Int) -> Bool) -> Int? {
         var found: Int?
-        for i in occupied where slotIDs[i] > found ?? .min && test(states[i]!) { found = slotIDs[i] }
+        for i in occupied where slotIDs[i] > found ?? .min && test(slotIDs[i]) { found = slotIDs[i] }
         return found
     }
 

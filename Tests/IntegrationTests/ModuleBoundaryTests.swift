@@ -26,4 +26,21 @@ final class ModuleBoundaryTests: XCTestCase {
             }
         }
     }
+
+    /// Audit rules keep a connection's number in their state and look the connection up when they
+    /// judge (`RuleContext.connection`): no stored property of a rule holds the dissector's mutable
+    /// `Connection`.
+    func testRulesKeepConnectionNumbersNotConnections() throws {
+        let dir = Fixtures.root + "/Sources/Report/Audit/Rules"
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".swift") }
+        XCTAssertFalse(files.isEmpty)
+        let stored = try NSRegularExpression(pattern: #"^\s*(private |fileprivate )?(var|let) \w+\s*:[^=]*\bConnection\b"#)
+        for file in files {
+            let text = try String(contentsOfFile: dir + "/" + file, encoding: .utf8)
+            for line in text.split(separator: "\n").map(String.init) {
+                let found = stored.firstMatch(in: line, range: NSRange(line.startIndex..., in: line))
+                XCTAssertNil(found, "\(file): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+    }
 }

@@ -95,6 +95,22 @@ public struct RuleSettings: Sendable {
     public func flag(_ name: String) -> Bool { (values[name] ?? 0) != 0 }
 }
 
+/// What each call into a rule is given besides its event: where findings go (`emit(finding)`) and
+/// the connections open now, by number (`emit.connection(id)`). A rule keeps a connection's number
+/// in its state and looks the connection up when it judges, so no rule holds the dissector's
+/// mutable `Connection` beyond the call that lent it.
+public struct RuleContext {
+    let accept: (Finding) -> Void
+    let open: OpenConnections
+
+    /// Emits a finding.
+    @inline(__always) public func callAsFunction(_ f: Finding) { accept(f) }
+
+    /// The open connection with this number: every connection an event named, until its
+    /// disconnection has been judged.
+    func connection(_ id: Int) -> Connection? { open[id] }
+}
+
 /// One check over the event stream. A rule keeps small per-connection or per-advertiser state, sees
 /// every event once in frame order, and emits findings as soon as it has decided them; `finish` is
 /// called once at the end of the capture for what was still open.
@@ -112,19 +128,19 @@ public protocol AuditRule {
     /// For rules that check time: ticks before frames no later than this have nothing to do, so the
     /// auditor skips them (`.max`: nothing pending). Read after each call into the rule.
     var nextTick: Int64 { mutating get }
-    mutating func tick(at frame: FrameRef, emit: (Finding) -> Void)
+    mutating func tick(at frame: FrameRef, emit: RuleContext)
     /// Reads the rule's options, once: a lookup by name per event would cost a string hash. The
     /// severity configuration gives the rule is the auditor's to apply.
     init(settings: RuleSettings)
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void)
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext)
     /// An ATT PDU: `.att` events come here rather than to `observe`, the observation borrowed where
     /// binding it out of the event would copy it once per rule. The default hands it to `observe`.
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void)
+                             emit: RuleContext)
     /// Advertising data: `.advertisingData` events come here rather than to `observe`, lent as ATT
     /// PDUs are. The default hands it to `observe`.
-    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void)
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void)
+    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext)
+    mutating func finish(at frame: FrameRef?, emit: RuleContext)
 }
 
 /// A rule without options: made with its properties' initial values.
@@ -236,15 +252,15 @@ extension AuditRule {
     public static var advertisingInterest: AdvertisingInterest { .every }
     public static var checksTime: Bool { false }
     public var nextTick: Int64 { Self.checksTime ? .min : .max }
-    public mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {}
-    public mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {}
+    public mutating func tick(at frame: FrameRef, emit: RuleContext) {}
+    public mutating func finish(at frame: FrameRef?, emit: RuleContext) {}
 
     public mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                                    emit: (Finding) -> Void) {
+                                    emit: RuleContext) {
         observe(.att(c, a), at: frame, emit: emit)
     }
 
-    public mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+    public mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext) {
         observe(.advertisingData(o), at: frame, emit: emit)
     }
 
@@ -288,30 +304,35 @@ enum ConnectionEnd {
 protocol PerConnectionRule: AuditRule {
     associatedtype ConnectionState
     var states: ConnectionTable<ConnectionState> { get set }
-    /// Judges a connection's state, taken out of `states`, and emits what it decides.
-    mutating func close(_ state: ConnectionState, _ end: ConnectionEnd, emit: (Finding) -> Void)
+    /// Judges a connection's state, taken out of `states`, and emits what it decides; `c` is the
+    /// connection as it is now.
+    mutating func close(_ state: ConnectionState, of c: Connection, _ end: ConnectionEnd, emit: RuleContext)
     /// The order states still open at the end of the capture are closed in (default: connection
     /// order). Findings that share a subject keep the first one's message.
-    func closingOrder(_ open: [ConnectionState]) -> [ConnectionState]
+    func closingOrder(_ open: [(id: Int, state: ConnectionState)]) -> [(id: Int, state: ConnectionState)]
 }
 
 extension PerConnectionRule {
-    func closingOrder(_ open: [ConnectionState]) -> [ConnectionState] { open }
+    func closingOrder(_ open: [(id: Int, state: ConnectionState)]) -> [(id: Int, state: ConnectionState)] { open }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
-        if case .disconnected(let c, _) = event { disconnected(c.id, at: frame, emit: emit) }
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
+        if case .disconnected(let c, _) = event { disconnected(c, at: frame, emit: emit) }
     }
 
     /// The connection ended: its state, if any, is closed and dropped.
-    mutating func disconnected(_ id: Int, at frame: FrameRef, emit: (Finding) -> Void) {
-        if let s = states.removeValue(forKey: id) { close(s, .disconnected(frame), emit: emit) }
+    mutating func disconnected(_ c: Connection, at frame: FrameRef, emit: RuleContext) {
+        if let s = states.removeValue(forKey: c.id) { close(s, of: c, .disconnected(frame), emit: emit) }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) { closeAll(at: frame, emit: emit) }
+    mutating func finish(at frame: FrameRef?, emit: RuleContext) { closeAll(at: frame, emit: emit) }
 
     /// Closes every state still open at the end of the capture.
-    mutating func closeAll(at frame: FrameRef?, emit: (Finding) -> Void) {
-        for s in closingOrder(states.values) { close(s, .captureEnded(frame), emit: emit) }
+    mutating func closeAll(at frame: FrameRef?, emit: RuleContext) {
+        for (id, s) in closingOrder(states.ids.map { ($0, states[$0]!) }) {
+            // Every state is of a connection an event named, open until its disconnection.
+            guard let c = emit.connection(id) else { continue }
+            close(s, of: c, .captureEnded(frame), emit: emit)
+        }
         states.removeAll()
     }
 }
@@ -334,12 +355,12 @@ protocol PerScanRule: AuditRule {
     /// The state a scan starts with; nil when the rule judges nothing of it.
     mutating func start(_ s: Scan, at frame: FrameRef) -> ScanState?
     /// Judges a scan's state, taken out of `scans`, and emits what it decides.
-    mutating func close(_ state: ScanState, adapter: UInt16, _ end: ScanEnd, emit: (Finding) -> Void)
+    mutating func close(_ state: ScanState, adapter: UInt16, _ end: ScanEnd, emit: RuleContext)
 }
 
 extension PerScanRule {
     /// Starts or closes the state of a scan that started or stopped; false for any other event.
-    mutating func scan(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) -> Bool {
+    mutating func scan(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) -> Bool {
         switch event {
         case .scanStarted(let s):
             scans[s.adapter] = start(s, at: frame)
@@ -351,10 +372,10 @@ extension PerScanRule {
         return true
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) { closeAll(at: frame, emit: emit) }
+    mutating func finish(at frame: FrameRef?, emit: RuleContext) { closeAll(at: frame, emit: emit) }
 
     /// Closes every scan still on at the end of the capture, in adapter order.
-    mutating func closeAll(at frame: FrameRef?, emit: (Finding) -> Void) {
+    mutating func closeAll(at frame: FrameRef?, emit: RuleContext) {
         for (adapter, state) in scans.entries { close(state, adapter: adapter, .captureEnded(frame), emit: emit) }
         scans.removeAll()
     }

@@ -25,8 +25,9 @@ public final class Auditor: AuditEventSink {
     /// `nextTick`s): until then an event ticks none of them.
     private let earliestTick: UnsafeMutablePointer<Int64>
     private let sink: FindingSink
-    /// `sink.accept`, made once rather than per rule and event.
-    private let emit: (Finding) -> Void
+    /// `sink.accept` and the open connections, made once rather than per rule and event.
+    private let emit: RuleContext
+    private let open: OpenConnections
     /// The events the auditor itself reads (devices under test, identities, the platform), as bits.
     private let ownKinds: UInt16
     private let scope: AuditScope
@@ -59,7 +60,9 @@ public final class Auditor: AuditEventSink {
             if let s = settings[info.id], s.severity != info.severity { sink.severities[info.id] = (info.severity, s.severity) }
         }
         self.sink = sink
-        emit = { [unowned sink] f in sink.accept(f) }
+        let open = OpenConnections()
+        self.open = open
+        emit = RuleContext(accept: { [unowned sink] f in sink.accept(f) }, open: open)
         let earliest = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
         earliest.initialize(to: .max)
         earliestTick = earliest
@@ -113,8 +116,11 @@ public final class Auditor: AuditEventSink {
             rulesObserve(o, at: frame)
             return
         }
+        let c = OpenConnections.named(by: event)
+        if let c { open.add(c) }
         advance(to: frame)
         for r in byKind[k] { r._withUnsafeGuaranteedRef { $0.observe(event, frame, emit) } }
+        if k == Self.disconnectedKind, let c { open.remove(c.id) }
     }
 
     /// Advertising data or a report, lent to each rule.
@@ -146,9 +152,11 @@ public final class Auditor: AuditEventSink {
 
     private static let attKind = AuditEventKinds.att.rawValue.trailingZeroBitCount
     private static let advertisingDataKind = AuditEventKinds.advertisingData.rawValue.trailingZeroBitCount
+    private static let disconnectedKind = AuditEventKinds.disconnected.rawValue.trailingZeroBitCount
 
     /// An ATT PDU, lent to each rule.
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
+        open.add(c)
         advance(to: frame)
         for r in attRules[Int(a.opcode.rawValue)] { r._withUnsafeGuaranteedRef { $0.observeATT(a, c, frame, emit) } }
     }
@@ -177,11 +185,11 @@ final class RuleRunner {
     /// The rule's `nextTick`, kept up to date after each call into it: testing it costs no call.
     var nextTick: Int64 { tickCell.pointee }
     private let tickCell: UnsafeMutablePointer<Int64>
-    let tick: (FrameRef, (Finding) -> Void) -> Void
-    let observe: (AuditEvent, FrameRef, (Finding) -> Void) -> Void
-    let observeATT: (ATTObservation, Connection, FrameRef, (Finding) -> Void) -> Void
-    let observeAdvertisingData: (AdvertisingDataObservation, FrameRef, (Finding) -> Void) -> Void
-    let finish: (FrameRef?, (Finding) -> Void) -> Void
+    let tick: (FrameRef, RuleContext) -> Void
+    let observe: (AuditEvent, FrameRef, RuleContext) -> Void
+    let observeATT: (ATTObservation, Connection, FrameRef, RuleContext) -> Void
+    let observeAdvertisingData: (AdvertisingDataObservation, FrameRef, RuleContext) -> Void
+    let finish: (FrameRef?, RuleContext) -> Void
     private let release: () -> Void
 
     /// `earliest` is the auditor's bound on every rule's `nextTick`, lowered when this rule's is.

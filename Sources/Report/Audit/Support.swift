@@ -59,18 +59,6 @@ extension Connection {
 /// discover every service and characteristic (HOGP 1.0, 7.1 and 7.2), whatever app runs.
 let hidService = BluetoothUUID(uuid16: 0x1812)
 
-extension AuditEvent {
-    /// The connection the event belongs to, when it belongs to one.
-    var connection: Connection? {
-        switch self {
-        case .connected(let c), .disconnected(let c, _), .encryptionChanged(let c, _), .att(let c, _), .pairing(let c, _),
-             .pairingDebugKey(let c, _), .linkData(let c):
-            return c
-        default: return nil
-        }
-    }
-}
-
 /// UUIDs a rule looks up on every ATT PDU: those with a 16-bit alias in a bitmap (a bit test rather
 /// than hashing 128 bits), the rest in a set.
 struct UUIDSet {

@@ -6,16 +6,16 @@ protocol AdvertisingDataRule: AuditRule {
     /// The `include-received` option, read once.
     var includeReceived: Bool { get }
     /// Data the rule judges (this host's, or received when `include-received` is on).
-    mutating func judge(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void)
+    mutating func judge(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext)
 }
 
 extension AdvertisingDataRule {
     static var consumes: AuditEventKinds { [.advertisingData] }
 
     /// What these rules consume comes lent (`observeAdvertisingData`, `observeATT`).
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {}
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {}
 
-    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext) {
         if o.key.host || includeReceived { judge(o, at: frame, emit: emit) }
     }
 

@@ -27,13 +27,13 @@ struct BLE101ScanDuplicatesAllowed: PerScanRule {
         withoutDuplicates = settings.flag("without-duplicates")
     }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
         _ = scan(event, at: frame, emit: emit)
     }
 
     func start(_ s: Scan, at frame: FrameRef) -> Tally? { s.filterDuplicates != 1 ? Tally(scan: s) : nil }
 
-    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext) {
         // A scan response answers this host's scan request: not a duplicate of the advertisement.
         guard let r = o.report, !o.scanResponse, let address = o.key.address else { return }
         // The scan mutated in place.
@@ -48,7 +48,7 @@ struct BLE101ScanDuplicatesAllowed: PerScanRule {
         }
     }
 
-    func close(_ t: Tally, adapter: UInt16, _ ended: ScanEnd, emit: (Finding) -> Void) {
+    func close(_ t: Tally, adapter: UInt16, _ ended: ScanEnd, emit: RuleContext) {
         let s = t.scan
         let end: FrameRef
         switch ended {

@@ -9,16 +9,16 @@ struct BLE102ScanNotStopped: PerScanRule {
     /// A scan that is on, and the connections it is judged for.
     struct Open {
         var scan: Scan
-        /// Connections this host initiated while the scan ran, not yet judged.
-        var pending: [(FrameRef, Connection)] = []
+        /// Connections this host initiated while the scan ran, not yet judged: when, and their numbers.
+        var pending: [(FrameRef, Int)] = []
         /// The link of this host's that was up when the scan started (started again while connected).
-        var during: (FrameRef, Connection)?
+        var during: (FrameRef, Int)?
     }
 
     private let graceSetting: Int64
     var scans = AdapterTable<Open>()
-    /// Each adapter's links as central that are up, oldest first (at most 64).
-    private var links = AdapterTable<[(FrameRef, Connection)]>()
+    /// Each adapter's links as central that are up, by number, oldest first (at most 64).
+    private var links = AdapterTable<[(FrameRef, Int)]>()
     /// When the earliest judgement is due (`.max`: none pending).
     private var nextDeadline = Int64.max
 
@@ -29,19 +29,19 @@ struct BLE102ScanNotStopped: PerScanRule {
 
     var nextTick: Int64 { nextDeadline }
 
-    mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func tick(at frame: FrameRef, emit: RuleContext) {
         check(now: frame, emit: emit)
     }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
         if scan(event, at: frame, emit: emit) { return }
         switch event {
         case .connectionOwner(let c, let origin):
             guard c.isCentral == true, c.isLE,
-                  !(links[c.adapter]?.contains { $0.1 === c } ?? false) else { return }
+                  !(links[c.adapter]?.contains { $0.1 == c.id } ?? false) else { return }
             links.update(c.adapter, default: []) { l in
                 if l.count == 64 { l.removeFirst() }
-                l.append((frame, c))
+                l.append((frame, c.id))
             }
             let added = scans.update(c.adapter) { s -> Bool in
                 // Found by an earlier scan that was stopped: the one running is not the app's,
@@ -50,15 +50,15 @@ struct BLE102ScanNotStopped: PerScanRule {
                     return false
                 }
                 guard s.pending.count < 64 else { return false }
-                s.pending.append((frame, c))
+                s.pending.append((frame, c.id))
                 return true
             }
             if added == true { nextDeadline = min(nextDeadline, frame.time &+ graceSetting) }
         case .disconnected(let c, _):
-            links.update(c.adapter) { $0.removeAll { $0.1 === c } }
+            links.update(c.adapter) { $0.removeAll { $0.1 == c.id } }
             scans.update(c.adapter) { s in
-                s.pending.removeAll { $0.1 === c }
-                if s.during?.1 === c { s.during = nil }
+                s.pending.removeAll { $0.1 == c.id }
+                if s.during?.1 == c.id { s.during = nil }
             }
         default: break
         }
@@ -74,9 +74,10 @@ struct BLE102ScanNotStopped: PerScanRule {
 
     /// A scan that stopped was judged as it ran (`check`); one still on at the end of the capture
     /// is judged for each connection made during it.
-    func close(_ s: Open, adapter: UInt16, _ ended: ScanEnd, emit: (Finding) -> Void) {
+    func close(_ s: Open, adapter: UInt16, _ ended: ScanEnd, emit: RuleContext) {
         guard case .captureEnded(let frame) = ended else { return }
-        for (connected, c) in s.pending {
+        for (connected, id) in s.pending {
+            guard let c = emit.connection(id) else { continue }
             let end = frame ?? connected
             emit(finding("""
                 scanning never disabled before the capture ended, although this host connected to \
@@ -88,17 +89,18 @@ struct BLE102ScanNotStopped: PerScanRule {
 
     /// Judges what is due: connections whose grace period passed while scanning stayed on, and
     /// scans started while connected that stayed on past it.
-    private mutating func check(now: FrameRef, emit: (Finding) -> Void) {
+    private mutating func check(now: FrameRef, emit: RuleContext) {
         let grace = graceSetting
         var next = Int64.max
         for (adapter, s) in scans.entries {
-            var kept: [(FrameRef, Connection)] = []
-            for (connected, c) in s.pending {
+            var kept: [(FrameRef, Int)] = []
+            for (connected, id) in s.pending {
                 guard now.time &- connected.time > grace else {
-                    kept.append((connected, c))
+                    kept.append((connected, id))
                     next = min(next, connected.time &+ grace)
                     continue
                 }
+                guard let c = emit.connection(id) else { continue }
                 emit(finding("""
                     scanning still enabled \(seconds: now.time &- connected.time) after this host connected to \
                     \(c.peer?.description ?? "the peer") (scan started \(seconds: connected.time &- s.scan.start.time) before)
@@ -106,8 +108,8 @@ struct BLE102ScanNotStopped: PerScanRule {
                              subject: .connection(c), evidence: [s.scan.start, connected, now], decisive: now, scan: s.scan))
             }
             var during = s.during
-            if let (connected, c) = during {
-                if now.time &- s.scan.start.time > grace {
+            if let (connected, id) = during {
+                if now.time &- s.scan.start.time > grace, let c = emit.connection(id) {
                     emit(finding("""
                         scanning started again \(seconds: s.scan.start.time &- connected.time) after this host connected to \
                         \(c.peer?.description ?? "the peer") and kept on while connected (still on \
@@ -125,7 +127,7 @@ struct BLE102ScanNotStopped: PerScanRule {
         nextDeadline = next
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+    mutating func finish(at frame: FrameRef?, emit: RuleContext) {
         if let f = frame { check(now: f, emit: emit) }
         closeAll(at: frame, emit: emit)
         links.removeAll()

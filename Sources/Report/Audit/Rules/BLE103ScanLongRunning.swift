@@ -16,7 +16,7 @@ struct BLE103ScanLongRunning: PerScanRule {
 
     init(settings: RuleSettings) { durationSetting = settings.duration("duration") }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
         if scan(event, at: frame, emit: emit) { return }
         switch event {
         case .createConnection(let adapter, _, _):
@@ -28,13 +28,13 @@ struct BLE103ScanLongRunning: PerScanRule {
         }
     }
 
-    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext) {
         if o.report != nil { scans.update(o.key.adapter) { $0.last = frame } }
     }
 
     func start(_ s: Scan, at frame: FrameRef) -> Open? { Open(scan: s, last: frame) }
 
-    func close(_ s: Open, adapter: UInt16, _ ended: ScanEnd, emit: (Finding) -> Void) {
+    func close(_ s: Open, adapter: UInt16, _ ended: ScanEnd, emit: RuleContext) {
         let end: FrameRef, stopped: Bool
         switch ended {
         case .stopped(let f): (end, stopped) = (f, true)

@@ -6,7 +6,6 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
     static let info = RuleInfo.ble201
 
     struct State {
-        var connection: Connection
         /// The discovery's requests.
         var requests: FrameRun
         var reachedEnd = false
@@ -23,17 +22,17 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
     var states = ConnectionTable<State>(capacity: 4096)
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void) {
+                             emit: RuleContext) {
         if a.origin == .local, a.kind == .request, a.opcode == .readByGroupTypeRequest,
            a.attributeType == GATTType.primaryService {
             if !states.contains(c.id) {
                 if a.handle == 0x0001 && (a.endHandle ?? 0xFFFF) == 0xFFFF {
-                    var s = State(connection: c, requests: FrameRun(from: frame))
+                    var s = State(requests: FrameRun(from: frame))
                     s.requests.add(frame)
                     states[c.id] = s
                 }
             } else {
-                states.update(c.id, default: State(connection: c, requests: FrameRun(from: frame))) {
+                states.update(c.id, default: State(requests: FrameRun(from: frame))) {
                     $0.requests.add(frame)
                     $0.awaitingResponse = true
                 }
@@ -41,7 +40,7 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
             return
         }
         guard states.contains(c.id) else { return }
-        states.update(c.id, default: State(connection: c, requests: FrameRun(from: frame))) { s in
+        states.update(c.id, default: State(requests: FrameRun(from: frame))) { s in
             s.lastATT = frame.number
             if a.origin == .remote, a.kind == .response, s.awaitingResponse {
                 s.awaitingResponse = false
@@ -54,13 +53,15 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
     }
 
     /// In order of the discoveries.
-    func closingOrder(_ open: [State]) -> [State] { open.sorted { $0.requests.first.number < $1.requests.first.number } }
+    func closingOrder(_ open: [(id: Int, state: State)]) -> [(id: Int, state: State)] {
+        open.sorted { $0.state.requests.first.number < $1.state.requests.first.number }
+    }
 
-    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+    func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         // Discovery by UUID would have found the same services: nothing to save.
         if !s.discovered.isEmpty, s.discovered.isSubset(of: s.used) { return }
         // A HID device's host discovers everything by its profile; an encrypted sniffed link hides the use.
-        if s.discovered.contains(hidService) || s.connection.hidesUse(after: s.lastATT) { return }
+        if s.discovered.contains(hidService) || c.hidesUse(after: s.lastATT) { return }
         var msg: Message = """
             Discover All Primary Services (Read By Group Type 0x2800 from 0x0001) in \
             \(plural: s.requests.count, "request")\(s.reachedEnd ? " to the end of the database" : ""); \
@@ -71,7 +72,7 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
             msg += "\(i == 0 ? " (" : ", ")\(service: u)"
         }
         if !s.used.isEmpty { msg += s.used.count > 4 ? ", ...)" : ")" }
-        emit(finding(msg, subject: .connection(s.connection), evidence: [s.requests.first, s.requests.last], decisive: s.requests.first,
+        emit(finding(msg, subject: .connection(c), evidence: [s.requests.first, s.requests.last], decisive: s.requests.first,
                      detail: "all primary services"))
     }
 }

@@ -14,7 +14,6 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
     }
 
     struct State {
-        var connection: Connection
         var ranges: [Range] = []
         var flaggedWhole: Set<ATTOpcode> = []
         /// The frame of the last ATT PDU seen on the link.
@@ -26,13 +25,13 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
     var states = ConnectionTable<State>(capacity: 4096)
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void) {
+                             emit: RuleContext) {
         let isCharDiscovery = a.opcode == .readByTypeRequest && a.attributeType == GATTType.characteristic
         let isDescDiscovery = a.opcode == .findInformationRequest
         if a.origin == .local, a.kind == .request, isCharDiscovery || isDescDiscovery, let start = a.handle {
             let end = a.endHandle ?? 0xFFFF
             if start == 0x0001 && end == 0xFFFF {
-                let done = states.update(c.id, default: State(connection: c)) { $0.flaggedWhole.insert(a.opcode).inserted }
+                let done = states.update(c.id, default: State()) { $0.flaggedWhole.insert(a.opcode).inserted }
                 if done {
                     let what = isCharDiscovery ? "characteristic discovery (Read By Type 0x2803)"
                         : "descriptor discovery (Find Information)"
@@ -43,7 +42,7 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
                 return
             }
             guard isCharDiscovery else { return }
-            states.update(c.id, default: State(connection: c)) { s in
+            states.update(c.id, default: State()) { s in
                 // A continuation keeps the end handle and starts inside the range already recorded.
                 if s.ranges.contains(where: { $0.end == end && $0.start <= start }) { return }
                 if s.ranges.count < 64 {
@@ -53,7 +52,7 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
             return
         }
         guard a.usesAttribute, let h = a.handle, states.contains(c.id) else { return }
-        states.update(c.id, default: State(connection: c)) { s in
+        states.update(c.id, default: State()) { s in
             s.lastATT = frame.number
             for i in s.ranges.indices where !s.ranges[i].used && s.ranges[i].start <= h && h <= s.ranges[i].end {
                 s.ranges[i].used = true
@@ -61,11 +60,11 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
         }
     }
 
-    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+    func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         let unused = s.ranges.filter { !$0.used }
         guard let first = unused.first, let last = unused.last else { return }
         // A HID device's host discovers everything by its profile; an encrypted sniffed link hides the use.
-        if s.ranges.contains(where: { $0.service == hidService }) || s.connection.hidesUse(after: s.lastATT) { return }
+        if s.ranges.contains(where: { $0.service == hidService }) || c.hidesUse(after: s.lastATT) { return }
         var msg: Message = """
             characteristic discovery over \(plural: unused.count, "service range") whose characteristics were \
             never used:
@@ -76,7 +75,7 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
         }
         if unused.count > 4 { msg += ", ..." }
         emit(finding(msg,
-                     subject: .connection(s.connection), evidence: [first.frame, last.frame], decisive: first.frame,
+                     subject: .connection(c), evidence: [first.frame, last.frame], decisive: first.frame,
                      detail: "unused ranges"))
     }
 }

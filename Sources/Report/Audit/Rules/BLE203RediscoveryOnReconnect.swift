@@ -29,7 +29,7 @@ struct BLE203RediscoveryOnReconnect: PerConnectionRule, OptionlessRule {
     var states = ConnectionTable<Bool>(capacity: 4096)
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void) {
+                             emit: RuleContext) {
         if a.origin == .remote, a.kind == .indication, a.characteristic == GATTType.serviceChanged {
             peers.update(c.peerKey, default: Peer(connectionID: c.id, frame: frame)) { $0.serviceChanged = true }
             return
@@ -77,5 +77,5 @@ struct BLE203RediscoveryOnReconnect: PerConnectionRule, OptionlessRule {
     }
 
     /// A repeated discovery is judged when it starts: nothing is left to judge at the end.
-    func close(_ discovered: Bool, _ end: ConnectionEnd, emit: (Finding) -> Void) {}
+    func close(_ discovered: Bool, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {}
 }

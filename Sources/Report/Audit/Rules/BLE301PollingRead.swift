@@ -18,7 +18,6 @@ struct BLE301PollingRead: PerConnectionRule {
     }
 
     struct State {
-        var connection: Connection
         /// The handles read, in order of their first read: a connection reads a few, so they are
         /// searched in order (the oldest goes past 1,024).
         var handles: [Handle] = []
@@ -37,12 +36,12 @@ struct BLE301PollingRead: PerConnectionRule {
     }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void) {
+                             emit: RuleContext) {
         guard a.newRead == true, let h = a.handle else { return }
         // A read by UUID names a value by its type: reads of other types over one range are not one value.
         let t = a.opcode == .readByTypeRequest ? a.attributeType : nil
         let need = max(1, readsSetting), window = windowSetting
-        states.update(c.id, default: State(connection: c)) { s in
+        states.update(c.id, default: State()) { s in
             let i: Int
             if let found = s.handles.firstIndex(where: { $0.handle == h && $0.byType == t }) {
                 i = found
@@ -63,7 +62,7 @@ struct BLE301PollingRead: PerConnectionRule {
         return r.window.add(frame, need: need, window: window)
     }
 
-    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+    func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         let need = max(1, readsSetting)
         // Most connections poll nothing.
         guard s.polled else { return }
@@ -82,7 +81,7 @@ struct BLE301PollingRead: PerConnectionRule {
             case true?: msg += " although it can notify or indicate: subscribe instead"
             case false?, nil: msg += "; its properties are unknown"
             }
-            emit(finding(msg, subject: .connection(s.connection), evidence: [first, decisive, r.reads.last], decisive: decisive,
+            emit(finding(msg, subject: .connection(c), evidence: [first, decisive, r.reads.last], decisive: decisive,
                          detail: r.characteristic?.uuidString ?? Hex.prefixed(h, width: 4),
                          severity: canNotify == true ? nil : .note))
         }

@@ -17,7 +17,6 @@ struct BLE302RedundantRead: PerConnectionRule {
     }
 
     struct State {
-        var connection: Connection
         /// By characteristic: a Read Request and a Read By Type of its UUID read the same value.
         var values: [BluetoothUUID: Handle] = [:]
     }
@@ -30,13 +29,13 @@ struct BLE302RedundantRead: PerConnectionRule {
     init(settings: RuleSettings) { readsSetting = settings.count("reads") }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void) {
+                             emit: RuleContext) {
         guard a.newRead == true else { return }
         // "Read Using Characteristic UUID" (Read By Type) names the value by its type.
         let byType = a.opcode == .readByTypeRequest
         guard let u = byType ? a.attributeType : a.characteristic, Self.staticValues.contains(u) else { return }
         let h = byType ? nil : a.handle
-        states.update(c.id, default: State(connection: c)) { s in
+        states.update(c.id, default: State()) { s in
             if s.values[u] == nil {
                 guard s.values.count < 64 else { return }
                 s.values[u] = Handle(uuid: u, handle: h, reads: FrameRun(from: frame))
@@ -46,11 +45,11 @@ struct BLE302RedundantRead: PerConnectionRule {
         }
     }
 
-    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+    func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         for r in s.values.values.sorted(by: { $0.reads.first.number < $1.reads.first.number }) where r.reads.count >= max(2, readsSetting) {
             let what: Message = r.handle.map { "\(attribute: $0, r.uuid)" } ?? "\(r.uuid)"
             emit(finding("\(what) read \(r.reads.count) times in one connection; the value does not change",
-                         subject: .connection(s.connection), evidence: [r.reads.first, r.reads.last], decisive: r.reads.last,
+                         subject: .connection(c), evidence: [r.reads.first, r.reads.last], decisive: r.reads.last,
                          detail: r.uuid.uuidString))
         }
     }

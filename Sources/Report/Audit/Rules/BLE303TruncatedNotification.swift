@@ -14,7 +14,6 @@ struct BLE303TruncatedNotification: PerConnectionRule, OptionlessRule {
     }
 
     struct State {
-        var connection: Connection
         var handles = BoundedMap<UInt16, Handle>(capacity: 256)
     }
 
@@ -23,11 +22,11 @@ struct BLE303TruncatedNotification: PerConnectionRule, OptionlessRule {
     var states = ConnectionTable<State>(capacity: 4096)
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void) {
+                             emit: RuleContext) {
         guard let h = a.handle else { return }
         if a.origin == .remote, a.opcode == .handleValueNotification || a.opcode == .handleValueIndication {
             let full = a.valueLength > 0 && a.valueLength == a.mtu - 3
-            states.update(c.id, default: State(connection: c)) { s in
+            states.update(c.id, default: State()) { s in
                 if full {
                     s.handles.update(h, default: Handle()) { $0.pending = frame; $0.length = a.valueLength }
                 } else if s.handles[h] != nil {
@@ -35,7 +34,7 @@ struct BLE303TruncatedNotification: PerConnectionRule, OptionlessRule {
                 }
             }
         } else if a.origin == .local, a.kind == .request, a.isValueRead, states[c.id]?.handles[h]?.pending != nil {
-            states.update(c.id, default: State(connection: c)) { s in
+            states.update(c.id, default: State()) { s in
                 s.handles.update(h, default: Handle()) { r in
                     if r.first == nil, let p = r.pending { r.first = (p, frame) }
                     r.count += 1
@@ -45,14 +44,14 @@ struct BLE303TruncatedNotification: PerConnectionRule, OptionlessRule {
         }
     }
 
-    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+    func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         for (h, r) in s.handles.storage.filter({ $0.value.first != nil }).sorted(by: { $0.key < $1.key }) {
             guard let (n, read) = r.first, r.count > 0 else { continue }
             emit(finding("""
                 \(plural: r.count, "notification") of handle \(handle: h) filled ATT_MTU-3 (\(r.length) bytes) and \
                 \(r.count == 1 ? "was" : "were") followed by a read of the same handle
                 """,
-                         subject: .connection(s.connection), evidence: [n, read], decisive: read,
+                         subject: .connection(c), evidence: [n, read], decisive: read,
                          detail: Hex.prefixed(h, width: 4)))
         }
     }

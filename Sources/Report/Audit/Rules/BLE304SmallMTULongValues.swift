@@ -6,7 +6,6 @@ struct BLE304SmallMTULongValues: PerConnectionRule, OptionlessRule {
     static let info = RuleInfo.ble304
 
     struct State {
-        var connection: Connection
         var exchanged = false
         var count = 0
         var first: FrameRef?
@@ -19,12 +18,12 @@ struct BLE304SmallMTULongValues: PerConnectionRule, OptionlessRule {
     var states = ConnectionTable<State>(capacity: 4096)
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void) {
+                             emit: RuleContext) {
         if a.opcode == .exchangeMTURequest || a.opcode == .exchangeMTUResponse {
-            states.update(c.id, default: State(connection: c)) { $0.exchanged = true }
+            states.update(c.id, default: State()) { $0.exchanged = true }
         } else if a.origin == .local, a.kind == .request, a.mtu <= 23,
                   a.opcode == .readBlobRequest || a.opcode == .prepareWriteRequest {
-            states.update(c.id, default: State(connection: c)) { s in
+            states.update(c.id, default: State()) { s in
                 guard !s.exchanged else { return }
                 s.count += 1
                 if s.first == nil { s.first = frame }
@@ -33,9 +32,9 @@ struct BLE304SmallMTULongValues: PerConnectionRule, OptionlessRule {
         }
     }
 
-    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+    func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         guard let first = s.first, let last = s.last else { return }
         emit(finding("\(plural: s.count, "Read Blob / Prepare Write request") at ATT_MTU 23 with no MTU exchange tried",
-                     subject: .connection(s.connection), evidence: [first, last], decisive: first, detail: "mtu 23"))
+                     subject: .connection(c), evidence: [first, last], decisive: first, detail: "mtu 23"))
     }
 }

@@ -6,7 +6,6 @@ struct BLE401IdleConnection: PerConnectionRule {
     static let info = RuleInfo.ble401
 
     struct State {
-        var connection: Connection
         var lastData: FrameRef
         var gap: (FrameRef, FrameRef)?
         var subscribed: Set<UInt16> = []
@@ -34,36 +33,36 @@ struct BLE401IdleConnection: PerConnectionRule {
 
     var nextTick: Int64 { nextDeadline }
 
-    mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func tick(at frame: FrameRef, emit: RuleContext) {
         if frame.time > nextDeadline { checkUnsubscribed(now: frame, emit: emit) }
     }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
         switch event {
         case .connected(let c):
             // LE links the host holds as central; a BR/EDR link serves profiles the app does not hold.
             guard c.isCentral != false, c.isLE else { return }
-            states[c.id] = State(connection: c, lastData: frame)
+            states[c.id] = State(lastData: frame)
         case .linkData(let c):
             data(c, frame)
         case .disconnectCommand(let adapter, let handle, _):
-            guard let id = states.newest(where: { $0.connection.adapter == adapter && $0.connection.handle == handle }),
-                  let s = states.removeValue(forKey: id) else { return }
-            close(s, .disconnected(frame), emit: emit)
+            guard let id = states.newest(where: { emit.connection($0).map { $0.adapter == adapter && $0.handle == handle } ?? false }),
+                  let c = emit.connection(id), let s = states.removeValue(forKey: id) else { return }
+            close(s, of: c, .disconnected(frame), emit: emit)
         case .disconnected(let c, _):
-            disconnected(c.id, at: frame, emit: emit)
+            disconnected(c, at: frame, emit: emit)
         default: break
         }
     }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void) {
+                             emit: RuleContext) {
         data(c, frame)
         if !a.isCCCD, states.contains(c.id) {
             if a.origin == .local, a.opcode == .writeRequest, a.cccdValue != nil, let h = a.handle {
-                states.update(c.id, default: State(connection: c, lastData: frame)) { $0.cachedCCCD = h }
+                states.update(c.id, default: State(lastData: frame)) { $0.cachedCCCD = h }
             } else if a.origin == .remote, a.kind == .notification || a.kind == .indication {
-                states.update(c.id, default: State(connection: c, lastData: frame)) { s in
+                states.update(c.id, default: State(lastData: frame)) { s in
                     guard let h = s.cachedCCCD else { return }
                     if s.subscribed.count < 256 { s.subscribed.insert(h) }
                     s.cachedCCCD = nil
@@ -72,7 +71,7 @@ struct BLE401IdleConnection: PerConnectionRule {
         }
         guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
               a.opcode == .writeRequest || a.opcode == .writeCommand, states.contains(c.id) else { return }
-        let waits = states.update(c.id, default: State(connection: c, lastData: frame)) { s -> Bool in
+        let waits = states.update(c.id, default: State(lastData: frame)) { s -> Bool in
             if v & 0x3 != 0 {
                 if s.subscribed.count < 256 { s.subscribed.insert(h) }
                 s.unsubscribed = nil
@@ -86,29 +85,28 @@ struct BLE401IdleConnection: PerConnectionRule {
         if waits { nextDeadline = min(nextDeadline, frame.time &+ afterUnsubscribeSetting) }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+    mutating func finish(at frame: FrameRef?, emit: RuleContext) {
         if let f = frame, f.time > nextDeadline { checkUnsubscribed(now: f, emit: emit) }
         closeAll(at: frame, emit: emit)
     }
 
-    mutating func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+    mutating func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         var s = s
         switch end {
         case .disconnected(let frame):
-            if s.unsubscribed != nil && !s.unsubscribeFlagged { judgeUnsubscribed(&s, now: frame, emit: emit) }
+            if s.unsubscribed != nil && !s.unsubscribeFlagged { judgeUnsubscribed(&s, of: c, now: frame, emit: emit) }
             gapEnds(&s, at: frame)
-            reportGap(s, stillOpen: false, emit: emit)
+            reportGap(s, of: c, stillOpen: false, emit: emit)
         case .captureEnded(let frame):
-            let c = s.connection
             // A sniffer that stopped seeing the link lost it (or it ended unseen): it was open up to
             // its last packet, not to the end of the capture.
             if c.overTheAir, let f = frame, f.time &- c.lastActivity > Self.lostAfter(c) {
                 gapEnds(&s, at: FrameRef(number: s.lastData.number, time: c.lastActivity))
-                reportGap(s, stillOpen: false, emit: emit)
+                reportGap(s, of: c, stillOpen: false, emit: emit)
                 return
             }
             if let f = frame { gapEnds(&s, at: f) }
-            reportGap(s, stillOpen: true, emit: emit)
+            reportGap(s, of: c, stillOpen: true, emit: emit)
         }
     }
 
@@ -123,7 +121,7 @@ struct BLE401IdleConnection: PerConnectionRule {
         // mid-connection, a controller's vendor channel) has no known start.
         guard states.contains(c.id) else { return }
         let idle = idleSetting
-        states.update(c.id, default: State(connection: c, lastData: frame)) { s in
+        states.update(c.id, default: State(lastData: frame)) { s in
             Self.gapEnds(&s, at: frame, idle: idle)
             s.lastData = frame
         }
@@ -141,24 +139,23 @@ struct BLE401IdleConnection: PerConnectionRule {
         s.gap = (s.lastData, frame)
     }
 
-    private func reportGap(_ s: State, stillOpen: Bool, emit: (Finding) -> Void) {
+    private func reportGap(_ s: State, of c: Connection, stillOpen: Bool, emit: RuleContext) {
         guard let (from, to) = s.gap else { return }
         // A sniffed link whose data stopped when its encryption started is unreadable, not idle:
         // without its key nothing after LL_START_ENC can be seen (with it, data goes on).
-        let c = s.connection
         if c.overTheAir, c.encrypted, let e = c.encryptedFrame, from.number <= e { return }
         emit(finding("""
             no ACL data (ATT, SMP, L2CAP) for \(seconds: to.time &- from.time) with no notifications active\
             \(stillOpen ? " (still connected at the end of the capture)" : "")
             """,
-                     subject: .connection(s.connection), evidence: [from, to], decisive: to, detail: "idle"))
+                     subject: .connection(c), evidence: [from, to], decisive: to, detail: "idle"))
     }
 
-    private mutating func checkUnsubscribed(now: FrameRef, emit: (Finding) -> Void) {
+    private mutating func checkUnsubscribed(now: FrameRef, emit: RuleContext) {
         nextDeadline = .max
         for id in states.ids {
-            guard var s = states[id], let u = s.unsubscribed, !s.unsubscribeFlagged else { continue }
-            if judgeUnsubscribed(&s, now: now, emit: emit) {
+            guard var s = states[id], let u = s.unsubscribed, !s.unsubscribeFlagged, let c = emit.connection(id) else { continue }
+            if judgeUnsubscribed(&s, of: c, now: now, emit: emit) {
                 states[id] = s
             } else {
                 nextDeadline = min(nextDeadline, u.time &+ afterUnsubscribeSetting)
@@ -167,14 +164,14 @@ struct BLE401IdleConnection: PerConnectionRule {
     }
 
     @discardableResult
-    private func judgeUnsubscribed(_ s: inout State, now: FrameRef, emit: (Finding) -> Void) -> Bool {
+    private func judgeUnsubscribed(_ s: inout State, of c: Connection, now: FrameRef, emit: RuleContext) -> Bool {
         guard let u = s.unsubscribed, now.time &- u.time > afterUnsubscribeSetting else { return false }
         s.unsubscribeFlagged = true
         emit(finding("""
             all notifications switched off (CCCD written 0x0000) and no disconnect within \
             \(seconds: afterUnsubscribeSetting) (still connected \(seconds: now.time &- u.time) later)
             """,
-                     subject: .connection(s.connection), evidence: [u, now], decisive: now, detail: "unsubscribed"))
+                     subject: .connection(c), evidence: [u, now], decisive: now, detail: "unsubscribed"))
         return true
     }
 }

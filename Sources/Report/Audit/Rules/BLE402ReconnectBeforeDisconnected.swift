@@ -9,24 +9,25 @@ struct BLE402ReconnectBeforeDisconnected: OptionlessRule {
     struct Pending {
         var peer: BDAddr?
         var frame: FrameRef
-        var connection: Connection?
+        /// The number of the connection the disconnect was for, when it was seen opening.
+        var connection: Int?
         var flagged = false
     }
 
     static let consumes: AuditEventKinds = [.connected, .disconnectCommand, .disconnected, .createConnection]
-    /// Open connections and pending disconnects, by adapter << 16 | handle: a few at a time, so they
-    /// are lists searched in order (the oldest goes past 4,096).
-    private var open: [(key: UInt32, value: Connection)] = []
+    /// Open connections' numbers and pending disconnects, by adapter << 16 | handle: a few at a
+    /// time, so they are lists searched in order (the oldest goes past 4,096).
+    private var open: [(key: UInt32, value: Int)] = []
     private var pending: [(key: UInt32, value: Pending)] = []
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
         switch event {
         case .connected(let c):
-            Self.put(&open, key(c.adapter, c.handle), c)
+            Self.put(&open, key(c.adapter, c.handle), c.id)
         case .disconnectCommand(let adapter, let handle, let peer):
             let k = key(adapter, handle)
-            let c = open.first { $0.key == k }?.value
-            Self.put(&pending, k, Pending(peer: peer ?? c?.peer, frame: frame, connection: c))
+            let c = open.first { $0.key == k }.flatMap { emit.connection($0.value) }
+            Self.put(&pending, k, Pending(peer: peer ?? c?.peer, frame: frame, connection: c?.id))
         case .disconnected(let c, _):
             let k = key(c.adapter, c.handle)
             open.removeAll { $0.key == k }
@@ -36,7 +37,7 @@ struct BLE402ReconnectBeforeDisconnected: OptionlessRule {
                 && UInt16(pending[i].key >> 16) == adapter {
                 pending[i].value.flagged = true
                 let (k, p) = pending[i]
-                let subject = p.connection.map(FindingSubject.connection)
+                let subject = p.connection.flatMap(emit.connection).map(FindingSubject.connection)
                     ?? FindingSubject(kind: .connection, adapter: adapter, handle: UInt16(truncatingIfNeeded: k), address: peer)
                 emit(finding("""
                     LE Create Connection to \(peer) \(millis: frame.time &- p.frame.time) after HCI Disconnect of \

@@ -13,7 +13,6 @@ struct BLE403ATTRequestPipelining: PerConnectionRule {
     }
 
     struct State {
-        var connection: Connection
         var local = Side()
         var remote = Side()
     }
@@ -30,14 +29,14 @@ struct BLE403ATTRequestPipelining: PerConnectionRule {
 
     var nextTick: Int64 { nextDeadline }
 
-    mutating func tick(at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func tick(at frame: FrameRef, emit: RuleContext) {
         if frame.time > nextDeadline { checkTimeouts(now: frame, emit: emit) }
     }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void) {
+                             emit: RuleContext) {
         let timeout = timeoutSetting
-        let asked = states.update(c.id, default: State(connection: c)) { s -> Bool in
+        let asked = states.update(c.id, default: State()) { s -> Bool in
             switch a.kind {
             case .request:
                 // A sniffer misses packets: a request with one outstanding there is more
@@ -69,18 +68,19 @@ struct BLE403ATTRequestPipelining: PerConnectionRule {
     }
 
     /// A request still outstanding at the end times out then, if its time has passed.
-    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+    func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         var s = s
-        if let f = end.frame { timeout(&s, now: f, emit: emit) }
-        report(s, emit: emit)
+        if let f = end.frame { timeout(&s, of: c, now: f, emit: emit) }
+        report(s, of: c, emit: emit)
     }
 
-    private mutating func checkTimeouts(now: FrameRef, emit: (Finding) -> Void) {
+    private mutating func checkTimeouts(now: FrameRef, emit: RuleContext) {
         nextDeadline = .max
         let limit = timeoutSetting
         for id in states.ids {
-            guard var s = states[id], s.local.outstanding != nil || s.remote.outstanding != nil else { continue }
-            timeout(&s, now: now, emit: emit)
+            guard var s = states[id], s.local.outstanding != nil || s.remote.outstanding != nil,
+                  let c = emit.connection(id) else { continue }
+            timeout(&s, of: c, now: now, emit: emit)
             states[id] = s
             for o in [s.local.outstanding, s.remote.outstanding] {
                 if let (_, f) = o { nextDeadline = min(nextDeadline, f.time &+ limit) }
@@ -88,12 +88,12 @@ struct BLE403ATTRequestPipelining: PerConnectionRule {
         }
     }
 
-    private func timeout(_ s: inout State, now: FrameRef, emit: (Finding) -> Void) {
-        timeout(&s.local, by: "this host", on: s.connection, now: now, emit: emit)
-        timeout(&s.remote, by: "the peer", on: s.connection, now: now, emit: emit)
+    private func timeout(_ s: inout State, of c: Connection, now: FrameRef, emit: RuleContext) {
+        timeout(&s.local, by: "this host", on: c, now: now, emit: emit)
+        timeout(&s.remote, by: "the peer", on: c, now: now, emit: emit)
     }
 
-    private func timeout(_ side: inout Side, by who: String, on c: Connection, now: FrameRef, emit: (Finding) -> Void) {
+    private func timeout(_ side: inout Side, by who: String, on c: Connection, now: FrameRef, emit: RuleContext) {
         let limit = timeoutSetting
         guard let (op, f) = side.outstanding, !side.timedOut, now.time &- f.time > limit else { return }
         side.timedOut = true
@@ -113,12 +113,12 @@ struct BLE403ATTRequestPipelining: PerConnectionRule {
     /// peer's failure to answer; the peer's unanswered request is this host's.
     static let host = "this host"
 
-    private func report(_ s: State, emit: (Finding) -> Void) {
-        report(s.local, by: "this host", on: s.connection, emit: emit)
-        report(s.remote, by: "the peer", on: s.connection, emit: emit)
+    private func report(_ s: State, of c: Connection, emit: RuleContext) {
+        report(s.local, by: "this host", on: c, emit: emit)
+        report(s.remote, by: "the peer", on: c, emit: emit)
     }
 
-    private func report(_ side: Side, by who: String, on c: Connection, emit: (Finding) -> Void) {
+    private func report(_ side: Side, by who: String, on c: Connection, emit: RuleContext) {
         guard let (pending, second, op1, op2) = side.first else { return }
         emit(finding("""
             \(plural: side.pipelined, "ATT request") sent by \(who) before the response to the previous one \

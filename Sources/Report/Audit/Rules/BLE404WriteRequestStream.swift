@@ -19,7 +19,6 @@ struct BLE404WriteRequestStream: PerConnectionRule {
     }
 
     struct State {
-        var connection: Connection
         /// The handles written, in order of their first write (the oldest goes past 64).
         var handles: [Handle] = []
         var streamed = false
@@ -40,14 +39,14 @@ struct BLE404WriteRequestStream: PerConnectionRule {
         gapSetting = settings.duration("gap")
     }
 
-    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef, emit: RuleContext) {
         if a.opcode == .writeResponse {
-            if a.origin == .remote { states.update(c.id, default: State(connection: c)) { $0.lastResponse = frame.time } }
+            if a.origin == .remote { states.update(c.id, default: State()) { $0.lastResponse = frame.time } }
             return
         }
         guard a.origin == .local, a.opcode == .writeRequest, let h = a.handle, !a.isCCCD, a.cccdValue == nil else { return }
         let need = writesSetting, window = windowSetting, gap = gapSetting
-        states.update(c.id, default: State(connection: c)) { s in
+        states.update(c.id, default: State()) { s in
             // Sent right after the last answer: the write waited on it. Otherwise a new run starts.
             let waited = s.lastResponse.map { frame.time &- $0 <= gap } ?? false
             let i: Int
@@ -68,7 +67,7 @@ struct BLE404WriteRequestStream: PerConnectionRule {
         }
     }
 
-    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+    func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         guard s.streamed else { return }
         for w in s.handles.sorted(by: { $0.handle < $1.handle }) {
             // Only where the peer accepts writes that need no answer.
@@ -78,7 +77,7 @@ struct BLE404WriteRequestStream: PerConnectionRule {
                 \(writesSetting) of them within \(seconds: decisive.time &- first.time) each sent as the last was answered, \
                 although it accepts Write Without Response
                 """
-            if let i = s.connection.interval, i > 0 {
+            if let i = c.interval, i > 0 {
                 let params = LinkParameters(interval: i, attMTU: w.mtu)
                 let waiting = LinkCapacity.acknowledgedBitsPerSecond(params), streaming = LinkCapacity.streamBitsPerSecond(params)
                 msg += """
@@ -86,7 +85,7 @@ struct BLE404WriteRequestStream: PerConnectionRule {
                     \(LinkReport.rate(waiting)) against \(LinkReport.rate(streaming)) without waiting
                     """
             }
-            emit(finding(msg, subject: .connection(s.connection), evidence: [first, decisive, w.last], decisive: decisive,
+            emit(finding(msg, subject: .connection(c), evidence: [first, decisive, w.last], decisive: decisive,
                          detail: w.characteristic?.uuidString ?? Hex.prefixed(w.handle, width: 4)))
         }
     }

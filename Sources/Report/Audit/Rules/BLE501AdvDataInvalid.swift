@@ -10,7 +10,7 @@ struct BLE501AdvDataInvalid: AdvertisingDataRule {
 
     init(settings: RuleSettings) { includeReceived = settings.flag("include-received") }
 
-    mutating func judge(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func judge(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext) {
         // Each fault once per advertiser, for advertising data and for scan responses apart.
         guard !o.new.isDisjoint(with: [.tooLong, .tooLongScanResponse, .malformed, .malformedScanResponse]) else { return }
         let what = o.scanResponse ? "scan-response data" : "advertising data"

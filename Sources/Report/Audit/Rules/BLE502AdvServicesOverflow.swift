@@ -19,7 +19,7 @@ struct BLE502AdvServicesOverflow: AdvertisingDataRule {
 
     init(settings: RuleSettings) { includeReceived = settings.flag("include-received") }
 
-    mutating func judge(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func judge(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext) {
         // Each once per advertiser, in the order they stand in the data.
         let list = o.new.contains(.incompleteList), area = o.new.contains(.overflowArea)
         guard list || area else { return }
@@ -32,7 +32,7 @@ struct BLE502AdvServicesOverflow: AdvertisingDataRule {
         }
     }
 
-    private mutating func incompleteList(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+    private mutating func incompleteList(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext) {
         let width = Int(o.facts.listWidth)
         let type = width == 2 ? ADType.incomplete16 : width == 4 ? ADType.incomplete32 : ADType.incomplete128
         let listed = o.facts.listedUUIDs(in: o.data)
@@ -46,14 +46,14 @@ struct BLE502AdvServicesOverflow: AdvertisingDataRule {
         }
     }
 
-    private func overflowArea(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+    private func overflowArea(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext) {
         emit(finding("""
             Apple overflow area in manufacturer data (company 0x004C, type 0x01) with \
             \(plural: Int(o.facts.overflowBits), "service UUID bit") set
             """, o.key, at: frame, detail: "overflow area"))
     }
 
-    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef, emit: RuleContext) {
         guard a.origin == .remote, let p = c.peer, let found = a.found else { return }
         let wide = found.filter { !$0.isOnBase }
         guard !wide.isEmpty else { return }
@@ -62,7 +62,7 @@ struct BLE502AdvServicesOverflow: AdvertisingDataRule {
         }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+    mutating func finish(at frame: FrameRef?, emit: RuleContext) {
         for h in held {
             if let d = discovered[h.address], d.allSatisfy(h.listed.contains) { continue }
             emit(h.finding)

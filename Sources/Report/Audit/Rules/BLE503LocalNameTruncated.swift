@@ -12,7 +12,7 @@ struct BLE503LocalNameTruncated: AdvertisingDataRule {
 
     init(settings: RuleSettings) { includeReceived = settings.flag("include-received") }
 
-    mutating func judge(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func judge(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext) {
         guard o.advertiser.seen.contains(.shortenedName) else { return }
         if o.new.contains(.shortenedName) {
             // The name becomes a string once per advertiser, not per packet.
@@ -22,7 +22,7 @@ struct BLE503LocalNameTruncated: AdvertisingDataRule {
         }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+    mutating func finish(at frame: FrameRef?, emit: RuleContext) {
         // What this host sets is all there is; a received advertiser's scan response must have been seen.
         let pending = shortened.storage.filter { k, s in
             !s.advertiser.seen.contains(.completeName) && (k.host || s.advertiser.scanResponseAfterName)

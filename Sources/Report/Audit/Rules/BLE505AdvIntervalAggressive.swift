@@ -27,7 +27,7 @@ struct BLE505AdvIntervalAggressive: AuditRule {
         return Int64(v) &* 625_000 < intervalSetting
     }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
         switch event {
         case .advertisingParameters(let p):
             let adapter = p.adapter, intervalMax = p.intervalMax
@@ -49,12 +49,12 @@ struct BLE505AdvIntervalAggressive: AuditRule {
         }
     }
 
-    mutating func finish(at frame: FrameRef?, emit: (Finding) -> Void) {
+    mutating func finish(at frame: FrameRef?, emit: RuleContext) {
         guard let f = frame else { return }
         for adapter in adapters.keys { end(adapter, at: f, emit: emit) }
     }
 
-    private mutating func end(_ adapter: UInt16, at frame: FrameRef, emit: (Finding) -> Void) {
+    private mutating func end(_ adapter: UInt16, at frame: FrameRef, emit: RuleContext) {
         guard let a = adapters[adapter], let since = a.since, let v = a.intervalMax else { return }
         adapters[adapter]!.since = nil
         let on = frame.time &- since.time

@@ -44,7 +44,6 @@ struct BLE601SensitiveDataUnencrypted: PerConnectionRule {
     }
 
     struct State {
-        var connection: Connection
         var encrypted = false
         /// By the side that asked: each side has at most one request outstanding.
         var pendingLocal: Pending?
@@ -78,24 +77,24 @@ struct BLE601SensitiveDataUnencrypted: PerConnectionRule {
         }
     }
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
         switch event {
         case .encryptionChanged(let c, let on):
-            if on { states.update(c.id, default: State(connection: c)) { s in
+            if on { states.update(c.id, default: State()) { s in
                 s.encrypted = true
                 if s.encryptedAt == nil { s.encryptedAt = frame }
             } }
         case .disconnected(let c, _):
-            disconnected(c.id, at: frame, emit: emit)
+            disconnected(c, at: frame, emit: emit)
         default: break
         }
     }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: (Finding) -> Void) {
+                             emit: RuleContext) {
         let uuid = isSensitive(a)
         guard uuid != nil || states.contains(c.id) else { return }
-        states.update(c.id, default: State(connection: c)) { s in
+        states.update(c.id, default: State()) { s in
             guard !s.encrypted else { return }
             switch a.kind {
             case .request:
@@ -126,13 +125,13 @@ struct BLE601SensitiveDataUnencrypted: PerConnectionRule {
         s.accesses[i].last = f
     }
 
-    func close(_ s: State, _ end: ConnectionEnd, emit: (Finding) -> Void) {
+    func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         for x in s.accesses.sorted(by: { $0.first.number < $1.first.number }) {
             let u = x.uuid
             let name = AssignedNumbers.characteristicName(u).map { $0 + " " } ?? ""
             let link = s.encryptedAt == nil ? "on a link that was never encrypted" : "before the link was encrypted"
             emit(finding("\(name)(\(u)) \(x.kinds.names) \(plural: x.count, "time") \(link)",
-                         subject: .connection(s.connection), evidence: [x.first, x.last], decisive: x.first,
+                         subject: .connection(c), evidence: [x.first, x.last], decisive: x.first,
                          detail: u.uuidString, actor: .peer))
         }
     }

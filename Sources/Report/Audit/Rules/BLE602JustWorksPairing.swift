@@ -6,7 +6,7 @@ struct BLE602JustWorksPairing: OptionlessRule {
 
     static let consumes: AuditEventKinds = [.pairing]
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
         guard case .pairing(let c, let p) = event, !p.failed else { return }
         if p.method == .justWorks {
             let kind = p.secureConnections ? "LE Secure Connections" : "LE legacy"

@@ -8,7 +8,7 @@ struct BLE603PairingKeysRecoverable: OptionlessRule {
 
     static let consumes: AuditEventKinds = [.pairing]
 
-    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: (Finding) -> Void) {
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
         switch event {
         case .pairing(let c, let p):
             guard !p.failed, !p.secureConnections else { return }

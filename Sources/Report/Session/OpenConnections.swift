@@ -1,0 +1,29 @@
+import Decoders
+
+/// The connections open now, by number: what rules look a connection up in when they judge it
+/// (`RuleContext.connection`), so their state keeps numbers. The auditor adds each connection an
+/// event names before its rules see the event, and drops it once its disconnection was judged.
+final class OpenConnections {
+    /// As large as the dissector's table: a connection stays here as long as a rule may hold its state.
+    private var table = ConnectionTable<Connection>(capacity: 1 << 17)
+
+    subscript(id: Int) -> Connection? { table[id] }
+
+    @inline(__always) func add(_ c: Connection) {
+        if !table.contains(c.id) { table[c.id] = c }
+    }
+
+    func remove(_ id: Int) { table.removeValue(forKey: id) }
+
+    /// The connection `event` names, if any: the one place the events that carry one are listed.
+    static func named(by event: AuditEvent) -> Connection? {
+        switch event {
+        case .connected(let c), .disconnected(let c, _), .encryptionChanged(let c, _), .att(let c, _), .pairing(let c, _),
+             .pairingDebugKey(let c, _), .linkData(let c), .connectionOwner(let c, _):
+            return c
+        case .scanStarted, .scanStopped, .createConnection, .disconnectCommand, .advertisingData, .advertisingStarted,
+             .advertisingStopped, .advertisingParameters, .platform:
+            return nil
+        }
+    }
+}
