@@ -98,10 +98,16 @@ public struct RuleSettings: Sendable {
 /// What each call into a rule is given besides its event: where findings go (`emit(finding)`) and
 /// the connections open now, by number (`emit.connection(id)`). A rule keeps a connection's number
 /// in its state and looks the connection up when it judges, so no rule holds the dissector's
-/// mutable `Connection` beyond the call that lent it.
-public struct RuleContext {
+/// mutable `Connection` beyond the call that lent it. One reference, made once per audit: each call
+/// into a rule passes a single word for both.
+public final class RuleContext {
     let accept: (Finding) -> Void
     let open: OpenConnections
+
+    init(accept: @escaping (Finding) -> Void, open: OpenConnections) {
+        self.accept = accept
+        self.open = open
+    }
 
     /// Emits a finding.
     @inline(__always) public func callAsFunction(_ f: Finding) { accept(f) }
