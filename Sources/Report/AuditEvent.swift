@@ -36,6 +36,9 @@ public enum AuditEvent {
     case encryptionChanged(Connection, on: Bool)
     /// An ATT PDU on a connection, with what the GATT tracking knows of its attribute.
     case att(Connection, ATTObservation)
+    /// What a discovery response listed, said just before the response's own `.att`. Apart from
+    /// the observation, which then holds no reference and is copied as plain bytes.
+    indirect case discovery(Connection, DiscoveryObservation)
     /// A pairing that finished (or failed) on a connection.
     case pairing(Connection, PairingObservation)
     /// A Pairing Public Key that is LE Secure Connections' published debug key, sent by the
@@ -94,9 +97,6 @@ public struct ATTObservation: Sendable {
     /// For a client's read of a value (Read, Read Blob, Read By Type of a value): true for a new read,
     /// false for a Read Blob continuing a long read (`ReadTracker`); nil for other PDUs.
     public var newRead: Bool?
-    /// For a discovery response: the UUIDs of the services (Read By Group Type Response) or of the
-    /// characteristics (Read By Type Response to 0x2803) it lists; nil for other PDUs.
-    public var found: [BluetoothUUID]?
     /// For a request: sent while another was outstanding. On a sniffed link only where the link
     /// layer shows the sniffer missed nothing in between (else the response was more likely lost).
     public var pipelined = false
@@ -120,6 +120,24 @@ public struct ATTObservation: Sendable {
         self.cccdValue = cccdValue
         self.answers = answers
         self.newRead = newRead
+    }
+}
+
+/// A discovery response's list: the UUIDs of the services a Read By Group Type Response names, or
+/// of the characteristics a Read By Type Response (of 0x2803) declares.
+public struct DiscoveryObservation: Sendable {
+    public var origin: Side
+    /// `.readByGroupTypeResponse` or `.readByTypeResponse`.
+    public var opcode: ATTOpcode
+    /// The service of the response's first attribute, when the GATT tracking knows it.
+    public var service: BluetoothUUID?
+    public var found: [BluetoothUUID]
+
+    public init(origin: Side, opcode: ATTOpcode, service: BluetoothUUID? = nil, found: [BluetoothUUID]) {
+        self.origin = origin
+        self.opcode = opcode
+        self.service = service
+        self.found = found
     }
 }
 

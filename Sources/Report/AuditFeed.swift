@@ -121,8 +121,13 @@ public final class AuditFeed {
             switch d.upper {
             case .att(let r, _)?:
                 let o = observation(r, c, d)
-                if let u = o.service ?? o.found?.first, let owner = owners.service(u, on: c) {
+                let found = o.opcode == .readByGroupTypeResponse || o.opcode == .readByTypeResponse ? Self.found(r) : nil
+                if let u = o.service ?? found?.first, let owner = owners.service(u, on: c) {
                     sink.observe(.connectionOwner(c, ConnectionOrigin(owner: owner)), at: at)
+                }
+                if let found {
+                    sink.observe(.discovery(c, DiscoveryObservation(origin: o.origin, opcode: o.opcode, service: o.service,
+                                                                    found: found)), at: at)
                 }
                 sink.observeATT(o, on: c, at: at)
             case .smp?:
@@ -277,19 +282,21 @@ public final class AuditFeed {
         if kind == .request {
             o.pipelined = r.notes.contains { if case .pipelined = $0 { return true } else { return false } }
         }
-        if pdu.opcode == .readByGroupTypeResponse || pdu.opcode == .readByTypeResponse {
-            o.found = r.entries.compactMap { e in
-                switch e.attribute.role {
-                case .service: return e.attribute.uuid
-                case .characteristicDeclaration: return e.attribute.characteristic
-                default: return nil
-                }
-            }
-        }
         if ReadTracker.looksAt(o) {
             o.newRead = reads.update(c.id, default: ReadTracker()) { $0.classify(o) }
         }
         return o
+    }
+
+    /// The services or characteristics a discovery response lists.
+    private static func found(_ r: ATTResult) -> [BluetoothUUID] {
+        r.entries.compactMap { e in
+            switch e.attribute.role {
+            case .service: return e.attribute.uuid
+            case .characteristicDeclaration: return e.attribute.characteristic
+            default: return nil
+            }
+        }
     }
 
     static func pairing(_ o: PairingOutcome) -> PairingObservation {

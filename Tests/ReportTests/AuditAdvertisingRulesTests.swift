@@ -63,9 +63,8 @@ final class AuditAdvertisingRulesTests: XCTestCase {
             s.add(0, .advertisingData(adapter: 0, advertiser: peerA, data: data[...], scanResponse: false, legacy: true,
                                       sentByHost: false))
             s.add(1, .connected(c))
-            var r = ATTObservation(origin: .remote, opcode: .readByGroupTypeResponse, kind: .response)
-            r.found = services
-            s.add(1.2, .att(c, r))
+            s.add(1.2, discovery: ATTObservation(origin: .remote, opcode: .readByGroupTypeResponse, kind: .response),
+                  on: c, found: services)
             let f = audit(s, only: "BLE502")
             if services.contains(other) { XCTAssertEqual(f.map(\.rule), ["BLE502"]) } else { assertNone(f) }
         }

@@ -70,6 +70,12 @@ final class AuditGATTRulesTests: XCTestCase {
         assertNone(audit(s, only: "BLE202"))
     }
 
+    /// An ATT observation is plain bytes: the feed makes one per PDU and lends it to each rule, and
+    /// copying it retains nothing (a discovery response's list comes as its own `.discovery` event).
+    func testATTObservationHoldsNoReference() {
+        XCTAssertTrue(_isPOD(ATTObservation.self))
+    }
+
     // MARK: BLE203
 
     /// Two connections to one server, each discovering the whole database. The first finds the
@@ -81,10 +87,9 @@ final class AuditGATTRulesTests: XCTestCase {
         s.add(0, .connected(c1))
         s.add(0.1, att(c1, .local, 0x10, .request, handle: 0x0001, end: 0xFFFF, type: 0x2800))
         s.add(0.2, att(c1, .remote, 0x01, .response))
-        var found = ATTObservation(origin: .remote, opcode: .readByTypeResponse, kind: .response)
-        found.found = has.map { BluetoothUUID(uuid16: $0) }
-        found.service = BluetoothUUID(uuid16: inService)
-        s.add(0.3, .att(c1, found))
+        s.add(0.3, discovery: ATTObservation(origin: .remote, opcode: .readByTypeResponse, kind: .response,
+                                             service: BluetoothUUID(uuid16: inService)),
+              on: c1, found: has.map { BluetoothUUID(uuid16: $0) })
         if serviceChanged {
             s.add(0.5, .att(c1, ATTObservation(origin: .remote, opcode: .handleValueIndication, kind: .indication, handle: 0x0003,
                                                characteristic: BluetoothUUID(uuid16: 0x2A05))))

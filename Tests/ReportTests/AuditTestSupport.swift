@@ -54,6 +54,16 @@ struct EventStream {
         return n
     }
 
+    /// A discovery response listing `found`: its `.discovery`, then its `.att`, in one frame as the
+    /// feed says them.
+    @discardableResult
+    mutating func add(_ t: Double, discovery a: ATTObservation, on c: Connection, found: [BluetoothUUID]) -> Int {
+        let n = add(t, .att(c, a))
+        let d = DiscoveryObservation(origin: a.origin, opcode: a.opcode, service: a.service, found: found)
+        items.insert((.discovery(c, d), items[items.count - 1].1), at: items.count - 1)
+        return n
+    }
+
     /// LE Set (Extended) Scan Enable at `t` seconds, turned into scans as the feed does: an enable
     /// while on with the same duplicate filter changes nothing, with another ends the scan and
     /// starts a new one.

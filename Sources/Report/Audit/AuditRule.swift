@@ -228,6 +228,7 @@ public struct AuditEventKinds: OptionSet, Sendable {
     public static let linkData = Self(rawValue: 1 << 11)
     public static let platform = Self(rawValue: 1 << 12)
     public static let connectionOwner = Self(rawValue: 1 << 13)
+    public static let discovery = Self(rawValue: 1 << 14)
     public static let all = Self(rawValue: 0xFFFF)
 }
 
@@ -241,6 +242,7 @@ extension AuditEvent {
         case .disconnected: return .disconnected
         case .encryptionChanged: return .encryptionChanged
         case .att: return .att
+        case .discovery: return .discovery
         case .pairing, .pairingDebugKey: return .pairing
         case .advertisingData: return .advertisingData
         case .advertisingStarted, .advertisingStopped: return .advertising

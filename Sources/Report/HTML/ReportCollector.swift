@@ -180,7 +180,8 @@ public final class ReportCollector {
             if let t = connections[c.id], on, t.encryptedAt == nil { t.encryptedAt = (f.number, f.time) }
         case .att(let c, let o):
             connections[c.id]?.att(o, at: f)
-        case .createConnection, .disconnectCommand, .pairing, .pairingDebugKey, .advertisingParameters, .linkData, .platform, .connectionOwner:
+        case .createConnection, .disconnectCommand, .pairing, .pairingDebugKey, .advertisingParameters, .linkData, .platform, .connectionOwner,
+             .discovery:
             break
         }
     }

@@ -19,7 +19,7 @@ final class OpenConnections {
     static func named(by event: AuditEvent) -> Connection? {
         switch event {
         case .connected(let c), .disconnected(let c, _), .encryptionChanged(let c, _), .att(let c, _), .pairing(let c, _),
-             .pairingDebugKey(let c, _), .linkData(let c), .connectionOwner(let c, _):
+             .pairingDebugKey(let c, _), .linkData(let c), .connectionOwner(let c, _), .discovery(let c, _):
             return c
         case .scanStarted, .scanStopped, .createConnection, .disconnectCommand, .advertisingData, .advertisingStarted,
              .advertisingStopped, .advertisingParameters, .platform:

@@ -17,9 +17,23 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
         var lastATT = 0
     }
 
-    static let consumes: AuditEventKinds = [.att, .disconnected]
+    static let consumes: AuditEventKinds = [.att, .discovery, .disconnected]
     static let attOpcodes = ATTOpcodeSet([.readByGroupTypeRequest]).union(.responses).union(.valueUses)
     var states = ConnectionTable<State>(capacity: 4096)
+
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
+        switch event {
+        case .discovery(let c, let d):
+            // Said just before its response's `.att`, which ends the wait for it.
+            guard d.origin == .remote, d.opcode == .readByGroupTypeResponse, states.contains(c.id) else { return }
+            states.update(c.id, default: State(requests: FrameRun(from: frame))) { s in
+                if s.awaitingResponse, s.discovered.count < 256 { s.discovered.formUnion(d.found) }
+            }
+        case .disconnected(let c, _):
+            disconnected(c, at: frame, emit: emit)
+        default: break
+        }
+    }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: RuleContext) {
@@ -46,7 +60,6 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
                 s.awaitingResponse = false
                 // Attribute Not Found ends the walk: the client went to the end of the database.
                 if a.opcode == .errorResponse { s.reachedEnd = true }
-                if a.opcode == .readByGroupTypeResponse, let found = a.found, s.discovered.count < 256 { s.discovered.formUnion(found) }
             }
             if a.usesAttribute, let svc = a.service, s.used.count < 256 { s.used.insert(svc) }
         }

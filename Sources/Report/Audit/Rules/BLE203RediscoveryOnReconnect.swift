@@ -20,30 +20,35 @@ struct BLE203RediscoveryOnReconnect: PerConnectionRule, OptionlessRule {
 
     static let genericAttribute = BluetoothUUID(uuid16: 0x1801)
 
-    static let consumes: AuditEventKinds = [.att, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([.handleValueIndication, .readByGroupTypeRequest, .readByTypeRequest,
-                                          .readByTypeResponse])
+    static let consumes: AuditEventKinds = [.att, .discovery, .disconnected]
+    static let attOpcodes = ATTOpcodeSet([.handleValueIndication, .readByGroupTypeRequest, .readByTypeRequest])
     static let databaseHash = BluetoothUUID(uuid16: 0x2B2A)
     private var peers = BoundedMap<PeerKey, Peer>(capacity: 10_000)
     /// The connections whose full discovery was seen (only the first one on each is judged).
     var states = ConnectionTable<Bool>(capacity: 4096)
 
-    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
-                             emit: RuleContext) {
-        if a.origin == .remote, a.kind == .indication, a.characteristic == GATTType.serviceChanged {
-            peers.update(c.peerKey, default: Peer(connectionID: c.id, frame: frame)) { $0.serviceChanged = true }
-            return
-        }
-        // Characteristic discovery responses: what the server has.
-        if a.origin == .remote, a.opcode == .readByTypeResponse, let found = a.found, c.peer != nil {
-            guard !found.isEmpty else { return }
-            let sc = found.contains(GATTType.serviceChanged), hash = found.contains(Self.databaseHash)
-            let inGATTService = a.service == Self.genericAttribute || sc || hash
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
+        switch event {
+        case .discovery(let c, let d):
+            // Characteristic discovery responses: what the server has.
+            guard d.origin == .remote, d.opcode == .readByTypeResponse, c.peer != nil, !d.found.isEmpty else { return }
+            let sc = d.found.contains(GATTType.serviceChanged), hash = d.found.contains(Self.databaseHash)
+            let inGATTService = d.service == Self.genericAttribute || sc || hash
             peers.update(c.peerKey, default: Peer(connectionID: c.id, frame: frame)) {
                 $0.knowsCharacteristics = $0.knowsCharacteristics || inGATTService
                 $0.hasServiceChanged = $0.hasServiceChanged || sc
                 $0.hasDatabaseHash = $0.hasDatabaseHash || hash
             }
+        case .disconnected(let c, _):
+            disconnected(c, at: frame, emit: emit)
+        default: break
+        }
+    }
+
+    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
+                             emit: RuleContext) {
+        if a.origin == .remote, a.kind == .indication, a.characteristic == GATTType.serviceChanged {
+            peers.update(c.peerKey, default: Peer(connectionID: c.id, frame: frame)) { $0.serviceChanged = true }
             return
         }
         guard a.origin == .local, a.kind == .request, a.handle == 0x0001, states[c.id] == nil else { return }

@@ -7,8 +7,7 @@ struct BLE502AdvServicesOverflow: AdvertisingDataRule {
     static let info = RuleInfo.ble502
     static let advertisingInterest: AdvertisingInterest = .new([.incompleteList, .overflowArea])
 
-    static let consumes: AuditEventKinds = [.advertisingData, .att]
-    static let attOpcodes = ATTOpcodeSet([.readByGroupTypeResponse])
+    static let consumes: AuditEventKinds = [.advertisingData, .discovery]
     let includeReceived: Bool
     /// Incomplete 128-bit lists of received advertisers, held until the end: a device connected to
     /// later shows its services, and when they are all in the list nothing was left out.
@@ -53,9 +52,10 @@ struct BLE502AdvServicesOverflow: AdvertisingDataRule {
             """, o.key, at: frame, detail: "overflow area"))
     }
 
-    mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef, emit: RuleContext) {
-        guard a.origin == .remote, let p = c.peer, let found = a.found else { return }
-        let wide = found.filter { !$0.isOnBase }
+    mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
+        guard case .discovery(let c, let d) = event, d.origin == .remote, d.opcode == .readByGroupTypeResponse,
+              let p = c.peer else { return }
+        let wide = d.found.filter { !$0.isOnBase }
         guard !wide.isEmpty else { return }
         discovered.update(p, default: []) { d in
             for u in wide where !d.contains(u) && d.count < 64 { d.append(u) }
