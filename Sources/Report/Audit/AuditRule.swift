@@ -112,8 +112,9 @@ public final class RuleContext {
     /// Emits a finding.
     @inline(__always) public func callAsFunction(_ f: Finding) { accept(f) }
 
-    /// The open connection with this number: every connection an event named, until its
-    /// disconnection has been judged.
+    /// The open connection with this number: every connection an event a rule may start keeping
+    /// one on named (an ATT PDU, the connection, its owner, an encryption change, a pairing, a
+    /// discovery), until its disconnection has been judged.
     func connection(_ id: Int) -> Connection? { open[id] }
 }
 

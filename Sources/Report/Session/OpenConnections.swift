@@ -1,8 +1,9 @@
 import Decoders
 
 /// The connections open now, by number: what rules look a connection up in when they judge it
-/// (`RuleContext.connection`), so their state keeps numbers. The auditor adds each connection an
-/// event names before its rules see the event, and drops it once its disconnection was judged.
+/// (`RuleContext.connection`), so their state keeps numbers. The auditor adds the connection of each
+/// event a rule may start keeping one on before its rules see the event (`Auditor.namingKinds`, and
+/// every ATT PDU), and drops it once its disconnection was judged.
 final class OpenConnections {
     /// As large as the dissector's table: a connection stays here as long as a rule may hold its state.
     private var table = ConnectionTable<Connection>(capacity: 1 << 17)
@@ -15,15 +16,16 @@ final class OpenConnections {
 
     func remove(_ id: Int) { table.removeValue(forKey: id) }
 
-    /// The connection `event` names, if any: the one place the events that carry one are listed.
-    static func named(by event: AuditEvent) -> Connection? {
+    /// Adds the connection `event` names, if any: the one place the events that carry one are listed.
+    /// Added in place rather than returned, which held a reference across the rules' calls.
+    func add(namedBy event: AuditEvent) {
         switch event {
         case .connected(let c), .disconnected(let c, _), .encryptionChanged(let c, _), .att(let c, _), .pairing(let c, _),
              .pairingDebugKey(let c, _), .linkData(let c), .connectionOwner(let c, _), .discovery(let c, _):
-            return c
+            add(c)
         case .scanStarted, .scanStopped, .createConnection, .disconnectCommand, .advertisingData, .advertisingStarted,
              .advertisingStopped, .advertisingParameters, .platform:
-            return nil
+            break
         }
     }
 }
