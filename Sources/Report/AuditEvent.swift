@@ -37,8 +37,9 @@ public enum AuditEvent {
     /// An ATT PDU on a connection, with what the GATT tracking knows of its attribute.
     case att(Connection, ATTObservation)
     /// What a discovery response listed, said just before the response's own `.att`. Apart from
-    /// the observation, which then holds no reference and is copied as plain bytes.
-    indirect case discovery(Connection, DiscoveryObservation)
+    /// the observation, which then holds no reference and is copied as plain bytes. Not boxed: it
+    /// is smaller than `.att`.
+    case discovery(Connection, DiscoveryObservation)
     /// A pairing that finished (or failed) on a connection.
     case pairing(Connection, PairingObservation)
     /// A Pairing Public Key that is LE Secure Connections' published debug key, sent by the
