@@ -338,7 +338,8 @@ extension PerConnectionRule {
     /// Closes every state still open at the end of the capture.
     mutating func closeAll(at frame: FrameRef?, emit: RuleContext) {
         for (id, s) in closingOrder(states.ids.map { ($0, states[$0]!) }) {
-            // Every state is of a connection an event named, open until its disconnection.
+            // A state starts on an event whose connection the open table took, and its
+            // connection stays there until its disconnection has been judged.
             guard let c = emit.connection(id) else { continue }
             close(s, of: c, .captureEnded(frame), emit: emit)
         }
