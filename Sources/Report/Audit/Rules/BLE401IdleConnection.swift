@@ -57,17 +57,10 @@ struct BLE401IdleConnection: PerConnectionRule {
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: RuleContext) {
-        data(c, frame)
-        if !a.isCCCD, states.contains(c.id) {
-            if a.origin == .local, a.opcode == .writeRequest, a.cccdValue != nil, let h = a.handle {
-                states.update(c.id, default: State(lastData: frame)) { $0.cachedCCCD = h }
-            } else if a.origin == .remote, a.kind == .notification || a.kind == .indication {
-                states.update(c.id, default: State(lastData: frame)) { s in
-                    guard let h = s.cachedCCCD else { return }
-                    if s.subscribed.count < 256 { s.subscribed.insert(h) }
-                    s.cachedCCCD = nil
-                }
-            }
+        data(c, frame, notified: !a.isCCCD && a.origin == .remote && (a.kind == .notification || a.kind == .indication))
+        if !a.isCCCD, a.origin == .local, a.opcode == .writeRequest, a.cccdValue != nil, let h = a.handle,
+           states.contains(c.id) {
+            states.update(c.id, default: State(lastData: frame)) { $0.cachedCCCD = h }
         }
         guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
               a.opcode == .writeRequest || a.opcode == .writeCommand, states.contains(c.id) else { return }
@@ -115,15 +108,23 @@ struct BLE401IdleConnection: PerConnectionRule {
         Int64(c.supervisionTimeout ?? 600) * 10_000_000
     }
 
-    private mutating func data(_ c: Connection, _ frame: FrameRef) {
-        guard c.isCentral != false, c.isLE else { return }
+    /// Data on the link. `notified`: a notification or indication, which confirms a cached CCCD
+    /// write (`cachedCCCD`); taken in the same update, one table lookup a PDU.
+    private mutating func data(_ c: Connection, _ frame: FrameRef, notified: Bool = false) {
+        let counts = c.isCentral != false && c.isLE
         // Only links seen opening: a handle that appears with data alone (a capture that starts
         // mid-connection, a controller's vendor channel) has no known start.
-        guard states.contains(c.id) else { return }
+        guard counts || notified, states.contains(c.id) else { return }
         let idle = idleSetting
         states.update(c.id, default: State(lastData: frame)) { s in
-            Self.gapEnds(&s, at: frame, idle: idle)
-            s.lastData = frame
+            if counts {
+                Self.gapEnds(&s, at: frame, idle: idle)
+                s.lastData = frame
+            }
+            if notified, let h = s.cachedCCCD {
+                if s.subscribed.count < 256 { s.subscribed.insert(h) }
+                s.cachedCCCD = nil
+            }
         }
     }
 
