@@ -49,39 +49,55 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// Bit 7: a 12-byte authentication signature ends the PDU.
     @inlinable public var hasSignature: Bool { rawValue & 0x80 != 0 }
 
-    /// Name and kind of every defined opcode, indexed by the opcode byte.
-    static let table: [(String, ATTKind)?] = {
-        var t = [(String, ATTKind)?](repeating: nil, count: 256)
-        for (op, entry) in defined { t[Int(op)] = entry }
+    /// Name of every defined opcode, indexed by the opcode byte.
+    static let table: [String?] = {
+        var t = [String?](repeating: nil, count: 256)
+        for (op, name) in defined { t[Int(op)] = name }
         return t
     }()
 
-    /// The kind of every opcode byte on its own: reading it out of `table` copies the name too.
-    static let kinds: [ATTKind] = table.map { $0?.1 ?? .unknown }
-
-    static let defined: [UInt8: (String, ATTKind)] = [
-        0x01: ("Error Response", .response),
-        0x02: ("Exchange MTU Request", .request), 0x03: ("Exchange MTU Response", .response),
-        0x04: ("Find Information Request", .request), 0x05: ("Find Information Response", .response),
-        0x06: ("Find By Type Value Request", .request), 0x07: ("Find By Type Value Response", .response),
-        0x08: ("Read By Type Request", .request), 0x09: ("Read By Type Response", .response),
-        0x0A: ("Read Request", .request), 0x0B: ("Read Response", .response),
-        0x0C: ("Read Blob Request", .request), 0x0D: ("Read Blob Response", .response),
-        0x0E: ("Read Multiple Request", .request), 0x0F: ("Read Multiple Response", .response),
-        0x10: ("Read By Group Type Request", .request), 0x11: ("Read By Group Type Response", .response),
-        0x12: ("Write Request", .request), 0x13: ("Write Response", .response),
-        0x16: ("Prepare Write Request", .request), 0x17: ("Prepare Write Response", .response),
-        0x18: ("Execute Write Request", .request), 0x19: ("Execute Write Response", .response),
-        0x1B: ("Handle Value Notification", .notification),
-        0x1D: ("Handle Value Indication", .indication), 0x1E: ("Handle Value Confirmation", .confirmation),
-        0x20: ("Read Multiple Variable Request", .request), 0x21: ("Read Multiple Variable Response", .response),
-        0x23: ("Multiple Handle Value Notification", .notification),
-        0x52: ("Write Command", .command), 0xD2: ("Signed Write Command", .command),
+    static let defined: [UInt8: String] = [
+        0x01: "Error Response",
+        0x02: "Exchange MTU Request", 0x03: "Exchange MTU Response",
+        0x04: "Find Information Request", 0x05: "Find Information Response",
+        0x06: "Find By Type Value Request", 0x07: "Find By Type Value Response",
+        0x08: "Read By Type Request", 0x09: "Read By Type Response",
+        0x0A: "Read Request", 0x0B: "Read Response",
+        0x0C: "Read Blob Request", 0x0D: "Read Blob Response",
+        0x0E: "Read Multiple Request", 0x0F: "Read Multiple Response",
+        0x10: "Read By Group Type Request", 0x11: "Read By Group Type Response",
+        0x12: "Write Request", 0x13: "Write Response",
+        0x16: "Prepare Write Request", 0x17: "Prepare Write Response",
+        0x18: "Execute Write Request", 0x19: "Execute Write Response",
+        0x1B: "Handle Value Notification",
+        0x1D: "Handle Value Indication", 0x1E: "Handle Value Confirmation",
+        0x20: "Read Multiple Variable Request", 0x21: "Read Multiple Variable Response",
+        0x23: "Multiple Handle Value Notification",
+        0x52: "Write Command", 0xD2: "Signed Write Command",
     ]
 
     public var isKnown: Bool { ATTOpcode.table[Int(rawValue)] != nil }
-    public var name: String { ATTOpcode.table[Int(rawValue)]?.0 ?? "Unknown Opcode " + Hex.prefixed(rawValue, width: 2) }
-    public var kind: ATTKind { ATTOpcode.kinds[Int(rawValue)] }
+    public var name: String { ATTOpcode.table[Int(rawValue)] ?? "Unknown Opcode " + Hex.prefixed(rawValue, width: 2) }
+
+    /// The opcode's role (Vol 3 Part F 3.4.8). Bit masks of literals rather than a table: it is
+    /// read for every PDU, and a static table costs a lazy-initialisation check and a call.
+    @inlinable public var kind: ATTKind {
+        let r = rawValue
+        guard r < 64 else { return r & 0x7F == 0x52 ? .command : .unknown }
+        let bit: UInt64 = 1 << r
+        if bit & ATTOpcode.requestBits != 0 { return .request }
+        if bit & ATTOpcode.responseBits != 0 { return .response }
+        if bit & ATTOpcode.notificationBits != 0 { return .notification }
+        if r == 0x1D { return .indication }
+        return r == 0x1E ? .confirmation : .unknown
+    }
+
+    /// Requests: a request's response is the next opcode (Error Response answers any request).
+    @usableFromInline static let requestBits: UInt64 = 1 << 0x02 | 1 << 0x04 | 1 << 0x06 | 1 << 0x08 | 1 << 0x0A
+        | 1 << 0x0C | 1 << 0x0E | 1 << 0x10 | 1 << 0x12 | 1 << 0x16 | 1 << 0x18 | 1 << 0x20
+    @usableFromInline static let responseBits: UInt64 = requestBits << 1 | 1 << 0x01
+    @usableFromInline static let notificationBits: UInt64 = 1 << 0x1B | 1 << 0x23
+
     public var description: String { name }
 
     /// The response a request expects (Error Response can answer any request).

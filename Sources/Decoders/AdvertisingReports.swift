@@ -411,10 +411,11 @@ public struct ExtendedAdvertisingAssembler: Sendable {
         let key = Key(address: report.address, addressType: report.addressType, sid: report.sid)
         let status = report.dataStatus
         var p: Pending
-        if let found = pending.removeValue(forKey: key) {
+        // Most reports are whole: their data is handed on as it is, and nothing is kept. With no
+        // chain in progress the key is not hashed.
+        if let found = pending.isEmpty ? nil : pending.removeValue(forKey: key) {
             p = found
         } else if status != .incompleteMore {
-            // Most reports are whole: their data is handed on as it is, and nothing is kept.
             return Assembled(key: key, data: report.data.prefix(maxLength), fragments: 1,
                              truncated: report.data.count > maxLength || status == .incompleteTruncated)
         } else {

@@ -1226,17 +1226,36 @@ public struct ATTPDUFacts: Sendable {
 }
 
 extension ATTPDU {
-    /// The fields the audit reads, without slicing the value out.
+    /// The fields the audit reads, without slicing the value out: one switch over the parameters,
+    /// where `range`, `handle`, `attributeType` and `valueSpan` would make four.
     public var facts: ATTPDUFacts {
-        let p = parameters, range = p.range
-        var length = 0, prefix: UInt16?
-        if let v = p.valueSpan, !v.isEmpty {
-            length = v.count
-            prefix = UInt16(bytes[v.lowerBound])
-            if v.count > 1 { prefix! |= UInt16(bytes[v.lowerBound + 1]) << 8 }
+        var f = ATTPDUFacts(opcode: opcode, handle: nil, endHandle: nil, attributeType: nil, valueLength: 0, valuePrefix: nil)
+        var value: ATTSpan?
+        switch parameters {
+        case .handleValue(let h, let v), .signedWrite(let h, let v, _), .prepareWrite(let h, _, let v):
+            f.handle = h
+            value = v
+        case .error(_, let h, _), .handle(let h), .readBlob(let h, _):
+            f.handle = h
+        case .value(let v):
+            value = v
+        case .range(let r):
+            (f.handle, f.endHandle) = (r.start, r.end)
+        case .typedRange(let r, let t):
+            (f.handle, f.endHandle, f.attributeType) = (r.start, r.end, t)
+        case .findByTypeValue(let r, let t, let v):
+            (f.handle, f.endHandle, f.attributeType) = (r.start, r.end, BluetoothUUID(uuid16: t))
+            value = v
+        default:
+            break
         }
-        return ATTPDUFacts(opcode: opcode, handle: range?.start ?? p.handle, endHandle: range?.end,
-                           attributeType: p.attributeType, valueLength: length, valuePrefix: prefix)
+        if let v = value, !v.isEmpty {
+            f.valueLength = v.count
+            var prefix = UInt16(bytes[v.lowerBound])
+            if v.count > 1 { prefix |= UInt16(bytes[v.lowerBound + 1]) << 8 }
+            f.valuePrefix = prefix
+        }
+        return f
     }
 }
 

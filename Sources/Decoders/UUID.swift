@@ -8,23 +8,27 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible, Compar
     public let high: UInt64
     public let low: UInt64
     /// 2, 4 or 16: how many bytes it had where it was read (display keeps the short form).
-    public let width: Int
+    public var width: Int { Int(form.rawValue) }
+    /// `width` in one byte whose spare values hold an optional's nil: `BluetoothUUID?` stays 17
+    /// bytes, and a rule's observation with three of them 24 bytes smaller.
+    private let form: Form
+    private enum Form: UInt8 { case uuid16 = 2, uuid32 = 4, uuid128 = 16 }
 
     /// High half of the base UUID: 00000000-0000-1000; low half: 8000-00805F9B34FB.
     public static let baseHigh: UInt64 = 0x0000_0000_0000_1000
     public static let baseLow: UInt64 = 0x8000_0080_5F9B_34FB
 
-    public init(uuid16 v: UInt16) { self.init(uuid32: UInt32(v), width: 2) }
-    public init(uuid32 v: UInt32) { self.init(uuid32: v, width: 4) }
-    private init(uuid32 v: UInt32, width: Int) {
+    public init(uuid16 v: UInt16) { self.init(uuid32: UInt32(v), form: .uuid16) }
+    public init(uuid32 v: UInt32) { self.init(uuid32: v, form: .uuid32) }
+    private init(uuid32 v: UInt32, form: Form) {
         high = UInt64(v) << 32 | BluetoothUUID.baseHigh
         low = BluetoothUUID.baseLow
-        self.width = width
+        self.form = form
     }
     public init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
-        width = 16
+        form = .uuid128
     }
 
     /// Reads a UUID stored little-endian on the air, 2, 4 or 16 bytes long.

@@ -21,6 +21,27 @@ final class ATTTests: XCTestCase {
         XCTAssertEqual(ATTOpcode(0x83).kind, .unknown)
     }
 
+    /// Every opcode's kind agrees with its name in the specification's table (Vol 3 Part F 3.4.8),
+    /// and an opcode the table does not define has none.
+    func testOpcodeKindsFollowNames() {
+        for raw in 0...255 {
+            let op = ATTOpcode(UInt8(raw))
+            let expected: ATTKind
+            switch op.name {
+            case let n where n.hasPrefix("Unknown"): expected = .unknown
+            case let n where n.hasSuffix("Request"): expected = .request
+            case let n where n.hasSuffix("Response"): expected = .response
+            case let n where n.hasSuffix("Command"): expected = .command
+            case let n where n.hasSuffix("Notification"): expected = .notification
+            case let n where n.hasSuffix("Indication"): expected = .indication
+            case let n where n.hasSuffix("Confirmation"): expected = .confirmation
+            default: XCTFail(op.name); continue
+            }
+            XCTAssertEqual(op.kind, expected, op.name)
+            if op.kind == .request { XCTAssertEqual(ATTOpcode(op.rawValue + 1).kind, .response, op.name) }
+        }
+    }
+
     // blepcapan__fitup.pcap frame 194.
     func testErrorResponse() {
         let p = pdu("010801000a")
