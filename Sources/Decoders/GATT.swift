@@ -356,17 +356,18 @@ public final class GATTDatabase {
     /// Services in handle order with their characteristics and descriptors.
     public var serviceTree: [GATTService] {
         let owned = descriptorsByCharacteristic()
-        return services.keys.sorted().compactMap { start in
-            guard let s = services[start] else { return nil }
-            let incs = includes.values.filter { start <= $0.handle && $0.handle <= s.end }.sorted { $0.handle < $1.handle }
+        let sorted = sortedCharacteristics()
+        return services.sorted { $0.key < $1.key }.map { start, s in
+            let incs = includes.isEmpty ? []
+                : includes.values.filter { start <= $0.handle && $0.handle <= s.end }.sorted { $0.handle < $1.handle }
             return GATTService(uuid: s.uuid, start: start, end: s.end, isPrimary: s.isPrimary, includes: incs,
-                               characteristics: characteristicList(owned) { start <= $0 && $0 <= s.end })
+                               characteristics: characteristicList(owned, sorted) { start <= $0 && $0 <= s.end })
         }
     }
 
     /// Characteristics whose declaration lies in no discovered service.
     public var orphanCharacteristics: [GATTCharacteristic] {
-        characteristicList(descriptorsByCharacteristic()) { serviceStart(containing: $0) == nil }
+        characteristicList(descriptorsByCharacteristic(), sortedCharacteristics()) { serviceStart(containing: $0) == nil }
     }
 
     /// Handles with a value that discovery never placed in the tree, with the type a Read By
@@ -401,15 +402,22 @@ public final class GATTDatabase {
         return out
     }
 
-    func characteristicList(_ owned: [UInt16: [UInt16]], where declarationIn: (UInt16) -> Bool) -> [GATTCharacteristic] {
-        let sorted = characteristics.filter { declarationIn($0.value.declaration) }.sorted { $0.key < $1.key }
-        return sorted.map { (vh, c) in
+    /// The characteristics by value handle, sorted once for every list taken from them.
+    func sortedCharacteristics() -> [(key: UInt16, value: CharacteristicRecord)] { characteristics.sorted { $0.key < $1.key } }
+
+    /// The characteristics of `sorted` whose declaration `declarationIn` accepts, in that order.
+    func characteristicList(_ owned: [UInt16: [UInt16]], _ sorted: [(key: UInt16, value: CharacteristicRecord)],
+                            where declarationIn: (UInt16) -> Bool) -> [GATTCharacteristic] {
+        var list: [GATTCharacteristic] = []
+        for (vh, c) in sorted where declarationIn(c.declaration) {
             let ds = (owned[vh] ?? []).compactMap { h in
                 descriptors[h].map { GATTDescriptor(handle: h, uuid: $0, lastValue: values[HandleKey(h)]) }
             }
-            return GATTCharacteristic(declarationHandle: c.declaration, valueHandle: vh, properties: c.properties,
-                                      uuid: c.uuid, descriptors: ds, subscription: subscriptions[vh], lastValue: values[HandleKey(vh)])
+            list.append(GATTCharacteristic(declarationHandle: c.declaration, valueHandle: vh, properties: c.properties,
+                                           uuid: c.uuid, descriptors: ds, subscription: subscriptions[vh],
+                                           lastValue: values[HandleKey(vh)]))
         }
+        return list
     }
 
     static func label(_ u: BluetoothUUID, _ name: String?, unknown: String) -> String {

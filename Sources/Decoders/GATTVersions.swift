@@ -82,10 +82,10 @@ public struct GATTChange: Sendable, Equatable {
     /// discovery reached: a service of `old` counts as removed only where `new` discovered services
     /// around its handle, a characteristic only in a service whose characteristics `new` discovered.
     public static func between(_ old: GATTDatabase, _ new: GATTDatabase) -> [GATTChange] {
-        let before = old.serviceTree, after = new.serviceTree
+        let before = old.outline(), after = new.outline()
         var changes: [GATTChange] = []
         var unmatched = before
-        var pairs: [(GATTService, GATTService)] = []
+        var pairs: [(GATTDatabase.ServiceOutline, GATTDatabase.ServiceOutline)] = []
         for s in after {
             // The same UUID pairs in order: a database can hold a service type more than once.
             if let i = unmatched.firstIndex(where: { $0.uuid == s.uuid && $0.isPrimary == s.isPrimary }) {
@@ -122,6 +122,28 @@ public struct GATTChange: Sendable, Equatable {
 }
 
 extension GATTDatabase {
+    /// A service as `GATTChange.between` compares it: its type and range, and its characteristics'
+    /// types and value handles. `serviceTree` without descriptors, includes or values, which a
+    /// comparison at every rediscovery would build and throw away.
+    struct ServiceOutline {
+        let uuid: BluetoothUUID
+        let start: UInt16
+        let end: UInt16
+        let isPrimary: Bool
+        let characteristics: [(uuid: BluetoothUUID, valueHandle: UInt16)]
+    }
+
+    /// The services in handle order, each with the characteristics declared in its range, by value
+    /// handle (as `serviceTree` orders them).
+    func outline() -> [ServiceOutline] {
+        let chars = characteristics.sorted { $0.key < $1.key }
+        return services.sorted { $0.key < $1.key }.map { start, s in
+            var list: [(uuid: BluetoothUUID, valueHandle: UInt16)] = []
+            for (vh, c) in chars where start <= c.declaration && c.declaration <= s.end { list.append((c.uuid, vh)) }
+            return ServiceOutline(uuid: s.uuid, start: start, end: s.end, isPrimary: s.isPrimary, characteristics: list)
+        }
+    }
+
     static let serviceChangedUUID = BluetoothUUID(uuid16: 0x2A05)
 
     /// Every version, oldest first, the current one last.
