@@ -391,7 +391,7 @@ public final class Dissector {
             c.encrypted = true
             c.encryptedFrame = p.number
         }
-        if !pairingExchanges.isEmpty, f.dataPDU?.control?.opcode == 0x03, !f.isRetransmission { // LL_ENC_REQ
+        if !pairingExchanges.isEmpty, f.controlOpcode == 0x03, !f.isRetransmission { // LL_ENC_REQ
             encryptionRequested(index: index, connection: c, &d)
         }
         c.linkGaps = f.linkGaps

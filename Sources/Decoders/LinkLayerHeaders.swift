@@ -79,7 +79,14 @@ public struct LLPseudoHeader: Sendable {
     /// A broken header gives `malformed` and the best guess at the packet (possibly empty).
     public static func parse(linkType: UInt32, _ record: Bytes) -> (header: LLPseudoHeader, packet: Bytes, malformed: String?) {
         var h = LLPseudoHeader(linkType: linkType)
-        switch linkType {
+        let (packet, malformed) = parse(record, into: &h)
+        return (h, packet, malformed)
+    }
+
+    /// The same into `h`, a fresh header of the record's link type that the caller keeps (the
+    /// tracker's reused frame): the header is filled where it stays rather than copied out twice.
+    static func parse(_ record: Bytes, into h: inout LLPseudoHeader) -> (packet: Bytes, malformed: String?) {
+        switch h.linkType {
         case LinkType.leLLWithPHDR:
             var r = ByteReader(record)
             do {
@@ -109,16 +116,18 @@ public struct LLPseudoHeader: Sendable {
                 case 4, 5, 6: h.channelKind = .isochronous
                 default: break
                 }
-                return (h, r.rest(), nil)
+                return (r.rest(), nil)
             } catch {
-                return (h, record[record.endIndex...], "LE LL pseudo header truncated (\(record.count) of 10 bytes)")
+                return (record[record.endIndex...], "LE LL pseudo header truncated (\(record.count) of 10 bytes)")
             }
         case LinkType.nordicBLE:
             return parseNordic(&h, record)
         case LinkType.ppi:
-            return parsePPI(h, record)
+            let (outer, packet, malformed) = parsePPI(h, record)
+            h = outer
+            return (packet, malformed)
         default:
-            return (h, record, nil)
+            return (record, nil)
         }
     }
 
@@ -173,7 +182,7 @@ public struct LLPseudoHeader: Sendable {
         }
     }
 
-    private static func parseNordic(_ h: inout LLPseudoHeader, _ record: Bytes) -> (header: LLPseudoHeader, packet: Bytes, malformed: String?) {
+    private static func parseNordic(_ h: inout LLPseudoHeader, _ record: Bytes) -> (packet: Bytes, malformed: String?) {
         var r = ByteReader(record)
         do {
             var headerLength: Int
@@ -236,9 +245,9 @@ public struct LLPseudoHeader: Sendable {
             }
             _ = eventLength
             let packet = r.rest()
-            return (h, packet, h.lengthMismatch ? "nRF Sniffer header length \(headerLength) + payload \(payloadLength) ≠ record \(record.count)" : nil)
+            return (packet, h.lengthMismatch ? "nRF Sniffer header length \(headerLength) + payload \(payloadLength) ≠ record \(record.count)" : nil)
         } catch {
-            return (h, record[record.endIndex...], "nRF Sniffer header truncated (\(record.count) bytes)")
+            return (record[record.endIndex...], "nRF Sniffer header truncated (\(record.count) bytes)")
         }
     }
 }

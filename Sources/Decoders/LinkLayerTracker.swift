@@ -129,6 +129,8 @@ public final class LLFrame: Dissectable {
     /// `pdu.hasFieldFaults`, decided when the PDU is stored: read back out of the frame, the PDU
     /// would be copied for it.
     private(set) var pduHasFieldFaults = false
+    /// `dataPDU?.control?.opcode`, decided when the PDU is stored, for the same reason.
+    public private(set) var controlOpcode: UInt8?
 
     init(number: Int, header: LLPseudoHeader) {
         self.number = number
@@ -142,7 +144,8 @@ public final class LLFrame: Dissectable {
         accessAddress = nil
         crcValue = nil
         codingIndicator = nil
-        pdu = .none
+        // `pdu` is left to `set`, which every path calls: assigning `.none` here copied a whole
+        // PDU's size twice a frame.
         connection = nil
         direction = nil
         sequence = .new
@@ -157,11 +160,13 @@ public final class LLFrame: Dissectable {
         report = nil
         connectInd = nil
         pduHasFieldFaults = false
+        controlOpcode = nil
     }
 
-    /// Stores the PDU with its fault verdict.
+    /// Stores the PDU with its fault verdict and, for an LL control PDU, its opcode.
     func set(_ pdu: LLPDU) {
         pduHasFieldFaults = pdu.hasFieldFaults
+        if case .data(let d) = pdu { controlOpcode = d.control?.opcode }
         self.pdu = pdu
     }
 
@@ -336,22 +341,25 @@ public final class LinkLayerTracker {
     public func process(_ packet: Packet) -> LLFrame {
         let linkType: UInt32
         if case .linkLayer(let t) = packet.kind { linkType = t } else { linkType = LinkType.leLL }
-        let (h, bytes, problem) = LLPseudoHeader.parse(linkType: linkType, packet.payload)
         let frame: LLFrame
         if isKnownUniquelyReferenced(&spare), let s = spare {
             // The last frame handed out is held by nobody else any more: it is filled again, so
             // a stream of frames allocates none (a consumer that keeps one keeps its own).
-            s.reset(number: packet.number, header: h)
+            s.reset(number: packet.number, header: LLPseudoHeader(linkType: linkType))
             frame = s
         } else {
-            frame = LLFrame(number: packet.number, header: h)
+            frame = LLFrame(number: packet.number, header: LLPseudoHeader(linkType: linkType))
             spare = frame
         }
+        // Parsed into the frame, where the header stays: returned, it was copied twice a frame.
+        let (bytes, problem) = LLPseudoHeader.parse(packet.payload, into: &frame.header)
+        let h = frame.header
         if let problem { frame.problems.append(problem) }
         // Both sniffer headers that name the PHY (256 and 272) put the Coding Indicator of an LE
         // Coded packet in an octet after the access address, as tshark reads them.
         guard let p = LLPacket(bytes, coded: h.phy == 2) else {
             if !bytes.isEmpty || problem == nil { frame.problems.append("link-layer packet shorter than an access address (\(bytes.count) bytes)") }
+            frame.set(.none)
             return frame
         }
         frame.accessAddress = p.accessAddress
@@ -363,6 +371,7 @@ public final class LinkLayerTracker {
         if !h.dewhitened { frame.problems.append("the sniffer says the packet is still whitened") }
         if h.channelKind == .isochronous {
             frame.problems.append("isochronous PDUs are not decoded")
+            frame.set(.none)
             return frame
         }
         let advertising = h.channelKind == .advertising || (h.channelKind == .unknown && p.isAdvertising)
