@@ -203,11 +203,12 @@ public final class GATTDatabase {
     var rediscovery: GATTRediscovery?
     /// Why the database may have changed, until discovery starts again.
     var trigger: GATTVersionCause?
-    /// The bearer whose discovery filled the database last: another one is a later connection.
-    var discoveryBearer: ObjectIdentifier?
+    /// The bearer whose discovery filled the database last (`ATTBearer.serial`): another one is a
+    /// later connection.
+    var discoveryBearer: Int?
     /// The bearer of the last PDU to or from this server, since which frame, and the last frame of
     /// the bearer before it.
-    var touchBearer: ObjectIdentifier?
+    var touchBearer: Int?
     var touchBearerSince: Int?
     var previousTouch: Int?
 
@@ -550,6 +551,8 @@ public final class GATTStore {
     private var order: [AnyHashable] = []
     /// Databases made past `maxDatabases` and not kept.
     public private(set) var databasesNotKept = 0
+    /// Bearers made so far: each one's `serial`.
+    private var bearersMade = 0
 
     public init() {}
 
@@ -578,7 +581,8 @@ public final class GATTStore {
 
     /// A new bearer between this host (`local`) and `remote`, sharing their databases.
     public func bearer(local: AnyHashable, remote: AnyHashable, mtu: Int = ATTBearer.defaultMTU) -> ATTBearer {
-        ATTBearer(local: database(for: local), remote: database(for: remote), mtu: mtu)
+        bearersMade += 1
+        return ATTBearer(local: database(for: local), remote: database(for: remote), mtu: mtu, serial: bearersMade)
     }
 }
 
@@ -874,12 +878,20 @@ public final class ATTBearer {
 
     /// - Parameter mtu: ATT_MTU before any exchange: 23 on the LE fixed channel; an EATT
     ///   channel's ATT_MTU is its L2CAP MTU (at least 64), which the dissector knows.
-    public init(local: GATTDatabase, remote: GATTDatabase, mtu: Int = ATTBearer.defaultMTU) {
+    /// `serial` tells this bearer from the others on the same databases (`GATTStore` numbers the
+    /// bearers it makes).
+    public init(local: GATTDatabase, remote: GATTDatabase, mtu: Int = ATTBearer.defaultMTU, serial: Int) {
         self.local = local
         self.remote = remote
         self.mtu = mtu
         initialMTU = mtu
+        self.serial = serial
     }
+
+    /// What a database knows this bearer by. Not its `ObjectIdentifier`: that is an address, which
+    /// a later connection's bearer can take over once an ended one is freed (the audit keeps no
+    /// ended connection), and a rediscovery on the later connection then went unseen.
+    let serial: Int
 
     let initialMTU: Int
 

@@ -151,7 +151,7 @@ extension GATTDatabase {
 
     /// A PDU to or from this server in `frame`, on `bearer`.
     func touch(_ frame: Int, by bearer: ATTBearer) {
-        let id = ObjectIdentifier(bearer)
+        let id = bearer.serial
         if touchBearer != id {
             previousTouch = current.lastFrame
             touchBearer = id
@@ -164,7 +164,7 @@ extension GATTDatabase {
     /// A discovery response in `frame` on `bearer`: discovery on another connection than the last,
     /// or after Service Changed, is compared with what the database held.
     func discovering(frame: Int, by bearer: ATTBearer) {
-        let id = ObjectIdentifier(bearer)
+        let id = bearer.serial
         if let last = discoveryBearer, last != id, trigger == nil, !services.isEmpty || !characteristics.isEmpty {
             trigger = .rediscovered(frame: frame)
         }

@@ -186,7 +186,7 @@ final class GATTTests: XCTestCase {
     }
 
     func testValueBoundsAndPrepareQueue() {
-        let bearer = ATTBearer(local: GATTDatabase(), remote: GATTDatabase())
+        let bearer = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
         // 600-byte notification is cut to 512 bytes when stored.
         let big = "1b0100" + String(repeating: "ab", count: 600)
         let n = bearer.process(ATTPDU(bytes(big)), from: .remote, frame: 1, time: 0)
@@ -200,7 +200,7 @@ final class GATTTests: XCTestCase {
             }
         }
         // A blob that does not continue the value is reported, not stored.
-        let fresh = ATTBearer(local: GATTDatabase(), remote: GATTDatabase())
+        let fresh = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
         _ = fresh.process(ATTPDU(bytes("0c03000a00")), from: .local, frame: 100, time: 0)
         let r = fresh.process(ATTPDU(bytes("0d0102")), from: .remote, frame: 101, time: 0)
         XCTAssertTrue(r.notes.contains { if case .offsetGap(0, 10) = $0 { true } else { false } })
@@ -208,7 +208,7 @@ final class GATTTests: XCTestCase {
     }
 
     func testUnsolicitedAndUnexpected() {
-        let bearer = ATTBearer(local: GATTDatabase(), remote: GATTDatabase())
+        let bearer = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
         let r1 = bearer.process(ATTPDU(bytes("0b01")), from: .remote, frame: 1, time: 0)
         XCTAssertTrue(r1.notes.contains { if case .unsolicited = $0 { true } else { false } })
         _ = bearer.process(ATTPDU(bytes("0a0300")), from: .local, frame: 2, time: 0)
