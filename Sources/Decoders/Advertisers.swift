@@ -42,19 +42,19 @@ public final class Advertisers {
         self.maxTracked = max(0, maxTracked)
     }
 
-    /// Adds one report. A scan response is merged into the device of the same address.
-    public func add(_ report: AdvertisingReport, frame: Int, time: Int64) {
+    /// Adds one report, whose data is `data`. A scan response is merged into the device of the same address.
+    public func add(_ report: AdvertisingReport, data: Bytes, frame: Int, time: Int64) {
         guard report.syncHandle == nil else { return }  // periodic reports carry no address
         if let d = byAddress[report.address] {
-            d.add(report, frame: frame, time: time, seen128: &seen128)
+            d.add(report, data: data, frame: frame, time: time, seen128: &seen128)
         } else if order.count &- promoted < maxTracked {
             let d = AdvertiserState(address: report.address, addressType: report.addressType, frame: frame, time: time)
             byAddress[report.address] = d
             order.append(report.address)
-            d.add(report, frame: frame, time: time, seen128: &seen128)
+            d.add(report, data: data, frame: frame, time: time, seen128: &seen128)
         } else {
             var ignored = Set<BluetoothUUID>()
-            recentState(report, frame: frame, time: time).add(report, frame: frame, time: time, seen128: &ignored)
+            recentState(report, frame: frame, time: time).add(report, data: data, frame: frame, time: time, seen128: &ignored)
         }
     }
 
@@ -270,7 +270,7 @@ final class AdvertiserState {
         activity = AdvertiserActivity(frame: frame, time: time)
     }
 
-    func add(_ r: AdvertisingReport, frame: Int, time: Int64, seen128: inout Set<BluetoothUUID>) {
+    func add(_ r: AdvertisingReport, data: Bytes, frame: Int, time: Int64, seen128: inout Set<BluetoothUUID>) {
         if let v = r.rssiValue { rssi.add(v) }
         if let gap = activity.report(frame: frame, time: time, scanResponse: r.isScanResponse,
                                      continued: r.dataStatus == .incompleteMore) {
@@ -278,8 +278,8 @@ final class AdvertiserState {
         }
         if !r.isScanResponse, r.isConnectable { connectable = true }
         if r.txPowerValue != nil, txPower == nil { txPower = r.txPowerValue }
-        guard !r.data.isEmpty else { return }
-        let ad = AdvertisingData(r.data, legacy: r.isLegacy)
+        guard !data.isEmpty else { return }
+        let ad = AdvertisingData(data, legacy: r.isLegacy)
         problems += ad.problems.count
         for s in ad.structures {
             switch s.type {

@@ -2,7 +2,8 @@ import Wire
 
 /// One advertising report from an LE Meta event (Core Vol 4 Part E 7.7.65.2, .11, .13, .15, .15v2).
 /// Legacy event types are mapped onto the extended event type bits, so code looking at
-/// `properties` treats both alike.
+/// `properties` treats both alike. It holds no reference: its data is a range of the bytes it was
+/// read from, so handing a report on copies plain bytes (one report per event in a scan).
 public struct AdvertisingReport: Sendable {
     public var subevent: UInt8
     /// The event type as sent: legacy 0...4 for subevent 0x02/0x0B, the 16-bit bit field for 0x0D.
@@ -31,15 +32,25 @@ public struct AdvertisingReport: Sendable {
     public var periodicSubevent: UInt8?
     /// Periodic reports carry their own data status; extended ones have it in the event type.
     public var periodicDataStatus: UInt8?
-    public var data: Bytes
+    /// Where the advertising data is, by the indices of the bytes the report was read from (the
+    /// slices of one frame share them).
+    public var dataRange: Range<Int>
 
-    public init(subevent: UInt8, eventType: UInt16, properties: UInt16, addressType: UInt8, address: BDAddr, data: Bytes) {
+    public init(subevent: UInt8, eventType: UInt16, properties: UInt16, addressType: UInt8, address: BDAddr,
+                dataRange: Range<Int>) {
         self.subevent = subevent
         self.eventType = eventType
         self.properties = properties
         self.addressType = addressType
         self.address = address
-        self.data = data
+        self.dataRange = dataRange
+    }
+
+    /// The advertising data in `bytes`, the bytes (or any slice of the frame that holds them) the
+    /// report was read from; empty when they do not hold it.
+    @inlinable public func data(in bytes: Bytes) -> Bytes {
+        dataRange.lowerBound >= bytes.startIndex && dataRange.upperBound <= bytes.endIndex
+            ? bytes[dataRange] : bytes[bytes.startIndex..<bytes.startIndex]
     }
 
     public var isConnectable: Bool { properties & 0x01 != 0 }
@@ -56,8 +67,8 @@ public struct AdvertisingReport: Sendable {
     /// The kind of a random address (static, resolvable, non-resolvable).
     public var randomKind: RandomAddressKind? { addressType == 0x01 ? address.randomKind : nil }
 
-    /// Decoded advertising data (legacy reports are limited to 31 bytes).
-    public var advertisingData: AdvertisingData { AdvertisingData(data, legacy: hasLegacyData) }
+    /// Decoded advertising data (legacy reports are limited to 31 bytes), from the bytes it was read from.
+    public func advertisingData(in bytes: Bytes) -> AdvertisingData { AdvertisingData(data(in: bytes), legacy: hasLegacyData) }
     /// Legacy advertising data: at most 31 bytes.
     var hasLegacyData: Bool { subevent == AdvertisingReports.legacy || isLegacy }
 
@@ -131,8 +142,8 @@ public enum AdvertisingReports {
         return (reports, malformed)
     }
 
-    /// `parse` without collecting: `body` gets each report in turn. Returns the description of a
-    /// fault after the reports before it.
+    /// `parse` without collecting: `body` gets each report in turn (its data is in `params`).
+    /// Returns the description of a fault after the reports before it.
     @discardableResult
     public static func forEach(subevent: UInt8, _ params: Bytes, _ body: (AdvertisingReport) -> Void) -> String? {
         var r = ByteReader(params)
@@ -179,10 +190,10 @@ public enum AdvertisingReports {
     static func legacyReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
         let (type, addrType, addr) = try advertiser(&r)
         let len = Int(try r.u8())
-        let data = try r.take(len)
+        let data = try r.range(len)
         let props = Int(type) < legacyProperties.count ? legacyProperties[Int(type)] : 0
         var rep = AdvertisingReport(subevent: legacy, eventType: UInt16(type), properties: props,
-                                    addressType: addrType, address: addr, data: data)
+                                    addressType: addrType, address: addr, dataRange: data)
         rep.rssi = try r.i8()
         return rep
     }
@@ -190,7 +201,7 @@ public enum AdvertisingReports {
     static func directedReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
         let (type, addrType, addr) = try advertiser(&r)
         var rep = AdvertisingReport(subevent: directed, eventType: UInt16(type), properties: 0x15,
-                                    addressType: addrType, address: addr, data: r.bytes[r.index..<r.index])
+                                    addressType: addrType, address: addr, dataRange: r.index..<r.index)
         rep.directAddressType = try r.u8()
         rep.directAddress = try r.address()
         rep.rssi = try r.i8()
@@ -208,7 +219,7 @@ public enum AdvertisingReports {
         let dAddr = try r.address()
         let len = Int(try r.u8())
         var rep = AdvertisingReport(subevent: extended, eventType: type, properties: type, addressType: addrType,
-                                    address: addr, data: try r.take(len))
+                                    address: addr, dataRange: try r.range(len))
         rep.primaryPHY = primary
         rep.secondaryPHY = secondary
         rep.sid = sid
@@ -233,7 +244,7 @@ public enum AdvertisingReports {
         let status = try r.u8()
         let len = Int(try r.u8())
         var rep = AdvertisingReport(subevent: v2 ? periodicV2 : periodic, eventType: 0, properties: 0,
-                                    addressType: 0xFF, address: BDAddr(0), data: try r.take(len))
+                                    addressType: 0xFF, address: BDAddr(0), dataRange: try r.range(len))
         rep.syncHandle = handle
         rep.txPower = tx
         rep.rssi = rssi
@@ -249,7 +260,7 @@ public enum AdvertisingReports {
     public static func hasFaults(subevent: UInt8, _ params: Bytes) -> Bool {
         var bad = false
         let listFault = forEach(subevent: subevent, params) { r in
-            if !bad, AdvertisingData.hasProblems(r.data, legacy: r.hasLegacyData) { bad = true }
+            if !bad, AdvertisingData.hasProblems(r.data(in: params), legacy: r.hasLegacyData) { bad = true }
         }
         return bad || listFault != nil
     }
@@ -272,7 +283,7 @@ public enum AdvertisingReports {
         let malformed = forEach(subevent: subevent, params) { rep in
             number += 1
             out.begin(subevent <= extended ? "Report \(number)" : "Report", .none)
-            rep.writeFields(to: out)
+            rep.writeFields(in: params, to: out)
             out.end()
         }
         if let m = malformed { out.malformed(m) }
@@ -295,10 +306,10 @@ extension AdvertisingReport {
         out.add(label, v == 127 ? .named(127, hex: 0, "not available") : .signed(Int64(v), unit: "dBm"))
     }
 
-    /// The report's fields as the specification names them, with its data decoded.
-    public var fields: [Field] { FieldList.build(writeFields) }
+    /// The report's fields as the specification names them, with its data (in `bytes`) decoded.
+    public func fields(in bytes: Bytes) -> [Field] { FieldList.build { writeFields(in: bytes, to: $0) } }
 
-    public func writeFields(to out: FieldSink) {
+    public func writeFields(in bytes: Bytes, to out: FieldSink) {
         if let handle = syncHandle {
             out.add("Sync Handle", .uint(UInt64(handle), hex: 4))
             AdvertisingReport.signedOrNA("TX Power", txPower, to: out)
@@ -335,19 +346,20 @@ extension AdvertisingReport {
             if subevent != AdvertisingReports.extended { AdvertisingReport.signedOrNA("RSSI", rssi, to: out) }
         }
         if subevent != AdvertisingReports.directed {
+            let data = data(in: bytes)
             out.add("Data Length", .uint(UInt64(data.count), hex: 0))
             if !data.isEmpty {
                 out.begin("Advertising Data", .derived(.advertisingSummary(data, legacy: hasLegacyData)))
-                advertisingData.writeFields(to: out)
+                AdvertisingData(data, legacy: hasLegacyData).writeFields(to: out)
                 out.end()
             }
         }
     }
 
-    /// One line: "ADV_IND 11:22:33:44:55:66 (public) -60 dBm Flags 0x06, ...".
-    public var summary: String { TextLine.make(writeSummary) }
+    /// One line: "ADV_IND 11:22:33:44:55:66 (public) -60 dBm Flags 0x06, ...", with its data in `bytes`.
+    public func summary(in bytes: Bytes) -> String { TextLine.make { writeSummary(in: bytes, to: &$0) } }
 
-    public func writeSummary(to s: inout TextLine) {
+    public func writeSummary(in bytes: Bytes, to s: inout TextLine) {
         if let h = syncHandle {
             s += "Periodic sync "
             s.write(hex: h, width: 4)
@@ -359,7 +371,7 @@ extension AdvertisingReport {
             else if let n = AdvertisingReports.addressTypeNames[addressType] { s += " ("; s += n; s.write(byte: UInt8(ascii: ")")) }
         }
         if let r = rssiValue { s.write(byte: 32); s.write(r); s += " dBm" }
-        if !data.isEmpty { s.write(byte: 32); advertisingData.writeSummary(to: &s) }
+        if !dataRange.isEmpty { s.write(byte: 32); advertisingData(in: bytes).writeSummary(to: &s) }
     }
 }
 
@@ -405,28 +417,29 @@ public struct ExtendedAdvertisingAssembler: Sendable {
 
     public var pendingCount: Int { pending.count }
 
-    /// Adds a report; returns the whole data when this report ends an event (status complete or
-    /// truncated), nil while more is to come.
-    public mutating func add(_ report: AdvertisingReport) -> Assembled? {
+    /// Adds a report, whose data is in `bytes`; returns the whole data when this report ends an
+    /// event (status complete or truncated), nil while more is to come.
+    public mutating func add(_ report: AdvertisingReport, in bytes: Bytes) -> Assembled? {
         let key = Key(address: report.address, addressType: report.addressType, sid: report.sid)
         let status = report.dataStatus
+        let data = report.data(in: bytes)
         var p: Pending
         // Most reports are whole: their data is handed on as it is, and nothing is kept. With no
         // chain in progress the key is not hashed.
         if let found = pending.isEmpty ? nil : pending.removeValue(forKey: key) {
             p = found
         } else if status != .incompleteMore {
-            return Assembled(key: key, data: report.data.prefix(maxLength), fragments: 1,
-                             truncated: report.data.count > maxLength || status == .incompleteTruncated)
+            return Assembled(key: key, data: data.prefix(maxLength), fragments: 1,
+                             truncated: data.count > maxLength || status == .incompleteTruncated)
         } else {
             p = Pending(data: [], fragments: 0, overflow: false, serial: 0)
         }
         let room = maxLength - p.data.count
-        if report.data.count > room {
-            p.data += report.data.prefix(max(0, room))
+        if data.count > room {
+            p.data += data.prefix(max(0, room))
             p.overflow = true
         } else {
-            p.data += report.data
+            p.data += data
         }
         p.fragments += 1
         if status == .incompleteMore {

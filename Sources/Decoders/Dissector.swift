@@ -268,7 +268,8 @@ public final class Dissector {
             }
         default:
             if let adv = advertisers, AdvertisingReports.isReport(subevent: sub) {
-                AdvertisingReports.forEach(subevent: sub, params.from(1)) { adv.add($0, frame: number, time: time) }
+                let reports = params.from(1)
+                AdvertisingReports.forEach(subevent: sub, reports) { adv.add($0, data: $0.data(in: reports), frame: number, time: time) }
             }
         }
     }
@@ -339,8 +340,9 @@ public final class Dissector {
         if p.timestamp > nextLossCheck { endSilentLinks(now: p.timestamp, &d) }
         // The tracker's report and CONNECT_IND, read rather than the PDU, which would be copied.
         if let rep = f.report {
-            if advertisingEvents.isNew(rep, time: p.timestamp) {
-                advertisers?.add(rep, frame: p.number, time: p.timestamp)
+            let data = rep.data(in: p.payload)
+            if advertisingEvents.isNew(rep, data: data, time: p.timestamp) {
+                advertisers?.add(rep, data: data, frame: p.number, time: p.timestamp)
             } else {
                 f.report = nil
             }
@@ -671,7 +673,8 @@ public struct Decoded {
         writeLayers(to: finder) { _ in }
         return finder.found
     }
-    /// The advertising report an over-the-air advertising PDU stands for (`LLFrame.report`).
+    /// The advertising report an over-the-air advertising PDU stands for (`LLFrame.report`); its
+    /// data is in the packet's payload.
     public var linkLayerReport: AdvertisingReport? { linkLayer?.report }
     /// The HCI packet's parameters (command, event) or data (ACL, SCO, ISO); empty without an HCI layer.
     public var hciParameters: Bytes {

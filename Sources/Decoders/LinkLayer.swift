@@ -333,15 +333,15 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
             default: properties = 0x10 // ADV_NONCONN_IND
             }
             rep = AdvertisingReport(subevent: AdvertisingReports.legacy, eventType: properties, properties: properties,
-                                    addressType: addressType, address: a, data: data)
+                                    addressType: addressType, address: a, dataRange: data.startIndex..<data.endIndex)
         case .direct(let a, _):
             rep = AdvertisingReport(subevent: AdvertisingReports.legacy, eventType: 0x15, properties: 0x15,
-                                    addressType: addressType, address: a, data: Bytes())
+                                    addressType: addressType, address: a, dataRange: 0..<0)
         case .extended(let h, let data):
             guard let a = h.advA, !data.isEmpty else { return nil }
             let properties = UInt16(h.advMode & 0x03) | (type == 7 && name.hasPrefix("AUX_SCAN_RSP") ? 0x08 : 0)
             rep = AdvertisingReport(subevent: AdvertisingReports.extended, eventType: properties, properties: properties,
-                                    addressType: addressType, address: a, data: data)
+                                    addressType: addressType, address: a, dataRange: data.startIndex..<data.endIndex)
             if let t = h.txPower { rep.txPower = t }
         default:
             return nil
@@ -735,8 +735,8 @@ struct LLAdvertisingEvents {
     /// Copies of one event come within this time (an event lasts at most 10 ms).
     static let window: Int64 = 10_000_000
 
-    mutating func isNew(_ r: AdvertisingReport, time: Int64) -> Bool {
-        let h = FNV1a.of(r.data)
+    mutating func isNew(_ r: AdvertisingReport, data: Bytes, time: Int64) -> Bool {
+        let h = FNV1a.of(data)
         if let i = recent.firstIndex(where: { $0.address == r.address && $0.properties == r.properties }) {
             let copy = recent[i].hash == h && time &- recent[i].time <= Self.window
             recent[i] = (r.address, r.properties, h, copy ? recent[i].time : time)

@@ -149,8 +149,9 @@ extension Decoded {
             if AdvertisingReports.isReport(subevent: sub) {
                 // The first report, and how many follow it: no array of reports.
                 var count = 0
-                AdvertisingReports.forEach(subevent: sub, params.from(1)) { r in
-                    if count == 0 { line.write(byte: 32); r.writeSummary(to: &line) }
+                let reports = params.from(1)
+                AdvertisingReports.forEach(subevent: sub, reports) { r in
+                    if count == 0 { line.write(byte: 32); r.writeSummary(in: reports, to: &line) }
                     count += 1
                 }
                 if count > 1 { line += " (+"; line.write(count - 1); line += " more)" }

@@ -110,7 +110,7 @@ public final class AuditFeed {
             // A sniffed link is encrypted from its first encrypted PDU (the air has no Encryption
             // Change event); said before that PDU's own data.
             if let c = d.connection, c.encryptedFrame == number { sink.observe(.encryptionChanged(c, on: true), at: at) }
-            if let r = d.linkLayerReport { report(r, adapter: d.packet.adapter, at, sink) }
+            if let r = d.linkLayerReport { report(r, in: d.packet.payload, adapter: d.packet.adapter, at, sink) }
         }
         // L2CAP payloads, from HCI ACL data or link-layer data PDUs. A controller's vendor debug
         // channel (ACL data on a handle no Connection Complete opened) is no connection.
@@ -228,18 +228,20 @@ public final class AuditFeed {
         case nil:
             guard code == HCIEvents.leMeta, let sub = b.first, AdvertisingReports.isReport(subevent: sub) else { return }
             let adapter = d.packet.adapter
-            AdvertisingReports.forEach(subevent: sub, b.dropFirst()) { r in
+            let reports = b.dropFirst()
+            AdvertisingReports.forEach(subevent: sub, reports) { r in
                 guard r.syncHandle == nil else { return }
-                report(r, adapter: adapter, at, sink)
+                report(r, in: reports, adapter: adapter, at, sink)
             }
         }
     }
 
-    /// One advertising report, from an HCI event or a sniffed advertising PDU.
-    private func report<S: AuditEventSink>(_ r: AdvertisingReport, adapter: UInt16, _ at: FrameRef, _ sink: S) {
-        var data = r.data
+    /// One advertising report, from an HCI event or a sniffed advertising PDU, with its data in `bytes`.
+    private func report<S: AuditEventSink>(_ r: AdvertisingReport, in bytes: Bytes, adapter: UInt16, _ at: FrameRef,
+                                           _ sink: S) {
+        var data = r.data(in: bytes)
         if !r.isLegacy {
-            guard let whole = fragments.add(r) else { return }
+            guard let whole = fragments.add(r, in: bytes) else { return }
             if whole.fragments > 1 { data = whole.data }
         }
         let o = advertisers.received(AdvertiserKey(adapter: adapter, address: r.address, host: false), data: data,

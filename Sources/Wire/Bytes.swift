@@ -92,6 +92,14 @@ public struct ByteReader: Sendable {
         return bytes[index..<index + n]
     }
 
+    /// Where the next `n` bytes are, by the buffer's indices: for values that keep their place in
+    /// the bytes rather than a slice (and a reference) of them.
+    @inlinable public mutating func range(_ n: Int) throws(DecodeError) -> Range<Int> {
+        try need(n)
+        defer { index += n }
+        return index..<index + n
+    }
+
     /// Everything left, as a slice (no copy).
     @inlinable public mutating func rest() -> Bytes {
         defer { index = bytes.endIndex }

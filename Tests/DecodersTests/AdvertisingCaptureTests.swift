@@ -38,11 +38,11 @@ final class AdvertisingCaptureTests: XCTestCase {
             let (reports, malformed) = AdvertisingReports.parse(subevent: e.subevent, e.params)
             XCTAssertNil(malformed, "\(name) frame \(e.frame)")
             for r in reports {
-                devices.add(r, frame: e.frame, time: e.time)
-                if r.subevent == AdvertisingReports.extended, let whole = asm.add(r) {
+                devices.add(r, data: r.data(in: e.params), frame: e.frame, time: e.time)
+                if r.subevent == AdvertisingReports.extended, let whole = asm.add(r, in: e.params) {
                     XCTAssertEqual(AdvertisingData(whole.data[...], legacy: r.isLegacy).problems, [], "\(name) frame \(e.frame)")
                 }
-                _ = r.summary
+                _ = r.summary(in: e.params)
             }
             XCTAssertNotNil(AdvertisingReports.fields(subevent: e.subevent, e.params))
         }

@@ -68,11 +68,15 @@ final class AdvertisingOverflowTests: XCTestCase {
 }
 
 final class AdvertisersTests: XCTestCase {
-    func report(_ type: UInt8, addr: UInt64, rssi: Int8, data: String, addrType: UInt8 = 0) -> AdvertisingReport {
+    /// A legacy report added to `devs`.
+    func add(_ devs: Advertisers, _ type: UInt8, addr: UInt64, rssi: Int8, data: String, addrType: UInt8 = 0,
+             frame: Int, time: Int64) {
         let d = adHex(data)
-        let params = [1, type, addrType] + (0..<6).map { UInt8(truncatingIfNeeded: addr >> (8 * UInt64($0))) }
-            + [UInt8(d.count)] + Array(d) + [UInt8(bitPattern: rssi)]
-        return AdvertisingReports.parse(subevent: 0x02, params[...]).reports[0]
+        let address: [UInt8] = (0..<6).map { UInt8(truncatingIfNeeded: addr >> (8 * UInt64($0))) }
+        let head: [UInt8] = [1, type, addrType] + address + [UInt8(d.count)]
+        let params = (head + Array(d) + [UInt8(bitPattern: rssi)])[...]
+        let r = AdvertisingReports.parse(subevent: 0x02, params).reports[0]
+        devs.add(r, data: r.data(in: params), frame: frame, time: time)
     }
 
     func testScanResponseMergeMedianAndInterval() {
@@ -81,12 +85,12 @@ final class AdvertisersTests: XCTestCase {
         let a: UInt64 = 0x0011_2233_4455
         let rssis: [Int8] = [-70, -60, -65, -50, -80]
         for (i, r) in rssis.enumerated() {
-            devs.add(report(0, addr: a, rssi: r, data: "020106 03030d18"), frame: 10 + 2 * i, time: 1_000 * ms + Int64(i) * 100 * ms)
-            if i == 0 { devs.add(report(4, addr: a, rssi: -61, data: "0909485220537472617002 0a04"), frame: 11, time: 1_001 * ms) }
+            add(devs, 0, addr: a, rssi: r, data: "020106 03030d18", frame: 10 + 2 * i, time: 1_000 * ms + Int64(i) * 100 * ms)
+            if i == 0 { add(devs, 4, addr: a, rssi: -61, data: "0909485220537472617002 0a04", frame: 11, time: 1_001 * ms) }
         }
         // An interval outlier (a missed event) does not move the median.
-        devs.add(report(0, addr: a, rssi: -55, data: "020106"), frame: 30, time: 1_000 * ms + 900 * ms)
-        devs.add(report(3, addr: 0xAABB, rssi: -90, data: "", addrType: 1), frame: 40, time: 2_000 * ms)
+        add(devs, 0, addr: a, rssi: -55, data: "020106", frame: 30, time: 1_000 * ms + 900 * ms)
+        add(devs, 3, addr: 0xAABB, rssi: -90, data: "", addrType: 1, frame: 40, time: 2_000 * ms)
         devs.noteConnection(to: BDAddr(a), frame: 50)
         let list = devs.devices
         XCTAssertEqual(list.count, 2)
@@ -120,9 +124,9 @@ final class AdvertisersTests: XCTestCase {
         let custom = BluetoothUUID("2F234454-CF6D-4A0F-ADF2-F4911BA9FFA6")!
         let le = custom.bigEndianBytes.reversed().map { Hex.padded($0, width: 2) }.joined()
         let devs = Advertisers(candidateUUIDs: [BluetoothUUID(uuid16: 0x1001), BluetoothUUID(uuid16: 0x3333)])
-        devs.add(report(0, addr: 1, rssi: -40, data: "1107" + le), frame: 1, time: 0)
+        add(devs, 0, addr: 1, rssi: -40, data: "1107" + le, frame: 1, time: 0)
         let bitmap = OverflowArea(bits: [83, 57]).bytes.map { Hex.padded($0, width: 2) }.joined()
-        devs.add(report(0, addr: 2, rssi: -40, data: "14ff4c0001" + bitmap), frame: 2, time: 1)
+        add(devs, 0, addr: 2, rssi: -40, data: "14ff4c0001" + bitmap, frame: 2, time: 1)
         let b = devs.devices[1]
         XCTAssertEqual(b.overflowBits, [57, 83])
         XCTAssertEqual(Set(b.services.filter(\.viaOverflow).map(\.uuid)), [custom, BluetoothUUID(uuid16: 0x1001), BluetoothUUID(uuid16: 0x3333)])

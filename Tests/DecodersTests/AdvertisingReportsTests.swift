@@ -7,7 +7,8 @@ final class AdvertisingReportsTests: XCTestCase {
     let horizon133 = "01 00 00 ab6fbf38c1a4 1f 0d09475648353037325f36464142030388ec02010509ff88ec0002d0174200 cf"
 
     func testLegacyReportRealVector() {
-        let (reports, malformed) = AdvertisingReports.parse(subevent: 0x02, adHex(horizon133))
+        let params = adHex(horizon133)
+        let (reports, malformed) = AdvertisingReports.parse(subevent: 0x02, params)
         XCTAssertNil(malformed)
         XCTAssertEqual(reports.count, 1)
         let r = reports[0]
@@ -15,8 +16,8 @@ final class AdvertisingReportsTests: XCTestCase {
         XCTAssertEqual(r.eventTypeName, "ADV_IND")
         XCTAssertTrue(r.isConnectable && r.isScannable && r.isLegacy && !r.isScanResponse)
         XCTAssertEqual(r.rssi, -49)
-        XCTAssertEqual(r.data.count, 31)
-        XCTAssertEqual(r.advertisingData.localName?.name, "GVH5072_6FAB")
+        XCTAssertEqual(r.data(in: params).count, 31)
+        XCTAssertEqual(r.advertisingData(in: params).localName?.name, "GVH5072_6FAB")
         let text = adRender(AdvertisingReports.fields(subevent: 0x02, adHex(horizon133)) ?? [])
         XCTAssertTrue(text.contains("Address Type: Public Device Address (0x00)"), text)
         XCTAssertTrue(text.contains("RSSI: -49 dBm"), text)
@@ -36,7 +37,7 @@ final class AdvertisingReportsTests: XCTestCase {
         XCTAssertTrue(reports[0].isScanResponse)
         XCTAssertEqual(reports[0].address, BDAddr(0xC222_3344_5566))
         XCTAssertEqual(reports[0].randomKind, .staticAddress)
-        XCTAssertEqual(reports[0].advertisingData.txPower, 8)
+        XCTAssertEqual(reports[0].advertisingData(in: params).txPower, 8)
         XCTAssertEqual(reports[0].rssi, -80)
         XCTAssertEqual(reports[1].eventTypeName, "ADV_NONCONN_IND")
         XCTAssertFalse(reports[1].isConnectable)
@@ -70,7 +71,7 @@ final class AdvertisingReportsTests: XCTestCase {
         XCTAssertEqual(r.sid, 0xFF)
         XCTAssertNil(r.txPowerValue)
         XCTAssertEqual(r.rssi, -83)
-        let b = r.advertisingData.iBeacon
+        let b = r.advertisingData(in: params).iBeacon
         XCTAssertEqual(b?.proximityUUID, BluetoothUUID("50765CB7-D9EA-4E21-99A4-FA879613A492"))
         XCTAssertEqual(b?.major, 0xCEBF)
         XCTAssertEqual(b?.minor, 0xE44A)
@@ -80,7 +81,7 @@ final class AdvertisingReportsTests: XCTestCase {
         XCTAssertTrue(text.contains("Major: 52927"), text)
         XCTAssertTrue(text.contains("Primary PHY: LE 1M (0x01)"), text)
         XCTAssertTrue(text.contains("TX Power: not available (127)"), text)
-        XCTAssertTrue(r.summary.contains("Mfr Apple, Inc. iBeacon"), r.summary)
+        XCTAssertTrue(r.summary(in: params).contains("Mfr Apple, Inc. iBeacon"), r.summary(in: params))
     }
 
     func testExtendedNonLegacyFields() {
@@ -91,7 +92,7 @@ final class AdvertisingReportsTests: XCTestCase {
         XCTAssertEqual(r.secondaryPHY, 1)
         XCTAssertEqual(r.randomKind, .nonResolvablePrivate)
         XCTAssertEqual(r.rssi, -82)
-        let text = adRender(r.fields)
+        let text = adRender(r.fields(in: params))
         XCTAssertTrue(text.contains("Event Type: 0x0001 Connectable, Data Status: Complete"), text)
         XCTAssertTrue(text.contains("Advertising SID: 0x01"), text)
     }
@@ -101,10 +102,11 @@ final class AdvertisingReportsTests: XCTestCase {
         XCTAssertNil(d.malformed)
         XCTAssertEqual(d.reports[0].directAddress, BDAddr(0xFFEE_DDCC_BBAA))
         XCTAssertEqual(d.reports[0].eventTypeName, "ADV_DIRECT_IND")
-        let p = AdvertisingReports.parse(subevent: 0x0F, adHex("0100 04 c4 ff 00 03 020a04"))
+        let periodic = adHex("0100 04 c4 ff 00 03 020a04")
+        let p = AdvertisingReports.parse(subevent: 0x0F, periodic)
         XCTAssertNil(p.malformed)
         XCTAssertEqual(p.reports[0].syncHandle, 1)
-        XCTAssertEqual(p.reports[0].advertisingData.txPower, 4)
+        XCTAssertEqual(p.reports[0].advertisingData(in: periodic).txPower, 4)
         let p2 = AdvertisingReports.parse(subevent: 0x25, adHex("0100 04 c4 ff 0500 02 01 00"))
         XCTAssertNil(p2.malformed)
         XCTAssertEqual(p2.reports[0].periodicEventCounter, 5)
@@ -112,44 +114,46 @@ final class AdvertisingReportsTests: XCTestCase {
         XCTAssertNil(AdvertisingReports.fields(subevent: 0x03, adHex("00")))
     }
 
-    func extended(status: UInt16, data: [UInt8], sid: UInt8 = 1, addr: UInt64 = 0xC0FFEE) -> AdvertisingReport {
+    /// An extended report of `data` added to `asm`.
+    func add(_ asm: inout ExtendedAdvertisingAssembler, status: UInt16, data: [UInt8], sid: UInt8 = 1,
+             addr: UInt64 = 0xC0FFEE) -> ExtendedAdvertisingAssembler.Assembled? {
         var r = AdvertisingReport(subevent: 0x0D, eventType: status << 5, properties: status << 5, addressType: 1,
-                                  address: BDAddr(addr), data: data[...])
+                                  address: BDAddr(addr), dataRange: data.indices)
         r.sid = sid
-        return r
+        return asm.add(r, in: data[...])
     }
 
     func testFragmentReassembly() {
         var asm = ExtendedAdvertisingAssembler()
-        XCTAssertNil(asm.add(extended(status: 1, data: [0x02, 0x01])))
-        XCTAssertNil(asm.add(extended(status: 1, data: [0x99], sid: 2)))  // another set interleaved
-        XCTAssertNil(asm.add(extended(status: 1, data: [0x06, 0x02])))
-        let done = asm.add(extended(status: 0, data: [0x0A, 0x04]))
+        XCTAssertNil(add(&asm, status: 1, data: [0x02, 0x01]))
+        XCTAssertNil(add(&asm, status: 1, data: [0x99], sid: 2))  // another set interleaved
+        XCTAssertNil(add(&asm, status: 1, data: [0x06, 0x02]))
+        let done = add(&asm, status: 0, data: [0x0A, 0x04])
         XCTAssertEqual(done?.data, [0x02, 0x01, 0x06, 0x02, 0x0A, 0x04])
         XCTAssertEqual(done?.fragments, 3)
         XCTAssertEqual(done?.truncated, false)
         XCTAssertEqual(AdvertisingData(done!.data[...]).txPower, 4)
-        let t = asm.add(extended(status: 2, data: [0x01], sid: 2))
+        let t = add(&asm, status: 2, data: [0x01], sid: 2)
         XCTAssertEqual(t?.data, [0x99, 0x01])
         XCTAssertEqual(t?.truncated, true)
         XCTAssertEqual(asm.pendingCount, 0)
         // A whole report is its own data; one past the cap is cut to it.
-        let whole = asm.add(extended(status: 0, data: [0x02, 0x01, 0x06], sid: 3))
+        let whole = add(&asm, status: 0, data: [0x02, 0x01, 0x06], sid: 3)
         XCTAssertEqual(whole?.data, [0x02, 0x01, 0x06])
         XCTAssertEqual(whole?.fragments, 1)
         XCTAssertEqual(whole?.truncated, false)
         var small = ExtendedAdvertisingAssembler(maxLength: 31)
-        XCTAssertEqual(small.add(extended(status: 0, data: [UInt8](repeating: 0, count: 40)))?.data.count, 31)
+        XCTAssertEqual(add(&small, status: 0, data: [UInt8](repeating: 0, count: 40))?.data.count, 31)
         XCTAssertEqual(asm.pendingCount, 0)
     }
 
     func testAssemblerBounded() {
         var asm = ExtendedAdvertisingAssembler(maxPending: 4, maxLength: 40)
-        for a in 0..<10 { _ = asm.add(extended(status: 1, data: [1], addr: UInt64(a))) }
+        for a in 0..<10 { _ = add(&asm, status: 1, data: [1], addr: UInt64(a)) }
         XCTAssertEqual(asm.pendingCount, 4)
         XCTAssertEqual(asm.evicted, 6)
-        for _ in 0..<10 { _ = asm.add(extended(status: 1, data: [UInt8](repeating: 0, count: 20), addr: 9)) }
-        let r = asm.add(extended(status: 0, data: [1], addr: 9))
+        for _ in 0..<10 { _ = add(&asm, status: 1, data: [UInt8](repeating: 0, count: 20), addr: 9) }
+        let r = add(&asm, status: 0, data: [1], addr: 9)
         XCTAssertEqual(r?.data.count, 40)
         XCTAssertEqual(r?.truncated, true)
     }

@@ -102,10 +102,11 @@ final class DifferentialTests: XCTestCase {
     static func advertising(_ d: Decoded) -> [String: [String]]? {
         guard case .event(0x3E) = d.hci, case let params = d.hciParameters, let sub = params.byte(0), [0x02, 0x0D].contains(sub) else { return nil }
         var out: [String: [String]] = [:]
-        for r in AdvertisingReports.parse(subevent: sub, params.from(1)).reports {
+        let reports = params.from(1)
+        for r in AdvertisingReports.parse(subevent: sub, reports).reports {
             out["bthci_evt.rssi", default: []].append(String(r.rssi))
             out["bthci_evt.bd_addr", default: []].append(r.address.description)
-            let ad = r.advertisingData
+            let ad = r.advertisingData(in: reports)
             for st in ad.structures {
                 out["btcommon.eir_ad.entry.type", default: []].append("0x" + Hex.padded(st.type, width: 2).lowercased())
                 if [0x02, 0x03, 0x14].contains(st.type) {

@@ -138,11 +138,11 @@ enum Replay {
         let advertisers = Advertisers()
         var assembler = ExtendedAdvertisingAssembler(maxPending: 4, maxLength: 1650)
         for (i, r) in parsed.reports.enumerated() {
-            _ = r.summary
-            _ = r.fields
-            _ = r.advertisingData.fields
-            advertisers.add(r, frame: i + 1, time: Int64(i))
-            if let whole = assembler.add(r) { _ = AdvertisingData(whole.data[...]).fields }
+            _ = r.summary(in: rest)
+            _ = r.fields(in: rest)
+            _ = r.advertisingData(in: rest).fields
+            advertisers.add(r, data: r.data(in: rest), frame: i + 1, time: Int64(i))
+            if let whole = assembler.add(r, in: rest) { _ = AdvertisingData(whole.data[...]).fields }
         }
         _ = advertisers.devices
         let ev = [0x3E, UInt8(min(rest.count + 1, 255)), sub] + rest

@@ -234,8 +234,8 @@ final class MalformedTests: XCTestCase {
             return d.hciParameters
         }
         // Frame 1: the Complete Local Name claims 8 bytes, 3 follow; the Flags before it decode.
-        let r1 = AdvertisingReports.parse(subevent: 0x02, try params(1).from(1))
-        let ad = try XCTUnwrap(r1.reports.first?.advertisingData)
+        let p1 = try params(1).from(1)
+        let ad = try XCTUnwrap(AdvertisingReports.parse(subevent: 0x02, p1).reports.first?.advertisingData(in: p1))
         XCTAssertFalse(ad.problems.isEmpty)
         XCTAssertFalse(ad.structures.isEmpty)
         XCTAssertTrue(o.frame(1)?.summary.contains("malformed") == true, o.frame(1)?.summary ?? "")
@@ -243,10 +243,11 @@ final class MalformedTests: XCTestCase {
         let r2 = AdvertisingReports.parse(subevent: 0x02, try params(2).from(1))
         XCTAssertNotNil(r2.malformed)
         // Frame 3 is whole.
-        let r3 = AdvertisingReports.parse(subevent: 0x02, try params(3).from(1))
+        let p3 = try params(3).from(1)
+        let r3 = AdvertisingReports.parse(subevent: 0x02, p3)
         XCTAssertNil(r3.malformed)
-        XCTAssertEqual(r3.reports.first?.advertisingData.localName?.name, "HRM1")
-        XCTAssertTrue(r3.reports.first?.advertisingData.problems.isEmpty == true)
+        XCTAssertEqual(r3.reports.first?.advertisingData(in: p3).localName?.name, "HRM1")
+        XCTAssertTrue(r3.reports.first?.advertisingData(in: p3).problems.isEmpty == true)
         try assertExit("ad_length_past_end.btsnoop", 0)
     }
 

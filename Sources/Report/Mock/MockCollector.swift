@@ -66,9 +66,10 @@ public final class MockCollector {
 
     public func add(_ d: Decoded) {
         if case .event(0x3E) = d.hci, case let params = d.hciParameters, let sub = params.byte(0), AdvertisingReports.isReport(subevent: sub) {
-            _ = AdvertisingReports.forEach(subevent: sub, params.from(1)) { advertised($0) }
+            let reports = params.from(1)
+            _ = AdvertisingReports.forEach(subevent: sub, reports) { advertised($0, $0.data(in: reports)) }
         }
-        if let r = d.linkLayerReport { advertised(r) }
+        if let r = d.linkLayerReport { advertised(r, r.data(in: d.packet.payload)) }
         guard case .att(let r, _)? = d.upper, let c = d.connection else { return }
         // Only PDUs that concern the peer's database: its answers and what it sends on its own,
         // and what this host asks of it.
@@ -110,10 +111,10 @@ public final class MockCollector {
         }
     }
 
-    private func advertised(_ r: AdvertisingReport) {
-        guard r.dataStatus == .complete, !r.data.isEmpty else { return }
+    private func advertised(_ r: AdvertisingReport, _ data: Bytes) {
+        guard r.dataStatus == .complete, !data.isEmpty else { return }
         var a = advertising[r.address] ?? Advertising()
-        if r.isScanResponse { a.scanResponse = Array(r.data) } else { a.data = Array(r.data) }
+        if r.isScanResponse { a.scanResponse = Array(data) } else { a.data = Array(data) }
         advertising[r.address] = a
     }
 
