@@ -235,6 +235,33 @@ final class AuditReportTests: XCTestCase {
         XCTAssertNil(m[0])
     }
 
+    /// Keys that collide in threes, so probes run long and forgetting one moves others back.
+    private struct Clashing: Hashable {
+        let v: Int
+        func hash(into h: inout Hasher) { h.combine(v / 3) }
+    }
+
+    func testRingTableForgetsTheOldestAndFindsTheRest() {
+        var t = RingTable<Clashing, Int>(capacity: 50)
+        var expected: [Int: Int] = [:]
+        var order: [Int] = []
+        // Keys come again and again (updated in place) and new ones push the oldest out.
+        var x = 7
+        for step in 0..<5_000 {
+            x = (x &* 1_103_515_245 &+ 12_345) & 0x7FFF_FFFF
+            let k = x % 120
+            let got = t.update(Clashing(v: k), default: 0) { $0 += step; return $0 }
+            if expected[k] == nil {
+                if order.count == 50 { expected[order.removeFirst()] = nil }
+                order.append(k)
+            }
+            expected[k, default: 0] += step
+            XCTAssertEqual(got, expected[k])
+        }
+        XCTAssertEqual(t.count, 50)
+        for k in 0..<120 { XCTAssertEqual(t[Clashing(v: k)], expected[k], "key \(k)") }
+    }
+
     func testConnectionTableGrowsWithLiveConnectionsAndStaysBounded() {
         XCTAssertEqual(ConnectionTable<Int>(capacity: 100).capacity, 128, "rounded up to a power of two")
         var t = ConnectionTable<Int>(capacity: 16_384)

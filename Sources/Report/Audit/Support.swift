@@ -157,6 +157,109 @@ struct BoundedMap<Key: Hashable, Value> {
     }
 }
 
+/// A map with a fixed capacity that never removes but the oldest key, when full, for a new one
+/// (`BoundedMap` without removal). Its entries sit in two arrays in the order they came, a ring, so
+/// forgetting the oldest is writing over it; an open-addressed index of entry numbers, probed
+/// linearly and at most half full, finds them. A lookup hashes the key once and compares the few
+/// keys its probe meets: the advertiser table takes one per advertising report.
+struct RingTable<Key: Hashable, Value> {
+    private var keys: [Key] = []
+    private var values: [Value] = []
+    /// Each bucket holds an entry's number plus one; 0 is empty.
+    private var buckets = [Int32](repeating: 0, count: 16)
+    /// Hashes are seeded as Swift's own are: the same on every run only when asked for.
+    private let seed: Int
+    /// The entry a new key replaces once the table is full.
+    private var oldest = 0
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(1, min(capacity, Int(Int32.max) / 4))
+        var h = Hasher()
+        h.combine(self.capacity)
+        seed = h.finalize()
+    }
+
+    var count: Int { keys.count }
+
+    subscript(key: Key) -> Value? {
+        let (b, found) = bucket(key)
+        return found ? values[Int(buckets[b]) &- 1] : nil
+    }
+
+    /// Mutates the value in place, inserting `make()` first when absent.
+    mutating func update<R>(_ key: Key, default make: @autoclosure () -> Value, _ body: (inout Value) -> R) -> R {
+        let (b, found) = bucket(key)
+        if found { return body(&values[Int(buckets[b]) &- 1]) }
+        var v = make()
+        let r = body(&v)
+        insert(key, v, at: b)
+        return r
+    }
+
+    /// The bucket holding `key`, or the empty one that ends its probe.
+    @inline(__always)
+    private func bucket(_ key: Key) -> (Int, found: Bool) {
+        let mask = buckets.count &- 1
+        var b = key._rawHashValue(seed: seed) & mask
+        while true {
+            let e = Int(buckets[b])
+            if e == 0 { return (b, false) }
+            if keys[e &- 1] == key { return (b, true) }
+            b = (b &+ 1) & mask
+        }
+    }
+
+    private mutating func insert(_ key: Key, _ value: Value, at b: Int) {
+        if keys.count < capacity {
+            keys.append(key)
+            values.append(value)
+            buckets[b] = Int32(keys.count)
+            if keys.count &* 2 > buckets.count { grow() }
+            return
+        }
+        let e = oldest
+        unlink(e)
+        keys[e] = key
+        values[e] = value
+        buckets[bucket(key).0] = Int32(e &+ 1)
+        oldest = (oldest &+ 1) % capacity
+    }
+
+    /// Takes entry `e` out of the index, moving back the entries its bucket kept from their home
+    /// (deletion for linear probing without tombstones).
+    private mutating func unlink(_ e: Int) {
+        let mask = buckets.count &- 1
+        var i = keys[e]._rawHashValue(seed: seed) & mask
+        while Int(buckets[i]) != e &+ 1 { i = (i &+ 1) & mask }
+        buckets[i] = 0
+        var j = i
+        while true {
+            j = (j &+ 1) & mask
+            let moved = buckets[j]
+            if moved == 0 { return }
+            let home = keys[Int(moved) &- 1]._rawHashValue(seed: seed) & mask
+            // It may fill the hole at i unless its home lies cyclically in (i, j].
+            let stays = i <= j ? (home > i && home <= j) : (home > i || home <= j)
+            if !stays {
+                buckets[i] = moved
+                buckets[j] = 0
+                i = j
+            }
+        }
+    }
+
+    private mutating func grow() {
+        buckets = [Int32](repeating: 0, count: buckets.count &* 2)
+        let mask = buckets.count &- 1
+        for (e, key) in keys.enumerated() {
+            var b = key._rawHashValue(seed: seed) & mask
+            while buckets[b] != 0 { b = (b &+ 1) & mask }
+            buckets[b] = Int32(e &+ 1)
+        }
+    }
+}
+
 /// Per-adapter state. A capture has one adapter or a few, so a short list searched in order costs
 /// less than hashing the adapter on every event. Iterates in adapter order.
 struct AdapterTable<Value> {

@@ -221,7 +221,7 @@ public struct AdvertisingDataObservation {
 /// address in every report), the oldest forgotten first.
 struct AdvertiserModel {
     static let capacity = 10_000
-    private var table = BoundedMap<AdvertiserKey, Advertiser>(capacity: AdvertiserModel.capacity)
+    private var table = RingTable<AdvertiserKey, Advertiser>(capacity: AdvertiserModel.capacity)
 
     /// Data this host set, walked once.
     mutating func hostData(_ key: AdvertiserKey, data: Bytes, scanResponse: Bool, legacy: Bool) -> AdvertisingDataObservation {
