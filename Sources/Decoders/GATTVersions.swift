@@ -136,7 +136,7 @@ extension GATTDatabase {
     /// The services in handle order, each with the characteristics declared in its range, by value
     /// handle (as `serviceTree` orders them).
     func outline() -> [ServiceOutline] {
-        let chars = characteristics.sorted { $0.key < $1.key }
+        let chars = sortedCharacteristics()
         return services.sorted { $0.key < $1.key }.map { start, s in
             var list: [(uuid: BluetoothUUID, valueHandle: UInt16)] = []
             for (vh, c) in chars where start <= c.declaration && c.declaration <= s.end { list.append((c.uuid, vh)) }

@@ -49,6 +49,29 @@ final class GATTVersionTests: XCTestCase {
         }
     }
 
+    func testBearersAreToldApartByTheirNumberWhileBothLive() {
+        // Two connections to one server, both bearers alive at once: the second one's discovery is
+        // a rediscovery, whatever their addresses; the first one discovering again is not.
+        let server = GATTDatabase()
+        let first = ATTBearer(local: GATTDatabase(), remote: server, serial: 1)
+        let second = ATTBearer(local: GATTDatabase(), remote: server, serial: 2)
+        server.touch(10, by: first)
+        server.discovering(frame: 10, by: first)
+        server.addService(start: 1, end: 5, uuid: Self.battery, primary: true)
+        server.touch(12, by: first)
+        server.discovering(frame: 12, by: first)
+        server.addService(start: 1, end: 5, uuid: Self.battery, primary: true)
+        server.settle()
+        XCTAssertEqual(server.versions.count, 1, "the same bearer discovering again")
+        server.touch(20, by: second)
+        server.discovering(frame: 20, by: second)
+        server.addService(start: 1, end: 5, uuid: Self.deviceInformation, primary: true)
+        server.settle()
+        XCTAssertEqual(server.versions.count, 2)
+        XCTAssertEqual(server.versions.last?.span.cause, .rediscovered(frame: 20))
+        XCTAssertEqual(server.versions.last?.database.serviceTree.map(\.uuid), [Self.deviceInformation])
+    }
+
     /// `gatt` shows both versions with their frames and the change list, in text and JSON.
     func testGattCommandShowsVersions() throws {
         let path = Fixtures.captures + "/gatt_db_change.btsnoop"
