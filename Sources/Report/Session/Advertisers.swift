@@ -24,11 +24,12 @@ enum ADWalk {
     }
 
     /// Apple's "overflow area": manufacturer data 0x004C, type 0x01, then a 16-byte bitmap of
-    /// hashed service UUIDs that only explicit scanners on Apple devices match.
-    static func isAppleOverflowArea(_ type: UInt8, _ value: ArraySlice<UInt8>) -> Bool {
-        guard type == 0xFF, value.count >= 19, let lo = value.byte(0), let hi = value.byte(1), let t = value.byte(2)
-        else { return false }
-        return lo == 0x4C && hi == 0x00 && t == 0x01
+    /// hashed service UUIDs that only explicit scanners on Apple devices match. `value` indexes
+    /// `data` (no slice: every manufacturer structure is asked).
+    static func isAppleOverflowArea(_ type: UInt8, _ data: Bytes, _ value: Range<Int>) -> Bool {
+        guard type == 0xFF, value.count >= 19 else { return false }
+        let i = value.lowerBound
+        return data[i] == 0x4C && data[i &+ 1] == 0x00 && data[i &+ 2] == 0x01
     }
 }
 
@@ -87,7 +88,7 @@ public struct ADFacts: Sendable {
                 nameLength = UInt8(truncatingIfNeeded: value.count)
             case ADType.completeLocalName:
                 kinds.insert(.completeName)
-            case ADType.manufacturerSpecific where !kinds.contains(.overflowArea) && ADWalk.isAppleOverflowArea(type, data[value]):
+            case ADType.manufacturerSpecific where !kinds.contains(.overflowArea) && ADWalk.isAppleOverflowArea(type, data, value):
                 kinds.insert(.overflowArea)
                 overflowOffset = at
                 var bits = 0

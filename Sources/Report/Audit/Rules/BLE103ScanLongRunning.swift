@@ -7,10 +7,11 @@ struct BLE103ScanLongRunning: PerScanRule {
     struct Open {
         var scan: Scan
         var attempted = false
-        var last: FrameRef
     }
 
-    static let consumes: AuditEventKinds = [.scan, .createConnection, .connected, .advertisingData]
+    /// Not the reports: a scan still on at the end is judged up to the capture's last event,
+    /// which its own start makes known.
+    static let consumes: AuditEventKinds = [.scan, .createConnection, .connected]
     private let durationSetting: Int64
     var scans = AdapterTable<Open>()
 
@@ -28,17 +29,13 @@ struct BLE103ScanLongRunning: PerScanRule {
         }
     }
 
-    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext) {
-        if o.report != nil { scans.update(o.key.adapter) { $0.last = frame } }
-    }
-
-    func start(_ s: Scan, at frame: FrameRef) -> Open? { Open(scan: s, last: frame) }
+    func start(_ s: Scan, at frame: FrameRef) -> Open? { Open(scan: s) }
 
     func close(_ s: Open, adapter: UInt16, _ ended: ScanEnd, emit: RuleContext) {
         let end: FrameRef, stopped: Bool
         switch ended {
         case .stopped(let f): (end, stopped) = (f, true)
-        case .captureEnded(let f): (end, stopped) = (f ?? s.last, false)
+        case .captureEnded(let f): (end, stopped) = (f ?? s.scan.start, false)
         }
         let length = end.time &- s.scan.start.time
         guard !s.attempted, length > durationSetting else { return }
