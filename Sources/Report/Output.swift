@@ -137,13 +137,20 @@ public final class Output {
         withRoom(n) { $0.appendDecimal(m, digits: n) }
     }
 
-    /// Appends `v` right-aligned in `width` columns.
+    /// Appends `v` right-aligned in `width` columns (every frame's number): its digits counted
+    /// once and written in one reserved piece.
     public func write(int v: Int64, width: Int) {
-        var digits = v < 0 ? 2 : 1
-        var m = v.magnitude
-        while m >= 10 { m /= 10; digits += 1 }
-        if width > digits { append(repeating: UInt8(ascii: " "), count: width - digits) }
-        write(int: v)
+        let negative = v < 0
+        let m = v.magnitude
+        var digits = 1
+        var rest = m / 10
+        while rest > 0 { digits &+= 1; rest /= 10 }
+        let n = (negative ? 1 : 0) &+ digits
+        if width > n { append(repeating: UInt8(ascii: " "), count: width &- n) }
+        withRoom(n) { c in
+            if negative { c.append(UInt8(ascii: "-")) }
+            c.appendDecimal(m, digits: digits)
+        }
     }
 
     /// Appends an unsigned decimal integer without building a String.
@@ -285,23 +292,17 @@ public final class Output {
         append(UInt8(ascii: "\""))
     }
 
-    /// Appends a duration in nanoseconds as seconds with six decimals ("12.000345").
+    /// Appends a duration in nanoseconds as seconds with six decimals ("12.000345"), right-aligned
+    /// in `width` columns: every frame's time column, written backwards in one reserved piece.
     public func write(seconds ns: Int64, width: Int = 0) {
-        let neg = ns < 0
-        let us = (ns.magnitude + 500) / 1000
-        let whole = Int64(us / 1_000_000), frac = us % 1_000_000
-        var intDigits = neg ? 2 : 1
-        var m = whole
-        while m >= 10 { m /= 10; intDigits += 1 }
-        if width > intDigits + 7 { append(repeating: UInt8(ascii: " "), count: width - intDigits - 7) }
-        if neg { append(UInt8(ascii: "-")) }
-        write(int: whole)
-        append(UInt8(ascii: "."))
-        var div: UInt64 = 100_000
-        while div > 0 {
-            append(UInt8(ascii: "0") + UInt8(frac / div % 10))
-            div /= 10
-        }
+        let negative = ns < 0
+        let us = (ns.magnitude &+ 500) / 1000
+        var wholeDigits = 1
+        var m = us / 1_000_000
+        while m >= 10 { m /= 10; wholeDigits &+= 1 }
+        let n = (negative ? 1 : 0) &+ wholeDigits &+ 7
+        if width > n { append(repeating: UInt8(ascii: " "), count: width &- n) }
+        withRoom(n) { $0.appendFixed(us, wholeDigits: wholeDigits, decimals: 6, negative: negative) }
     }
 
     public func flush() {

@@ -15,6 +15,27 @@ final class OutputTests: XCTestCase {
         return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
+    /// The time column: seconds rounded to the microsecond, right-aligned.
+    func testSecondsAreRoundedToTheMicrosecondAndAligned() throws {
+        let cases: [(Int64, Int, String)] = [
+            (0, 0, "0.000000"), (1_234_567_890, 0, "1.234568"), (1_234_567_890, 12, "    1.234568"),
+            (-1_500, 0, "-0.000002"), (-12_000_000_000, 11, " -12.000000"), (999_999_999_600, 0, "1000.000000"),
+            (Int64.min, 0, "-9223372036.854776"), (5_000, 3, "0.000005"),
+        ]
+        for (ns, width, text) in cases {
+            XCTAssertEqual(String(decoding: try written { $0.write(seconds: ns, width: width) }, as: UTF8.self), text, "\(ns)")
+        }
+    }
+
+    /// The frame number column: right-aligned, never cut.
+    func testIntegersAreRightAligned() throws {
+        let cases: [(Int64, Int, String)] = [(0, 6, "     0"), (42, 6, "    42"), (1_234_567, 6, "1234567"), (-5, 3, " -5"),
+                                             (Int64.min, 0, "-9223372036854775808"), (10, 0, "10")]
+        for (v, width, text) in cases {
+            XCTAssertEqual(String(decoding: try written { $0.write(int: v, width: width) }, as: UTF8.self), text, "\(v)")
+        }
+    }
+
     func testJSONStringsEscapeEveryByteWhereverItFalls() throws {
         var rng = SystemRandomNumberGenerator()
         let specials: [[UInt8]] = [[0x22], [0x5C], [0x00], [0x0A], [0x1F], [0x7F], [0xC3, 0xA9], [0xE2, 0x82], [0xFF], [0x20]]
