@@ -21,11 +21,11 @@ public func fuzzAD(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let advertisers = Advertisers()
     var assembler = ExtendedAdvertisingAssembler(maxPending: 4, maxLength: 1650)
     for (i, r) in parsed.reports.enumerated() {
-        consume(r.summary)
-        consume(r.fields.map(\.label))
-        consume(r.advertisingData.fields.count)
-        advertisers.add(r, frame: i + 1, time: Int64(i))
-        if let whole = assembler.add(r) { consume(AdvertisingData(whole.data[...]).fields.count) }
+        consume(r.summary(in: rest))
+        consume(r.fields(in: rest).map(\.label))
+        consume(r.advertisingData(in: rest).fields.count)
+        advertisers.add(r, data: r.data(in: rest), frame: i + 1, time: Int64(i))
+        if let whole = assembler.add(r, in: rest) { consume(AdvertisingData(whole.data[...]).fields.count) }
     }
     for d in advertisers.devices { consume(d.services.count) }
     // The same parameters as an HCI event through the dissector (summary and fields).
