@@ -131,10 +131,16 @@ public final class Output {
         let m = v.magnitude
         // One digit (most lengths, flags and counts): no loop.
         if m < 10 { append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m)); return }
+        let n = Self.digits(m)
+        withRoom(n) { $0.appendDecimal(m, digits: n) }
+    }
+
+    /// How many decimal digits `m` has (at least one): the room a number takes.
+    @inline(__always) private static func digits(_ m: UInt64) -> Int {
         var n = 1
         var rest = m / 10
         while rest > 0 { n &+= 1; rest /= 10 }
-        withRoom(n) { $0.appendDecimal(m, digits: n) }
+        return n
     }
 
     /// Appends `v` right-aligned in `width` columns (every frame's number): its digits counted
@@ -142,9 +148,7 @@ public final class Output {
     public func write(int v: Int64, width: Int) {
         let negative = v < 0
         let m = v.magnitude
-        var digits = 1
-        var rest = m / 10
-        while rest > 0 { digits &+= 1; rest /= 10 }
+        let digits = Self.digits(m)
         let n = (negative ? 1 : 0) &+ digits
         if width > n { append(repeating: UInt8(ascii: " "), count: width &- n) }
         withRoom(n) { c in
@@ -297,9 +301,7 @@ public final class Output {
     public func write(seconds ns: Int64, width: Int = 0) {
         let negative = ns < 0
         let us = (ns.magnitude &+ 500) / 1000
-        var wholeDigits = 1
-        var m = us / 1_000_000
-        while m >= 10 { m /= 10; wholeDigits &+= 1 }
+        let wholeDigits = Self.digits(us / 1_000_000)
         let n = (negative ? 1 : 0) &+ wholeDigits &+ 7
         if width > n { append(repeating: UInt8(ascii: " "), count: width &- n) }
         withRoom(n) { $0.appendFixed(us, wholeDigits: wholeDigits, decimals: 6, negative: negative) }
