@@ -553,6 +553,8 @@ public final class GATTStore {
     public private(set) var databasesNotKept = 0
     /// Bearers made so far: each one's `serial`.
     private var bearersMade = 0
+    /// The result the store's bearers hand out, shared by all of them.
+    private let results = ATTResultSlot()
 
     public init() {}
 
@@ -582,8 +584,16 @@ public final class GATTStore {
     /// A new bearer between this host (`local`) and `remote`, sharing their databases.
     public func bearer(local: AnyHashable, remote: AnyHashable, mtu: Int = ATTBearer.defaultMTU) -> ATTBearer {
         bearersMade += 1
-        return ATTBearer(local: database(for: local), remote: database(for: remote), mtu: mtu, serial: bearersMade)
+        return ATTBearer(local: database(for: local), remote: database(for: remote), mtu: mtu, serial: bearersMade, results: results)
     }
+}
+
+/// Where bearers keep the result they handed out last, to fill it again once nobody else holds
+/// it. One slot serves every bearer of a store: a result holds its PDU's bytes, and so the block of
+/// the capture they were read into; kept per bearer, each connection gone quiet (and every ended
+/// one a pass keeps) would keep a block of the capture in memory.
+final class ATTResultSlot {
+    var result: ATTResult?
 }
 
 // MARK: Bearer
@@ -872,15 +882,20 @@ public final class ATTBearer {
 
     var pending: [[Pending]] = [[], []]
     var pendingIndications: [[Pending]] = [[], []]
-    /// The result handed out last (`process`).
-    private var spare: ATTResult?
+    /// The result handed out last (`process`), shared with the store's other bearers.
+    private let results: ATTResultSlot
     var prepared: [[PreparedWrite]] = [[], []]
 
     /// - Parameter mtu: ATT_MTU before any exchange: 23 on the LE fixed channel; an EATT
     ///   channel's ATT_MTU is its L2CAP MTU (at least 64), which the dissector knows.
     /// `serial` tells this bearer from the others on the same databases (`GATTStore` numbers the
     /// bearers it makes).
-    public init(local: GATTDatabase, remote: GATTDatabase, mtu: Int = ATTBearer.defaultMTU, serial: Int) {
+    public convenience init(local: GATTDatabase, remote: GATTDatabase, mtu: Int = ATTBearer.defaultMTU, serial: Int) {
+        self.init(local: local, remote: remote, mtu: mtu, serial: serial, results: ATTResultSlot())
+    }
+
+    init(local: GATTDatabase, remote: GATTDatabase, mtu: Int, serial: Int, results: ATTResultSlot) {
+        self.results = results
         self.local = local
         self.remote = remote
         self.mtu = mtu
@@ -907,13 +922,13 @@ public final class ATTBearer {
     public func process(_ bytes: consuming Bytes, _ layout: ATTLayout, from side: Side, frame: Int, time: Int64) -> ATTResult {
         let kind = layout.kind, parameters = layout.parameters, fault = layout.fault, length = bytes.count
         let result: ATTResult
-        if isKnownUniquelyReferenced(&spare), let s = spare {
+        if isKnownUniquelyReferenced(&results.result), let s = results.result {
             // The last result handed out is held by nobody else any more: it is filled again.
             result = s
             result.reset(side: side)
         } else {
             result = ATTResult(side: side)
-            spare = result
+            results.result = result
         }
         // The server of this PDU was in use: its current version holds up to here.
         switch kind {

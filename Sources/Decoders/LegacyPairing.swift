@@ -151,14 +151,17 @@ public enum LegacyPairingFunctions {
 /// The values of one pairing seen over the air, gathered until the peripheral's Pairing Random
 /// (the last value c1 and s1 need) arrives, or under LE Secure Connections until a DHKey Check
 /// (after the last randoms, which f5 takes).
+///
+/// What it keeps of a PDU is copied: exchanges outlive their frames, and a slice would keep the
+/// block of the capture the frame was read into.
 final class PairingExchange {
-    var preq: Bytes?, pres: Bytes?
+    var preq: [UInt8]?, pres: [UInt8]?
     var request: PairingFeatures?, response: PairingFeatures?
     var mconfirm: Block128?, sconfirm: Block128?
     var mrand: Block128?, srand: Block128?
     /// The central's and the peripheral's Pairing Public Key (SMP order: X then Y, least
     /// significant octet first).
-    var centralPublicKey: (x: Bytes, y: Bytes)?, peripheralPublicKey: (x: Bytes, y: Bytes)?
+    var centralPublicKey: (x: [UInt8], y: [UInt8])?, peripheralPublicKey: (x: [UInt8], y: [UInt8])?
     var publicKeySeen: Bool { centralPublicKey != nil || peripheralPublicKey != nil }
     let firstFrame: Int
     var lastFrame: Int
@@ -177,15 +180,15 @@ final class PairingExchange {
         guard !finished, let command = pdu.command else { return false }
         switch command {
         case .pairingRequest(let f):
-            preq = pdu.raw.prefix(7); request = f
+            preq = Array(pdu.raw.prefix(7)); request = f
         case .pairingResponse(let f):
-            pres = pdu.raw.prefix(7); response = f
+            pres = Array(pdu.raw.prefix(7)); response = f
         case .pairingConfirm(let v):
             if fromCentral { mconfirm = Block128(lsbFirst: v) } else { sconfirm = Block128(lsbFirst: v) }
         case .pairingRandom(let v):
             if fromCentral { mrand = Block128(lsbFirst: v) } else { srand = Block128(lsbFirst: v) }
         case .pairingPublicKey(let x, let y):
-            if fromCentral { centralPublicKey = (x, y) } else { peripheralPublicKey = (x, y) }
+            if fromCentral { centralPublicKey = (Array(x), Array(y)) } else { peripheralPublicKey = (Array(x), Array(y)) }
         case .pairingDHKeyCheck:
             lastFrame = frame
             return isSecureConnections
@@ -247,7 +250,7 @@ final class PairingExchange {
         if srand == nil { missing.append("the peripheral's Pairing Random") }
         if addresses == nil { missing.append("the CONNECT_IND (the device addresses)") }
         guard missing.isEmpty, let preq, let pres, let addresses, let mrand, let srand,
-              let p1 = LegacyPairingFunctions.p1(preq: preq, pres: pres, iat: addresses.iatRandom ? 1 : 0,
+              let p1 = LegacyPairingFunctions.p1(preq: preq[...], pres: pres[...], iat: addresses.iatRandom ? 1 : 0,
                                                  rat: addresses.ratRandom ? 1 : 0) else { return .missing(missing) }
         let p2 = LegacyPairingFunctions.p2(ia: addresses.ia, ra: addresses.ra)
         // The central's confirm and random, else the peripheral's: either pins the TK down.
@@ -299,8 +302,8 @@ final class PairingExchange {
         if addresses == nil { missing.append("the CONNECT_IND (the device addresses)") }
         guard missing.isEmpty, let centralPublicKey, let peripheralPublicKey, let mrand, let srand,
               let addresses else { return .missing(missing) }
-        guard let pka = P256Point(smpX: centralPublicKey.x, smpY: centralPublicKey.y),
-              let pkb = P256Point(smpX: peripheralPublicKey.x, smpY: peripheralPublicKey.y) else { return .invalidPublicKey }
+        guard let pka = P256Point(smpX: centralPublicKey.x[...], smpY: centralPublicKey.y[...]),
+              let pkb = P256Point(smpX: peripheralPublicKey.x[...], smpY: peripheralPublicKey.y[...]) else { return .invalidPublicKey }
         // Whose private key is known: the debug key's owner shows it by its X coordinate; a given
         // private key is tried on both sides (its public key is not known to match either).
         var attempts: [(key: [UInt8], other: P256Point, central: Bool, debug: Bool)] = []

@@ -62,7 +62,7 @@ final class SecureConnectionsTests: XCTestCase {
     /// gives the LTK (checked against Python's cryptography package, ECDH then f5); without it,
     /// or with a random missed, the exchange says why not.
     func testGivenPrivateKeyGivesTheLTK() throws {
-        func smp(_ s: String) -> Bytes { ArraySlice(Self.hex(s).reversed()) }
+        func smp(_ s: String) -> [UInt8] { Array(Self.hex(s).reversed()) }
         func exchange() -> PairingExchange {
             let e = PairingExchange(frame: 1)
             e.centralPublicKey = (smp("1ea1f0f01faf1d9609592284f19e4c0047b58afd8615a69f559077b22faaa190"),
