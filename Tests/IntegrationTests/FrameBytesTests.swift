@@ -22,8 +22,8 @@ final class FrameBytesTests: XCTestCase {
         for name in try Fixtures.sharedOrSkip() { try check(Fixtures.shared + "/" + name) }
     }
 
-    /// Reads `path` as `read` (ended connections kept), `audit` (none kept), `report` (audit,
-    /// advertisers, links and the page's tables) and `mock` do, side by side.
+    /// Reads `path` as `read` (ended connections kept), `diff` (the audit and the metrics, none
+    /// kept), `report` (audit, advertisers, links and the page's tables) and `mock` do, side by side.
     private func check(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws {
         // Files of the shared set no reader opens (a README, a bug report's text) have no frames.
         guard let reader = try? CaptureReader(path: path) else { return }
@@ -33,6 +33,7 @@ final class FrameBytesTests: XCTestCase {
         let configuration = AuditConfiguration()
         let feed = AuditFeed(dissector: audited, configuration: configuration)
         let auditor = Auditor(configuration: configuration, capturePath: path)
+        let metrics = MetricsCollector(passingTo: auditor, devices: configuration.devices)
         let report = ReportPass(path: path)
         let mocked = Dissector(trackAdvertisers: true, findsFieldFaults: false)
         let mock = MockCollector(gatt: mocked.gatt)
@@ -41,7 +42,9 @@ final class FrameBytesTests: XCTestCase {
             r.data = frames[frames.count - 1][...]
             let p = Packet(r)
             _ = read.dissect(p)
-            feed.events(audited.dissect(p), into: auditor)
+            let d = audited.dissect(p)
+            metrics.frame(d)
+            feed.events(d, into: metrics)
             report.add(p)
             mock.add(mocked.dissect(p))
         }
@@ -51,7 +54,7 @@ final class FrameBytesTests: XCTestCase {
             let after = frames[i].withUnsafeMutableBufferPointer { UnsafePointer($0.baseAddress) }
             if before != after { held.append(i + 1) }
         }
-        withExtendedLifetime((read, audited, feed, auditor, report, mocked, mock)) {}
+        withExtendedLifetime((read, audited, feed, metrics, report, mocked, mock)) {}
         XCTAssertLessThanOrEqual(held.count, Self.latestKept,
                                  "\(path): frames whose bytes are still held: \(held.prefix(20))", file: file, line: line)
     }
