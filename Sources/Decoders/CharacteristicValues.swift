@@ -34,7 +34,7 @@ public enum CharacteristicValues {
     }
 
     /// True when `decode` knows the UUID.
-    public static func knows(_ uuid: BluetoothUUID) -> Bool { uuid.uuid16.map { decoders[$0] != nil } ?? false }
+    public static func knows(_ uuid: BluetoothUUID) -> Bool { uuid.uuid16.map { decoders[Key16($0)] != nil } ?? false }
 
     /// Summary when known, else hex with the text when the bytes are printable UTF-8.
     public static func describe(_ uuid: BluetoothUUID?, _ value: Bytes) -> String {
@@ -93,7 +93,7 @@ public enum CharacteristicValues {
         return b
     }
 
-    static func decoder(_ uuid: BluetoothUUID) -> DecoderEntry? { uuid.uuid16.flatMap { decoders[$0] } }
+    static func decoder(_ uuid: BluetoothUUID) -> DecoderEntry? { uuid.uuid16.flatMap { decoders[Key16($0)] } }
 
     static func execute(_ decoder: DecoderEntry, _ b: inout ValueBuilder) {
         do throws(DecodeError) {
@@ -117,7 +117,7 @@ public enum CharacteristicValues {
         let decode: Decoder
     }
 
-    static let decoders = table.mapValues(DecoderEntry.init)
+    static let decoders = Dictionary(uniqueKeysWithValues: table.map { (Key16($0.key), DecoderEntry(decode: $0.value)) })
 
     static let table: [UInt16: Decoder] = [
         // GAP and GATT services
@@ -271,7 +271,7 @@ struct ValueBuilder {
         add(Field(label, .quantity(raw, hex: hex, value, unit: unit))) {
             $0 += summary
             $0 += " "
-            $0 += fixed(value, decimals)
+            $0.write(fixed: value, decimals: decimals)
             if !unit.isEmpty { $0 += " "; $0 += unit }
         }
     }
@@ -463,7 +463,7 @@ extension CharacteristicValues {
                 let v = try b.r.u16()
                 let s = Double(v) / 1024
                 b.add(Field("RR-Interval", .quantity(UInt64(v), hex: 0, s, unit: "s")))
-                b.write(continuing: listed) { $0 += listed ? " " : "RR "; $0 += fixed(s, 3) }
+                b.write(continuing: listed) { $0 += listed ? " " : "RR "; $0.write(fixed: s, decimals: 3) }
                 listed = true
             }
             if listed { b.write(continuing: true) { $0 += " s" } }

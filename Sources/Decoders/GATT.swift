@@ -189,9 +189,9 @@ public final class GATTDatabase {
     /// lookups by handle and a walk over the services.
     private var described = [GATTAttribute?](repeating: nil, count: GATTDatabase.describedSlots)
     private static let describedSlots = 8
-    /// The last value of each handle, keyed with `WordHash` (`HandleKey`): looked up for every
+    /// The last value of each handle, keyed with `WordHash` (`Key16`): looked up for every
     /// notification.
-    var values: [HandleKey: GATTValue] = [:]
+    var values: [Key16: GATTValue] = [:]
     /// Keyed by characteristic value handle.
     var subscriptions: [UInt16: GATTSubscription] = [:]
 
@@ -271,10 +271,10 @@ public final class GATTDatabase {
 
     func setValue(_ handle: UInt16, _ bytes: some Collection<UInt8>, frame: Int) {
         let kept = bytes.prefix(GATTDatabase.maxValueLength)
-        if let i = values.index(forKey: HandleKey(handle)) {
+        if let i = values.index(forKey: Key16(handle)) {
             values.values[i].update(kept, frame: frame)
         } else if values.count < GATTDatabase.maxStoredValues {
-            values[HandleKey(handle)] = GATTValue(bytes: Array(kept), frame: frame)
+            values[Key16(handle)] = GATTValue(bytes: Array(kept), frame: frame)
         }
     }
 
@@ -348,7 +348,7 @@ public final class GATTDatabase {
     }
 
     /// Last value of a handle.
-    public func lastValue(_ h: UInt16) -> GATTValue? { values[HandleKey(h)] }
+    public func lastValue(_ h: UInt16) -> GATTValue? { values[Key16(h)] }
     /// Subscription state of the characteristic whose value handle is `h`.
     public func subscription(_ valueHandle: UInt16) -> GATTSubscription? { subscriptions[valueHandle] }
 
@@ -374,8 +374,8 @@ public final class GATTDatabase {
     /// Handles with a value that discovery never placed in the tree, with the type a Read By
     /// Type showed when there was one.
     public var undiscoveredValues: [(handle: UInt16, type: BluetoothUUID?, value: GATTValue)] {
-        values.keys.map(\.handle).sorted().compactMap { h in
-            guard characteristics[h] == nil, descriptors[h] == nil, let v = values[HandleKey(h)] else { return nil }
+        values.keys.map(\.value).sorted().compactMap { h in
+            guard characteristics[h] == nil, descriptors[h] == nil, let v = values[Key16(h)] else { return nil }
             return (h, typeHints[h], v)
         }
     }
@@ -412,11 +412,11 @@ public final class GATTDatabase {
         var list: [GATTCharacteristic] = []
         for (vh, c) in sorted where declarationIn(c.declaration) {
             let ds = (owned[vh] ?? []).compactMap { h in
-                descriptors[h].map { GATTDescriptor(handle: h, uuid: $0, lastValue: values[HandleKey(h)]) }
+                descriptors[h].map { GATTDescriptor(handle: h, uuid: $0, lastValue: values[Key16(h)]) }
             }
             list.append(GATTCharacteristic(declarationHandle: c.declaration, valueHandle: vh, properties: c.properties,
                                            uuid: c.uuid, descriptors: ds, subscription: subscriptions[vh],
-                                           lastValue: values[HandleKey(vh)]))
+                                           lastValue: values[Key16(vh)]))
         }
         return list
     }
@@ -1225,7 +1225,7 @@ public final class ATTBearer {
 
     /// Long reads: a Read Blob at offset n continues the value when n bytes are known.
     func blob(_ h: UInt16, _ offset: Int, _ v: Bytes, _ server: GATTDatabase, _ frame: Int, _ result: ATTResult) {
-        var have = server.values[HandleKey(h)]?.bytes ?? []
+        var have = server.values[Key16(h)]?.bytes ?? []
         guard offset <= have.count else {
             result.notes.append(.offsetGap(have: have.count, offset: offset))
             entry(server, h, v, result)
@@ -1300,11 +1300,12 @@ extension ATTResult {
     public var facts: ATTPDUFacts { pdu.facts }
 }
 
-/// An attribute handle as a dictionary key, hashed as one word (`WordHash`) rather than through
-/// `Hasher`: a database's values are looked up by handle for every notification.
-struct HandleKey: Hashable {
-    let handle: UInt16
-    @inline(__always) init(_ handle: UInt16) { self.handle = handle }
-    func hash(into hasher: inout Hasher) { hasher.combine(handle) }
-    func _rawHashValue(seed: Int) -> Int { WordHash.value(UInt64(handle), seed: seed) }
+/// A 16-bit dictionary key (an attribute handle, a 16-bit UUID), hashed as one word (`WordHash`)
+/// rather than through `Hasher`: a database's values are looked up by handle for every
+/// notification, the characteristic decoders by UUID for every value shown.
+struct Key16: Hashable {
+    let value: UInt16
+    @inline(__always) init(_ value: UInt16) { self.value = value }
+    func hash(into hasher: inout Hasher) { hasher.combine(value) }
+    func _rawHashValue(seed: Int) -> Int { WordHash.value(UInt64(value), seed: seed) }
 }

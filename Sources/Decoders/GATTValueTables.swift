@@ -70,20 +70,14 @@ public enum MedicalFloat: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Decimal text of `x` with `decimals` digits after the point, without Foundation.
+/// Decimal text of `x` with `decimals` digits after the point, without Foundation
+/// (`TextLine.write(fixed:decimals:)` writes the same into a line).
 func fixed(_ x: Double, _ decimals: Int) -> String {
-    guard x.isFinite else { return x.isNaN ? "NaN" : (x < 0 ? "-INF" : "+INF") }
-    var scale: UInt64 = 1
-    for _ in 0..<decimals { scale &*= 10 }
-    let scaled = (x.magnitude * Double(scale)).rounded()
-    guard decimals <= 18, scaled < 9.0e18 else { return String(x) }
-    let n = UInt64(scaled)
-    // One String of the exact length, its digits written backwards at once: this runs for every
-    // value printed.
-    let negative = x < 0 && n != 0
-    var whole = n / scale, digits = 1
-    while whole >= 10 { whole /= 10; digits &+= 1 }
-    return TextCursor.fixed(n, wholeDigits: digits, decimals: decimals, negative: negative)
+    guard let f = TextCursor.fixedLayout(x, decimals: decimals) else {
+        guard x.isFinite else { return x.isNaN ? "NaN" : (x < 0 ? "-INF" : "+INF") }
+        return String(x)
+    }
+    return TextCursor.fixed(f.value, wholeDigits: f.wholeDigits, decimals: decimals, negative: f.negative)
 }
 
 enum GATTValueTables {

@@ -27,7 +27,7 @@ extension Decoded {
         case .linkLayer:
             if let u = upper {
                 line += "LL "
-                u.writeSummary(l2cap, to: &line)
+                u.writeSummary(to: &line)
             } else if let f = fragment {
                 line += "LL L2CAP fragment "
                 line.write(f.have)
@@ -59,7 +59,7 @@ extension Decoded {
             writeEventSummary(code, hciParameters, to: &line)
         case .acl(let h):
             let data = hciParameters
-            if let u = upper { u.writeSummary(l2cap, to: &line); return }
+            if let u = upper { u.writeSummary(to: &line); return }
             if let f = l2cap, packet.truncated {
                 line += "L2CAP "
                 if let name = L2CAPChannel.name(f.cid) { line += name } else { line += "CID "; line.write(hex: f.cid, width: 4) }
@@ -322,7 +322,7 @@ extension UpperLayer {
         }
     }
 
-    func writeSummary(_ f: L2CAPFrame?, to line: inout TextLine) {
+    func writeSummary(to line: inout TextLine) {
         switch self {
         case .att(let r, let cid):
             line += cid == nil ? "ATT " : "EATT "

@@ -130,6 +130,16 @@ public struct TextLine: @unchecked Sendable {
         }
     }
 
+    /// `x` with `decimals` digits after the point, as `fixed(x, decimals)` spells it, without a String.
+    mutating func write(fixed x: Double, decimals: Int) {
+        guard let f = TextCursor.fixedLayout(x, decimals: decimals) else { return write(Decoders.fixed(x, decimals)) }
+        let n = TextCursor.fixedLength(wholeDigits: f.wholeDigits, decimals: decimals, negative: f.negative)
+        _ = TextCursor.write(count: n, at: reserve(n)) {
+            $0.appendFixed(f.value, wholeDigits: f.wholeDigits, decimals: decimals, negative: f.negative)
+        }
+        storage.header.count &+= n
+    }
+
     /// "0x" and upper-case hex digits, zero-padded to `width`: `Hex.prefixed(v, width:)`.
     public mutating func write<T: BinaryInteger>(hex v: T, width: Int) {
         writeDigits(UInt64(truncatingIfNeeded: v), width: width, lower: false)

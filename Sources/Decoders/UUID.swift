@@ -109,6 +109,12 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible, Compar
         h.combine(high)
         h.combine(low)
     }
+    /// Each half hashed as one word (`WordHash`), each with its own seed: the SIG tables are looked
+    /// up by UUID for nearly every ATT line printed, and a `Hasher` filled and finalised costs
+    /// several times as much. Seeded per half, so colliding UUIDs cannot be chosen in advance.
+    public func _rawHashValue(seed: Int) -> Int {
+        WordHash.value(high, seed: seed) ^ WordHash.value(low, seed: seed &+ 0x5BD1_E995)
+    }
     public static func < (a: BluetoothUUID, b: BluetoothUUID) -> Bool { (a.high, a.low) < (b.high, b.low) }
 }
 

@@ -34,21 +34,13 @@ public enum DisplayText {
                               to emit: (UnsafeBufferPointer<UInt8>) -> Void) {
         var start = 0, i = 0
         let n = u.count
-        if style.rawValue == 0, let base = u.baseAddress {
-            // Eight bytes at a time while all are printable ASCII (0x20...0x7E), the common case:
-            // a high bit in `low` marks a byte below 0x20, one in `high` a byte from 0x7F up.
-            let raw = UnsafeRawPointer(base)
-            while i &+ 8 <= n {
-                let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                let low = (x &- 0x2020_2020_2020_2020) & ~x
-                let high = x | (x &+ 0x0101_0101_0101_0101)
-                if (low | high) & 0x8080_8080_8080_8080 != 0 { break }
-                i &+= 8
-            }
-        }
+        let plainRuns = style.rawValue == 0 && u.baseAddress != nil
         while i < n {
+            if plainRuns { i = plainASCII(u, from: i) }
+            guard i < n else { break }
+            // Byte by byte up to the next byte that is not printable ASCII; the run check resumes
+            // after it (a line's " — " or a name's accent would otherwise end it for good).
             let b = u[i]
-            // Printable ASCII: the fast path, checked with one subtraction.
             if b &- 0x20 < 0x5F, style.rawValue == 0 || !isMarkdownSpecial(b, style) {
                 i &+= 1
                 continue
@@ -69,6 +61,23 @@ public enum DisplayText {
             start = i
         }
         if start == 0 { emit(u) } else if start < n { emit(UnsafeBufferPointer(rebasing: u[start..<n])) }
+    }
+
+    /// Where the first byte from `i` that is not printable ASCII (0x20...0x7E) may be: text is
+    /// passed eight bytes at a time, a high bit in `low` marking a byte below 0x20, one in `high`
+    /// a byte from 0x7F up. `u` has a base address.
+    @inlinable @inline(__always)
+    static func plainASCII(_ u: UnsafeBufferPointer<UInt8>, from i: Int) -> Int {
+        let raw = UnsafeRawPointer(u.baseAddress.unsafelyUnwrapped)
+        var i = i
+        while i &+ 8 <= u.count {
+            let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let low = (x &- 0x2020_2020_2020_2020) & ~x
+            let high = x | (x &+ 0x0101_0101_0101_0101)
+            if (low | high) & 0x8080_8080_8080_8080 != 0 { break }
+            i &+= 8
+        }
+        return i
     }
 
     @inlinable static func isMarkdownSpecial(_ b: UInt8, _ style: Style) -> Bool {
@@ -138,8 +147,13 @@ public enum DisplayText {
         0xE0000...0xE007F,  // tag characters
     ]
 
+    /// The table is in order: the search ends at the first range past `scalar`.
     @usableFromInline static func isInvisible(_ scalar: UInt32) -> Bool {
-        invisible.contains { $0.contains(scalar) }
+        for r in invisible {
+            if scalar < r.lowerBound { return false }
+            if scalar <= r.upperBound { return true }
+        }
+        return false
     }
 
     /// What one escape writes, on the stack: `\u{E007F}` is the longest (9 bytes).

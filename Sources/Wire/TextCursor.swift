@@ -52,7 +52,7 @@ public struct TextCursor: ~Copyable {
     /// minus sign when `negative`: written backwards, with one check for all of it.
     @inlinable @inline(__always)
     public mutating func appendFixed(_ v: UInt64, wholeDigits: Int, decimals: Int, negative: Bool) {
-        let n = (negative ? 1 : 0) &+ wholeDigits &+ (decimals > 0 ? decimals &+ 1 : 0)
+        let n = TextCursor.fixedLength(wholeDigits: wholeDigits, decimals: decimals, negative: negative)
         precondition(wholeDigits > 0 && decimals >= 0 && n <= count &- end, "text past its reserved room")
         let first = end &+ (negative ? 1 : 0)
         var i = end &+ n, m = v, d = 0
@@ -75,11 +75,32 @@ public struct TextCursor: ~Copyable {
         end &+= n
     }
 
+    /// How `appendFixed` writes `x` rounded to `decimals` digits after the point: the scaled
+    /// digits, how many come before the point, and the sign. Nil where they do not fit (not finite,
+    /// more than 18 decimals, or 9e18 and over once scaled).
+    @inlinable
+    public static func fixedLayout(_ x: Double, decimals: Int) -> (value: UInt64, wholeDigits: Int, negative: Bool)? {
+        guard x.isFinite, decimals >= 0, decimals <= 18 else { return nil }
+        var scale: UInt64 = 1
+        for _ in 0..<decimals { scale &*= 10 }
+        let scaled = (x.magnitude * Double(scale)).rounded()
+        guard scaled < 9.0e18 else { return nil }
+        let n = UInt64(scaled)
+        var whole = n / scale, digits = 1
+        while whole >= 10 { whole /= 10; digits &+= 1 }
+        return (n, digits, x < 0 && n != 0)
+    }
+
+    /// The length of `appendFixed`'s text.
+    @inlinable public static func fixedLength(wholeDigits: Int, decimals: Int, negative: Bool) -> Int {
+        (negative ? 1 : 0) &+ wholeDigits &+ (decimals > 0 ? decimals &+ 1 : 0)
+    }
+
     /// `appendFixed`'s text as a String (no closure between the String's storage and the digits:
     /// this runs for every decimal value printed).
     @inlinable
     public static func fixed(_ v: UInt64, wholeDigits: Int, decimals: Int, negative: Bool) -> String {
-        let n = (negative ? 1 : 0) &+ wholeDigits &+ (decimals > 0 ? decimals &+ 1 : 0)
+        let n = fixedLength(wholeDigits: wholeDigits, decimals: decimals, negative: negative)
         return String(unsafeUninitializedCapacity: n) { buf in
             guard let base = buf.baseAddress else { return 0 }
             var c = TextCursor(base, count: n)
