@@ -754,11 +754,12 @@ extension ATTResult: Dissectable {
                 writeATTUUIDName(u, to: &s)
             }
         } else {
-            for e in entries {
+            // By index: copying each entry out would copy its attribute and value too.
+            for i in entries.indices {
                 s += " — "
-                e.attribute.writeDescription(to: &s)
-                if let v = e.value, pdu.opcode != .readBlobRequest {
-                    if let u = e.attribute.valueUUID { CharacteristicValues.writeSummary(u, v, prefix: ": ", to: &s) }
+                entries[i].attribute.writeDescription(to: &s)
+                if let v = entries[i].value, pdu.opcode != .readBlobRequest, let u = entries[i].attribute.valueUUID {
+                    CharacteristicValues.writeSummary(u, v, prefix: ": ", to: &s)
                 }
             }
         }
