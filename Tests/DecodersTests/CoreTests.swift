@@ -48,6 +48,20 @@ final class CoreTests: XCTestCase {
         XCTAssertNil(BluetoothUUID("12345"))
     }
 
+    /// A UUID's short and long forms are one key (hashed by value, each half with its own seed),
+    /// and UUIDs that differ in one half only are different keys.
+    func testUUIDHashingFollowsEquality() {
+        let short = BluetoothUUID(uuid16: 0x2A37), long = BluetoothUUID(high: short.high, low: short.low)
+        XCTAssertEqual(short._rawHashValue(seed: 7), long._rawHashValue(seed: 7))
+        var names: [BluetoothUUID: String] = [short: "Heart Rate Measurement"]
+        XCTAssertEqual(names[long], "Heart Rate Measurement")
+        let swapped = BluetoothUUID(high: short.low, low: short.high)
+        names[swapped] = "swapped"
+        XCTAssertEqual(names.count, 2)
+        XCTAssertNotEqual(swapped._rawHashValue(seed: 7), short._rawHashValue(seed: 7))
+        XCTAssertEqual(Set((0..<4096).map { BluetoothUUID(uuid16: UInt16($0))._rawHashValue(seed: 1) & 0xFFF }).count > 2000, true)
+    }
+
     func testFieldKeys() {
         XCTAssertEqual(Field.key(for: "LE Scan Interval"), "le_scan_interval")
         XCTAssertEqual(Field.key(for: "Peer_Address (type)"), "peer_address_type")

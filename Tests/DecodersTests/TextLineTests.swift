@@ -32,6 +32,21 @@ final class TextLineTests: XCTestCase {
         XCTAssertEqual(l.string, Hex.string([0x00, 0xFF, 0x1A][...]))
     }
 
+    /// A decimal written into a line is `fixed`'s String: rounding, a carry into a new whole
+    /// digit, negative values that round to zero, and what does not fit a scaled word.
+    func testFixedPointAsFixedSpellsIt() {
+        let cases: [(Double, Int)] = [(0, 3), (0.7861328125, 3), (9.9996, 3), (99.5, 0), (-0.0004, 3), (-12.345, 2),
+                                      (1.25 * 6, 2), (1e20, 2), (.infinity, 1), (-.infinity, 1), (.nan, 1), (5, 19)]
+        for (x, d) in cases {
+            var l = TextLine()
+            l.write(fixed: x, decimals: d)
+            XCTAssertEqual(l.string, fixed(x, d), "\(x) \(d)")
+        }
+        XCTAssertEqual(fixed(9.9996, 3), "10.000")
+        XCTAssertEqual(fixed(-0.0004, 3), "0.000")
+        XCTAssertEqual(fixed(-12.25, 1), "-12.3")
+    }
+
     func testAddressesAndUUIDsAsTheirDescriptions() {
         let a = BDAddr(0x00_1B_DC_07_32_A1)
         let uuids = [BluetoothUUID(uuid16: 0x180D), BluetoothUUID(uuid32: 0x1234_5678),

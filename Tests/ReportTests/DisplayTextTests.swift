@@ -73,6 +73,41 @@ final class DisplayTextTests: XCTestCase {
         }
     }
 
+    /// After a visible non-ASCII character (a summary's " — ", an accent in a name) the scan goes
+    /// on eight bytes at a time: a byte to escape anywhere after it is still found.
+    func testScanResumesAfterEachNonASCIICharacter() {
+        var rng = SystemRandomNumberGenerator()
+        let specials: [UInt8] = [0x00, 0x1B, 0x7F, 0x85, 0xFF]
+        let dash: [UInt8] = [0xE2, 0x80, 0x94]
+        for length in 4..<40 {
+            for dashAt in 0...(length - 4) {
+                for special in specials {
+                    var input = (0..<length).map { _ in UInt8.random(in: 0x21...0x7D, using: &rng) }
+                    input.replaceSubrange(dashAt..<(dashAt + 3), with: dash)
+                    input[Int.random(in: (dashAt + 3)..<length, using: &rng)] = special
+                    let fast = input.withUnsafeBufferPointer { DisplayText.escaped($0) }
+                    let reference = input.withUnsafeBufferPointer { DisplayText.escaped($0, .keepNewlines) }
+                    XCTAssertEqual(fast, reference, "\(input)")
+                    XCTAssertTrue(fast.contains("\\"), "\(input)")
+                }
+            }
+        }
+    }
+
+    /// Each invisible range is escaped from its first scalar to its last, and the scalars just
+    /// outside it are not (the table is searched in order and stops early).
+    func testInvisibleRangesEndWhereTheTableSays() {
+        for r in DisplayText.invisible {
+            XCTAssertTrue(DisplayText.isInvisible(r.lowerBound), "\(r)")
+            XCTAssertTrue(DisplayText.isInvisible(r.upperBound), "\(r)")
+            let below = r.lowerBound - 1, above = r.upperBound + 1
+            XCTAssertEqual(DisplayText.isInvisible(below), DisplayText.invisible.contains { $0.contains(below) }, "\(below)")
+            XCTAssertEqual(DisplayText.isInvisible(above), DisplayText.invisible.contains { $0.contains(above) }, "\(above)")
+        }
+        XCTAssertFalse(DisplayText.isInvisible(0x2014))  // the em dash of every ATT summary
+        XCTAssertFalse(DisplayText.isInvisible(0x10FFFF))
+    }
+
     /// Where `String(decoding:)` puts one U+FFFD, `decode` reports one ill-formed subpart.
     func testIllFormedSubpartsMatchStringDecoding() {
         for bytes: [UInt8] in [[0xE2, 0x82, 0x41], [0xF0, 0x80, 0x41], [0xFF], [0xC3], [0xF0, 0x9F, 0x99]] {
