@@ -58,7 +58,6 @@ extension Decoded {
             line += "HCI Event "
             writeEventSummary(code, hciParameters, to: &line)
         case .acl(let h):
-            let data = hciParameters
             if let u = upper { u.writeSummary(to: &line); return }
             if let f = l2cap, packet.truncated {
                 line += "L2CAP "
@@ -87,7 +86,7 @@ extension Decoded {
                 line += " bytes"
             } else if packet.truncated {
                 line.write(byte: 32)
-                line.write(data.count)
+                line.write(hciParameters.count)
                 line += " of "
                 line.write(h.length)
                 line += " bytes (truncated in the capture)"
@@ -95,7 +94,7 @@ extension Decoded {
                 line += " continuation of a truncated PDU"
             } else {
                 line.write(byte: 32)
-                line.write(data.count)
+                line.write(hciParameters.count)
                 line += " bytes"
             }
         case .isochronous(let h):
