@@ -28,39 +28,54 @@ public enum DisplayText {
     }
 
     /// Calls `emit` with the escaped form of `u`, in runs: text without anything to escape is one
-    /// call with `u` itself, so the common case costs one pass and one copy.
+    /// call with `u` itself, so the common case costs one pass and one copy. Made for short text
+    /// (a field's value, a name): after the first eight-byte run it goes byte by byte.
     @inlinable
     public static func escape(_ u: UnsafeBufferPointer<UInt8>, _ style: Style = [],
                               to emit: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var start = 0
+        var i = style.rawValue == 0 && u.baseAddress != nil ? plainASCII(u, from: 0) : 0
+        while i < u.count { i = step(u, at: i, style, start: &start, emit) }
+        finish(u, start: start, emit)
+    }
+
+    /// `escape` for a line of many parts (a summary line, whose " — " or a quoted name's accent
+    /// would end the first run early): the eight-byte runs resume after each byte that is not
+    /// printable ASCII. Kept apart from `escape`: the larger loop made every short value dearer.
+    public static func escapeLine(_ u: UnsafeBufferPointer<UInt8>, to emit: (UnsafeBufferPointer<UInt8>) -> Void) {
+        guard u.baseAddress != nil else { return }
         var start = 0, i = 0
-        let n = u.count
-        let plainRuns = style.rawValue == 0 && u.baseAddress != nil
-        while i < n {
-            if plainRuns { i = plainASCII(u, from: i) }
-            guard i < n else { break }
-            // Byte by byte up to the next byte that is not printable ASCII; the run check resumes
-            // after it (a line's " — " or a name's accent would otherwise end it for good).
-            let b = u[i]
-            if b &- 0x20 < 0x5F, style.rawValue == 0 || !isMarkdownSpecial(b, style) {
-                i &+= 1
-                continue
-            }
-            if b == 0x0A, style.contains(.keepNewlines) {
-                i &+= 1
-                continue
-            }
-            var e = Escape()
-            let used = e.fill(u, at: i, style)
-            if e.count == 0 {  // a visible non-ASCII character
-                i &+= used
-                continue
-            }
+        while i < u.count {
+            i = plainASCII(u, from: i)
+            while i < u.count, u[i] &- 0x20 < 0x5F { i &+= 1 }
+            if i < u.count { i = step(u, at: i, [], start: &start, emit) }
+        }
+        finish(u, start: start, emit)
+    }
+
+    /// One step of the escapers at `i`: past a printable byte (or a kept newline), or past the
+    /// character there, its escape emitted after the run before it. Returns where to go on.
+    @inlinable @inline(__always)
+    static func step(_ u: UnsafeBufferPointer<UInt8>, at i: Int, _ style: Style, start: inout Int,
+                     _ emit: (UnsafeBufferPointer<UInt8>) -> Void) -> Int {
+        let b = u[i]
+        // Printable ASCII: the fast path, checked with one subtraction.
+        if b &- 0x20 < 0x5F, style.rawValue == 0 || !isMarkdownSpecial(b, style) { return i &+ 1 }
+        if b == 0x0A, style.contains(.keepNewlines) { return i &+ 1 }
+        var e = Escape()
+        let used = e.fill(u, at: i, style)
+        if e.count > 0 {  // not a visible non-ASCII character
             if start < i { emit(UnsafeBufferPointer(rebasing: u[start..<i])) }
             e.emit(emit)
-            i &+= used
-            start = i
+            start = i &+ used
         }
-        if start == 0 { emit(u) } else if start < n { emit(UnsafeBufferPointer(rebasing: u[start..<n])) }
+        return i &+ used
+    }
+
+    /// The run left after the last escape: all of `u` when nothing was escaped.
+    @inlinable @inline(__always)
+    static func finish(_ u: UnsafeBufferPointer<UInt8>, start: Int, _ emit: (UnsafeBufferPointer<UInt8>) -> Void) {
+        if start == 0 { emit(u) } else if start < u.count { emit(UnsafeBufferPointer(rebasing: u[start...])) }
     }
 
     /// Where the first byte from `i` that is not printable ASCII (0x20...0x7E) may be: text is

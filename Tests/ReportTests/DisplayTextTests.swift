@@ -68,13 +68,17 @@ final class DisplayTextTests: XCTestCase {
                     let fast = input.withUnsafeBufferPointer { DisplayText.escaped($0) }
                     let reference = input.withUnsafeBufferPointer { DisplayText.escaped($0, .keepNewlines) }
                     XCTAssertEqual(fast, reference, "\(input)")
+                    var line: [UInt8] = []
+                    input.withUnsafeBufferPointer { DisplayText.escapeLine($0) { line.append(contentsOf: $0) } }
+                    XCTAssertEqual(String(decoding: line, as: UTF8.self), reference, "\(input)")
                 }
             }
         }
     }
 
-    /// After a visible non-ASCII character (a summary's " — ", an accent in a name) the scan goes
-    /// on eight bytes at a time: a byte to escape anywhere after it is still found.
+    /// A summary line's scan goes on eight bytes at a time after a visible non-ASCII character (its
+    /// " — ", an accent in a name): a byte to escape anywhere after it is still found, as by the
+    /// byte-by-byte path and by the escaper for short values.
     func testScanResumesAfterEachNonASCIICharacter() {
         var rng = SystemRandomNumberGenerator()
         let specials: [UInt8] = [0x00, 0x1B, 0x7F, 0x85, 0xFF]
@@ -85,10 +89,12 @@ final class DisplayTextTests: XCTestCase {
                     var input = (0..<length).map { _ in UInt8.random(in: 0x21...0x7D, using: &rng) }
                     input.replaceSubrange(dashAt..<(dashAt + 3), with: dash)
                     input[Int.random(in: (dashAt + 3)..<length, using: &rng)] = special
-                    let fast = input.withUnsafeBufferPointer { DisplayText.escaped($0) }
+                    var line: [UInt8] = []
+                    input.withUnsafeBufferPointer { DisplayText.escapeLine($0) { line.append(contentsOf: $0) } }
                     let reference = input.withUnsafeBufferPointer { DisplayText.escaped($0, .keepNewlines) }
-                    XCTAssertEqual(fast, reference, "\(input)")
-                    XCTAssertTrue(fast.contains("\\"), "\(input)")
+                    XCTAssertEqual(String(decoding: line, as: UTF8.self), reference, "\(input)")
+                    XCTAssertEqual(input.withUnsafeBufferPointer { DisplayText.escaped($0) }, reference, "\(input)")
+                    XCTAssertTrue(reference.contains("\\"), "\(input)")
                 }
             }
         }
