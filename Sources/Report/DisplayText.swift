@@ -39,9 +39,10 @@ public enum DisplayText {
         finish(u, start: start, emit)
     }
 
-    /// `escape` for a line of many parts (a summary line, whose " — " or a quoted name's accent
-    /// would end the first run early): the eight-byte runs resume after each byte that is not
-    /// printable ASCII. Kept apart from `escape`: the larger loop made every short value dearer.
+    /// `escape` for text built in a `TextLine` (a summary line, whose " — " or a quoted name's
+    /// accent would end the first run early, and derived field values): the eight-byte runs resume
+    /// after each byte that is not printable ASCII. Kept apart from `escape`: the larger loop made
+    /// every short value dearer.
     public static func escapeLine(_ u: UnsafeBufferPointer<UInt8>, to emit: (UnsafeBufferPointer<UInt8>) -> Void) {
         guard u.baseAddress != nil else { return }
         var start = 0, i = 0

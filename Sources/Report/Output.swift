@@ -253,7 +253,7 @@ public final class Output {
     }
 
     /// A line for a terminal: controls, invisible characters and invalid UTF-8 escaped
-    /// (`DisplayText`). A line with none of them is copied in one piece.
+    /// (`DisplayText.escapeLine`). A line with none of them is copied in one piece.
     public func write(display line: TextLine) {
         line.withUnsafeBytes { DisplayText.escapeLine($0) { append($0) } }
     }
