@@ -130,9 +130,11 @@ public enum AdvertisingReports {
     static let cteNames = [0x00: "AoA Constant Tone Extension", 0x01: "AoD Constant Tone Extension with 1 µs slots",
                            0x02: "AoD Constant Tone Extension with 2 µs slots", 0xFF: "No Constant Tone Extension"]
 
-    public static func isReport(subevent: UInt8) -> Bool {
-        [legacy, directed, extended, periodic, periodicV2].contains(subevent)
+    @inlinable public static func isReport(subevent: UInt8) -> Bool {
+        // One bit per report subevent (legacy, directed, extended, periodic, periodic v2): asked of every LE Meta event.
+        subevent < 64 && (1 as UInt64) << subevent & reportSubevents != 0
     }
+    @inlinable static var reportSubevents: UInt64 { 1 << 0x02 | 1 << 0x0B | 1 << 0x0D | 1 << 0x0F | 1 << 0x25 }
 
     /// Reports of an LE Meta subevent (parameters after the subevent code). Reports before a
     /// fault are returned along with a description of the fault.

@@ -134,6 +134,14 @@ public struct ConnectionTable<State> {
         return body(&states[slot(id)]!)
     }
 
+    /// Mutates the state in place when there is one (nil when not): one test of the slot where
+    /// `contains` then `update` would make two.
+    @inlinable @inline(__always) @discardableResult
+    public mutating func modify<R>(_ id: Int, _ body: (inout State) -> R) -> R? {
+        guard contains(id) else { return nil }
+        return body(&states[slot(id)]!)
+    }
+
     @inlinable @discardableResult
     public mutating func removeValue(forKey id: Int) -> State? {
         guard contains(id) else { return nil }

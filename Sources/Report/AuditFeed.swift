@@ -93,7 +93,7 @@ public final class AuditFeed {
                 if op == AndroidScanFilters.opcode { scans.androidFilter(adapter: d.packet.adapter, params) }
             }
             if let c = HCICommand(opcode: op, params) { command(c, adapter: d.packet.adapter, at, sink) }
-        case .event(let code): event(code, d.hciParameters, d, at, sink)
+        case .event(let code): event(code, d, at, sink)
         case .none:
             if case .monitor(let op) = d.packet.kind {
                 if let g = platform.monitor(op, frame: number) { sink.observe(.platform(g), at: at) }
@@ -211,7 +211,7 @@ public final class AuditFeed {
 
     // MARK: Events
 
-    private func event<S: AuditEventSink>(_ code: UInt8, _ b: Bytes, _ d: Decoded, _ at: FrameRef, _ sink: S) {
+    private func event<S: AuditEventSink>(_ code: UInt8, _ d: Decoded, _ at: FrameRef, _ sink: S) {
         switch d.event {
         case .connectionComplete?, .leConnectionComplete?:
             if let c = d.connection, c.createdFrame == d.packet.number { connected(c, at, sink) }
@@ -226,7 +226,9 @@ public final class AuditFeed {
         case .encryptionKeyRefreshComplete?, .leConnectionUpdateComplete?, .leDataLengthChange?, .lePHYUpdateComplete?:
             break
         case nil:
-            guard code == HCIEvents.leMeta, let sub = b.first, AdvertisingReports.isReport(subevent: sub) else { return }
+            guard code == HCIEvents.leMeta else { return }
+            let b = d.hciParameters
+            guard let sub = b.first, AdvertisingReports.isReport(subevent: sub) else { return }
             let adapter = d.packet.adapter
             let reports = b.dropFirst()
             AdvertisingReports.forEach(subevent: sub, reports) { r in

@@ -11,6 +11,9 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
         var reachedEnd = false
         var awaitingResponse = true
         var used: Set<BluetoothUUID> = []
+        /// The service last added to `used`: a stream of notifications uses one service over and
+        /// over, and each insert of it again would hash it again.
+        var lastUsed: BluetoothUUID?
         /// The services the walk found.
         var discovered: Set<BluetoothUUID> = []
         /// The frame of the last ATT PDU seen on the link.
@@ -25,8 +28,8 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
         switch event {
         case .discovery(let c, let d):
             // Said just before its response's `.att`, which ends the wait for it.
-            guard d.origin == .remote, d.opcode == .readByGroupTypeResponse, states.contains(c.id) else { return }
-            states.update(c.id, default: State(requests: FrameRun(from: frame))) { s in
+            guard d.origin == .remote, d.opcode == .readByGroupTypeResponse else { return }
+            states.modify(c.id) { s in
                 if s.awaitingResponse, s.discovered.count < 256 { s.discovered.formUnion(d.found) }
             }
         case .disconnected(let c, _):
@@ -53,15 +56,17 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
             }
             return
         }
-        guard states.contains(c.id) else { return }
-        states.update(c.id, default: State(requests: FrameRun(from: frame))) { s in
+        states.modify(c.id) { s in
             s.lastATT = frame.number
             if a.origin == .remote, a.kind == .response, s.awaitingResponse {
                 s.awaitingResponse = false
                 // Attribute Not Found ends the walk: the client went to the end of the database.
                 if a.opcode == .errorResponse { s.reachedEnd = true }
             }
-            if a.usesAttribute, let svc = a.service, s.used.count < 256 { s.used.insert(svc) }
+            if let svc = a.service, svc != s.lastUsed, a.usesAttribute, s.used.count < 256 {
+                s.used.insert(svc)
+                s.lastUsed = svc
+            }
         }
     }
 

@@ -51,8 +51,9 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
             }
             return
         }
-        guard a.usesAttribute, let h = a.handle, states.contains(c.id) else { return }
-        states.update(c.id, default: State()) { s in
+        guard let h = a.handle else { return }
+        states.modify(c.id) { s in
+            guard a.usesAttribute else { return }
             s.lastATT = frame.number
             for i in s.ranges.indices where !s.ranges[i].used && s.ranges[i].start <= h && h <= s.ranges[i].end {
                 s.ranges[i].used = true

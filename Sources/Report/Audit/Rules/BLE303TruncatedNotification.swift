@@ -29,7 +29,7 @@ struct BLE303TruncatedNotification: PerConnectionRule, OptionlessRule {
             states.update(c.id, default: State()) { s in
                 if full {
                     s.handles.update(h, default: Handle()) { $0.pending = frame; $0.length = a.valueLength }
-                } else if s.handles[h] != nil {
+                } else if !s.handles.isEmpty, s.handles[h] != nil {
                     s.handles.update(h, default: Handle()) { $0.pending = nil }
                 }
             }

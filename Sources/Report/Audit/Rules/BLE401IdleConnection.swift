@@ -58,13 +58,12 @@ struct BLE401IdleConnection: PerConnectionRule {
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: RuleContext) {
         data(c, frame, notified: !a.isCCCD && a.origin == .remote && (a.kind == .notification || a.kind == .indication))
-        if !a.isCCCD, a.origin == .local, a.opcode == .writeRequest, a.cccdValue != nil, let h = a.handle,
-           states.contains(c.id) {
-            states.update(c.id, default: State(lastData: frame)) { $0.cachedCCCD = h }
+        if !a.isCCCD, a.origin == .local, a.opcode == .writeRequest, a.cccdValue != nil, let h = a.handle {
+            states.modify(c.id) { $0.cachedCCCD = h }
         }
         guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
-              a.opcode == .writeRequest || a.opcode == .writeCommand, states.contains(c.id) else { return }
-        let waits = states.update(c.id, default: State(lastData: frame)) { s -> Bool in
+              a.opcode == .writeRequest || a.opcode == .writeCommand else { return }
+        let waits = states.modify(c.id) { s -> Bool in
             if v & 0x3 != 0 {
                 if s.subscribed.count < 256 { s.subscribed.insert(h) }
                 s.unsubscribed = nil
@@ -75,7 +74,7 @@ struct BLE401IdleConnection: PerConnectionRule {
             }
             return false
         }
-        if waits { nextDeadline = min(nextDeadline, frame.time &+ afterUnsubscribeSetting) }
+        if waits == true { nextDeadline = min(nextDeadline, frame.time &+ afterUnsubscribeSetting) }
     }
 
     mutating func finish(at frame: FrameRef?, emit: RuleContext) {
@@ -114,9 +113,9 @@ struct BLE401IdleConnection: PerConnectionRule {
         let counts = c.isCentral != false && c.isLE
         // Only links seen opening: a handle that appears with data alone (a capture that starts
         // mid-connection, a controller's vendor channel) has no known start.
-        guard counts || notified, states.contains(c.id) else { return }
+        guard counts || notified else { return }
         let idle = idleSetting
-        states.update(c.id, default: State(lastData: frame)) { s in
+        states.modify(c.id) { s in
             if counts {
                 Self.gapEnds(&s, at: frame, idle: idle)
                 s.lastData = frame
