@@ -621,7 +621,7 @@ func attUUIDName(_ u: BluetoothUUID) -> String { TextLine.make { writeATTUUIDNam
 
 func writeATTUUIDName(_ u: BluetoothUUID, to line: inout TextLine) {
     if let n = AssignedNumbers.name(u) {
-        line += n
+        line.write(n)
         line += " ("
         line.write(u)
         line.write(byte: UInt8(ascii: ")"))
@@ -643,18 +643,18 @@ extension ATTPDU: Dissectable {
 
     public func writeSummary(to s: inout TextLine) {
         // Handles as tshark writes them in its Info column: lower-case hex, "0x000e".
-        func handle(_ label: String, _ h: UInt16) { s += label; s.write(lowerHex: UInt64(h), width: 4) }
+        func handle(_ label: StaticString, _ h: UInt16) { s += label; s.write(lowerHex: UInt64(h), width: 4) }
         func range(_ r: ATTHandleRange) { handle(", Handles: ", r.start); handle("..", r.end) }
-        func value(_ label: String, _ v: Bytes) { s += label; writeATTValueHex(v, to: &s) }
-        s += opcode.name
+        func value(_ label: StaticString, _ v: Bytes) { s += label; writeATTValueHex(v, to: &s) }
+        s.write(opcode.name)
         switch parameters {
         case .none: break
         case .error(let op, let h, let code):
             s += " - "
-            s += ATTError.name(code)
+            s.write(ATTError.name(code))
             handle(", Handle: ", h)
             s += ", Request: "
-            s += op.name
+            s.write(op.name)
         case .mtu(let m):
             s += opcode == .exchangeMTURequest ? ", Client Rx MTU: " : ", Server Rx MTU: "
             s.write(m)
@@ -707,7 +707,7 @@ extension ATTPDU: Dissectable {
             value(", Value: ", bytes[v])
         case .executeWrite(let f):
             s += ", Flags: "
-            s += ATTPDU.executeFlagName(f)
+            s.write(ATTPDU.executeFlagName(f))
         case .handleLengthValues:
             for hv in handleValues {
                 handle(", Handle: ", hv.handle)
@@ -716,7 +716,7 @@ extension ATTPDU: Dissectable {
         case .raw(let b):
             if !b.isEmpty { value(", Data: ", bytes[b]) }
         }
-        if let m = malformed { s += " [Malformed: "; s += m; s.write(byte: UInt8(ascii: "]")) }
+        if let m = malformed { s += " [Malformed: "; s.write(m); s.write(byte: UInt8(ascii: "]")) }
     }
 
     static func executeFlagName(_ f: UInt8) -> String {

@@ -200,52 +200,56 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     /// "Flags 0x06, Name "HR", UUIDs 0x180D, Mfr Apple, Inc. iBeacon, TX 4 dBm".
     public func writeSummary(to s: inout TextLine) {
+        // Parts kept in a value passed along with the line: a local function that captured the
+        // line (which has one owner) made the counter a heap box on every call.
         var parts = 0
-        func part(_ head: String) {
-            if parts > 0 { s += ", " }
-            parts += 1
-            s += head
-        }
         // One walk says which types are there; each part below walks again only for its own.
         let present = typeBits()
         func has(_ bits: UInt64) -> Bool { present & bits != 0 }
-        if has(ADType.bit(ADType.flags)), let f = flags { part("Flags "); s.write(hex: f, width: 2) }
+        if has(ADType.bit(ADType.flags)), let f = flags { Self.part("Flags ", &parts, &s); s.write(hex: f, width: 2) }
         if has(ADType.bit(ADType.shortenedLocalName) | ADType.bit(ADType.completeLocalName)), let n = localNameBytes {
-            part(n.complete ? "Name \"" : "Short name \"")
+            Self.part(n.complete ? "Name \"" : "Short name \"", &parts, &s)
             s.write(received: n.bytes.prefix { $0 != 0 })
             s.write(byte: UInt8(ascii: "\""))
         }
         var listed = false
         if has(ADType.serviceListBits) {
             forEachServiceUUID { u in
-                if listed { s.write(byte: 32) } else { part("UUIDs ") }
+                if listed { s.write(byte: 32) } else { Self.part("UUIDs ", &parts, &s) }
                 listed = true
                 s.write(u.uuid)
             }
         }
         if has(ADType.serviceDataBits) {
             forEachServiceData { uuid, _ in
-                part("Service data ")
+                Self.part("Service data ", &parts, &s)
                 s.write(uuid)
                 if uuid.uuid16 == Eddystone.uuid16 { s += " (Eddystone)" }
             }
         }
         if has(ADType.bit(ADType.manufacturerSpecific)) {
             forEachManufacturerData { company, data in
-                part("Mfr ")
-                if let c = AssignedNumbers.companyName(company) { s += c } else { s.write(hex: company, width: 4) }
-                if let kind = ManufacturerData.kind(company: company, data: data) { s.write(byte: 32); s += kind }
+                Self.part("Mfr ", &parts, &s)
+                if let c = AssignedNumbers.companyName(company) { s.write(c) } else { s.write(hex: company, width: 4) }
+                if let kind = ManufacturerData.kind(company: company, data: data) { s.write(byte: 32); s.write(kind) }
             }
         }
-        if has(ADType.bit(ADType.txPowerLevel)), let t = txPower { part("TX "); s.write(t); s += " dBm" }
+        if has(ADType.bit(ADType.txPowerLevel)), let t = txPower { Self.part("TX ", &parts, &s); s.write(t); s += " dBm" }
         if has(ADType.bit(ADType.appearance)), let a = appearance {
-            part("Appearance ")
-            if let n = AssignedNumbers.appearanceName(a) { s += n } else { s.write(hex: a, width: 4) }
+            Self.part("Appearance ", &parts, &s)
+            if let n = AssignedNumbers.appearanceName(a) { s.write(n) } else { s.write(hex: a, width: 4) }
         }
-        if !problems.isEmpty { part("malformed") }
+        if !problems.isEmpty { Self.part("malformed", &parts, &s) }
         if parts == 0 {
             if structures.isEmpty { s += "no data" } else { s.write(structures.count); s += " AD structures" }
         }
+    }
+
+    /// Starts a part of the summary: ", " before all but the first.
+    private static func part(_ head: StaticString, _ parts: inout Int, _ s: inout TextLine) {
+        if parts > 0 { s += ", " }
+        parts += 1
+        s += head
     }
 
     public var fields: [Field] { FieldList.build(writeFields) }

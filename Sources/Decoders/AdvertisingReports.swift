@@ -366,11 +366,11 @@ extension AdvertisingReport {
             s += "Periodic sync "
             s.write(hex: h, width: 4)
         } else {
-            s += eventTypeName
+            s.write(eventTypeName)
             s.write(byte: 32)
             s.write(address)
-            if let k = randomKind { s += " ("; s += k.rawValue; s.write(byte: UInt8(ascii: ")")) }
-            else if let n = AdvertisingReports.addressTypeNames[addressType] { s += " ("; s += n; s.write(byte: UInt8(ascii: ")")) }
+            if let k = randomKind { s += " ("; s.write(k.rawValue); s.write(byte: UInt8(ascii: ")")) }
+            else if let n = AdvertisingReports.addressTypeNames[addressType] { s += " ("; s.write(n); s.write(byte: UInt8(ascii: ")")) }
         }
         if let r = rssiValue { s.write(byte: 32); s.write(r); s += " dBm" }
         if !dataRange.isEmpty { s.write(byte: 32); advertisingData(in: bytes).writeSummary(to: &s) }

@@ -13,7 +13,8 @@ public enum CharacteristicValues {
     /// False when `value` does not decode as the characteristic or descriptor `uuid` (its `decode`
     /// holds a Malformed field); nil when the UUID's format is unknown. Builds neither fields nor text.
     public static func decodes(_ uuid: BluetoothUUID, _ value: Bytes) -> Bool? {
-        run(uuid, value, wants: []).map { !$0.failed }
+        guard let b = run(uuid, value, wants: []) else { return nil }
+        return !b.failed
     }
 
     /// One line: "Heart Rate 72 bpm, RR 0.830 s"; nil when the UUID's format is unknown.
@@ -23,7 +24,7 @@ public enum CharacteristicValues {
 
     /// Writes `prefix` and `summary` into `line` when the UUID's format is known, with no String
     /// in between.
-    public static func writeSummary(_ uuid: BluetoothUUID, _ value: Bytes, prefix: String, to line: inout TextLine) {
+    public static func writeSummary(_ uuid: BluetoothUUID, _ value: Bytes, prefix: StaticString, to line: inout TextLine) {
         guard let decoder = decoder(uuid) else { return }
         line += prefix
         var b = ValueBuilder(value, wants: .parts)
@@ -199,7 +200,7 @@ public enum CharacteristicValues {
 }
 
 /// Collects the field tree and the summary parts side by side.
-struct ValueBuilder {
+struct ValueBuilder: ~Copyable {
     /// What the caller reads: the fields (`decode`), the summary's parts (`summary`), or neither
     /// (`decodes`, which only asks whether the value decodes). What is not wanted is not built:
     /// `add` takes its field and part unevaluated.
@@ -256,7 +257,7 @@ struct ValueBuilder {
 
     private mutating func appendPart(_ p: String) {
         startPart()
-        summary += p
+        summary.write(p)
     }
 
     /// A part of the summary with no field of its own.
@@ -269,10 +270,10 @@ struct ValueBuilder {
                            decimals: Int, summary: String? = nil) {
         guard let summary else { return add(Field(label, .quantity(raw, hex: hex, value, unit: unit))) }
         add(Field(label, .quantity(raw, hex: hex, value, unit: unit))) {
-            $0 += summary
+            $0.write(summary)
             $0 += " "
             $0.write(fixed: value, decimals: decimals)
-            if !unit.isEmpty { $0 += " "; $0 += unit }
+            if !unit.isEmpty { $0 += " "; $0.write(unit) }
         }
     }
 

@@ -116,7 +116,7 @@ public struct GATTAttribute: Equatable, Sendable {
     public var description: String { TextLine.make(writeDescription) }
 
     public func writeDescription(to s: inout TextLine) {
-        func name(_ u: BluetoothUUID?, or fallback: String) {
+        func name(_ u: BluetoothUUID?, or fallback: StaticString) {
             if let u { writeATTUUIDName(u, to: &s) } else { s += fallback }
         }
         func of(_ c: BluetoothUUID?) {
@@ -767,7 +767,7 @@ extension ATTResult: Dissectable {
             switch n {
             case .pipelined, .responseNotCaptured, .timedOut, .unexpectedResponse, .exceedsMTU:
                 s += " ["
-                s += n.description
+                s.write(n.description)
                 s.write(byte: UInt8(ascii: "]"))
             default: break
             }

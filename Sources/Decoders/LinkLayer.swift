@@ -362,7 +362,7 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
     public var summary: String { TextLine.make(writeSummary) }
 
     public func writeSummary(to s: inout TextLine) {
-        s += name
+        s.write(name)
         switch body {
         case .advertising(let a, _): s.write(byte: 32); s.write(a)
         case .direct(let a, let t): s.write(byte: 32); s.write(a); s += " → "; s.write(t)
@@ -372,7 +372,7 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
             s += " AA "; s.write(hex: c.accessAddress, width: 8)
         case .extended(let h, _): if let a = h.advA { s.write(byte: 32); s.write(a) }
         case .reserved: break
-        case .malformed(let m): s += " (malformed: "; s += m; s.write(byte: UInt8(ascii: ")"))
+        case .malformed(let m): s += " (malformed: "; s.write(m); s.write(byte: UInt8(ascii: ")"))
         }
     }
 
@@ -486,12 +486,12 @@ public struct LLDataPDU: Sendable, Dissectable {
     public var summary: String { TextLine.make(writeSummary) }
 
     public func writeSummary(to s: inout TextLine) {
-        func bytes(_ head: String) { s += head; s.write(payload.count); s += " bytes)" }
+        func bytes(_ head: StaticString) { s += head; s.write(payload.count); s += " bytes)" }
         if encrypted {
             if length == 0 { s += "Empty PDU" } else { bytes("Encrypted data (") }
             return
         }
-        if let c = control { s += c.summary; return }
+        if let c = control { s.write(c.summary); return }
         if isEmpty { s += "Empty PDU"; return }
         switch llid {
         case .start: bytes("L2CAP start (")

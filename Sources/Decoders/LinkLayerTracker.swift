@@ -183,7 +183,7 @@ public final class LLFrame: Dissectable {
 
     /// Written into the line piece by piece: a sniffer capture prints one per frame.
     public func writeSummary(to s: inout TextLine) {
-        if let d = direction { s += d.arrow; s.write(byte: 32) }
+        if let d = direction { s.write(d.arrow); s.write(byte: 32) }
         pdu.writeSummary(to: &s)
         if isRetransmission { s += " [retransmission]" }
         if sequence == .unknown { s += " [after missed packets]" }

@@ -83,7 +83,7 @@ public enum Management {
         case MonitorOpcode.ctrlCommand:
             guard let code = payload.le16(4) else { return false }
             line += "MGMT Command "
-            line += commandName(code)
+            line.write(commandName(code))
             if Int(code) < commands.count, code > 0 {
                 line += " ("
                 line.write(hex: code, width: 4)
@@ -92,12 +92,12 @@ public enum Management {
         case MonitorOpcode.ctrlEvent:
             guard let code = payload.le16(4) else { return false }
             line += "MGMT Event "
-            line += eventName(code)
+            line.write(eventName(code))
             if code == 0x0001 || code == 0x0002, let cmd = payload.le16(6), let status = payload.byte(8) {
                 line += ": "
-                line += commandName(cmd)
+                line.write(commandName(cmd))
                 line += ": "
-                line += statusName(status)
+                line.write(statusName(status))
             } else if code == 0x0013, let type = payload.byte(6), let on = payload.byte(7) {
                 line += on != 0 ? ": started" : ": stopped"
                 line += type & 0x06 != 0 ? " (LE)" : ""

@@ -11,7 +11,7 @@ extension Decoded {
         writeLayerSummary(to: &line)
         if let keyNote {
             line += " ["
-            line += keyNote
+            line.write(keyNote)
             line.write(byte: UInt8(ascii: "]"))
         }
     }
@@ -21,7 +21,7 @@ extension Decoded {
         case .monitor(let op):
             if Management.writeSummary(monitorOpcode: op, packet.payload, to: &line) { return }
             line += "Monitor "
-            line += MonitorOpcode.name(op)
+            line.write(MonitorOpcode.name(op))
             writeMonitorDetail(op, to: &line)
             return
         case .linkLayer:
@@ -40,7 +40,7 @@ extension Decoded {
                 line += "Link layer"
             }
             return
-        case .unsupported(let t): line += "Unsupported "; line += LinkType.name(t); return
+        case .unsupported(let t): line += "Unsupported "; line.write(LinkType.name(t)); return
         case .unknownHCIType(let t): line += "Unknown HCI packet type "; line.write(hex: t, width: 2); return
         case .truncatedHeader: line += "Truncated record"; return
         case .hci: break
@@ -50,7 +50,7 @@ extension Decoded {
             line += packet.kind == .hci(.command) ? "HCI Command (truncated)" : "HCI packet (truncated)"
         case .command(let op):
             line += "HCI Command "
-            line += HCICommands.name(op)
+            line.write(HCICommands.name(op))
             line += " ("
             line.write(hex: op, width: 4)
             line.write(byte: UInt8(ascii: ")"))
@@ -61,7 +61,7 @@ extension Decoded {
             if let u = upper { u.writeSummary(to: &line); return }
             if let f = l2cap, packet.truncated {
                 line += "L2CAP "
-                if let name = L2CAPChannel.name(f.cid) { line += name } else { line += "CID "; line.write(hex: f.cid, width: 4) }
+                if let name = L2CAPChannel.name(f.cid) { line.write(name) } else { line += "CID "; line.write(hex: f.cid, width: 4) }
                 line += ", "
                 line.write(f.payload.count)
                 line += " of "
@@ -107,7 +107,7 @@ extension Decoded {
     }
 
     private func writeEventSummary(_ code: UInt8, _ params: Bytes, to line: inout TextLine) {
-        line += HCIEvents.name(code)
+        line.write(HCIEvents.name(code))
         line += " ("
         line.write(hex: code, width: 2)
         line.write(byte: UInt8(ascii: ")"))
@@ -115,25 +115,25 @@ extension Decoded {
         case 0x0E: // Command Complete: opcode, then return parameters starting with a status for most
             guard let op = params.le16(1) else { return }
             line.write(byte: 32)
-            line += HCICommands.name(op)
-            if let st = params.byte(3) { line += ": "; line += HCIErrors.name(st) }
+            line.write(HCICommands.name(op))
+            if let st = params.byte(3) { line += ": "; line.write(HCIErrors.name(st)) }
         case 0x0F: // Command Status
             guard let st = params.byte(0), let op = params.le16(2) else { return }
             line.write(byte: 32)
-            line += HCICommands.name(op)
+            line.write(HCICommands.name(op))
             line += ": "
-            line += HCIErrors.name(st)
+            line.write(HCIErrors.name(st))
         case 0x3E:
             guard let sub = params.byte(0) else { return }
             line.write(byte: 32)
-            line += HCIEvents.leSubeventName(sub)
+            line.write(HCIEvents.leSubeventName(sub))
             if sub == 0x01 || sub == 0x0A || sub == 0x29 {
                 // Status, handle, role, peer address type and address, (RPAs), interval.
                 var r = ByteReader(params.from(1))
                 guard let st = try? r.u8() else { return }
                 guard st == 0, let h = try? r.u16(), let role = try? r.u8(), (try? r.skip(1)) != nil, let a = try? r.address() else {
                     line += ": "
-                    line += HCIErrors.name(st)
+                    line.write(HCIErrors.name(st))
                     return
                 }
                 if sub != 0x01 { _ = try? r.skip(12) }
@@ -142,7 +142,7 @@ extension Decoded {
                 line.write(byte: 32)
                 line.write(a)
                 line += role == 0 ? " (central)" : " (peripheral)"
-                if let i = try? r.u16() { line += " interval "; line += String(Double(i) * 1.25); line += " ms" }
+                if let i = try? r.u16() { line += " interval "; line.write(String(Double(i) * 1.25)); line += " ms" }
                 return
             }
             if AdvertisingReports.isReport(subevent: sub) {
@@ -160,12 +160,12 @@ extension Decoded {
             line += " handle "
             line.write(hex: h, width: 4)
             line += " reason "
-            line += HCIErrors.name(reason)
+            line.write(HCIErrors.name(reason))
         case 0x08, 0x59: // Encryption Change v1/v2: status, handle, enabled
             guard let st = params.byte(0), let h = params.le16(1), let on = params.byte(3) else { return }
             line += " handle "
             line.write(hex: h, width: 4)
-            if st != 0 { line += ": "; line += HCIErrors.name(st) } else { line += on != 0 ? " encryption on" : " encryption off" }
+            if st != 0 { line += ": "; line.write(HCIErrors.name(st)) } else { line += on != 0 ? " encryption on" : " encryption off" }
         default:
             break
         }
@@ -334,7 +334,7 @@ extension UpperLayer {
             s.writeSummary(to: &line)
         case .channel(let cid, let psm, let r):
             line += "L2CAP "
-            line += PSM.name(psm, le: true)
+            line.write(PSM.name(psm, le: true))
             line += " CID "
             line.write(hex: cid, width: 4)
             switch r {
@@ -344,7 +344,7 @@ extension UpperLayer {
                 line.write(b.count)
                 line += " bytes"
                 if frames.count > 1 { line += " from "; line.write(frames.count); line += " K-frames" }
-            case .malformed(let why): line += " malformed: "; line += why
+            case .malformed(let why): line += " malformed: "; line.write(why)
             }
         case .raw(let cid, let data):
             line += "L2CAP CID "

@@ -3,52 +3,66 @@ import Wire
 /// A line of text written piece by piece into a byte buffer that can be reused frame after frame.
 /// Summary lines are written into one rather than concatenated from Strings: printing a capture
 /// then creates no String per frame.
-public struct TextLine: @unchecked Sendable {
-    /// The bytes, in one allocation with their count and capacity; copied on write like an array's,
-    /// but an append is a capacity check and a copy, without `Array`'s generic append path (which
-    /// cost more than the bytes themselves for the short pieces a line is made of).
-    @usableFromInline final class Storage: ManagedBuffer<(count: Int, capacity: Int), UInt8>, @unchecked Sendable {}
-    @usableFromInline var storage: Storage
-    /// Shared by every line not yet written to: an empty line costs no allocation.
-    nonisolated(unsafe) private static let empty = TextLine.allocate(0)
+///
+/// Not copyable: the buffer has one owner, so a write is a bounds check and a copy, with no test of
+/// whether the storage is shared (which a copy-on-write buffer makes on every piece of a line).
+public struct TextLine: ~Copyable, @unchecked Sendable {
+    @usableFromInline var base: UnsafeMutablePointer<UInt8>
+    @usableFromInline var used = 0
+    @usableFromInline var capacity: Int
+    /// The line allocated `base` (else it is lent room, or none yet).
+    private var owned: Bool
+    /// Where a line with no room yet points: an empty line costs no allocation.
+    nonisolated(unsafe) private static let none = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
     public init(capacity: Int = 0) {
-        storage = capacity > 0 ? TextLine.allocate(capacity) : TextLine.empty
+        self.capacity = max(0, capacity)
+        owned = capacity > 0
+        base = capacity > 0 ? .allocate(capacity: capacity) : TextLine.none
     }
 
-    private static func allocate(_ capacity: Int) -> Storage {
-        let b = Storage.create(minimumCapacity: capacity) { _ in (0, capacity) }
-        return unsafeDowncast(b, to: Storage.self)
+    /// A line written into room the caller lends (on the stack), moved to the heap only if it
+    /// outgrows it.
+    init(lent room: UnsafeMutableBufferPointer<UInt8>) {
+        capacity = room.count
+        owned = false
+        base = room.baseAddress ?? TextLine.none
     }
 
-    /// Room for `n` more bytes, in storage this line alone holds; where they go.
+    deinit { if owned { base.deallocate() } }
+
+    /// Room for `n` more bytes; where they go.
     @inlinable @inline(__always)
     mutating func reserve(_ n: Int) -> UnsafeMutablePointer<UInt8> {
-        if _slowPath(!isKnownUniquelyReferenced(&storage) || storage.header.count &+ n > storage.header.capacity) { grow(n) }
-        return storage.withUnsafeMutablePointerToElements { $0 } + storage.header.count
+        if _slowPath(used &+ n > capacity) { grow(n) }
+        return base + used
     }
 
+    /// The bytes `reserve` made room for, written.
+    @inlinable @inline(__always)
+    mutating func commit(_ n: Int) { used &+= n }
+
     @usableFromInline mutating func grow(_ n: Int) {
-        let count = storage.header.count
-        let fresh = TextLine.allocate(max(count &+ n, storage.header.capacity &* 2, 64))
-        storage.withUnsafeMutablePointerToElements { old in
-            fresh.withUnsafeMutablePointerToElements { $0.update(from: old, count: count) }
-        }
-        fresh.header.count = count
-        storage = fresh
+        let size = max(used &+ n, capacity &* 2, 64)
+        let fresh = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
+        fresh.initialize(from: base, count: used)
+        if owned { base.deallocate() }
+        base = fresh
+        capacity = size
+        owned = true
     }
 
     @inlinable @inline(__always)
     mutating func append(_ b: UInt8) {
         reserve(1).pointee = b
-        storage.header.count &+= 1
+        commit(1)
     }
 
     @inlinable
     mutating func append(_ p: UnsafeRawBufferPointer) {
-        guard let base = p.baseAddress, p.count > 0 else { return }
-        reserve(p.count).update(from: base.assumingMemoryBound(to: UInt8.self), count: p.count)
-        storage.header.count &+= p.count
+        guard let from = p.baseAddress, p.count > 0 else { return }
+        reserve(p.count).update(from: from.assumingMemoryBound(to: UInt8.self), count: p.count)
+        commit(p.count)
     }
 
     mutating func append(_ p: UnsafeBufferPointer<UInt8>) { append(UnsafeRawBufferPointer(p)) }
@@ -57,16 +71,14 @@ public struct TextLine: @unchecked Sendable {
     @inlinable public mutating func write(buffer p: UnsafeBufferPointer<UInt8>) { append(UnsafeRawBufferPointer(p)) }
 
     /// Empties the line and keeps its storage.
-    public mutating func clear() {
-        if isKnownUniquelyReferenced(&storage) { storage.header.count = 0 } else { storage = TextLine.empty }
-    }
+    public mutating func clear() { used = 0 }
 
-    public var count: Int { storage.header.count }
-    public var isEmpty: Bool { storage.header.count == 0 }
+    public var count: Int { used }
+    public var isEmpty: Bool { used == 0 }
 
     /// The line's bytes, lent to `body`.
     public func withUnsafeBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        try storage.withUnsafeMutablePointerToElements { try body(UnsafeBufferPointer(start: $0, count: storage.header.count)) }
+        try body(UnsafeBufferPointer(start: base, count: used))
     }
 
     /// The line's bytes as an array (a copy).
@@ -77,10 +89,12 @@ public struct TextLine: @unchecked Sendable {
 
     /// `body`'s writing as a String: how types that write their summary also offer it as a value.
     public static func make(_ body: (inout TextLine) -> Void) -> String {
-        // Room for a typical description up front: growing an empty buffer takes several allocations.
-        var line = TextLine(capacity: 96)
-        body(&line)
-        return line.string
+        // Room for a typical description on the stack: the String is then the one allocation.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { room in
+            var line = TextLine(lent: room)
+            body(&line)
+            return line.string
+        }
     }
 
     public mutating func write(_ s: String) {
@@ -94,7 +108,7 @@ public struct TextLine: @unchecked Sendable {
     public mutating func write(byte: UInt8) { append(byte) }
 
     /// Another line's bytes.
-    public mutating func write(line other: TextLine) { other.withUnsafeBytes { append($0) } }
+    public mutating func write(line other: borrowing TextLine) { other.withUnsafeBytes { append($0) } }
 
     public mutating func write(bytes b: [UInt8]) { b.withUnsafeBufferPointer { append($0) } }
 
@@ -137,7 +151,7 @@ public struct TextLine: @unchecked Sendable {
         _ = TextCursor.write(count: n, at: reserve(n)) {
             $0.appendFixed(f.value, wholeDigits: f.wholeDigits, decimals: decimals, negative: f.negative)
         }
-        storage.header.count &+= n
+        commit(n)
     }
 
     /// "0x" and upper-case hex digits, zero-padded to `width`: `Hex.prefixed(v, width:)`.
@@ -158,13 +172,13 @@ public struct TextLine: @unchecked Sendable {
             p[1] = Hex.lowerDigit(x & 0xF)
             p += 2
         }
-        storage.header.count &+= 2 &* b.count
+        commit(2 &* b.count)
     }
 
     /// "00:1b:dc:07:32:a1", as `BDAddr.description`.
     public mutating func write(_ a: BDAddr) {
         _ = TextCursor.write(count: BDAddr.textLength, at: reserve(BDAddr.textLength)) { a.store(into: &$0) }
-        storage.header.count &+= BDAddr.textLength
+        commit(BDAddr.textLength)
     }
 
     /// "0x180D", or the 128-bit form when the UUID is not on the base: `BluetoothUUID.description`.
@@ -175,16 +189,21 @@ public struct TextLine: @unchecked Sendable {
     /// "0000180D-0000-1000-8000-00805F9B34FB", as `BluetoothUUID.uuidString`.
     public mutating func write(uuidString u: BluetoothUUID) {
         _ = TextCursor.write(count: BluetoothUUID.stringLength, at: reserve(BluetoothUUID.stringLength)) { u.storeString(into: &$0) }
-        storage.header.count &+= BluetoothUUID.stringLength
+        commit(BluetoothUUID.stringLength)
     }
 
     /// "0x" and the digits, the room for all of them reserved at once.
     private mutating func writeDigits(_ v: UInt64, width: Int, lower: Bool) {
         let n = max(Hex.significantDigits(v), width)
         _ = TextCursor.write(count: 2 &+ n, at: reserve(2 &+ n)) { Hex.store(v, digits: n, prefix: true, lower: lower, into: &$0) }
-        storage.header.count &+= 2 &+ n
+        commit(2 &+ n)
     }
 
-    /// Appends with `+=`, so summary code reads like the String code it replaces.
-    public static func += (line: inout TextLine, s: String) { line.write(s) }
+    /// Appends with `+=`, so summary code reads like the String code it replaces. Literals only:
+    /// their bytes are copied as they are, where a String's are first found (a call into the
+    /// standard library per piece); other text goes through `write`.
+    @inlinable @inline(__always)
+    public static func += (line: inout TextLine, s: StaticString) {
+        line.append(UnsafeRawBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
 }

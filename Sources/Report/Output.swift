@@ -243,18 +243,18 @@ public final class Output {
     }
 
     /// A summary line as a quoted JSON string.
-    public func write(jsonString line: TextLine) {
+    public func write(jsonString line: borrowing TextLine) {
         line.withUnsafeBytes { writeJSON($0) }
     }
 
     /// A line of text as it was written.
-    public func write(_ line: TextLine) {
+    public func write(_ line: borrowing TextLine) {
         line.withUnsafeBytes { append($0) }
     }
 
     /// A line for a terminal: controls, invisible characters and invalid UTF-8 escaped
     /// (`DisplayText.escapeLine`). A line with none of them is copied in one piece.
-    public func write(display line: TextLine) {
+    public func write(display line: borrowing TextLine) {
         line.withUnsafeBytes { DisplayText.escapeLine($0) { append($0) } }
     }
 

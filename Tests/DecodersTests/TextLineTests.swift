@@ -74,26 +74,33 @@ final class TextLineTests: XCTestCase {
         XCTAssertTrue(ATTPDU(([0x1B, 0x03, 0x00] + Array(repeating: 0xAB, count: 40))[...]).summary.hasSuffix(String(repeating: "ab", count: 32) + "…"))
     }
 
-    func testCopiesDoNotShareWritesAndLinesGrow() {
-        // A line's storage is its own once written to: a copy keeps what it held.
+    func testLinesClearAndGrow() {
+        // One owner: a line is moved or lent, never copied. Clearing keeps the room it has.
         var a = TextLine()
         XCTAssertTrue(a.isEmpty)
         a += "abc"
-        var b = a
-        b += "def"
         a.write(byte: UInt8(ascii: "!"))
         XCTAssertEqual(a.string, "abc!")
+        var b = TextLine(capacity: 2)
+        b += "abcdef"
         XCTAssertEqual(b.string, "abcdef")
-        var c = b
+        var c = TextLine(capacity: 8)
+        c += "xyz"
         c.clear()
-        XCTAssertEqual(b.string, "abcdef")
         XCTAssertEqual(c.string, "")
+        XCTAssertEqual(c.count, 0)
+        c += "q"
+        XCTAssertEqual(c.string, "q")
+        // `make` writes into room on the stack, and moves to the heap past it.
+        for n in [0, 1, 21, 22, 60] {
+            XCTAssertEqual(TextLine.make { for _ in 0..<n { $0 += "abcdef" } }, String(repeating: "abcdef", count: n))
+        }
         // Growth past any first capacity, by pieces of every size.
         var long = TextLine(capacity: 4)
         var expected = ""
         for i in 0..<500 {
             let piece = String(repeating: Character(UnicodeScalar(UInt8(97 + i % 26))), count: i % 70)
-            long += piece
+            long.write(piece)
             long.write(hex: i, width: 4)
             expected += piece + Hex.prefixed(i, width: 4)
         }

@@ -30,6 +30,21 @@ final class AuditReportTests: XCTestCase {
         return CaptureAudit(path: path, findings: auditor.finish(), rules: auditor.enabledRules)
     }
 
+    func testMessagesAreValues() {
+        // A message's text has one owner behind a reference: appending to a copy leaves the
+        // message it was copied from as it was, and a message appended to itself doubles.
+        let base: Message = "read \(3) times in \(seconds: 4_100_000_000)"
+        var more = base
+        more += " (polling)"
+        XCTAssertEqual(base.string, "read 3 times in 4.1 s")
+        XCTAssertEqual(more.string, "read 3 times in 4.1 s (polling)")
+        var twice: Message = "ab"
+        twice += twice
+        XCTAssertEqual(twice.string, "abab")
+        let nested: Message = "[\(more)] \(handle: 0x2A)"
+        XCTAssertEqual(nested.string, "[read 3 times in 4.1 s (polling)] 0x002A")
+    }
+
     func testAuditorOrderAndLiveCallback() {
         var live: [String] = []
         let a = run(mixedStream(), live: { live.append($0.rule) })
