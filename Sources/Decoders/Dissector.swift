@@ -32,7 +32,7 @@ public final class Dissector {
     static let faultMemoCapacity = 4096
 
     /// Every peer's GATT database, rebuilt from discovery and carried across connections.
-    public let gatt = GATTStore()
+    public let gatt = GATTStore<GATTServer>()
     private var lastTime: Int64 = 0
 
     /// Advertisers seen in reports; only kept when asked for (`devices`, reports), so plain
@@ -480,7 +480,7 @@ public final class Dissector {
             }
             if ch.isEATT, case .sdu(let sdu, _) = result {
                 let key = ch.local.cid
-                let b = c.eatt[key] ?? gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
+                let b = c.eatt[key] ?? gatt.bearer(local: .local(adapter: c.adapter), remote: .peer(c.peerKey), mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
                 b.lossy = c.overTheAir
                 c.eatt[key] = b
                 d.upper = .att(att(sdu[...], ATTLayout(sdu[...]), on: b, side, &d, p), eattCID: f.cid)
@@ -494,7 +494,7 @@ public final class Dissector {
 
     private func bearer(_ c: Connection) -> ATTBearer {
         if let b = c.att { return b }
-        let b = gatt.bearer(local: LocalKey(adapter: c.adapter), remote: c.peerKey)
+        let b = gatt.bearer(local: .local(adapter: c.adapter), remote: .peer(c.peerKey))
         b.lossy = c.overTheAir
         c.att = b
         return b
@@ -719,8 +719,6 @@ public enum HCILayer {
 }
 
 /// The local side of every connection on one adapter: its own GATT server database.
-struct LocalKey: Hashable { let adapter: UInt16 }
-
 /// What an L2CAP frame carried.
 public enum UpperLayer {
     /// An ATT PDU with what the bearer and GATT tracking know of it; `eattCID` when it came over

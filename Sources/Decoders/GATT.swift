@@ -539,16 +539,29 @@ public final class GATTDatabase {
     }
 }
 
-/// Every server database seen in a capture, keyed by peer identity (the dissector's choice,
-/// e.g. address and address type), so later connections to the same peer reuse what earlier
-/// discovery found.
-public final class GATTStore {
+/// Whose attribute database: this host's GATT server on one adapter, or a peer's.
+public enum GATTServer: Hashable, Sendable {
+    case local(adapter: UInt16)
+    case peer(PeerKey)
+
+    /// The peer, for a peer's server.
+    public var peer: PeerKey? {
+        if case .peer(let p) = self { return p }
+        return nil
+    }
+}
+
+/// Every server database seen in a capture, keyed by server (the dissector keys them by
+/// `GATTServer`: a peer by address and address type), so later connections to the same peer
+/// reuse what earlier discovery found. A concrete key, not `AnyHashable`: comparing boxed keys
+/// cost thousands of instructions at every connection.
+public final class GATTStore<Key: Hashable> {
     /// Peers whose databases are kept. Each connection to a new address makes one, and a crafted
     /// capture can name a new address on every reuse of a handle; past the cap a peer's database
     /// still serves its connection (values are decoded) but is not kept for `gatt` or reports.
-    public static let maxDatabases = 4096
-    private var byKey: [AnyHashable: GATTDatabase] = [:]
-    private var order: [AnyHashable] = []
+    public static var maxDatabases: Int { 4096 }
+    private var byKey: [Key: GATTDatabase] = [:]
+    private var order: [Key] = []
     /// Databases made past `maxDatabases` and not kept.
     public private(set) var databasesNotKept = 0
     /// Bearers made so far: each one's `serial`.
@@ -559,7 +572,7 @@ public final class GATTStore {
     public init() {}
 
     /// The database of `peer`, created empty on first use.
-    public func database(for peer: AnyHashable) -> GATTDatabase {
+    public func database(for peer: Key) -> GATTDatabase {
         if let d = byKey[peer] { return d }
         let d = GATTDatabase()
         guard byKey.count < GATTStore.maxDatabases else {
@@ -572,7 +585,7 @@ public final class GATTStore {
     }
 
     /// Databases in the order their peers first appeared.
-    public var databases: [(key: AnyHashable, database: GATTDatabase)] {
+    public var databases: [(key: Key, database: GATTDatabase)] {
         order.compactMap { k in byKey[k].map { (k, $0) } }
     }
 
@@ -582,7 +595,7 @@ public final class GATTStore {
     }
 
     /// A new bearer between this host (`local`) and `remote`, sharing their databases.
-    public func bearer(local: AnyHashable, remote: AnyHashable, mtu: Int = ATTBearer.defaultMTU) -> ATTBearer {
+    public func bearer(local: Key, remote: Key, mtu: Int = ATTBearer.defaultMTU) -> ATTBearer {
         bearersMade += 1
         return ATTBearer(local: database(for: local), remote: database(for: remote), mtu: mtu, serial: bearersMade, results: results)
     }

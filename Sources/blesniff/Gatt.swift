@@ -51,7 +51,7 @@ struct Gatt: ParsableCommand {
                     // services (values seen for handles never discovered) has no fields to write.
                     out.write("{\"peer\":" + JSONText.quoted(db.name))
                     // The peer as fields too: tools match on the address, not on the label.
-                    if let p = db.key.base as? PeerKey, let a = p.address {
+                    if let p = db.key.peer, let a = p.address {
                         out.write(",\"address\":\"" + a.description + "\"")
                         if let t = p.type { out.write(",\"address_type\":\"" + (t == 1 ? "random" : "public") + "\"") }
                     }
@@ -121,8 +121,8 @@ struct Gatt: ParsableCommand {
     static let repeatable: Set<String> = ["primary_service", "secondary_service", "included_service", "characteristic",
                                           "descriptor", "attribute"]
 
-    static func name(_ key: AnyHashable) -> String {
-        if let p = key.base as? PeerKey { return "Peer " + p.description }
+    static func name(_ key: GATTServer) -> String {
+        if let p = key.peer { return "Peer " + p.description }
         return "Local (this host's GATT server)"
     }
 }

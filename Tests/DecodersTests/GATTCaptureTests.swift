@@ -91,7 +91,7 @@ final class GATTCaptureTests: XCTestCase {
     func testFitUpDiscovery() throws {
         let records = pcap201(try load("blepcapan__fitup.pcap"))
         XCTAssertEqual(records.count, 527)
-        let store = GATTStore()
+        let store = GATTStore<String>()
         let bearer = store.bearer(local: "host", remote: "band")
         var results: [Int: ATTResult] = [:]
         let pdus = attPDUs(records)
@@ -125,7 +125,7 @@ final class GATTCaptureTests: XCTestCase {
     func testFossibotIndicationAndMTU() throws {
         let records = btsnoop(try load("fossibot__btsnoop_hci.log"))
         XCTAssertEqual(records.count, 9227)
-        let store = GATTStore()
+        let store = GATTStore<String>()
         let bearer = store.bearer(local: "phone", remote: "station")
         var results: [Int: ATTResult] = [:]
         for (r, pdu) in attPDUs(records) {
@@ -156,12 +156,12 @@ final class GATTCaptureTests: XCTestCase {
             let cols = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard cols.count > 6, cols[3].contains("1002"), let expected = Int(cols[6]) else { continue }
             let records = btsnoop(try load(cols[0]))
-            let store = GATTStore()
+            let store = GATTStore<String>()
             var bearers: [UInt16: ATTBearer] = [:]
             var count = 0
             for (r, pdu) in attPDUs(records) {
                 let handle = (r.h4.le16(1) ?? 0) & 0x0FFF
-                let bearer = bearers[handle] ?? store.bearer(local: "host", remote: handle)
+                let bearer = bearers[handle] ?? store.bearer(local: "host", remote: "handle \(handle)")
                 bearers[handle] = bearer
                 let result = bearer.process(ATTPDU(pdu), from: r.sent ? .local : .remote, frame: r.frame, time: r.time)
                 _ = result.summary

@@ -18,7 +18,7 @@ final class GATTTests: XCTestCase {
         let ms: Int64
     }
 
-    var store = GATTStore()
+    var store = GATTStore<String>()
     var results: [Int: ATTResult] = [:]
 
     func run(_ bearer: ATTBearer, _ steps: [Step]) {

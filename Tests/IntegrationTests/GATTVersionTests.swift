@@ -19,7 +19,7 @@ final class GATTVersionTests: XCTestCase {
             let dissector = Dissector(keepEnded: keepEnded)
             try Fixtures.decode(Fixtures.captures + "/" + file, dissector: dissector) { _ in }
             dissector.finish()
-            let dbs = dissector.gatt.databases.filter { !$0.database.isEmpty && $0.key.base is PeerKey }
+            let dbs = dissector.gatt.databases.filter { !$0.database.isEmpty && $0.key.peer != nil }
             XCTAssertEqual(dbs.count, 1, file)
             guard let db = dbs.first?.database else { continue }
             let versions = db.versions
@@ -105,7 +105,7 @@ final class GATTVersionTests: XCTestCase {
         try Fixtures.decode(Fixtures.captures + "/gatt_session.btsnoop", dissector: dissector) { _ in }
         dissector.finish()
         for (_, db) in dissector.gatt.databases { XCTAssertEqual(db.versions.count, 1) }
-        let store = GATTStore()
+        let store = GATTStore<String>()
         let first = store.bearer(local: "local", remote: "peer")
         discover(first, frame: 10, services: [(0x0001, 0x0005, 0x1800), (0x0006, 0xFFFF, 0x180F)])
         let second = store.bearer(local: "local", remote: "peer")
@@ -116,7 +116,7 @@ final class GATTVersionTests: XCTestCase {
 
     /// A Service Changed indication, then rediscovery that finds another service there.
     func testServiceChangedIndication() {
-        let store = GATTStore()
+        let store = GATTStore<String>()
         let b = store.bearer(local: "local", remote: "peer")
         discover(b, frame: 10, services: [(0x0001, 0x0005, 0x1801), (0x0006, 0xFFFF, 0x180F)])
         // The Service Changed characteristic: declaration 0x0002, value 0x0003, in the GATT service.

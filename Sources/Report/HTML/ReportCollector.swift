@@ -228,12 +228,12 @@ public final class ReportCollector {
             advertisersSeen = adv.totalCount
             for s in adv.devices where devices[s.address] != nil { summaries[s.address] = s }
         }
-        var byKey: [AnyHashable: GATTDatabase] = [:]
+        var byKey: [GATTServer: GATTDatabase] = [:]
         for (k, db) in dissector.gatt.databases where !db.isEmpty {
             byKey[k] = db
-            if !(k.base is PeerKey), localDatabase == nil { localDatabase = db }
+            if k.peer == nil, localDatabase == nil { localDatabase = db }
         }
-        for t in connections.values { t.database = byKey[AnyHashable(t.connection.peerKey)] }
+        for t in connections.values { t.database = byKey[.peer(t.connection.peerKey)] }
     }
 
     // MARK: What the page reads

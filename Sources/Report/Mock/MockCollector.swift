@@ -56,13 +56,13 @@ public final class MockCollector {
 
     struct Advertising { var data: [UInt8]?; var scanResponse: [UInt8]? }
 
-    let gatt: GATTStore
+    let gatt: GATTStore<GATTServer>
     var peers: [PeerKey: PeerLog] = [:]
     var advertising: [BDAddr: Advertising] = [:]
     var storedBytes = 0
     var room: Bool { storedBytes < MockCollector.maxStoredBytes }
 
-    public init(gatt: GATTStore) { self.gatt = gatt }
+    public init(gatt: GATTStore<GATTServer>) { self.gatt = gatt }
 
     public func add(_ d: Decoded) {
         if case .event(0x3E) = d.hci, case let params = d.hciParameters, let sub = params.byte(0), AdvertisingReports.isReport(subevent: sub) {
@@ -83,7 +83,7 @@ public final class MockCollector {
         peers[key] = log
         let time = d.packet.timestamp
         if log.connectionStart[c.id] == nil { log.connectionStart[c.id] = c.createdTime ?? time }
-        let db = gatt.database(for: key)
+        let db = gatt.database(for: .peer(key))
         var seen = Set<UInt16>()
         for e in r.entries {
             let h = e.attribute.handle
@@ -122,7 +122,7 @@ public final class MockCollector {
     /// any service of theirs was discovered.
     public var peerDatabases: [(peer: PeerKey, database: GATTDatabase, discovered: Bool)] {
         gatt.databases.compactMap { entry in
-            guard let p = entry.key.base as? PeerKey else { return nil }
+            guard let p = entry.key.peer else { return nil }
             return (p, entry.database, !entry.database.serviceTree.isEmpty)
         }
     }
