@@ -204,6 +204,6 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
     /// standard library per piece); other text goes through `write`.
     @inlinable @inline(__always)
     public static func += (line: inout TextLine, s: StaticString) {
-        line.append(UnsafeRawBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+        s.withUTF8Buffer { line.append(UnsafeRawBufferPointer($0)) }
     }
 }
