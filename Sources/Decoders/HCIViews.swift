@@ -51,14 +51,16 @@ public enum HCICommand: Sendable {
 
     /// nil for another opcode, or parameters too short for the view.
     public init?(opcode: UInt16, _ params: Bytes) {
-        guard let read = Self.readers[opcode] else { return nil }
+        guard let read = Self.readers[Key16(opcode)] else { return nil }
         var r = ByteReader(params)
         guard let c = try? read(&r) else { return nil }
         self = c
     }
 
     private typealias Reader = @Sendable (inout ByteReader) throws -> HCICommand
-    private static let readers: [UInt16: Reader] = [
+    /// Keyed by `Key16`, hashed as one word: every command of a capture is looked up here.
+    private static let readers = Dictionary(uniqueKeysWithValues: readerTable.map { (Key16($0.key), $0.value) })
+    private static let readerTable: [UInt16: Reader] = [
         HCICommands.disconnect: { .disconnect(try Disconnect(&$0)) },
         HCICommands.leSetAdvertisingParameters: { .leSetAdvertisingParameters(try LESetAdvertisingParameters(&$0)) },
         HCICommands.leSetAdvertisingData: { .leSetAdvertisingData(try LESetAdvertisingData(&$0, scanResponse: false)) },
