@@ -49,14 +49,16 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// Bit 7: a 12-byte authentication signature ends the PDU.
     @inlinable public var hasSignature: Bool { rawValue & 0x80 != 0 }
 
-    /// Name of every defined opcode, indexed by the opcode byte.
-    static let table: [String?] = {
-        var t = [String?](repeating: nil, count: 256)
+    /// Name of every defined opcode, indexed by the opcode byte: as literals (what a summary
+    /// copies) and as Strings.
+    static let literals: [StaticString?] = {
+        var t = [StaticString?](repeating: nil, count: 256)
         for (op, name) in defined { t[Int(op)] = name }
         return t
     }()
+    static let table: [String?] = literals.map { $0.map(\.description) }
 
-    static let defined: [UInt8: String] = [
+    static let defined: [UInt8: StaticString] = [
         0x01: "Error Response",
         0x02: "Exchange MTU Request", 0x03: "Exchange MTU Response",
         0x04: "Find Information Request", 0x05: "Find Information Response",
@@ -78,6 +80,11 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
 
     public var isKnown: Bool { ATTOpcode.table[Int(rawValue)] != nil }
     public var name: String { ATTOpcode.table[Int(rawValue)] ?? "Unknown Opcode " + Hex.prefixed(rawValue, width: 2) }
+
+    /// Writes `name`.
+    public func writeName(to line: inout TextLine) {
+        if let s = ATTOpcode.literals[Int(rawValue)] { line += s } else { line.write(name) }
+    }
 
     /// The opcode's role (Vol 3 Part F 3.4.8). Bit masks of literals rather than a table: it is
     /// read for every PDU, and a static table costs a lazy-initialisation check and a call.
@@ -646,7 +653,7 @@ extension ATTPDU: Dissectable {
         func handle(_ label: StaticString, _ h: UInt16) { s += label; s.write(lowerHex: UInt64(h), width: 4) }
         func range(_ r: ATTHandleRange) { handle(", Handles: ", r.start); handle("..", r.end) }
         func value(_ label: StaticString, _ v: Bytes) { s += label; writeATTValueHex(v, to: &s) }
-        s.write(opcode.name)
+        opcode.writeName(to: &s)
         switch parameters {
         case .none: break
         case .error(let op, let h, let code):

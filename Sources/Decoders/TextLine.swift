@@ -21,9 +21,9 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
         base = capacity > 0 ? .allocate(capacity: capacity) : TextLine.none
     }
 
-    /// A line written into room the caller lends (on the stack), moved to the heap only if it
-    /// outgrows it.
-    init(lent room: UnsafeMutableBufferPointer<UInt8>) {
+    /// A line written into room the caller lends (on the stack, or an output buffer's free end),
+    /// moved to the heap only if it outgrows it.
+    public init(lent room: UnsafeMutableBufferPointer<UInt8>) {
         capacity = room.count
         owned = false
         base = room.baseAddress ?? TextLine.none
@@ -74,6 +74,8 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
     public mutating func clear() { used = 0 }
 
     public var count: Int { used }
+    /// Still in the room it was lent: its bytes are where the lender's room starts.
+    public var isInLentRoom: Bool { !owned }
     public var isEmpty: Bool { used == 0 }
 
     /// The line's bytes, lent to `body`.
@@ -192,10 +194,19 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
         commit(BluetoothUUID.stringLength)
     }
 
-    /// "0x" and the digits, the room for all of them reserved at once.
+    /// "0x" and the digits, the room for all of them reserved at once and the digits stored
+    /// backwards (a handle's four digits are on nearly every ATT line).
+    @inline(__always)
     private mutating func writeDigits(_ v: UInt64, width: Int, lower: Bool) {
         let n = max(Hex.significantDigits(v), width)
-        _ = TextCursor.write(count: 2 &+ n, at: reserve(2 &+ n)) { Hex.store(v, digits: n, prefix: true, lower: lower, into: &$0) }
+        guard n <= 8 else {
+            _ = TextCursor.write(count: 2 &+ n, at: reserve(2 &+ n)) { Hex.store(v, digits: n, prefix: true, lower: lower, into: &$0) }
+            return commit(2 &+ n)
+        }
+        // Room for the whole word of digits; only `n` of them are kept.
+        let p = UnsafeMutableRawPointer(reserve(10))
+        p.storeBytes(of: UInt16(0x7830).littleEndian, as: UInt16.self)  // "0x"
+        p.storeBytes(of: Hex.digitWord(v, count: n, lower: lower), toByteOffset: 2, as: UInt64.self)
         commit(2 &+ n)
     }
 

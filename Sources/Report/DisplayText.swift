@@ -44,14 +44,31 @@ public enum DisplayText {
     /// after each byte that is not printable ASCII. Kept apart from `escape`: the larger loop made
     /// every short value dearer.
     public static func escapeLine(_ u: UnsafeBufferPointer<UInt8>, to emit: (UnsafeBufferPointer<UInt8>) -> Void) {
-        guard u.baseAddress != nil else { return }
+        _ = scanLine(u, untilEscape: false, emit)
+    }
+
+    /// Whether `escapeLine` hands on `u` unchanged: a line written in place can then stay there.
+    public static func isPlainLine(_ u: UnsafeBufferPointer<UInt8>) -> Bool {
+        !scanLine(u, untilEscape: true) { _ in }
+    }
+
+    /// `escapeLine`'s walk; true when something was escaped. `untilEscape` stops at the first
+    /// escape and emits nothing after it.
+    @inline(__always)
+    private static func scanLine(_ u: UnsafeBufferPointer<UInt8>, untilEscape: Bool,
+                                 _ emit: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+        guard u.baseAddress != nil else { return false }
         var start = 0, i = 0
         while i < u.count {
             i = plainASCII(u, from: i)
             while i < u.count, u[i] &- 0x20 < 0x5F { i &+= 1 }
-            if i < u.count { i = step(u, at: i, [], start: &start, emit) }
+            if i < u.count {
+                i = step(u, at: i, [], start: &start, emit)
+                if untilEscape, start != 0 { return true }
+            }
         }
-        finish(u, start: start, emit)
+        if !untilEscape { finish(u, start: start, emit) }
+        return start != 0
     }
 
     /// One step of the escapers at `i`: past a printable byte (or a kept newline), or past the

@@ -26,7 +26,7 @@ public final class FramePrinter {
     private var start = CaptureStart()
     /// Timestamps of the frame before the current one and of the last frame printed (`-t d`, `dd`).
     private var previousCaptured: Int64?, currentCaptured: Int64?, lastPrinted: Int64?
-    /// Each frame's summary is written here, then copied to the output: one buffer for the whole capture.
+    /// JSON's summary is written here, then escaped into the output: one buffer for the whole capture.
     @exclusivity(unchecked) private var line = TextLine(capacity: 512)
     /// `read -v` writes each layer's fields as the decoders send them.
     private let fieldWriter: FieldRendering.TextWriter
@@ -59,29 +59,13 @@ public final class FramePrinter {
     }
 
     private func text(_ d: Decoded, relative: Int64) {
-        out.write(int: Int64(d.packet.number), width: 6)
-        out.write(byte: 32)
-        let t = d.packet.timestamp
-        switch timeFormat {
-        case .r: out.write(seconds: relative, width: 12)
-        case .d: out.write(seconds: previousCaptured.map { t &- $0 } ?? 0, width: 12)
-        case .dd: out.write(seconds: lastPrinted.map { t &- $0 } ?? 0, width: 12)
-        case .e: out.write(seconds: t, width: 17)
-        case .a, .ad, .u, .ud: out.write(Self.clockTime(t, date: timeFormat == .ad || timeFormat == .ud, utc: timeFormat == .u || timeFormat == .ud))
+        if timeFormat == .r, writeColumns(d.packet, seconds: relative) {
+            lastPrinted = d.packet.timestamp
+        } else {
+            writeColumnsSpelledOut(d.packet, relative: relative)
         }
-        lastPrinted = t
-        out.write(byte: 32)
-        out.write(d.packet.direction.arrow)
-        // The monitor's records about no controller (a management client opening) carry index 0xFFFF.
-        if d.packet.adapter == 0xFFFF { out.write(" -") } else {
-            out.write(" hci")
-            out.write(int: Int64(d.packet.adapter))
-        }
-        out.write(byte: 32)
-        line.clear()
-        d.writeSummary(to: &line)
         // The line can quote a device (its name, a GATT string): escaped for the terminal.
-        out.write(display: line)
+        out.write(displayLine: { d.writeSummary(to: &$0) })
         if d.isMalformed { out.write(" [malformed]") }
         out.write(byte: 10)
         if verbose {
@@ -92,6 +76,83 @@ public final class FramePrinter {
             }
         }
         if hexDump { Self.writeHexDump(Self.frameBytes(d.packet), to: out) }
+    }
+
+    /// The columns before the summary, "     7     0.012500 < hci0 ", for the common frame (number
+    /// and time that fit their widths, an adapter index under 100): stored in one reserved piece,
+    /// digits written backwards. False, with nothing written, for any other frame.
+    @inline(__always)
+    func writeColumns(_ p: Packet, seconds ns: Int64) -> Bool {
+        let number = UInt64(truncatingIfNeeded: p.number)
+        guard number < 1_000_000, ns >= 0, ns < 99_999_999_999_500, p.adapter < 100 else { return false }
+        // 6 + 1 + 12 + 1 + 1 + 4 + 2 + 1
+        return out.withSpace(28) { at in
+            Self.storeRight(number, at, width: 6)
+            at[6] = 32
+            // Seconds with six decimals, right-aligned in 12 columns.
+            var us = (UInt64(ns) &+ 500) / 1000
+            var i = 19
+            for _ in 0..<6 {
+                i &-= 1
+                at[i] = 0x30 &+ UInt8(truncatingIfNeeded: us % 10)
+                us /= 10
+            }
+            i &-= 1
+            at[i] = UInt8(ascii: ".")
+            Self.storeRight(us, at + 7, width: i &- 7)
+            at[19] = 32
+            at[20] = p.direction == .sent ? UInt8(ascii: "<") : p.direction == .received ? UInt8(ascii: ">") : UInt8(ascii: "*")
+            at[21] = 32
+            at[22] = UInt8(ascii: "h")
+            at[23] = UInt8(ascii: "c")
+            at[24] = UInt8(ascii: "i")
+            var n = 25
+            if p.adapter >= 10 {
+                at[n] = 0x30 &+ UInt8(truncatingIfNeeded: p.adapter / 10)
+                n &+= 1
+            }
+            at[n] = 0x30 &+ UInt8(truncatingIfNeeded: p.adapter % 10)
+            at[n &+ 1] = 32
+            return n &+ 2
+        } > 0
+    }
+
+    /// `v` right-aligned in `width` columns, spaces before it; `v` has at most `width` digits.
+    @inline(__always)
+    private static func storeRight(_ v: UInt64, _ at: UnsafeMutablePointer<UInt8>, width: Int) {
+        var i = width, m = v
+        repeat {
+            i &-= 1
+            at[i] = 0x30 &+ UInt8(truncatingIfNeeded: m % 10)
+            m /= 10
+        } while m > 0 && i > 0
+        while i > 0 {
+            i &-= 1
+            at[i] = 32
+        }
+    }
+
+    /// The columns before the summary in any time format, for any frame.
+    func writeColumnsSpelledOut(_ p: Packet, relative: Int64) {
+        out.write(int: Int64(p.number), width: 6)
+        out.write(byte: 32)
+        let t = p.timestamp
+        switch timeFormat {
+        case .r: out.write(seconds: relative, width: 12)
+        case .d: out.write(seconds: previousCaptured.map { t &- $0 } ?? 0, width: 12)
+        case .dd: out.write(seconds: lastPrinted.map { t &- $0 } ?? 0, width: 12)
+        case .e: out.write(seconds: t, width: 17)
+        case .a, .ad, .u, .ud: out.write(Self.clockTime(t, date: timeFormat == .ad || timeFormat == .ud, utc: timeFormat == .u || timeFormat == .ud))
+        }
+        lastPrinted = t
+        out.write(byte: 32)
+        out.write(p.direction.arrow)
+        // The monitor's records about no controller (a management client opening) carry index 0xFFFF.
+        if p.adapter == 0xFFFF { out.write(" -") } else {
+            out.write(" hci")
+            out.write(int: Int64(p.adapter))
+        }
+        out.write(byte: 32)
     }
 
     /// Time of day with microseconds (`12:00:00.000500`), after the date with `date`; local time

@@ -258,6 +258,26 @@ public final class Output {
         line.withUnsafeBytes { DisplayText.escapeLine($0) { append($0) } }
     }
 
+    /// A line for a terminal written by `body` straight into the buffer's free end, and left there
+    /// unless `DisplayText.isPlainLine` finds something to escape: a summary line is written once,
+    /// not written into a line of its own and copied.
+    @inline(__always) public func write(displayLine body: (inout TextLine) -> Void) {
+        // More room than a summary line takes: one that outgrows it moves to the heap.
+        _ = reserve(4096)
+        let at = storage + count
+        var line = TextLine(lent: UnsafeMutableBufferPointer(start: at, count: capacity &- count))
+        body(&line)
+        if line.isInLentRoom, line.withUnsafeBytes(DisplayText.isPlainLine) {
+            count &+= line.count
+            if count >= chunk { flush() }
+            return
+        }
+        // The escaped text would overwrite the line it is read from: copied out first.
+        scratch.clear()
+        scratch.write(line: line)
+        write(display: scratch)
+    }
+
     /// Derived text for a terminal, escaped as `DisplayText` says.
     public func write(display t: DerivedText) {
         scratch.clear()

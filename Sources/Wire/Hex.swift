@@ -43,6 +43,22 @@ public enum Hex {
     @inlinable public static func lowerDigit(_ d: UInt8) -> UInt8 { d < 10 ? 0x30 &+ d : 0x57 &+ d }
     @inlinable public static func upperDigit(_ d: UInt8) -> UInt8 { d < 10 ? 0x30 &+ d : 0x37 &+ d }
 
+    /// The last `n` (1...8) hex digits of `v` as ASCII, in a word whose first byte in memory is
+    /// the first digit (bytes after the `n`th are left over): every digit made at once, eight
+    /// nibbles spread one to a byte and each turned into its digit by adding to every byte.
+    @inlinable @inline(__always)
+    public static func digitWord(_ v: UInt64, count n: Int, lower: Bool) -> UInt64 {
+        var x = UInt64(truncatingIfNeeded: UInt32(truncatingIfNeeded: v))
+        x = (x | x << 16) & 0x0000_FFFF_0000_FFFF
+        x = (x | x << 8) & 0x00FF_00FF_00FF_00FF
+        x = (x | x << 4) & 0x0F0F_0F0F_0F0F_0F0F
+        // 1 in each byte whose nibble is 10 or more, then the step from '9' + 1 to 'a' or 'A'.
+        let letters = ((x &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        x = x &+ 0x3030_3030_3030_3030 &+ letters &* (lower ? 0x27 : 0x07)
+        // Nibble 0 is byte 0: the digits read from the most significant, first in memory.
+        return (x << (8 &* (8 &- UInt64(truncatingIfNeeded: n)))).bigEndian
+    }
+
     /// Hex digits needed for `v` (1 for zero).
     @inlinable public static func significantDigits(_ v: UInt64) -> Int {
         v == 0 ? 1 : (67 - v.leadingZeroBitCount) / 4

@@ -32,6 +32,28 @@ final class TextLineTests: XCTestCase {
         XCTAssertEqual(l.string, Hex.string([0x00, 0xFF, 0x1A][...]))
     }
 
+    /// Up to eight digits are made in one word: every digit in every position, both cases, every
+    /// width, and values with more digits than the word, at every point of a line's room.
+    func testHexDigitsInEveryPosition() {
+        var values: [UInt64] = [0, 0xF, 0x10, 0xABCD, 0x9A9A, 0xFFFF_FFFF, 0x1_0000_0000, UInt64.max, 0x0123_4567_89AB_CDEF]
+        for shift in stride(from: 0, to: 32, by: 4) { for d in 0..<16 { values.append(UInt64(d) << UInt64(shift)) } }
+        for v in values {
+            for width in 0...10 {
+                let digits = String(v, radix: 16, uppercase: true)
+                let upper = "0x" + String(repeating: "0", count: max(0, width - digits.count)) + digits
+                for used in [0, 5, 54, 60, 63] {
+                    var l = TextLine(capacity: 64)
+                    l.write(bytes: [UInt8](repeating: 32, count: used))
+                    l.write(hex: v, width: width)
+                    XCTAssertEqual(String(l.string.dropFirst(used)), upper, "\(v) \(width)")
+                    l.clear()
+                    l.write(lowerHex: v, width: width)
+                    XCTAssertEqual(l.string, upper.lowercased(), "\(v) \(width)")
+                }
+            }
+        }
+    }
+
     /// A decimal written into a line is `fixed`'s String: rounding, a carry into a new whole
     /// digit, negative values that round to zero, and what does not fit a scaled word.
     func testFixedPointAsFixedSpellsIt() {

@@ -36,6 +36,64 @@ final class OutputTests: XCTestCase {
         }
     }
 
+    /// A frame's columns, stored in one piece for the common frame, are what the general path
+    /// writes; frames they do not fit are left to it.
+    func testFrameColumnsAreWhatTheGeneralPathWrites() throws {
+        let numbers = [1, 9, 10, 99_999, 999_999, 1_000_000, 12_345_678]
+        let times: [Int64] = [0, 499, 500, 1_234_567_890, 99_999_999_999_499, 99_999_999_999_500, 100_000_000_000_000, -1, -2_000]
+        let adapters: [UInt16] = [0, 9, 10, 99, 100, 0xFFFF]
+        let directions: [Direction] = [.sent, .received, .unknown]
+        for number in numbers {
+            for ns in times {
+                for adapter in adapters {
+                    for direction in directions {
+                        let p = Packet(number: number, timestamp: ns, direction: direction, adapter: adapter,
+                                       kind: .hci(.event), payload: Bytes([]))
+                        var stored = false
+                        let fast = try written { out in
+                            stored = FramePrinter(format: .text, verbose: false, output: out).writeColumns(p, seconds: ns)
+                        }
+                        let general = try written { FramePrinter(format: .text, verbose: false, output: $0).writeColumnsSpelledOut(p, relative: ns) }
+                        let fits = number < 1_000_000 && ns >= 0 && ns < 99_999_999_999_500 && adapter < 100
+                        XCTAssertEqual(stored, fits, "\(number) \(ns) \(adapter)")
+                        if stored { XCTAssertEqual(String(decoding: fast, as: UTF8.self), String(decoding: general, as: UTF8.self)) }
+                        else { XCTAssertEqual(fast, []) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A line written in place is what escaping a finished line writes: plain text stays where it
+    /// was written, text with something to escape is escaped, wherever the buffer's end falls and
+    /// however long the line.
+    func testDisplayLinesWrittenInPlaceAreEscapedLines() throws {
+        let texts: [[UInt8]] = [
+            Array("ATT Handle Value Notification, Handle: 0x0010".utf8), Array("Heart Rate — 72 bpm".utf8),
+            Array("name \u{1B}[2J cleared".utf8), [0x41, 0xFF, 0x42], Array("bidi \u{202E}txet".utf8), [],
+            Array(repeating: UInt8(ascii: "x"), count: 5000), Array(repeating: 0x07, count: 3000),
+        ]
+        // Bytes already gathered, so that the line starts near the buffer's end (128 KiB) or past a flush.
+        for before in [0, 1, 65_535, 126_000, 131_000] {
+            for t in texts {
+                let filler = [UInt8](repeating: UInt8(ascii: "."), count: before)
+                let inPlace = try written { out in
+                    out.write(bytes: filler)
+                    out.write(displayLine: { $0.write(bytes: t) })
+                    out.write(byte: 10)
+                }
+                let copied = try written { out in
+                    out.write(bytes: filler)
+                    var line = TextLine(capacity: 16)
+                    line.write(bytes: t)
+                    out.write(display: line)
+                    out.write(byte: 10)
+                }
+                XCTAssertEqual(inPlace, copied, "\(before) \(t.prefix(40))")
+            }
+        }
+    }
+
     func testJSONStringsEscapeEveryByteWhereverItFalls() throws {
         var rng = SystemRandomNumberGenerator()
         let specials: [[UInt8]] = [[0x22], [0x5C], [0x00], [0x0A], [0x1F], [0x7F], [0xC3, 0xA9], [0xE2, 0x82], [0xFF], [0x20]]
