@@ -167,6 +167,15 @@ public final class Output {
     /// Appends `v` in upper-case hex, zero-padded to `width` digits, after "0x" when `prefix`.
     public func write(hex v: UInt64, width: Int, prefix: Bool = true) {
         let n = max(Hex.significantDigits(v), width)
+        // Up to eight digits (nearly every field's) made in one word and stored with the prefix.
+        if n <= 8, reserve(10) {
+            let p = UnsafeMutableRawPointer(storage + count)
+            let at = prefix ? 2 : 0
+            if prefix { p.storeBytes(of: UInt16(0x7830).littleEndian, as: UInt16.self) }  // "0x"
+            p.storeBytes(of: Hex.digitWord(v, count: n, lower: false), toByteOffset: at, as: UInt64.self)
+            count &+= at &+ n
+            return
+        }
         // Room made once, the digits stored without a test each.
         withRoom(n + (prefix ? 2 : 0)) { Hex.store(v, digits: n, prefix: prefix, into: &$0) }
     }
@@ -212,15 +221,20 @@ public final class Output {
     public func write(indent: Int, label: String, colon: Bool) {
         let written = label.utf8.withContiguousStorageIfAvailable { u in
             let n = indent &+ u.count &+ (colon ? 2 : 0)
-            return withSpace(n) { p in
-                p.update(repeating: UInt8(ascii: " "), count: indent)
-                if let base = u.baseAddress { (p + indent).update(from: base, count: u.count) }
-                if colon {
-                    p[n &- 2] = UInt8(ascii: ":")
-                    p[n &- 1] = UInt8(ascii: " ")
-                }
-                return n
+            // Slack after the line: the indent is stored eight spaces at a time, and the label
+            // then written over what went past it.
+            guard indent <= 64, reserve(n &+ 8) else { return 0 }
+            let p = storage + count
+            let raw = UnsafeMutableRawPointer(p)
+            var i = 0
+            while i < indent {
+                raw.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, toByteOffset: i, as: UInt64.self)
+                i &+= 8
             }
+            if let base = u.baseAddress { (p + indent).update(from: base, count: u.count) }
+            if colon { raw.storeBytes(of: UInt16(0x203A).littleEndian, toByteOffset: n &- 2, as: UInt16.self) }  // ": "
+            count &+= n
+            return n
         }
         guard written == nil || written == 0 else { return }
         write(spaces: indent)

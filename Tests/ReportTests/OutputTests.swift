@@ -94,6 +94,31 @@ final class OutputTests: XCTestCase {
         }
     }
 
+    /// Field values in hex and field labels, stored a word at a time: what `Hex` spells and what
+    /// the pieces written one by one make, at any indent and near the buffer's end.
+    func testHexValuesAndLabelsAreWhatThePiecesSpell() throws {
+        for before in [0, 131_066, 131_070] {
+            let filler = [UInt8](repeating: UInt8(ascii: "."), count: before)
+            for v: UInt64 in [0, 0xA, 0x1B, 0xABCD, 0xFFFF_FFFF, 0x1_0000_0000, UInt64.max] {
+                for width in [0, 2, 4, 8, 9] {
+                    let hex = try written { $0.write(bytes: filler); $0.write(hex: v, width: width) }
+                    XCTAssertEqual(String(decoding: hex.dropFirst(before), as: UTF8.self), Hex.prefixed(v, width: width))
+                    let bare = try written { $0.write(bytes: filler); $0.write(hex: v, width: width, prefix: false) }
+                    XCTAssertEqual(String(decoding: bare.dropFirst(before), as: UTF8.self), Hex.padded(v, width: width))
+                }
+            }
+            for indent in [0, 4, 6, 8, 9, 17, 70] {
+                for label in ["", "CID", "Packet Boundary Flag", "Ünïcode label"] {
+                    for colon in [false, true] {
+                        let line = try written { $0.write(bytes: filler); $0.write(indent: indent, label: label, colon: colon) }
+                        XCTAssertEqual(String(decoding: line.dropFirst(before), as: UTF8.self),
+                                       String(repeating: " ", count: indent) + label + (colon ? ": " : ""))
+                    }
+                }
+            }
+        }
+    }
+
     func testJSONStringsEscapeEveryByteWhereverItFalls() throws {
         var rng = SystemRandomNumberGenerator()
         let specials: [[UInt8]] = [[0x22], [0x5C], [0x00], [0x0A], [0x1F], [0x7F], [0xC3, 0xA9], [0xE2, 0x82], [0xFF], [0x20]]
