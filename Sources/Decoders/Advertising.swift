@@ -45,32 +45,30 @@ public struct AdvertisingData: Dissectable, Sendable {
         }
         // The rules read once: every read of a global checks that it is initialised.
         let rules = ADType.lengthRules
-        return data.withUnsafeBufferPointer { u in
-            var offset = 0
-            let count = u.count
-            while offset < count {
-                let length = Int(u[offset])
-                if length == 0 {
-                    // A zero length ends the significant part; the rest must be zero padding.
-                    let rest = UnsafeBufferPointer(rebasing: u[offset...])
-                    if rest.allSatisfy({ $0 == 0 }) { return (offset, rest.count) }
-                    _ = problem(ADProblem(.dataAfterTerminator, offset: offset, type: nil, length: rest.count))
-                    return (offset, 0)
-                }
-                guard offset &+ 1 &+ length <= count else {
-                    _ = problem(ADProblem(.lengthPastEnd, offset: offset, type: data.byte(offset + 1), length: length))
-                    return (offset, 0)
-                }
-                // In bounds: the structure's length byte and at least its type are there.
-                let type = u[offset &+ 1]
-                if let kind = ADStructure.lengthProblem(rules[Int(type)], valueLength: length &- 1),
-                   !problem(ADProblem(kind, offset: offset, type: type, length: length &- 1)) {
-                    return (offset, 0)
-                }
-                offset &+= 1 &+ length
+        let start = data.startIndex, count = data.count
+        var offset = 0
+        while offset < count {
+            let length = Int(data[start &+ offset])
+            if length == 0 {
+                // A zero length ends the significant part; the rest must be zero padding.
+                let rest = data.from(offset)
+                if rest.allSatisfy({ $0 == 0 }) { return (offset, rest.count) }
+                _ = problem(ADProblem(.dataAfterTerminator, offset: offset, type: nil, length: rest.count))
+                return (offset, 0)
             }
-            return (offset, 0)
+            guard offset &+ 1 &+ length <= count else {
+                _ = problem(ADProblem(.lengthPastEnd, offset: offset, type: data.byte(offset + 1), length: length))
+                return (offset, 0)
+            }
+            // In bounds: the structure's length byte and at least its type are there.
+            let type = data[start &+ offset &+ 1]
+            if let kind = ADStructure.lengthProblem(rules[Int(type)], valueLength: length &- 1),
+               !problem(ADProblem(kind, offset: offset, type: type, length: length &- 1)) {
+                return (offset, 0)
+            }
+            offset &+= 1 &+ length
         }
+        return (offset, 0)
     }
 
     // MARK: Typed accessors
