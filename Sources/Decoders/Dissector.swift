@@ -636,6 +636,8 @@ public struct Decoded {
 
     /// Sniffed links this frame showed lost (`Connection.lost`), ended at their last packet.
     public var lostConnections: [Connection] { seldom?.lostConnections ?? [] }
+    /// `lostConnections` is not empty, asked without making an empty array (every frame the audit feeds).
+    public var hasLostConnections: Bool { !(seldom?.lostConnections.isEmpty ?? true) }
     /// What this frame told about keys: a TK found, or why it could not be ("TK missing: OOB
     /// pairing"). Shown with the frame.
     public internal(set) var keyNote: String? {

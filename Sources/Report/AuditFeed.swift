@@ -80,10 +80,12 @@ public final class AuditFeed {
         let at = FrameRef(number: number, time: d.packet.timestamp, fileOffset: d.packet.fileOffset, fileLength: d.packet.fileLength)
         if scans.holding { scans.flush(before: at.time &- restartGap, sink) }
         // Sniffed links this frame showed lost end at their last packet, before anything else it says.
-        for c in d.lostConnections {
-            _ = reads.removeValue(forKey: c.id)
-            owners.disconnected(c)
-            sink.observe(.disconnected(c, reason: HCIErrors.connectionTimeout), at: FrameRef(number: c.endedFrame ?? number, time: c.endedTime ?? at.time))
+        if d.hasLostConnections {
+            for c in d.lostConnections {
+                _ = reads.removeValue(forKey: c.id)
+                owners.disconnected(c)
+                sink.observe(.disconnected(c, reason: HCIErrors.connectionTimeout), at: FrameRef(number: c.endedFrame ?? number, time: c.endedTime ?? at.time))
+            }
         }
         switch d.hci {
         case .command(let op):

@@ -90,16 +90,14 @@ public final class FramePrinter {
             Self.storeRight(number, at, width: 6)
             at[6] = 32
             // Seconds with six decimals, right-aligned in 12 columns.
-            var us = (UInt64(ns) &+ 500) / 1000
-            var i = 19
-            for _ in 0..<6 {
-                i &-= 1
-                at[i] = 0x30 &+ UInt8(truncatingIfNeeded: us % 10)
-                us /= 10
+            let us = (UInt64(ns) &+ 500) / 1000
+            var fraction = us % 1_000_000
+            for i in stride(from: 17, through: 13, by: -2) {
+                Self.storePair(fraction % 100, at + i)
+                fraction /= 100
             }
-            i &-= 1
-            at[i] = UInt8(ascii: ".")
-            Self.storeRight(us, at + 7, width: i &- 7)
+            at[12] = UInt8(ascii: ".")
+            Self.storeRight(us / 1_000_000, at + 7, width: 5)
             at[19] = 32
             at[20] = p.direction == .sent ? UInt8(ascii: "<") : p.direction == .received ? UInt8(ascii: ">") : UInt8(ascii: "*")
             at[21] = 32
@@ -118,18 +116,39 @@ public final class FramePrinter {
     }
 
     /// `v` right-aligned in `width` columns, spaces before it; `v` has at most `width` digits.
+    /// Two digits at a time: one division for each pair.
     @inline(__always)
     private static func storeRight(_ v: UInt64, _ at: UnsafeMutablePointer<UInt8>, width: Int) {
         var i = width, m = v
-        repeat {
+        while m >= 100 && i >= 2 {
+            i &-= 2
+            storePair(m % 100, at + i)
+            m /= 100
+        }
+        if m >= 10 && i >= 2 {
+            i &-= 2
+            storePair(m, at + i)
+        } else if i > 0 {
             i &-= 1
-            at[i] = 0x30 &+ UInt8(truncatingIfNeeded: m % 10)
-            m /= 10
-        } while m > 0 && i > 0
+            at[i] = 0x30 &+ UInt8(truncatingIfNeeded: m)
+        }
         while i > 0 {
             i &-= 1
             at[i] = 32
         }
+    }
+
+    /// The two decimal digits of `v` (under 100), from a literal of all hundred pairs.
+    @inline(__always)
+    private static func storePair(_ v: UInt64, _ at: UnsafeMutablePointer<UInt8>) {
+        let pairs: StaticString = """
+            00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+            40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+            8081828384858687888990919293949596979899
+            """
+        let p = pairs.utf8Start + 2 &* Int(truncatingIfNeeded: v)
+        at[0] = p[0]
+        at[1] = p[1]
     }
 
     /// The columns before the summary in any time format, for any frame.
