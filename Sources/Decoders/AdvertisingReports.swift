@@ -74,11 +74,20 @@ public struct AdvertisingReport: Sendable {
 
     /// Name of the PDU for legacy event types ("ADV_IND"), else the set properties.
     public var eventTypeName: String {
-        if subevent == AdvertisingReports.legacy || subevent == AdvertisingReports.directed {
-            return eventType < 0x100 ? AdvertisingReports.legacyNames[UInt8(eventType)] ?? "Reserved" : "Reserved"
-        }
+        if let pdu = legacyPDUName { return pdu.description }
         if let pdu = AdvertisingReports.legacyPDUByProperties[UInt8(properties & 0x1F)], isLegacy { return pdu }
         return AdvertisingReports.propertyText[Int(properties & 0x7F)]
+    }
+
+    /// Writes `eventTypeName`, a legacy report's copied as the literal it is.
+    func writeEventTypeName(to s: inout TextLine) {
+        if let pdu = legacyPDUName { s += pdu } else { s.write(eventTypeName) }
+    }
+
+    /// A legacy or directed report's PDU name (short enough to be a String without an allocation).
+    private var legacyPDUName: StaticString? {
+        guard subevent == AdvertisingReports.legacy || subevent == AdvertisingReports.directed else { return nil }
+        return eventType < 0x100 ? AdvertisingReports.legacyNames[UInt8(eventType)] ?? "Reserved" : "Reserved"
     }
 }
 
@@ -102,7 +111,7 @@ public enum AdvertisingReports {
     public static let legacy: UInt8 = 0x02, directed: UInt8 = 0x0B, extended: UInt8 = 0x0D
     public static let periodic: UInt8 = 0x0F, periodicV2: UInt8 = 0x25
 
-    static let legacyNames: ByteTable<String> = [0: "ADV_IND", 1: "ADV_DIRECT_IND", 2: "ADV_SCAN_IND", 3: "ADV_NONCONN_IND", 4: "SCAN_RSP"]
+    static let legacyNames: ByteTable<StaticString> = [0: "ADV_IND", 1: "ADV_DIRECT_IND", 2: "ADV_SCAN_IND", 3: "ADV_NONCONN_IND", 4: "SCAN_RSP"]
     /// Legacy event types as extended event type bits (Core Vol 4 Part E 7.7.65.13, table of legacy PDUs).
     /// SCAN_RSP does not say which PDU it answered; it is marked scannable, not connectable.
     static let legacyProperties: [UInt16] = [0x13, 0x15, 0x12, 0x10, 0x1A]
@@ -366,7 +375,7 @@ extension AdvertisingReport {
             s += "Periodic sync "
             s.write(hex: h, width: 4)
         } else {
-            s.write(eventTypeName)
+            writeEventTypeName(to: &s)
             s.write(byte: 32)
             s.write(address)
             if let k = randomKind { s += " ("; s.write(k.rawValue); s.write(byte: UInt8(ascii: ")")) }

@@ -16,10 +16,18 @@ public enum HCICommands {
     /// Specification name: "LE Set Scan Enable". Vendor OGF 0x3F: "Vendor Command (OCF 0x0123)".
     /// Unknown: "Unknown Command (0x....)".
     public static func name(_ opcode: UInt16) -> String {
-        if let i = index(opcode) { return table[i].name }
+        if let i = index(opcode) { return names[i] }
         if isVendor(opcode) { return "Vendor Command (OCF " + Hex.prefixed(ocf(opcode), width: 4) + ")" }
         return "Unknown Command (" + Hex.prefixed(opcode, width: 4) + ")"
     }
+
+    /// Writes `name(opcode)`: a known command's name copied as the literal it is.
+    public static func writeName(_ opcode: UInt16, to line: inout TextLine) {
+        if let i = index(opcode) { line += table[i].name } else { line.write(name(opcode)) }
+    }
+
+    /// The names as Strings, made once: what fields hold.
+    static let names = table.map(\.name.description)
 
     /// The command's parameters.
     public static func parameters(opcode: UInt16, _ params: Bytes) -> [Field] {
@@ -87,14 +95,14 @@ public enum HCICommands {
 
 struct CommandInfo: Sendable {
     let opcode: UInt16
-    let name: String
+    let name: StaticString
     /// nil: parameters shown raw.
     let params: [ParamSpec]?
     /// nil: Status then raw bytes (or the command completes with Command Status only).
     let returns: [ParamSpec]?
 }
 
-private func c(_ opcode: UInt16, _ name: String, _ params: [ParamSpec]? = nil, _ returns: [ParamSpec]? = nil) -> CommandInfo {
+private func c(_ opcode: UInt16, _ name: StaticString, _ params: [ParamSpec]? = nil, _ returns: [ParamSpec]? = nil) -> CommandInfo {
     CommandInfo(opcode: opcode, name: name, params: params, returns: returns)
 }
 

@@ -7,6 +7,11 @@ public enum HCIErrors {
         Int(code) < names.count ? names[Int(code)] : "Unknown Error (" + Hex.prefixed(code, width: 2) + ")"
     }
 
+    /// Writes `name(code)`: a known code's name copied as the literal it is.
+    public static func writeName(_ code: UInt8, to line: inout TextLine) {
+        if Int(code) < literals.count { line += literals[Int(code)] } else { line.write(name(code)) }
+    }
+
     /// Connection Timeout: the reason a link ends when its supervision timeout passes.
     public static let connectionTimeout: UInt8 = 0x08
 
@@ -16,7 +21,8 @@ public enum HCIErrors {
     }
 
     /// Index = error code. LE-specific wording where the specification gives two names (LMP/LL).
-    static let names: [String] = [
+    static let names = literals.map(\.description)
+    static let literals: [StaticString] = [
         "Success",                                                              // 0x00
         "Unknown HCI Command",
         "Unknown Connection Identifier",

@@ -9,12 +9,24 @@ public enum HCIEvents {
 
     /// "Command Complete", "LE Meta", "Vendor"; "Unknown Event (0x..)" otherwise.
     public static func name(_ code: UInt8) -> String {
-        eventIndex[Int(code)] >= 0 ? events[Int(eventIndex[Int(code)])].name : "Unknown Event (" + Hex.prefixed(code, width: 2) + ")"
+        eventIndex[Int(code)] >= 0 ? eventNames[Int(eventIndex[Int(code)])] : "Unknown Event (" + Hex.prefixed(code, width: 2) + ")"
     }
 
     /// "LE Connection Complete", ...; "Unknown LE Subevent (0x..)" otherwise.
     public static func leSubeventName(_ sub: UInt8) -> String {
-        subeventIndex[Int(sub)] >= 0 ? subevents[Int(subeventIndex[Int(sub)])].name : "Unknown LE Subevent (" + Hex.prefixed(sub, width: 2) + ")"
+        subeventIndex[Int(sub)] >= 0 ? subeventNames[Int(subeventIndex[Int(sub)])] : "Unknown LE Subevent (" + Hex.prefixed(sub, width: 2) + ")"
+    }
+
+    /// Writes `name(code)`: a known event's name copied as the literal it is.
+    public static func writeName(_ code: UInt8, to line: inout TextLine) {
+        let i = Int(eventIndex[Int(code)])
+        if i >= 0 { line += events[i].name } else { line.write(name(code)) }
+    }
+
+    /// Writes `leSubeventName(sub)` the same way.
+    public static func writeLESubeventName(_ sub: UInt8, to line: inout TextLine) {
+        let i = Int(subeventIndex[Int(sub)])
+        if i >= 0 { line += subevents[i].name } else { line.write(leSubeventName(sub)) }
     }
 
     public static func isKnown(_ code: UInt8) -> Bool { eventIndex[Int(code)] >= 0 }
@@ -80,23 +92,26 @@ public enum HCIEvents {
     /// Event Mask bit n enables event code n + 1 (§7.3.1).
     static let eventMaskBits: [String] = (0..<64).map { bit in
         let code = bit + 1
-        return code < 0x40 && eventIndex[code] >= 0 ? events[Int(eventIndex[code])].name : ""
+        return code < 0x40 && eventIndex[code] >= 0 ? eventNames[Int(eventIndex[code])] : ""
     }
 
     /// Event Mask Page 2 bit n enables event code 0x40 + n (§7.3.69).
     static let eventMaskPage2Bits: [String] = (0..<64).map { bit in
         let code = 0x40 + bit
-        return code < 0xFF && eventIndex[code] >= 0 ? events[Int(eventIndex[code])].name : ""
+        return code < 0xFF && eventIndex[code] >= 0 ? eventNames[Int(eventIndex[code])] : ""
     }
 
     /// LE Event Mask bit n enables LE subevent n + 1 (§7.8.1).
     static let leEventMaskBits: [String] = (0..<64).map { bit in
         let sub = bit + 1
-        return subeventIndex[sub] >= 0 ? subevents[Int(subeventIndex[sub])].name : ""
+        return subeventIndex[sub] >= 0 ? subeventNames[Int(subeventIndex[sub])] : ""
     }
 
     static let eventIndex: [Int16] = index(events)
     static let subeventIndex: [Int16] = index(subevents)
+    /// The names as Strings, made once: what fields hold.
+    static let eventNames = events.map(\.name.description)
+    static let subeventNames = subevents.map(\.name.description)
 
     private static func index(_ t: [EventInfo]) -> [Int16] {
         var a = [Int16](repeating: -1, count: 256)
@@ -107,12 +122,12 @@ public enum HCIEvents {
 
 struct EventInfo: Sendable {
     let code: UInt8
-    let name: String
+    let name: StaticString
     /// nil: parameters shown raw.
     let params: [ParamSpec]?
 }
 
-private func e(_ code: UInt8, _ name: String, _ params: [ParamSpec]? = nil) -> EventInfo {
+private func e(_ code: UInt8, _ name: StaticString, _ params: [ParamSpec]? = nil) -> EventInfo {
     EventInfo(code: code, name: name, params: params)
 }
 

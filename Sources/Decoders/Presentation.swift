@@ -50,7 +50,7 @@ extension Decoded {
             line += packet.kind == .hci(.command) ? "HCI Command (truncated)" : "HCI packet (truncated)"
         case .command(let op):
             line += "HCI Command "
-            line.write(HCICommands.name(op))
+            HCICommands.writeName(op, to: &line)
             line += " ("
             line.write(hex: op, width: 4)
             line.write(byte: UInt8(ascii: ")"))
@@ -107,7 +107,7 @@ extension Decoded {
     }
 
     private func writeEventSummary(_ code: UInt8, _ params: Bytes, to line: inout TextLine) {
-        line.write(HCIEvents.name(code))
+        HCIEvents.writeName(code, to: &line)
         line += " ("
         line.write(hex: code, width: 2)
         line.write(byte: UInt8(ascii: ")"))
@@ -115,25 +115,25 @@ extension Decoded {
         case 0x0E: // Command Complete: opcode, then return parameters starting with a status for most
             guard let op = params.le16(1) else { return }
             line.write(byte: 32)
-            line.write(HCICommands.name(op))
-            if let st = params.byte(3) { line += ": "; line.write(HCIErrors.name(st)) }
+            HCICommands.writeName(op, to: &line)
+            if let st = params.byte(3) { line += ": "; HCIErrors.writeName(st, to: &line) }
         case 0x0F: // Command Status
             guard let st = params.byte(0), let op = params.le16(2) else { return }
             line.write(byte: 32)
-            line.write(HCICommands.name(op))
+            HCICommands.writeName(op, to: &line)
             line += ": "
-            line.write(HCIErrors.name(st))
+            HCIErrors.writeName(st, to: &line)
         case 0x3E:
             guard let sub = params.byte(0) else { return }
             line.write(byte: 32)
-            line.write(HCIEvents.leSubeventName(sub))
+            HCIEvents.writeLESubeventName(sub, to: &line)
             if sub == 0x01 || sub == 0x0A || sub == 0x29 {
                 // Status, handle, role, peer address type and address, (RPAs), interval.
                 var r = ByteReader(params.from(1))
                 guard let st = try? r.u8() else { return }
                 guard st == 0, let h = try? r.u16(), let role = try? r.u8(), (try? r.skip(1)) != nil, let a = try? r.address() else {
                     line += ": "
-                    line.write(HCIErrors.name(st))
+                    HCIErrors.writeName(st, to: &line)
                     return
                 }
                 if sub != 0x01 { _ = try? r.skip(12) }
@@ -160,12 +160,12 @@ extension Decoded {
             line += " handle "
             line.write(hex: h, width: 4)
             line += " reason "
-            line.write(HCIErrors.name(reason))
+            HCIErrors.writeName(reason, to: &line)
         case 0x08, 0x59: // Encryption Change v1/v2: status, handle, enabled
             guard let st = params.byte(0), let h = params.le16(1), let on = params.byte(3) else { return }
             line += " handle "
             line.write(hex: h, width: 4)
-            if st != 0 { line += ": "; line.write(HCIErrors.name(st)) } else { line += on != 0 ? " encryption on" : " encryption off" }
+            if st != 0 { line += ": "; HCIErrors.writeName(st, to: &line) } else { line += on != 0 ? " encryption on" : " encryption off" }
         default:
             break
         }

@@ -101,31 +101,49 @@ final class HCITests: XCTestCase {
         XCTAssertEqual(HCIErrors.name(0x99), "Unknown Error (0x99)")
     }
 
+    /// A summary line copies a known name as its literal and spells an unknown one: the same text
+    /// as the String every field holds, for every code.
+    func testNamesWrittenIntoALineAreTheNames() {
+        func written(_ body: (inout TextLine) -> Void) -> String { TextLine.make(body) }
+        for code in UInt8.min...UInt8.max {
+            XCTAssertEqual(written { HCIEvents.writeName(code, to: &$0) }, HCIEvents.name(code))
+            XCTAssertEqual(written { HCIEvents.writeLESubeventName(code, to: &$0) }, HCIEvents.leSubeventName(code))
+            XCTAssertEqual(written { HCIErrors.writeName(code, to: &$0) }, HCIErrors.name(code))
+            XCTAssertEqual(written { ATTOpcode(code).writeName(to: &$0) }, ATTOpcode(code).name)
+        }
+        var opcodes = HCICommands.table.map(\.opcode)
+        opcodes += [0x0000, 0x03FF, 0x2FFF, 0xFC01, 0xFFFF]
+        for op in opcodes {
+            XCTAssertEqual(written { HCICommands.writeName(op, to: &$0) }, HCICommands.name(op))
+        }
+    }
+
     /// Every opcode in the table appears once, lies in a defined OGF and names back to its entry.
     func testCommandTableRoundTrips() {
         var seen = Set<UInt16>()
         var names = Set<String>()
         for e in HCICommands.table {
+            let name = e.name.description
             XCTAssertTrue(seen.insert(e.opcode).inserted, "duplicate opcode \(Hex.prefixed(e.opcode, width: 4))")
-            XCTAssertTrue(names.insert(e.name).inserted, "duplicate name \(e.name)")
-            XCTAssertTrue([0, 1, 2, 3, 4, 5, 6, 8].contains(HCICommands.ogf(e.opcode)), e.name)
+            XCTAssertTrue(names.insert(name).inserted, "duplicate name \(name)")
+            XCTAssertTrue([0, 1, 2, 3, 4, 5, 6, 8].contains(HCICommands.ogf(e.opcode)), name)
             XCTAssertEqual(HCICommands.ogf(e.opcode) << 10 | HCICommands.ocf(e.opcode), e.opcode)
-            XCTAssertEqual(HCICommands.name(e.opcode), e.name)
+            XCTAssertEqual(HCICommands.name(e.opcode), name)
             XCTAssertTrue(HCICommands.isKnown(e.opcode))
             // LE commands, and only they, carry the "LE " prefix.
-            XCTAssertEqual(HCICommands.ogf(e.opcode) == 8, e.name.hasPrefix("LE "), e.name)
+            XCTAssertEqual(HCICommands.ogf(e.opcode) == 8, name.hasPrefix("LE "), name)
         }
         XCTAssertGreaterThan(seen.count, 300)
         var codes = Set<UInt8>()
         for e in HCIEvents.events {
             XCTAssertTrue(codes.insert(e.code).inserted)
-            XCTAssertEqual(HCIEvents.name(e.code), e.name)
+            XCTAssertEqual(HCIEvents.name(e.code), e.name.description)
         }
         var subs = Set<UInt8>()
         for e in HCIEvents.subevents {
             XCTAssertTrue(subs.insert(e.code).inserted)
-            XCTAssertEqual(HCIEvents.leSubeventName(e.code), e.name)
-            XCTAssertTrue(e.name.hasPrefix("LE "))
+            XCTAssertEqual(HCIEvents.leSubeventName(e.code), e.name.description)
+            XCTAssertTrue(e.name.description.hasPrefix("LE "))
         }
         for sub in 1...0x29 { XCTAssertTrue(HCIEvents.isKnownLESubevent(UInt8(sub)), "subevent \(sub)") }
     }
