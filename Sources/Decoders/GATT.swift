@@ -728,16 +728,16 @@ public final class ATTResult {
     /// The text of the attributes described, by handle, and of the note last described, kept
     /// across refills: values are written and notified over and over on a few attributes, and
     /// their text is then made once rather than per frame.
-    private var described: [UInt16: (attribute: GATTAttribute, text: String)] = [:]
+    private var described: [Key16: (attribute: GATTAttribute, text: String)] = [:]
     private var noted: (note: ATTNote, text: String)?
     /// Attributes whose text is kept at most (then the texts are made afresh).
     private static let describedLimit = 64
 
     func describe(_ a: GATTAttribute) -> String {
-        if let d = described[a.handle], d.attribute == a { return d.text }
+        if let d = described[Key16(a.handle)], d.attribute == a { return d.text }
         let text = a.description
         if described.count >= ATTResult.describedLimit { described.removeAll(keepingCapacity: true) }
-        described[a.handle] = (a, text)
+        described[Key16(a.handle)] = (a, text)
         return text
     }
 
@@ -770,7 +770,12 @@ extension ATTResult: Dissectable {
             // By index: copying each entry out would copy its attribute and value too.
             for i in entries.indices {
                 s += " — "
-                entries[i].attribute.writeDescription(to: &s)
+                // Text with names looked up is kept (`describe`); a bare handle costs less written again.
+                if entries[i].attribute.uuid != nil || entries[i].attribute.service != nil {
+                    s.write(describe(entries[i].attribute))
+                } else {
+                    entries[i].attribute.writeDescription(to: &s)
+                }
                 if let v = entries[i].value, pdu.opcode != .readBlobRequest, let u = entries[i].attribute.valueUUID {
                     CharacteristicValues.writeSummary(u, v, prefix: ": ", to: &s)
                 }
