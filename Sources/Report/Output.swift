@@ -330,6 +330,80 @@ public final class Output {
         append(UInt8(ascii: "\""))
     }
 
+    /// A frame's columns before its summary for `read` ("     7     0.012500 < hci0 "): the number
+    /// in 6 columns, seconds with six decimals in 12, the direction's arrow and the adapter, stored
+    /// in one reserved piece with digits written backwards two at a time. False, with nothing
+    /// written, where they do not fit (a number from 1,000,000, a time from 100,000 s or negative,
+    /// an adapter from 100): `write(int:width:)` and `write(seconds:width:)` spell those.
+    @inline(__always)
+    func write(frameColumns number: Int, seconds ns: Int64, arrow: UInt8, adapter: UInt16) -> Bool {
+        guard number >= 0, number < 1_000_000, ns >= 0, ns < 99_999_999_999_500, adapter < 100 else { return false }
+        // 6 + 1 + 12 + 1 + 1 + 4 + 2 + 1
+        return withSpace(28) { at in
+            Self.storeRight(UInt64(number), at, width: 6)
+            at[6] = 32
+            // Seconds with six decimals, right-aligned in 12 columns.
+            let us = (UInt64(ns) &+ 500) / 1000
+            var fraction = us % 1_000_000
+            for i in stride(from: 17, through: 13, by: -2) {
+                Self.storePair(fraction % 100, at + i)
+                fraction /= 100
+            }
+            at[12] = UInt8(ascii: ".")
+            Self.storeRight(us / 1_000_000, at + 7, width: 5)
+            at[19] = 32
+            at[20] = arrow
+            at[21] = 32
+            at[22] = UInt8(ascii: "h")
+            at[23] = UInt8(ascii: "c")
+            at[24] = UInt8(ascii: "i")
+            var n = 25
+            if adapter >= 10 {
+                at[n] = 0x30 &+ UInt8(truncatingIfNeeded: adapter / 10)
+                n &+= 1
+            }
+            at[n] = 0x30 &+ UInt8(truncatingIfNeeded: adapter % 10)
+            at[n &+ 1] = 32
+            return n &+ 2
+        } > 0
+    }
+
+    /// `v` right-aligned in `width` columns, spaces before it; `v` has at most `width` digits.
+    /// Two digits at a time: one division for each pair.
+    @inline(__always)
+    private static func storeRight(_ v: UInt64, _ at: UnsafeMutablePointer<UInt8>, width: Int) {
+        var i = width, m = v
+        while m >= 100 && i >= 2 {
+            i &-= 2
+            storePair(m % 100, at + i)
+            m /= 100
+        }
+        if m >= 10 && i >= 2 {
+            i &-= 2
+            storePair(m, at + i)
+        } else if i > 0 {
+            i &-= 1
+            at[i] = 0x30 &+ UInt8(truncatingIfNeeded: m)
+        }
+        while i > 0 {
+            i &-= 1
+            at[i] = 32
+        }
+    }
+
+    /// The two decimal digits of `v` (under 100), from a literal of all hundred pairs.
+    @inline(__always)
+    private static func storePair(_ v: UInt64, _ at: UnsafeMutablePointer<UInt8>) {
+        let pairs: StaticString = """
+            00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+            40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+            8081828384858687888990919293949596979899
+            """
+        let p = pairs.utf8Start + 2 &* Int(truncatingIfNeeded: v)
+        at[0] = p[0]
+        at[1] = p[1]
+    }
+
     /// Appends a duration in nanoseconds as seconds with six decimals ("12.000345"), right-aligned
     /// in `width` columns: every frame's time column, written backwards in one reserved piece.
     public func write(seconds ns: Int64, width: Int = 0) {
