@@ -204,10 +204,7 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
             return commit(2 &+ n)
         }
         // Room for the whole word of digits; only `n` of them are kept.
-        let p = UnsafeMutableRawPointer(reserve(10))
-        p.storeBytes(of: UInt16(0x7830).littleEndian, as: UInt16.self)  // "0x"
-        p.storeBytes(of: Hex.digitWord(v, count: n, lower: lower), toByteOffset: 2, as: UInt64.self)
-        commit(2 &+ n)
+        commit(TextCursor.storeHexWord(v, digits: n, prefix: true, lower: lower, at: reserve(10)))
     }
 
     /// Appends with `+=`, so summary code reads like the String code it replaces. Literals only:

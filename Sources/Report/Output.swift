@@ -169,11 +169,7 @@ public final class Output {
         let n = max(Hex.significantDigits(v), width)
         // Up to eight digits (nearly every field's) made in one word and stored with the prefix.
         if n <= 8, reserve(10) {
-            let p = UnsafeMutableRawPointer(storage + count)
-            let at = prefix ? 2 : 0
-            if prefix { p.storeBytes(of: UInt16(0x7830).littleEndian, as: UInt16.self) }  // "0x"
-            p.storeBytes(of: Hex.digitWord(v, count: n, lower: false), toByteOffset: at, as: UInt64.self)
-            count &+= at &+ n
+            count &+= TextCursor.storeHexWord(v, digits: n, prefix: prefix, lower: false, at: storage + count)
             return
         }
         // Room made once, the digits stored without a test each.

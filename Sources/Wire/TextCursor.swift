@@ -145,4 +145,15 @@ public struct TextCursor: ~Copyable {
         body(&c)
         return c.written
     }
+
+    /// "0x" (when `prefix`) and the `n` (1...8) hex digits of `v` from `Hex.digitWord`, stored as
+    /// two words at `p`, which has room for 10 bytes; returns how many of them are the text.
+    @inlinable @inline(__always) public static func storeHexWord(_ v: UInt64, digits n: Int, prefix: Bool, lower: Bool,
+                                                                at p: UnsafeMutablePointer<UInt8>) -> Int {
+        let raw = UnsafeMutableRawPointer(p)
+        let at = prefix ? 2 : 0
+        if prefix { raw.storeBytes(of: UInt16(0x7830).littleEndian, as: UInt16.self) }  // "0x"
+        raw.storeBytes(of: Hex.digitWord(v, count: n, lower: lower), toByteOffset: at, as: UInt64.self)
+        return at &+ n
+    }
 }
