@@ -25,12 +25,14 @@ struct BLE303TruncatedNotification: PerConnectionRule, OptionlessRule {
                              emit: RuleContext) {
         guard let h = a.handle else { return }
         if a.origin == .remote, a.opcode == .handleValueNotification || a.opcode == .handleValueIndication {
-            let full = a.valueLength > 0 && a.valueLength == a.mtu - 3
-            states.update(c.id, default: State()) { s in
-                if full {
+            if a.valueLength > 0 && a.valueLength == a.mtu - 3 {
+                states.update(c.id, default: State()) { s in
                     s.handles.update(h, default: Handle()) { $0.pending = frame; $0.length = a.valueLength }
-                } else if !s.handles.isEmpty, s.handles[h] != nil {
-                    s.handles.update(h, default: Handle()) { $0.pending = nil }
+                }
+            } else {
+                // Most notifications: no state is made for them, and a link with none keeps none.
+                states.modify(c.id) { s in
+                    if !s.handles.isEmpty, s.handles.contains(h) { s.handles.update(h, default: Handle()) { $0.pending = nil } }
                 }
             }
         } else if a.origin == .local, a.kind == .request, a.isValueRead, states[c.id]?.handles[h]?.pending != nil {
