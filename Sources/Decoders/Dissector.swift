@@ -613,10 +613,11 @@ public struct Decoded {
     public internal(set) var linkLayer: LLFrame?
     /// What few frames carry, in one box: each array or string stored in the decode itself was a
     /// release whenever a decode was dropped, though nearly all of them were empty.
-    private final class Seldom {
+    /// Usable from inline code: printers in other modules ask for the key note of every frame.
+    @usableFromInline final class Seldom {
         var problems: [DecodeProblem] = []
         var lostConnections: [Connection] = []
-        var keyNote: String?
+        @usableFromInline var keyNote: String?
 
         func copy() -> Seldom {
             let s = Seldom()
@@ -626,7 +627,7 @@ public struct Decoded {
             return s
         }
     }
-    private var seldom: Seldom?
+    @usableFromInline private(set) var seldom: Seldom?
 
     /// The box, made or (when a copy of the decode shares it) copied first: a decode stays a value.
     private mutating func seldomForChange() -> Seldom {
@@ -641,7 +642,7 @@ public struct Decoded {
     /// What this frame told about keys: a TK found, or why it could not be ("TK missing: OOB
     /// pairing"). Shown with the frame.
     public internal(set) var keyNote: String? {
-        get { seldom?.keyNote }
+        @inlinable get { seldom?.keyNote }
         set { if newValue != nil || seldom != nil { seldomForChange().keyNote = newValue } }
     }
     /// What broke the specification in this frame, found while dissecting it (empty: nothing).

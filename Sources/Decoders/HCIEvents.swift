@@ -325,3 +325,72 @@ extension HCIEvents {
         e(0x33, "LE CS Test End Complete", [.status]),
     ]
 }
+
+extension HCIEvents {
+    /// An event in one line: its name and code, then what tells it apart (the command it answers,
+    /// the link it opened or closed, its first advertising report).
+    public static func writeSummary(code: UInt8, _ params: Bytes, to line: inout TextLine) {
+        HCIEvents.writeName(code, to: &line)
+        line += " ("
+        line.write(hex: code, width: 2)
+        line.write(byte: UInt8(ascii: ")"))
+        switch code {
+        case 0x0E: // Command Complete: opcode, then return parameters starting with a status for most
+            guard let op = params.le16(1) else { return }
+            line.write(byte: 32)
+            HCICommands.writeName(op, to: &line)
+            if let st = params.byte(3) { line += ": "; HCIErrors.writeName(st, to: &line) }
+        case 0x0F: // Command Status
+            guard let st = params.byte(0), let op = params.le16(2) else { return }
+            line.write(byte: 32)
+            HCICommands.writeName(op, to: &line)
+            line += ": "
+            HCIErrors.writeName(st, to: &line)
+        case 0x3E:
+            guard let sub = params.byte(0) else { return }
+            line.write(byte: 32)
+            HCIEvents.writeLESubeventName(sub, to: &line)
+            if sub == 0x01 || sub == 0x0A || sub == 0x29 {
+                // Status, handle, role, peer address type and address, (RPAs), interval.
+                var r = ByteReader(params.from(1))
+                guard let st = try? r.u8() else { return }
+                guard st == 0, let h = try? r.u16(), let role = try? r.u8(), (try? r.skip(1)) != nil, let a = try? r.address() else {
+                    line += ": "
+                    HCIErrors.writeName(st, to: &line)
+                    return
+                }
+                if sub != 0x01 { _ = try? r.skip(12) }
+                line += " handle "
+                line.write(hex: h & 0x0FFF, width: 4)
+                line.write(byte: 32)
+                line.write(a)
+                line += role == 0 ? " (central)" : " (peripheral)"
+                if let i = try? r.u16() { line += " interval "; line.write(String(Double(i) * 1.25)); line += " ms" }
+                return
+            }
+            if AdvertisingReports.isReport(subevent: sub) {
+                // The first report, and how many follow it: no array of reports.
+                var count = 0
+                let reports = params.from(1)
+                AdvertisingReports.forEach(subevent: sub, reports) { r in
+                    if count == 0 { line.write(byte: 32); r.writeSummary(in: reports, to: &line) }
+                    count += 1
+                }
+                if count > 1 { line += " (+"; line.write(count - 1); line += " more)" }
+            }
+        case 0x05:
+            guard let h = params.le16(1), let reason = params.byte(3) else { return }
+            line += " handle "
+            line.write(hex: h, width: 4)
+            line += " reason "
+            HCIErrors.writeName(reason, to: &line)
+        case 0x08, 0x59: // Encryption Change v1/v2: status, handle, enabled
+            guard let st = params.byte(0), let h = params.le16(1), let on = params.byte(3) else { return }
+            line += " handle "
+            line.write(hex: h, width: 4)
+            if st != 0 { line += ": "; HCIErrors.writeName(st, to: &line) } else { line += on != 0 ? " encryption on" : " encryption off" }
+        default:
+            break
+        }
+    }
+}

@@ -180,3 +180,30 @@ public enum Management {
         return true
     }
 }
+
+extension Management {
+    /// A monitor record in one line: a management command or event (`writeSummary(monitorOpcode:)`),
+    /// else the record's name and, for a system note or a new index, what it says.
+    public static func writeMonitorSummary(_ op: UInt16, _ payload: Bytes, adapter: UInt16, to line: inout TextLine) {
+        if writeSummary(monitorOpcode: op, payload, to: &line) { return }
+        line += "Monitor "
+        line.write(MonitorOpcode.name(op))
+        switch op {
+        case MonitorOpcode.systemNote:
+            line += ": "
+            line.write(received: payload.prefix { $0 != 0 })
+        case MonitorOpcode.newIndex:
+            // type, bus, BD_ADDR, name[8]
+            var r = ByteReader(payload)
+            guard (try? r.skip(2)) != nil, let a = try? r.address() else { return }
+            let name = r.rest().prefix { $0 != 0 }
+            line += ": hci"
+            line.write(adapter)
+            line.write(byte: 32)
+            line.write(a)
+            if !name.isEmpty { line.write(byte: 32); line.write(received: name) }
+        default:
+            break
+        }
+    }
+}

@@ -157,7 +157,7 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
     }
 
     /// "0x" and upper-case hex digits, zero-padded to `width`: `Hex.prefixed(v, width:)`.
-    public mutating func write<T: BinaryInteger>(hex v: T, width: Int) {
+    @inlinable public mutating func write<T: BinaryInteger>(hex v: T, width: Int) {
         writeDigits(UInt64(truncatingIfNeeded: v), width: width, lower: false)
     }
 
@@ -197,7 +197,7 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
     /// "0x" and the digits, the room for all of them reserved at once and the digits stored
     /// backwards (a handle's four digits are on nearly every ATT line).
     @inline(__always)
-    private mutating func writeDigits(_ v: UInt64, width: Int, lower: Bool) {
+    @usableFromInline mutating func writeDigits(_ v: UInt64, width: Int, lower: Bool) {
         let n = max(Hex.significantDigits(v), width)
         guard n <= 8 else {
             _ = TextCursor.write(count: 2 &+ n, at: reserve(2 &+ n)) { Hex.store(v, digits: n, prefix: true, lower: lower, into: &$0) }

@@ -11,20 +11,26 @@ final class ManagementTests: XCTestCase {
                                           kind: .monitor(opcode: opcode), payload: bytes[...]))
     }
 
+    /// The record's line, as `read` prints it for a monitor frame.
+    func summary(_ opcode: UInt16, _ hex: String, adapter: UInt16 = 0) -> String {
+        let payload = LinkLayerCryptoTests.hex(hex)[...]
+        return TextLine.make { Management.writeMonitorSummary(opcode, payload, adapter: adapter, to: &$0) }
+    }
+
     func testCommandEventAndOpen() {
-        XCTAssertEqual(decode(MonitorOpcode.ctrlCommand, "01000000 3a00 067f0000").summary,
+        XCTAssertEqual(summary(MonitorOpcode.ctrlCommand, "01000000 3a00 067f0000"),
                        "MGMT Command Start Service Discovery (0x003A)")
-        XCTAssertEqual(decode(MonitorOpcode.ctrlEvent, "01000000 0100 3a00 00 06").summary,
+        XCTAssertEqual(summary(MonitorOpcode.ctrlEvent, "01000000 0100 3a00 00 06"),
                        "MGMT Event Command Complete: Start Service Discovery: Success")
-        XCTAssertEqual(decode(MonitorOpcode.ctrlEvent, "01000000 1300 06 01").summary, "MGMT Event Discovering: started (LE)")
-        XCTAssertEqual(decode(MonitorOpcode.ctrlOpen, "01000000 0000 01 1700 01000000 0a 626c7565746f6f746864", adapter: 0xFFFF).summary,
+        XCTAssertEqual(summary(MonitorOpcode.ctrlEvent, "01000000 1300 06 01"), "MGMT Event Discovering: started (LE)")
+        XCTAssertEqual(summary(MonitorOpcode.ctrlOpen, "01000000 0000 01 1700 01000000 0a 626c7565746f6f746864", adapter: 0xFFFF),
                        "MGMT Open: bluetoothd (privileged) version 1.23")
     }
 
     /// Cut short or unknown: named as such, never a crash.
     func testShortAndUnknown() {
-        XCTAssertEqual(decode(MonitorOpcode.ctrlCommand, "01000000 ff00").summary, "MGMT Command Unknown Command (0x00FF)")
-        XCTAssertEqual(decode(MonitorOpcode.ctrlEvent, "010000").summary, "Monitor Control Event")
+        XCTAssertEqual(summary(MonitorOpcode.ctrlCommand, "01000000 ff00"), "MGMT Command Unknown Command (0x00FF)")
+        XCTAssertEqual(summary(MonitorOpcode.ctrlEvent, "010000"), "Monitor Control Event")
         let hex = "010000000100" + "3a000006"
         final class Labels: FieldSink {
             var labels: [String] = []
