@@ -742,14 +742,14 @@ extension ATTPDU: Dissectable {
         out.add("Command Flag", .bool(opcode.isCommand))
         out.add("Method", .uint(UInt64(opcode.method), hex: 2))
         out.end()
-        func handle(_ label: String, _ h: UInt16) { out.add(label, .uint(UInt64(h), hex: 4)) }
+        func handle(_ label: FieldLabel, _ h: UInt16) { out.add(label, .uint(UInt64(h), hex: 4)) }
         func range(_ r: ATTHandleRange) {
             handle("Starting Handle", r.start)
             handle("Ending Handle", r.end)
             if !r.isValid { out.add("Handle Range", .error("starting handle is 0 or after the ending handle")) }
         }
         /// A value that may be a UUID (a service declaration's), shown as one when it has a UUID's size.
-        func valueWithUUID(_ label: String, _ v: Bytes) {
+        func valueWithUUID(_ label: FieldLabel, _ v: Bytes) {
             out.begin(label, .bytes(v))
             if let u = BluetoothUUID(littleEndian: v) { writeUUIDField(u, to: out) }
             out.end()
@@ -854,11 +854,11 @@ extension ATTPDU: Dissectable {
 }
 
 /// A UUID field with its SIG name as children: "UUID: 0x2A37", "Name: Heart Rate Measurement".
-func uuidField(_ u: BluetoothUUID, label: String = "UUID") -> Field {
+func uuidField(_ u: BluetoothUUID, label: FieldLabel = "UUID") -> Field {
     Field(label, .uuid(u), AssignedNumbers.name(u).map { [Field("Name", .text($0))] } ?? [])
 }
 
-func writeUUIDField(_ u: BluetoothUUID, label: String = "UUID", to out: FieldSink) {
+func writeUUIDField(_ u: BluetoothUUID, label: FieldLabel = "UUID", to out: FieldSink) {
     out.begin(label, .uuid(u))
     if let name = AssignedNumbers.name(u) { out.add("Name", .text(name)) }
     out.end()

@@ -334,7 +334,7 @@ public struct ADStructure: Sendable {
 
     /// The structure as tshark shows it: name, then Length, Type and the decoded value.
     public func writeField(to out: FieldSink) {
-        out.begin(name, .none)
+        out.begin(ADType.label(type), .none)
         out.add("Length", .uint(UInt64(data.count + 1), hex: 0))
         out.add("Type", .named(UInt64(type), hex: 2, name))
         ADValue.write(type: type, data, to: out)
@@ -396,6 +396,10 @@ public enum ADType {
     public static let manufacturerSpecific: UInt8 = 0xFF
 
     public static func name(_ type: UInt8) -> String { names[type] ?? "Unknown AD Type" }
+
+    /// `name` as a field label, made once per type.
+    static func label(_ type: UInt8) -> FieldLabel { labels[type] ?? "Unknown AD Type" }
+    private static let labels = names.map(FieldLabel.init)
 
     static let names: ByteTable<String> = [
         0x01: "Flags",
@@ -555,23 +559,25 @@ enum ADValue {
                             "Simultaneous LE and BR/EDR to Same Device Capable (Controller)",
                             "Simultaneous LE and BR/EDR to Same Device Capable (Host)"]
 
+    private static let flagLabels = flagNames.map(FieldLabel.init)
+
     static func flags(_ d: Bytes) -> [Field] { FieldList.build { writeFlags(d, to: $0) } }
 
     static func writeFlags(_ d: Bytes, to out: FieldSink) {
         guard let f = d.byte(0) else { return }
         out.begin("Flags", .flags(UInt64(f), hex: 2, SetBitNames(UInt64(f), in: flagNames, reserved: true)))
-        for (bit, name) in flagNames.enumerated() { out.add(name, .bool(f >> UInt8(bit) & 1 == 1)) }
+        for (bit, label) in flagLabels.enumerated() { out.add(label, .bool(f >> UInt8(bit) & 1 == 1)) }
         if f & 0xE0 != 0 { out.add("Reserved", .uint(UInt64(f >> 5), hex: 1)) }
         out.end()
     }
 
     /// A UUID with its full 128-bit form and, when the tables know it, its name. A 128-bit
     /// UUID on the base UUID is also shown in its short form.
-    static func uuidField(_ label: String, _ u: BluetoothUUID) -> Field {
+    static func uuidField(_ label: FieldLabel, _ u: BluetoothUUID) -> Field {
         FieldList.build { writeUUID(label, u, to: $0) }[0]
     }
 
-    static func writeUUID(_ label: String, _ u: BluetoothUUID, to out: FieldSink) {
+    static func writeUUID(_ label: FieldLabel, _ u: BluetoothUUID, to out: FieldSink) {
         out.begin(label, .uuid(u))
         if u.width < 16 {
             out.add("UUID 128", .derived(.uuid128(u)))
@@ -653,7 +659,7 @@ enum ADValue {
         ])]
     }
 
-    static func connectionInterval(_ label: String, _ v: UInt16) -> Field {
+    static func connectionInterval(_ label: FieldLabel, _ v: UInt16) -> Field {
         v == 0xFFFF ? Field(label, .named(UInt64(v), hex: 4, "no specific value"))
             : Field(label, .quantity(UInt64(v), hex: 4, Double(v) * 1.25, unit: "ms"))
     }
@@ -710,7 +716,7 @@ enum ADValue {
                 names.append(n < HCINames.leFeatures.count ? HCINames.leFeatures[n] : "Reserved (bit \(n))")
             }
         }
-        return [Field("LE Features", .bytes(d), names.map { Field($0, .bool(true)) })]
+        return [Field("LE Features", .bytes(d), names.map { Field(FieldLabel($0), .bool(true)) })]
     }
 
     static func channelMapUpdate(_ d: Bytes) -> [Field] {

@@ -120,6 +120,9 @@ public enum AdvertisingReports {
         0x1B: "SCAN_RSP to ADV_IND", 0x1A: "SCAN_RSP to ADV_SCAN_IND",
     ]
     static let propertyBits = ["Connectable", "Scannable", "Directed", "Scan Response", "Legacy"]
+    static let propertyLabels = propertyBits.map(FieldLabel.init)
+    /// "Report 1" ... "Report 255" (an event holds at most 255), made once.
+    static let numberedReports = (0...255).map { FieldLabel("Report \($0)") }
 
     /// `propertyNames` joined, for the seven bits they depend on, made once: every extended
     /// report's summary names them.
@@ -293,7 +296,7 @@ public enum AdvertisingReports {
         var number = 0
         let malformed = forEach(subevent: subevent, params) { rep in
             number += 1
-            out.begin(subevent <= extended ? "Report \(number)" : "Report", .none)
+            out.begin(subevent <= extended ? numberedReports[min(number, 255)] : "Report", .none)
             rep.writeFields(in: params, to: out)
             out.end()
         }
@@ -307,13 +310,13 @@ extension AdvertisingReport {
         .named(UInt64(t), hex: 2, AdvertisingReports.addressTypeNames[t] ?? "Reserved")
     }
 
-    static func address(_ label: String, _ a: BDAddr, type: UInt8, to out: FieldSink) {
+    static func address(_ label: FieldLabel, _ a: BDAddr, type: UInt8, to out: FieldSink) {
         out.begin(label, .address(a))
         if type == 0x01 || type == 0xFE { out.add("Random Address Kind", .text(a.randomKind.rawValue)) }
         out.end()
     }
 
-    static func signedOrNA(_ label: String, _ v: Int8, to out: FieldSink) {
+    static func signedOrNA(_ label: FieldLabel, _ v: Int8, to out: FieldSink) {
         out.add(label, v == 127 ? .named(127, hex: 0, "not available") : .signed(Int64(v), unit: "dBm"))
     }
 
@@ -332,7 +335,7 @@ extension AdvertisingReport {
         } else {
             if subevent == AdvertisingReports.extended {
                 out.begin("Event Type", .flags(UInt64(eventType), hex: 4, AdvertisingReports.propertySets[Int(properties & 0x7F)]))
-                for (i, name) in AdvertisingReports.propertyBits.enumerated() { out.add(name, .bool(properties >> UInt16(i) & 1 == 1)) }
+                for (i, label) in AdvertisingReports.propertyLabels.enumerated() { out.add(label, .bool(properties >> UInt16(i) & 1 == 1)) }
                 out.add("Data Status", .named(UInt64(properties >> 5 & 3), hex: 1, dataStatus.name))
                 if let pdu = AdvertisingReports.legacyPDUByProperties[UInt8(properties & 0x1F)], isLegacy { out.add("Legacy PDU", .text(pdu)) }
                 out.end()

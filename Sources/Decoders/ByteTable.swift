@@ -12,6 +12,11 @@ public struct ByteTable<Value>: ExpressibleByDictionaryLiteral {
 
     @inlinable public subscript(_ key: UInt8) -> Value? { slots[Int(key)] }
 
+    /// The same keys, each value transformed.
+    public func map<T>(_ transform: (Value) -> T) -> ByteTable<T> { ByteTable<T>(slots: slots.map { $0.map(transform) }) }
+
+    private init(slots: [Value?]) { self.slots = slots }
+
     /// The keys with a value, in order.
     public var keys: [UInt8] { slots.indices.compactMap { slots[$0] == nil ? nil : UInt8($0) } }
 }

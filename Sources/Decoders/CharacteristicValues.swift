@@ -266,7 +266,7 @@ struct ValueBuilder: ~Copyable {
     }
 
     /// A quantity field and "Label 1.23 unit" in the summary.
-    mutating func quantity(_ label: String, raw: UInt64, hex: Int = 0, _ value: Double, _ unit: String,
+    mutating func quantity(_ label: FieldLabel, raw: UInt64, hex: Int = 0, _ value: Double, _ unit: String,
                            decimals: Int, summary: String? = nil) {
         guard let summary else { return add(Field(label, .quantity(raw, hex: hex, value, unit: unit))) }
         add(Field(label, .quantity(raw, hex: hex, value, unit: unit))) {
@@ -278,7 +278,7 @@ struct ValueBuilder: ~Copyable {
     }
 
     /// A medical float field; special values are named.
-    mutating func medical(_ label: String, _ f: MedicalFloat, raw: UInt64, hex: Int, _ unit: String, summary: String? = nil) {
+    mutating func medical(_ label: FieldLabel, _ f: MedicalFloat, raw: UInt64, hex: Int, _ unit: String, summary: String? = nil) {
         guard !wants.isEmpty else { return }
         let part = summary.map { $0 + " " + f.description + (f.double != nil && !unit.isEmpty ? " " + unit : "") }
         if let d = f.double, d.isFinite {
@@ -288,25 +288,25 @@ struct ValueBuilder: ~Copyable {
         }
     }
 
-    mutating func sfloat(_ label: String, _ unit: String, summary: String? = nil) throws(DecodeError) {
+    mutating func sfloat(_ label: FieldLabel, _ unit: String, summary: String? = nil) throws(DecodeError) {
         let v = try r.u16()
         medical(label, MedicalFloat(sfloat: v), raw: UInt64(v), hex: 4, unit, summary: summary)
     }
 
     /// A flags field, and "Label: name, name" (or "none") in the summary.
-    mutating func namedFlags<T: FixedWidthInteger>(_ label: String, _ v: T, _ names: [String]) {
+    mutating func namedFlags<T: FixedWidthInteger>(_ label: FieldLabel, _ v: T, _ names: [String]) {
         flags(label, v, names)
         let set = SetBitNames(UInt64(v), in: names)
-        part(label + ": " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
+        part(label.string + ": " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
     }
 
-    mutating func flags<T: FixedWidthInteger>(_ label: String, _ v: T, _ names: [String]) {
+    mutating func flags<T: FixedWidthInteger>(_ label: FieldLabel, _ v: T, _ names: [String]) {
         guard wants.contains(.fields) else { return }
         add(Field(label, .flags(UInt64(v), hex: T.bitWidth / 4, SetBitNames(UInt64(v), in: names))))
     }
 
     /// Date Time (7 bytes): year (0 = unknown), month, day, hours, minutes, seconds.
-    mutating func dateTime(_ label: String, summary: Bool) throws(DecodeError) {
+    mutating func dateTime(_ label: FieldLabel, summary: Bool) throws(DecodeError) {
         let year = try r.u16(), month = try r.u8(), day = try r.u8()
         let h = try r.u8(), m = try r.u8(), s = try r.u8()
         guard wants.contains(.fields) || (summary && wants.contains(.parts)) else { return }
@@ -324,71 +324,71 @@ struct ValueBuilder: ~Copyable {
 // MARK: Table helpers
 
 extension CharacteristicValues {
-    static func utf8(_ label: String) -> Decoder {
+    static func utf8(_ label: FieldLabel) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in
             var v = b.r.rest()
             while v.last == 0 { v = v.dropLast() }  // some stacks send C strings
             let s = String(decoding: v, as: UTF8.self)
-            b.add(Field(label, .received(v)), label + " \"" + s + "\"")
+            b.add(Field(label, .received(v)), label.string + " \"" + s + "\"")
         }
     }
 
-    static func bytes(_ label: String, _ exact: Int) -> Decoder {
+    static func bytes(_ label: FieldLabel, _ exact: Int) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let v = exact > 0 ? try b.r.take(exact) : b.r.rest()
-            b.add(Field(label, .bytes(v)), label + " " + attValueHex(v))
+            b.add(Field(label, .bytes(v)), label.string + " " + attValueHex(v))
         }
     }
 
-    static func uint(_ label: String, _ width: Int, _ scale: Double, _ unit: String, _ decimals: Int) -> Decoder {
+    static func uint(_ label: FieldLabel, _ width: Int, _ scale: Double, _ unit: String, _ decimals: Int) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let v = try b.r.uint(width: width)
-            b.quantity(label, raw: v, Double(v) * scale, unit, decimals: decimals, summary: label)
+            b.quantity(label, raw: v, Double(v) * scale, unit, decimals: decimals, summary: label.string)
         }
     }
 
-    static func sint16(_ label: String, _ scale: Double, _ unit: String, _ decimals: Int) -> Decoder {
+    static func sint16(_ label: FieldLabel, _ scale: Double, _ unit: String, _ decimals: Int) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let raw = try b.r.u16()
             let v = Int16(bitPattern: raw)
-            b.quantity(label, raw: UInt64(raw), hex: 4, Double(v) * scale, unit, decimals: decimals, summary: label)
+            b.quantity(label, raw: UInt64(raw), hex: 4, Double(v) * scale, unit, decimals: decimals, summary: label.string)
         }
     }
 
-    static func sint8(_ label: String, _ unit: String) -> Decoder {
+    static func sint8(_ label: FieldLabel, _ unit: String) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let v = try b.r.i8()
-            b.add(Field(label, .signed(Int64(v), unit: unit)), label + " \(v) " + unit)
+            b.add(Field(label, .signed(Int64(v), unit: unit)), label.string + " \(v) " + unit)
         }
     }
 
-    static func enum8(_ label: String, _ names: [String]) -> Decoder {
+    static func enum8(_ label: FieldLabel, _ names: [String]) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let v = try b.r.u8()
             let n = GATTValueTables.name(names, v)
-            b.add(Field(label, .named(UInt64(v), hex: 2, n)), label + " " + n)
+            b.add(Field(label, .named(UInt64(v), hex: 2, n)), label.string + " " + n)
         }
     }
 
-    static func boolean(_ label: String, _ yes: String, _ no: String) -> Decoder {
+    static func boolean(_ label: FieldLabel, _ yes: String, _ no: String) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let v = try b.r.u8()
             let n = v == 0 ? no : v == 1 ? yes : "Reserved"
-            b.add(Field(label, .named(UInt64(v), hex: 2, n)), label + " " + n)
+            b.add(Field(label, .named(UInt64(v), hex: 2, n)), label.string + " " + n)
         }
     }
 
     /// An octet of named bits (variable length ones, like Client Supported Features, continue in
     /// later octets: the first is decoded).
-    static func flags8(_ label: String, _ names: [String]) -> Decoder {
+    static func flags8(_ label: FieldLabel, _ names: [String]) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in b.namedFlags(label, try b.r.u8(), names) }
     }
 
-    static func flags16(_ label: String, _ names: [String]) -> Decoder {
+    static func flags16(_ label: FieldLabel, _ names: [String]) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in b.namedFlags(label, try b.r.u16(), names) }
     }
 
-    static func dateTime(_ label: String) -> Decoder {
+    static func dateTime(_ label: FieldLabel) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in try b.dateTime(label, summary: true) }
     }
 }
@@ -410,7 +410,7 @@ extension CharacteristicValues {
     /// Peripheral Preferred Connection Parameters; 0xFFFF means no specific value.
     static func preferredConnectionParameters(_ b: inout ValueBuilder) throws(DecodeError) {
         let minI = try b.r.u16(), maxI = try b.r.u16(), latency = try b.r.u16(), timeout = try b.r.u16()
-        func interval(_ label: String, _ v: UInt16) -> (Field, String) {
+        func interval(_ label: FieldLabel, _ v: UInt16) -> (Field, String) {
             if v == 0xFFFF { return (Field(label, .named(0xFFFF, hex: 4, "no specific value")), "any") }
             let ms = Double(v) * 1.25
             return (Field(label, .quantity(UInt64(v), hex: 4, ms, unit: "ms")), fixed(ms, 2))
@@ -472,13 +472,13 @@ extension CharacteristicValues {
     }
 
     /// Temperature Measurement (HTS 3.1): FLOAT in °C or °F, optional time stamp and type.
-    static func temperatureMeasurement(_ label: String) -> Decoder {
+    static func temperatureMeasurement(_ label: FieldLabel) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let f = try b.r.u8()
             b.flags("Flags", f, ["Fahrenheit", "Time Stamp Present", "Temperature Type Present"])
             let raw = try b.r.u32()
             let unit = f & 1 != 0 ? "°F" : "°C"
-            b.medical("Temperature Measurement Value", MedicalFloat(float: raw), raw: UInt64(raw), hex: 8, unit, summary: label)
+            b.medical("Temperature Measurement Value", MedicalFloat(float: raw), raw: UInt64(raw), hex: 8, unit, summary: label.string)
             if f & 2 != 0 { try b.dateTime("Time Stamp", summary: false) }
             if f & 4 != 0 {
                 let t = try b.r.u8()

@@ -691,11 +691,11 @@ public struct Decoded {
 /// Collects the reasons of the `Malformed` fields of a decode and ignores everything else.
 final class MalformedFieldFinder: FieldSink {
     var found: [String] = []
-    func begin(_ label: String, _ value: FieldValue) {
+    func begin(_ label: FieldLabel, _ value: FieldValue) {
         if case .error(let why) = value { found.append(why) }
     }
     func end() {}
-    func add(_ label: String, _ value: FieldValue) {
+    func add(_ label: FieldLabel, _ value: FieldValue) {
         if case .error(let why) = value { found.append(why) }
     }
 }

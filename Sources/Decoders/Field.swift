@@ -1,15 +1,91 @@
 import Wire
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A field's label, the specification's wording ("LE Scan Interval"): its UTF-8 bytes, which live
+/// as long as the process. Nearly every label is a literal in a decoder's source, whose bytes are in
+/// the binary; a label made at run time (a table's name, "Report 2") is interned once, and the same
+/// text gives the same bytes after. So a label is two words with no reference: a field costs no
+/// retain or release for it, a printer copies its bytes as they are, and the JSON writer finds its key
+/// by the label's address. Labels made at run time come from the decoders' tables and small numbers,
+/// so the interned texts stay few.
+public struct FieldLabel: ExpressibleByStringLiteral, Hashable, @unchecked Sendable, CustomStringConvertible {
+    /// Immutable and never freed: safe to share between threads.
+    public let start: UnsafePointer<UInt8>
+    public let count: Int
+
+    @inlinable @inline(__always)
+    public init(stringLiteral value: StaticString) {
+        if _fastPath(value.hasPointerRepresentation) {
+            self.init(start: value.utf8Start, count: value.utf8CodeUnitCount)
+        } else {
+            self.init(value.description)
+        }
+    }
+
+    /// A one-character literal comes as a scalar, with no bytes in the binary to point to.
+    public init(unicodeScalarLiteral value: Unicode.Scalar) { self.init(String(value)) }
+
+    public init(extendedGraphemeClusterLiteral value: StaticString) { self.init(stringLiteral: value) }
+
+    /// A label made at run time, interned: the first use of a text copies it for good.
+    public init(_ text: String) { self = FieldLabelStore.shared.intern(text) }
+
+    @usableFromInline init(start: UnsafePointer<UInt8>, count: Int) {
+        self.start = start
+        self.count = count
+    }
+
+    /// The label's UTF-8 bytes.
+    @inlinable public var utf8: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: start, count: count) }
+    /// Where its bytes are: the same literal, or interned text, has one address.
+    @inlinable public var address: UInt { UInt(bitPattern: start) }
+
+    public var string: String { String(decoding: utf8, as: UTF8.self) }
+    public var description: String { string }
+    public var isEmpty: Bool { count == 0 }
+
+    public static func == (a: FieldLabel, b: FieldLabel) -> Bool {
+        a.count == b.count && (a.start == b.start || a.utf8.elementsEqual(b.utf8))
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(bytes: UnsafeRawBufferPointer(utf8)) }
+}
+
+/// The interned labels (`FieldLabel.init(_:)`), behind a lock: decoders may run on several threads.
+private final class FieldLabelStore: @unchecked Sendable {
+    static let shared = FieldLabelStore()
+    private var labels: [String: FieldLabel] = [:]
+    private var lock = pthread_mutex_t()
+
+    private init() { pthread_mutex_init(&lock, nil) }
+
+    func intern(_ text: String) -> FieldLabel {
+        pthread_mutex_lock(&lock)
+        defer { pthread_mutex_unlock(&lock) }
+        if let l = labels[text] { return l }
+        let n = text.utf8.count
+        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: max(n, 1))
+        _ = UnsafeMutableBufferPointer(start: bytes, count: n).initialize(from: text.utf8)
+        let l = FieldLabel(start: bytes, count: n)
+        labels[text] = l
+        return l
+    }
+}
 
 /// The full decode of a PDU as a tree, built only when someone prints it (`read -v`, JSON).
 /// Decoders fill it with semantic values; Report renders them as text or JSON, so the two
 /// outputs can never disagree.
 public struct Field: Sendable {
     /// Display name, the specification's wording ("LE Scan Interval").
-    public var label: String
+    public var label: FieldLabel
     public var value: FieldValue
     public var children: [Field]
 
-    @inlinable public init(_ label: String, _ value: FieldValue = .none, _ children: [Field] = []) {
+    @inlinable public init(_ label: FieldLabel, _ value: FieldValue = .none, _ children: [Field] = []) {
         self.label = label
         self.value = value
         self.children = children
@@ -19,7 +95,7 @@ public struct Field: Sendable {
     public static func malformed(_ why: String) -> Field { Field("Malformed", .error(why)) }
 
     /// JSON key: the label in snake case ("LE Scan Interval" → "le_scan_interval").
-    public var key: String { Field.key(for: label) }
+    public var key: String { Field.key(for: label.string) }
 
     public static func key(for label: String) -> String {
         var out = ""
@@ -188,9 +264,9 @@ extension Dissectable {
 }
 
 extension Field {
-    @inlinable public static func u8(_ label: String, _ v: UInt8) -> Field { Field(label, .uint(UInt64(v), hex: 2)) }
-    @inlinable public static func u16(_ label: String, _ v: UInt16) -> Field { Field(label, .uint(UInt64(v), hex: 4)) }
-    @inlinable public static func dec<T: BinaryInteger>(_ label: String, _ v: T) -> Field { Field(label, .uint(UInt64(v), hex: 0)) }
+    @inlinable public static func u8(_ label: FieldLabel, _ v: UInt8) -> Field { Field(label, .uint(UInt64(v), hex: 2)) }
+    @inlinable public static func u16(_ label: FieldLabel, _ v: UInt16) -> Field { Field(label, .uint(UInt64(v), hex: 4)) }
+    @inlinable public static func dec<T: BinaryInteger>(_ label: FieldLabel, _ v: T) -> Field { Field(label, .uint(UInt64(v), hex: 0)) }
     @inlinable public static func handle(_ v: UInt16) -> Field { Field("Handle", .uint(UInt64(v), hex: 4)) }
 }
 
@@ -198,14 +274,14 @@ extension Field {
 /// closes it. A flat list (`FieldList`: JSON, and `[Field]` trees for everyone else) or a printer
 /// that writes each field as it arrives, with no tree in between, can take the same decode.
 public protocol FieldSink: AnyObject {
-    func begin(_ label: String, _ value: FieldValue)
+    func begin(_ label: FieldLabel, _ value: FieldValue)
     func end()
     /// A field without children: `begin` then `end`, in one call.
-    func add(_ label: String, _ value: FieldValue)
+    func add(_ label: FieldLabel, _ value: FieldValue)
 }
 
 extension FieldSink {
-    public func add(_ label: String, _ value: FieldValue) {
+    public func add(_ label: FieldLabel, _ value: FieldValue) {
         begin(label, value)
         end()
     }
@@ -236,7 +312,7 @@ extension FieldSink {
 /// serves frame after frame. Printers read `nodes` directly; `tree` makes the `[Field]` tree.
 public final class FieldList: FieldSink {
     public struct Node {
-        public let label: String
+        public let label: FieldLabel
         public let value: FieldValue
         /// Index after the node's last descendant (its next sibling, if any).
         public fileprivate(set) var end: Int
@@ -252,7 +328,7 @@ public final class FieldList: FieldSink {
         open.reserveCapacity(8)
     }
 
-    public func begin(_ label: String, _ value: FieldValue) {
+    public func begin(_ label: FieldLabel, _ value: FieldValue) {
         open.append(nodes.count)
         nodes.append(Node(label: label, value: value, end: 0))
     }
@@ -262,7 +338,7 @@ public final class FieldList: FieldSink {
         nodes[i].end = nodes.count
     }
 
-    public func add(_ label: String, _ value: FieldValue) {
+    public func add(_ label: FieldLabel, _ value: FieldValue) {
         nodes.append(Node(label: label, value: value, end: nodes.count &+ 1))
     }
 

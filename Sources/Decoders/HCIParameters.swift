@@ -27,36 +27,36 @@ enum ParamFormat: Sendable {
 
 /// One parameter (or group of parameters) of an HCI packet, in wire order.
 enum ParamSpec: Sendable {
-    case u8(String, ParamFormat)
-    case u16(String, ParamFormat)
-    case u24(String, ParamFormat)
-    case u32(String, ParamFormat)
-    case u64(String, ParamFormat)
-    case address(String)
+    case u8(FieldLabel, ParamFormat)
+    case u16(FieldLabel, ParamFormat)
+    case u24(FieldLabel, ParamFormat)
+    case u32(FieldLabel, ParamFormat)
+    case u64(FieldLabel, ParamFormat)
+    case address(FieldLabel)
     /// Fixed-size opaque octets (keys, maps, codec IDs).
-    case bytes(String, Int)
+    case bytes(FieldLabel, Int)
     /// Everything that is left, raw.
-    case rest(String)
+    case rest(FieldLabel)
     /// UTF-8 name, NUL-terminated inside a field of at most the given size (Local Name: 248).
-    case text(String, Int)
+    case text(FieldLabel, Int)
     /// A length octet, then that many octets of advertising data structures.
-    case adData(length: String, data: String)
+    case adData(length: FieldLabel, data: FieldLabel)
     /// A length octet, then a fixed-size buffer whose first `length` octets are AD structures
     /// (legacy LE Set Advertising/Scan Response Data: always 31 octets).
-    case adFixed(length: String, data: String, size: Int)
+    case adFixed(length: FieldLabel, data: FieldLabel, size: Int)
     /// The rest as AD structures followed by zero padding (Extended Inquiry Response).
-    case adPadded(String)
+    case adPadded(FieldLabel)
     /// A length octet, then that many raw octets.
-    case lengthData(length: String, data: String)
+    case lengthData(length: FieldLabel, data: FieldLabel)
     /// A count octet, then that many elements, each element's parameters in order.
-    case array(count: String, element: String, [ParamSpec])
+    case array(count: FieldLabel, element: FieldLabel, [ParamSpec])
     /// A PHY bit mask octet, then one element per bit set, lowest bit first
     /// (LE Set Extended Scan Parameters, LE Extended Create Connection).
-    case perPHY(String, [ParamSpec])
+    case perPHY(FieldLabel, [ParamSpec])
     /// Anything the table cannot say.
-    case custom(String, @Sendable (inout ByteReader, inout [Field]) throws(DecodeError) -> Void)
+    case custom(FieldLabel, @Sendable (inout ByteReader, inout [Field]) throws(DecodeError) -> Void)
 
-    var label: String {
+    var label: FieldLabel {
         switch self {
         case .u8(let l, _), .u16(let l, _), .u24(let l, _), .u32(let l, _), .u64(let l, _),
              .address(let l), .bytes(let l, _), .rest(let l), .text(let l, _), .adPadded(let l),
@@ -166,7 +166,7 @@ enum ParamDecoder {
             let bits = try r.u8()
             out.add(l, value(UInt64(bits), width: 1, .flags(HCINames.phyBits)))
             for bit in 0..<8 where bits & (1 << bit) != 0 {
-                out.begin(bit < HCINames.phyBits.count ? HCINames.phyBits[bit] : "PHY bit \(bit)", .none)
+                out.begin(HCINames.phyLabels[bit], .none)
                 defer { out.end() }
                 try run(specs, &r, out)
             }
@@ -179,14 +179,14 @@ enum ParamDecoder {
     }
 
     /// Advertising data with its AD structures as children.
-    private static func advertisingData(_ label: String, _ data: Bytes, to out: FieldSink) {
+    private static func advertisingData(_ label: FieldLabel, _ data: Bytes, to out: FieldSink) {
         out.begin(label, .bytes(data))
         AdvertisingData(data).writeFields(to: out)
         out.end()
     }
 
     /// `n` octets of a length-prefixed parameter; when fewer are left, shows them raw and stops.
-    static func takeShowingRest(_ n: Int, _ label: String, _ r: inout ByteReader, _ out: FieldSink) throws(DecodeError) -> Bytes {
+    static func takeShowingRest(_ n: Int, _ label: FieldLabel, _ r: inout ByteReader, _ out: FieldSink) throws(DecodeError) -> Bytes {
         guard r.remaining >= n else {
             let have = r.rest()
             out.add(label, .bytes(have))
@@ -226,6 +226,8 @@ enum ParamDecoder {
 enum HCINames {
     static let disabledEnabled = ["Disabled", "Enabled"]
     static let phyBits = ["LE 1M", "LE 2M", "LE Coded"]
+    /// A PHY bit's name as a field label, for each of the eight bits, made once.
+    static let phyLabels = (0..<8).map { FieldLabel($0 < phyBits.count ? phyBits[$0] : "PHY bit \($0)") }
     static let phy = ["", "LE 1M", "LE 2M", "LE Coded"]
     /// LE Transmitter Test, Enhanced Read Transmit Power Level: coded PHY split by coding.
     static let phyCoding = ["", "LE 1M", "LE 2M", "LE Coded S=8", "LE Coded S=2"]

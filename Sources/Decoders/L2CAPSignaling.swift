@@ -425,14 +425,14 @@ public struct SignalingPDU: Dissectable, Sendable {
         return out
     }
 
-    static func cid(_ label: String, _ v: UInt16) -> Field { Field(label, .uint(UInt64(v), hex: 4)) }
-    static func named(_ label: String, _ v: UInt16, _ table: [String]) -> Field {
+    static func cid(_ label: FieldLabel, _ v: UInt16) -> Field { Field(label, .uint(UInt64(v), hex: 4)) }
+    static func named(_ label: FieldLabel, _ v: UInt16, _ table: [String]) -> Field {
         Field(label, .named(UInt64(v), hex: 4, SignalingNames.lookup(table, v)))
     }
-    static func psm(_ label: String, _ v: UInt16, le: Bool) -> Field {
+    static func psm(_ label: FieldLabel, _ v: UInt16, le: Bool) -> Field {
         Field(label, .named(UInt64(v), hex: 4, PSM.name(v, le: le)))
     }
-    static func cids(_ label: String, _ list: [UInt16]) -> [Field] { list.map { cid(label, $0) } }
+    static func cids(_ label: FieldLabel, _ list: [UInt16]) -> [Field] { list.map { cid(label, $0) } }
 
     static func fields(_ command: SignalingCommand) -> [Field] {
         typealias N = SignalingNames

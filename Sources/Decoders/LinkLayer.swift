@@ -386,7 +386,7 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
         out.add("RxAdd", .named(rxAdd ? 1 : 0, hex: 0, rxAdd ? "Random" : "Public"))
         out.add("Length", .uint(UInt64(length), hex: 0))
         out.end()
-        func advertisingData(_ label: String, _ data: Bytes) {
+        func advertisingData(_ label: FieldLabel, _ data: Bytes) {
             out.begin(label, .bytes(data))
             AdvertisingData(data).writeFields(to: out)
             out.end()
@@ -516,7 +516,7 @@ public struct LLDataPDU: Sendable, Dissectable {
         if encrypted {
             if !payload.isEmpty { out.add("Encrypted Payload", .bytes(payload)) }
         } else if let c = control {
-            out.begin(c.name, .uint(UInt64(c.opcode), hex: 2))
+            out.begin(c.label, .uint(UInt64(c.opcode), hex: 2))
             c.writeFields(to: out)
             out.end()
         } else if !payload.isEmpty {
@@ -545,7 +545,7 @@ enum LLFieldKind: Sendable {
     case bytes(Int)
     case cteReq
 
-    static func writeChannelMap(_ label: String, _ map: UInt64, width: Int, to out: FieldSink) {
+    static func writeChannelMap(_ label: FieldLabel, _ map: UInt64, width: Int, to out: FieldSink) {
         out.begin(label, .uint(map, hex: width * 2))
         out.add("Used Channels", .uint(UInt64(map.nonzeroBitCount), hex: 0))
         out.end()
@@ -572,7 +572,7 @@ enum LLFieldKind: Sendable {
     }
 
     /// Reads one parameter and writes it; writes nothing when the PDU ends first.
-    func write(_ label: String, _ r: inout ByteReader, to out: FieldSink) throws(DecodeError) {
+    func write(_ label: FieldLabel, _ r: inout ByteReader, to out: FieldSink) throws(DecodeError) {
         switch self {
         case .hex(let w): out.add(label, .uint(try r.uint(width: w), hex: w * 2))
         case .dec(let w): out.add(label, .uint(try r.uint(width: w), hex: 0))
@@ -617,6 +617,12 @@ public struct LLControlPDU: Sendable, Dissectable {
         Int(opcode) < LLControlPDU.table.count ? LLControlPDU.table[Int(opcode)].0 : "Unknown LL Control Opcode " + Hex.prefixed(opcode, width: 2)
     }
 
+    /// `name` as a field label, made once per opcode.
+    var label: FieldLabel {
+        Int(opcode) < LLControlPDU.labels.count ? LLControlPDU.labels[Int(opcode)] : FieldLabel(name)
+    }
+    private static let labels = table.map { FieldLabel($0.0) }
+
     /// Every known control PDU's name, by opcode.
     public static var names: [String] { table.map(\.0) }
 
@@ -657,19 +663,19 @@ public struct LLControlPDU: Sendable, Dissectable {
     }
 
     /// Opcode order, Core 5.4 Vol 6 Part B 2.4.2.
-    static let connParams: [(String, LLFieldKind)] = [
+    static let connParams: [(FieldLabel, LLFieldKind)] = [
         ("Interval_Min", .units(2, 1.25, "ms")), ("Interval_Max", .units(2, 1.25, "ms")), ("Latency", .dec(2)),
         ("Timeout", .units(2, 10, "ms")), ("PreferredPeriodicity", .dec(1)), ("ReferenceConnEventCount", .dec(2)),
         ("Offset0", .dec(2)), ("Offset1", .dec(2)), ("Offset2", .dec(2)), ("Offset3", .dec(2)), ("Offset4", .dec(2)), ("Offset5", .dec(2)),
     ]
-    static let lengthParams: [(String, LLFieldKind)] = [
+    static let lengthParams: [(FieldLabel, LLFieldKind)] = [
         ("MaxRxOctets", .dec(2)), ("MaxRxTime", .units(2, 1, "µs")), ("MaxTxOctets", .dec(2)), ("MaxTxTime", .units(2, 1, "µs")),
     ]
-    static let syncInd: [(String, LLFieldKind)] = [
+    static let syncInd: [(FieldLabel, LLFieldKind)] = [
         ("ID", .hex(2)), ("SyncInfo", .bytes(18)), ("connEventCount", .dec(2)), ("lastPaEventCounter", .dec(2)),
         ("SID, AType, SCA", .hex(1)), ("PHY", .phys), ("AdvA", .address), ("syncConnEventCount", .dec(2)),
     ]
-    static let table: [(String, [(String, LLFieldKind)])] = [
+    static let table: [(String, [(FieldLabel, LLFieldKind)])] = [
         ("LL_CONNECTION_UPDATE_IND", [("WinSize", .units(1, 1.25, "ms")), ("WinOffset", .units(2, 1.25, "ms")), ("Interval", .units(2, 1.25, "ms")),
                                       ("Latency", .dec(2)), ("Timeout", .units(2, 10, "ms")), ("Instant", .dec(2))]),
         ("LL_CHANNEL_MAP_IND", [("ChM", .channelMap(5)), ("Instant", .dec(2))]),

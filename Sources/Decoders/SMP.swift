@@ -106,7 +106,7 @@ public struct KeyDistribution: OptionSet, Sendable, Hashable {
         return n
     }
 
-    func field(_ label: String) -> Field {
+    func field(_ label: FieldLabel) -> Field {
         Field(label, .flags(UInt64(rawValue), hex: 2, SetBitNames(UInt64(rawValue), in: KeyDistribution.bitNames)), [
             Field("EncKey (LTK)", .bool(contains(.encKey))),
             Field("IdKey (IRK)", .bool(contains(.idKey))),
@@ -194,8 +194,8 @@ public struct SMPPDU: Dissectable, Sendable {
     /// Kinds of parameter, in the order a command lays them out.
     enum Param {
         case ioCapability, oobFlag, authReq, keySize, initiatorKeys, responderKeys
-        case value128(String), ediv, rand, addressType, address, reason, keypress
-        case coordinate(String)
+        case value128(FieldLabel), ediv, rand, addressType, address, reason, keypress
+        case coordinate(FieldLabel)
 
         var width: Int {
             switch self {

@@ -170,8 +170,8 @@ struct Test {
         }
 
         /// Whether a field's label (`keyHash` `h`) is this key or, for `anyInstance`, one instance of it.
-        @inline(__always) func matches(_ h: UInt64, _ label: String) -> Bool {
-            h == hash || (anyInstance && FieldRendering.keyHashWithoutNumber(label) == hash)
+        @inline(__always) func matches(_ h: UInt64, _ label: FieldLabel) -> Bool {
+            h == hash || (anyInstance && FieldRendering.keyHashWithoutNumber(label.string) == hash)
         }
     }
 
@@ -332,16 +332,16 @@ final class Matcher: FieldSink {
         anyMask = 0
     }
 
-    func begin(_ label: String, _ value: FieldValue) {
+    func begin(_ label: FieldLabel, _ value: FieldValue) {
         open.append(visit(label, value))
     }
 
     func end() { _ = open.popLast() }
 
-    func add(_ label: String, _ value: FieldValue) { _ = visit(label, value) }
+    func add(_ label: FieldLabel, _ value: FieldValue) { _ = visit(label, value) }
 
     /// Tests the field against the tests whose path reaches it; returns those that go deeper.
-    @inline(__always) private func visit(_ label: String, _ value: FieldValue) -> UInt64 {
+    @inline(__always) private func visit(_ label: FieldLabel, _ value: FieldValue) -> UInt64 {
         if anyMask != 0, case .uuid = value {
             var any = anyMask
             while any != 0 {
@@ -534,9 +534,9 @@ final class AddressFinder: FieldSink {
     let want: UInt64
     var found = false
     init(_ want: UInt64) { self.want = want }
-    func begin(_ label: String, _ value: FieldValue) { add(label, value) }
+    func begin(_ label: FieldLabel, _ value: FieldValue) { add(label, value) }
     func end() {}
-    func add(_ label: String, _ value: FieldValue) {
+    func add(_ label: FieldLabel, _ value: FieldValue) {
         if case .address(let a) = value, a.raw == want { found = true }
     }
 }

@@ -189,8 +189,8 @@ public final class FieldScanner: FieldSink {
         }
     }
 
-    public func begin(_ label: String, _ value: FieldValue) {
-        let key = FieldRendering.key(for: label)
+    public func begin(_ label: FieldLabel, _ value: FieldValue) {
+        let key = FieldRendering.key(for: label.string)
         path.append(key)
         // The Malformed layer is not a JSON key: its reasons are the frame's `malformed`.
         if layer != "malformed" {

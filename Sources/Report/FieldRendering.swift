@@ -64,14 +64,14 @@ public enum FieldRendering {
             self.indent = indent
         }
 
-        public func begin(_ label: String, _ value: FieldValue) {
+        public func begin(_ label: FieldLabel, _ value: FieldValue) {
             add(label, value)
             indent &+= 2
         }
 
         public func end() { indent &-= 2 }
 
-        public func add(_ label: String, _ value: FieldValue) {
+        public func add(_ label: FieldLabel, _ value: FieldValue) {
             let hasValue: Bool
             if case .none = value { hasValue = false } else { hasValue = true }
             out.write(indent: indent, label: label, colon: hasValue)
@@ -251,7 +251,7 @@ public enum FieldRendering {
                 if wrote { out.write(byte: UInt8(ascii: ",")) }
                 wrote = true
                 if !out.write(key: key.key) {
-                    FieldRendering.writeKey(n[key.node].label, to: out)
+                    FieldRendering.writeKey(n[key.node].label.string, to: out)
                     out.write(byte: UInt8(ascii: ":"))
                 }
             }
@@ -269,7 +269,7 @@ public enum FieldRendering {
                 if a.key.offset >= 0, b.key.offset >= 0 {
                     return a.key.offset == b.key.offset || cache.bytes[a.key.range] == cache.bytes[b.key.range]
                 }
-                return key(for: n[a.node].label) == key(for: n[b.node].label)
+                return key(for: n[a.node].label.string) == key(for: n[b.node].label.string)
             }
             return withUnsafeTemporaryAllocation(of: Bool.self, capacity: count) { done in
                 done.initialize(repeating: false)

@@ -4,12 +4,12 @@ import Wire
 /// Each field label's JSON key (`Field.key(for:)`: "Attribute Handle" → `attribute_handle`) and
 /// its FNV-1a hash, made once rather than for every field of every frame.
 ///
-/// A label finds its pair of slots by its length and six of its bytes and is confirmed by comparing
-/// it: the same literal compares by identity, in a few instructions. Two slots a pair let two
-/// labels that meet in one place both stay (on the advertising flood "RSSI" and a Flags bit's name
-/// did). The keys' bytes sit in one arena that only grows while a frame is written, so a `Key`
-/// stays valid until the next `trim`, which the writers call between frames (labels made at run
-/// time, "Report 7", keep arriving).
+/// A field's label (`FieldLabel`) finds its key by the label's address: one slot, one compare, no
+/// byte of the label read. Text (a layer's name) finds its pair of slots by its length and six of
+/// its bytes and is confirmed by comparing it. Two slots a pair let two labels that meet in one
+/// place both stay (on the advertising flood "RSSI" and a Flags bit's name did). The keys' bytes sit
+/// in one arena that only grows while a frame is written, so a `Key` stays valid until the next
+/// `trim`, which the writers call between frames.
 final class JSONKeys {
     /// Where the key's bytes are in `bytes`; `offset` < 0 for a label that is not ASCII, whose key
     /// only `Field.key(for:)` makes.
@@ -26,6 +26,9 @@ final class JSONKeys {
     /// Each slot's `slotHash`: a label is compared only with one that hashed the same.
     private var hashes = [UInt64](repeating: 0, count: JSONKeys.slotCount)
     private var keys = [Key](repeating: Key(offset: -1, length: 0, hash: 0), count: JSONKeys.slotCount)
+    /// Labels' keys, by the label's address (`key(_: FieldLabel)`); 0 is empty.
+    private var addresses = [UInt](repeating: 0, count: JSONKeys.slotCount)
+    private var addressKeys = [Key](repeating: Key(offset: -1, length: 0, hash: 0), count: JSONKeys.slotCount)
     /// The keys' bytes, back to back.
     private(set) var bytes: [UInt8] = []
 
@@ -40,6 +43,21 @@ final class JSONKeys {
             if hashes[i &+ 1] == h, labels[i &+ 1] == label { return keys[i &+ 1] }
         }
         return insert(label, hash: h, at: i)
+    }
+
+    /// A label's key, by the label's address (one compare, no byte of it read).
+    @inline(__always) func key(_ label: FieldLabel) -> Key {
+        let start = label.address
+        let i = Int(truncatingIfNeeded: WordHash.value(UInt64(start), seed: 0)) & (JSONKeys.slotCount &- 1)
+        if addresses[i] == start { return addressKeys[i] }
+        return insertAddress(label, start, at: i)
+    }
+
+    @inline(never) private func insertAddress(_ label: FieldLabel, _ start: UInt, at i: Int) -> Key {
+        let k = key(label.string)
+        addresses[i] = start
+        addressKeys[i] = k
+        return k
     }
 
     /// The newest first: the label it replaces moves to the second slot, the older one there goes.
@@ -82,5 +100,6 @@ final class JSONKeys {
         guard bytes.count > JSONKeys.arenaLimit else { return }
         bytes.removeAll(keepingCapacity: true)
         for i in labels.indices where !labels[i].isEmpty { labels[i] = "" }
+        for i in addresses.indices where addresses[i] != 0 { addresses[i] = 0 }
     }
 }

@@ -211,33 +211,32 @@ public final class Output {
         writeAll(UnsafeRawBufferPointer(start: tmp, count: TextCursor.write(count: n, at: tmp, body)))
     }
 
-    /// Appends `n` spaces.
-    /// A field line's start, "    Label: ", in one piece: the indent, the label and, before a
-    /// value, the colon and space.
-    public func write(indent: Int, label: String, colon: Bool) {
-        let written = label.utf8.withContiguousStorageIfAvailable { u in
-            let n = indent &+ u.count &+ (colon ? 2 : 0)
-            // Slack after the line: the indent is stored eight spaces at a time, and the label
-            // then written over what went past it.
-            guard indent <= 64, reserve(n &+ 8) else { return 0 }
-            let p = storage + count
-            let raw = UnsafeMutableRawPointer(p)
-            var i = 0
-            while i < indent {
-                raw.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, toByteOffset: i, as: UInt64.self)
-                i &+= 8
-            }
-            if let base = u.baseAddress { (p + indent).update(from: base, count: u.count) }
-            if colon { raw.storeBytes(of: UInt16(0x203A).littleEndian, toByteOffset: n &- 2, as: UInt16.self) }  // ": "
-            count &+= n
-            return n
+    /// A field line's start, "    Label: ", in one piece: the indent, the label's bytes as they are
+    /// and, before a value, the colon and space.
+    @inline(__always)
+    public func write(indent: Int, label: FieldLabel, colon: Bool) {
+        let n = indent &+ label.count &+ (colon ? 2 : 0)
+        // Slack after the line: the indent is stored eight spaces at a time, and the label
+        // then written over what went past it.
+        guard indent <= 64, reserve(n &+ 8) else {
+            write(spaces: indent)
+            append(label.utf8)
+            if colon { write(": ") }
+            return
         }
-        guard written == nil || written == 0 else { return }
-        write(spaces: indent)
-        write(label)
-        if colon { write(": ") }
+        let p = storage + count
+        let raw = UnsafeMutableRawPointer(p)
+        var i = 0
+        while i < indent {
+            raw.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, toByteOffset: i, as: UInt64.self)
+            i &+= 8
+        }
+        (p + indent).update(from: label.start, count: label.count)
+        if colon { raw.storeBytes(of: UInt16(0x203A).littleEndian, toByteOffset: n &- 2, as: UInt16.self) }  // ": "
+        count &+= n
     }
 
+    /// Appends `n` spaces.
     public func write(spaces n: Int) {
         if n > 0 { append(repeating: UInt8(ascii: " "), count: n) }
     }

@@ -18,7 +18,7 @@ func adHex(_ s: String) -> Bytes {
 func adRender(_ fields: [Field], depth: Int = 0) -> String {
     var s = ""
     for f in fields {
-        s += String(repeating: "  ", count: depth) + f.label + ": " + adValue(f.value) + "\n"
+        s += String(repeating: "  ", count: depth) + f.label.string + ": " + adValue(f.value) + "\n"
         s += adRender(f.children, depth: depth + 1)
     }
     return s

@@ -67,6 +67,26 @@ final class CoreTests: XCTestCase {
         XCTAssertEqual(Field.key(for: "Peer_Address (type)"), "peer_address_type")
     }
 
+    /// A label is its bytes, wherever they live: a literal's, a one-character literal's and an
+    /// interned text's are equal and hash alike when the text is, and one text is interned once.
+    func testFieldLabelsAreTheirText() {
+        let literal: FieldLabel = "Packet Boundary Flag"
+        let interned = FieldLabel(["Packet", "Boundary", "Flag"].joined(separator: " "))
+        XCTAssertEqual(literal, interned)
+        XCTAssertEqual(literal.hashValue, interned.hashValue)
+        XCTAssertEqual(interned.string, "Packet Boundary Flag")
+        XCTAssertEqual(FieldLabel(String(interned.string)).address, interned.address)
+        XCTAssertNotEqual(literal, "Packet Boundary")
+        let x: FieldLabel = "X"
+        XCTAssertEqual(x.string, "X")
+        XCTAssertEqual(x, FieldLabel("X"))
+        let empty: FieldLabel = ""
+        XCTAssertTrue(empty.isEmpty)
+        XCTAssertEqual(empty, FieldLabel(""))
+        XCTAssertEqual(FieldLabel("Ünïcode").string, "Ünïcode")
+        XCTAssertEqual(Field("Report 3", .none).label, AdvertisingReports.numberedReports[3])
+    }
+
     func testLinkHeaders() {
         // DLT 201: 4-byte direction (1 = received), then H4 event.
         let rec: [UInt8] = [0, 0, 0, 1, 0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00]

@@ -19,7 +19,7 @@ final class HCITests: XCTestCase {
     /// First field with `label`, searching depth first.
     private func find(_ fields: [Field], _ label: String) -> Field? {
         for f in fields {
-            if f.label == label { return f }
+            if f.label.string == label { return f }
             if let c = find(f.children, label) { return c }
         }
         return nil

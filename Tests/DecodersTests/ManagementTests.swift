@@ -34,7 +34,7 @@ final class ManagementTests: XCTestCase {
         let hex = "010000000100" + "3a000006"
         final class Labels: FieldSink {
             var labels: [String] = []
-            func begin(_ label: String, _ value: FieldValue) { labels.append(label) }
+            func begin(_ label: FieldLabel, _ value: FieldValue) { labels.append(label.string) }
             func end() {}
         }
         for n in 0..<(hex.count / 2) {

@@ -110,12 +110,35 @@ final class OutputTests: XCTestCase {
             for indent in [0, 4, 6, 8, 9, 17, 70] {
                 for label in ["", "CID", "Packet Boundary Flag", "Ünïcode label"] {
                     for colon in [false, true] {
-                        let line = try written { $0.write(bytes: filler); $0.write(indent: indent, label: label, colon: colon) }
+                        let line = try written {
+                            $0.write(bytes: filler)
+                            $0.write(indent: indent, label: FieldLabel(label), colon: colon)
+                        }
                         XCTAssertEqual(String(decoding: line.dropFirst(before), as: UTF8.self),
                                        String(repeating: " ", count: indent) + label + (colon ? ": " : ""))
                     }
                 }
             }
+        }
+    }
+
+    /// A label's JSON key, found by the label's address, is the key its text makes: for a literal,
+    /// for the same text interned, and again after the keys were trimmed.
+    func testLabelKeysAreTheTextsKeys() {
+        let keys = JSONKeys()
+        let literals: [FieldLabel] = ["Packet Boundary Flag", "CID", "X", "", "Ünïcode label"]
+        for round in 0..<2 {
+            for label in literals {
+                for l in [label, FieldLabel(label.string)] {
+                    let k = keys.key(l), t = keys.key(label.string)
+                    XCTAssertEqual(k.hash, t.hash, "\(label) \(round)")
+                    XCTAssertEqual(k.offset < 0, t.offset < 0)
+                    if k.offset >= 0 { XCTAssertEqual(keys.bytes[k.range], keys.bytes[t.range]) }
+                }
+            }
+            // Fill the arena past its limit so that `trim` forgets every key.
+            for i in 0..<9_000 { _ = keys.key("label number \(i)") }
+            keys.trim()
         }
     }
 

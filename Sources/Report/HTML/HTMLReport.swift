@@ -205,7 +205,7 @@ public enum HTMLReport {
             // One line per field: the full decode of each structure follows below.
             w.raw("<h4>Summary</h4><table class=\"kv\">")
             for f in s.fields where !["First Seen", "Last Seen", "Advertising Reports", "Scan Responses", "RSSI"].contains(f.label) {
-                w.pair(f.label, FieldRendering.text(f.value) ?? "")
+                w.pair(f.label.string, FieldRendering.text(f.value) ?? "")
             }
             w.raw("</table>")
         }
@@ -236,7 +236,7 @@ public enum HTMLReport {
         for f in fields.prefix(200) {
             if collapse, !f.children.isEmpty {
                 w.raw("<li><details><summary><span class=\"k\">")
-                w.text(f.label)
+                w.text(f.label.string)
                 w.raw("</span>")
                 let inner = f.children.filter { $0.label != "Length" && $0.label != "Type" }
                 let values = inner.prefix(4).compactMap { FieldRendering.text($0.value) }
@@ -250,7 +250,7 @@ public enum HTMLReport {
                 continue
             }
             w.raw("<li><span class=\"k\">")
-            w.text(f.label)
+            w.text(f.label.string)
             w.raw("</span>")
             if let t = FieldRendering.text(f.value) {
                 w.raw(": ")
