@@ -1,4 +1,5 @@
 import Decoders
+import Report
 import Wire
 
 // Advertising data on its own and inside every kind of LE advertising report event.

@@ -1,4 +1,5 @@
 import Decoders
+import Report
 import Wire
 
 // ATT PDUs on one LE connection (opened by an LE Connection Complete): each chunk is one PDU,

@@ -1,4 +1,5 @@
 import Decoders
+import Report
 import Wire
 
 // One capture record of any link type: first byte picks the link type, the next four are the

@@ -1,4 +1,5 @@
 import Decoders
+import Report
 import Wire
 
 // A sequence of HCI ACL fragments on one dissector. Each chunk's tag: bits 0-1 pick one of four

@@ -39,7 +39,9 @@ module_deps() {
 target_modules() {
     case $1 in
         capture) echo "Wire Capture" ;;
-        hci|l2cap|att|ad|ll) echo "Wire Decoders" ;;
+        ll) echo "Wire Decoders" ;;
+        # A frame's summary line is Report's (`Decoded.summary`).
+        hci|l2cap|att|ad) echo "Wire Decoders Report" ;;
         pipeline) echo "Wire Decoders Capture Report" ;;
         *) echo "unknown target: $1" >&2; exit 64 ;;
     esac
