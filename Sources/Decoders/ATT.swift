@@ -628,7 +628,7 @@ func attUUIDName(_ u: BluetoothUUID) -> String { TextLine.make { writeATTUUIDNam
 
 func writeATTUUIDName(_ u: BluetoothUUID, to line: inout TextLine) {
     if let n = AssignedNumbers.name(u) {
-        line.write(n)
+        line.write(plain: n)
         line += " ("
         line.write(u)
         line.write(byte: UInt8(ascii: ")"))

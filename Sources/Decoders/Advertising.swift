@@ -233,14 +233,14 @@ public struct AdvertisingData: Dissectable, Sendable {
         if has(ADType.bit(ADType.manufacturerSpecific)) {
             forEachManufacturerData { company, data in
                 Self.part("Mfr ", &parts, &s)
-                if let c = AssignedNumbers.companyName(company) { s.write(c) } else { s.write(hex: company, width: 4) }
-                if let kind = ManufacturerData.kind(company: company, data: data) { s.write(byte: 32); s.write(kind) }
+                if let c = AssignedNumbers.companyName(company) { s.write(plain: c) } else { s.write(hex: company, width: 4) }
+                if let kind = ManufacturerData.kind(company: company, data: data) { s.write(byte: 32); s.write(plain: kind) }
             }
         }
         if has(ADType.bit(ADType.txPowerLevel)), let t = txPower { Self.part("TX ", &parts, &s); s.write(t); s += " dBm" }
         if has(ADType.bit(ADType.appearance)), let a = appearance {
             Self.part("Appearance ", &parts, &s)
-            if let n = AssignedNumbers.appearanceName(a) { s.write(n) } else { s.write(hex: a, width: 4) }
+            if let n = AssignedNumbers.appearanceName(a) { s.write(plain: n) } else { s.write(hex: a, width: 4) }
         }
         if !problems.isEmpty { Self.part("malformed", &parts, &s) }
         if parts == 0 {

@@ -381,8 +381,8 @@ extension AdvertisingReport {
             writeEventTypeName(to: &s)
             s.write(byte: 32)
             s.write(address)
-            if let k = randomKind { s += " ("; s.write(k.rawValue); s.write(byte: UInt8(ascii: ")")) }
-            else if let n = AdvertisingReports.addressTypeNames[addressType] { s += " ("; s.write(n); s.write(byte: UInt8(ascii: ")")) }
+            if let k = randomKind { s += " ("; s.write(plain: k.rawValue); s.write(byte: UInt8(ascii: ")")) }
+            else if let n = AdvertisingReports.addressTypeNames[addressType] { s += " ("; s.write(plain: n); s.write(byte: UInt8(ascii: ")")) }
         }
         if let r = rssiValue { s.write(byte: 32); s.write(r); s += " dBm" }
         if !dataRange.isEmpty { s.write(byte: 32); advertisingData(in: bytes).writeSummary(to: &s) }

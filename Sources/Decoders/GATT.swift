@@ -728,17 +728,18 @@ public final class ATTResult {
     /// The text of the attributes described, by handle, and of the note last described, kept
     /// across refills: values are written and notified over and over on a few attributes, and
     /// their text is then made once rather than per frame.
-    private var described: [Key16: (attribute: GATTAttribute, text: String)] = [:]
+    private var described: [Key16: (attribute: GATTAttribute, text: String, plain: Bool)] = [:]
     private var noted: (note: ATTNote, text: String)?
     /// Attributes whose text is kept at most (then the texts are made afresh).
     private static let describedLimit = 64
 
-    func describe(_ a: GATTAttribute) -> String {
-        if let d = described[Key16(a.handle)], d.attribute == a { return d.text }
-        let text = a.description
+    /// With whether its text is plain (`TextLine.write(plain:)`).
+    func describe(_ a: GATTAttribute) -> (text: String, plain: Bool) {
+        if let d = described[Key16(a.handle)], d.attribute == a { return (d.text, d.plain) }
+        let (text, plain) = TextLine.makeChecked(a.writeDescription)
         if described.count >= ATTResult.describedLimit { described.removeAll(keepingCapacity: true) }
-        described[Key16(a.handle)] = (a, text)
-        return text
+        described[Key16(a.handle)] = (a, text, plain)
+        return (text, plain)
     }
 
     func describe(_ n: ATTNote) -> String {
@@ -772,7 +773,8 @@ extension ATTResult: Dissectable {
                 s += " — "
                 // Text with names looked up is kept (`describe`); a bare handle costs less written again.
                 if entries[i].attribute.uuid != nil || entries[i].attribute.service != nil {
-                    s.write(describe(entries[i].attribute))
+                    let d = describe(entries[i].attribute)
+                    if d.plain { s.write(plain: d.text) } else { s.write(d.text) }
                 } else {
                     entries[i].attribute.writeDescription(to: &s)
                 }
@@ -820,7 +822,7 @@ extension ATTResult: Dissectable {
             out.add("Response Time", .quantity(UInt64(max(0, r.rtt)), hex: 0, Double(r.rtt) / 1e6, unit: "ms"))
         }
         for e in entries {
-            out.begin("Attribute", .text(describe(e.attribute)))
+            out.begin("Attribute", .text(describe(e.attribute).text))
             out.add("Handle", .uint(UInt64(e.attribute.handle), hex: 4))
             if let u = e.attribute.uuid { writeUUIDField(u, to: out) }
             if let p = e.attribute.properties { out.add("Properties", .flags(UInt64(p.rawValue), hex: 2, p.setNames)) }

@@ -362,7 +362,7 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
     public var summary: String { TextLine.make(writeSummary) }
 
     public func writeSummary(to s: inout TextLine) {
-        s.write(name)
+        s.write(plain: name)
         switch body {
         case .advertising(let a, _): s.write(byte: 32); s.write(a)
         case .direct(let a, let t): s.write(byte: 32); s.write(a); s += " → "; s.write(t)

@@ -12,6 +12,10 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
     @usableFromInline var capacity: Int
     /// The line allocated `base` (else it is lent room, or none yet).
     private var owned: Bool
+    /// Something that may need escaping on a terminal went in: text made at run time, bytes from
+    /// the air, a control byte. A line without it holds literals, numbers and names from the
+    /// specification's tables only, and its printer need not scan it.
+    @usableFromInline var mayNeedEscape = false
     /// Where a line with no room yet points: an empty line costs no allocation.
     nonisolated(unsafe) private static let none = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
@@ -68,15 +72,23 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
     mutating func append(_ p: UnsafeBufferPointer<UInt8>) { append(UnsafeRawBufferPointer(p)) }
 
     /// Bytes lent by the caller, as they are.
-    @inlinable public mutating func write(buffer p: UnsafeBufferPointer<UInt8>) { append(UnsafeRawBufferPointer(p)) }
+    @inlinable public mutating func write(buffer p: UnsafeBufferPointer<UInt8>) {
+        mayNeedEscape = true
+        append(UnsafeRawBufferPointer(p))
+    }
 
     /// Empties the line and keeps its storage.
-    public mutating func clear() { used = 0 }
+    public mutating func clear() {
+        used = 0
+        mayNeedEscape = false
+    }
 
     public var count: Int { used }
     /// Still in the room it was lent: its bytes are where the lender's room starts.
     public var isInLentRoom: Bool { !owned }
     public var isEmpty: Bool { used == 0 }
+    /// Whether anything went in that may need escaping on a terminal (`write(plain:)` says what does not).
+    public var isPlainByConstruction: Bool { !mayNeedEscape }
 
     /// The line's bytes, lent to `body`.
     public func withUnsafeBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
@@ -90,16 +102,20 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
     public var string: String { withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
 
     /// `body`'s writing as a String: how types that write their summary also offer it as a value.
-    public static func make(_ body: (inout TextLine) -> Void) -> String {
+    public static func make(_ body: (inout TextLine) -> Void) -> String { makeChecked(body).text }
+
+    /// The same, and whether the line stayed plain (`write(plain:)` may then write the text).
+    public static func makeChecked(_ body: (inout TextLine) -> Void) -> (text: String, plain: Bool) {
         // Room for a typical description on the stack: the String is then the one allocation.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { room in
             var line = TextLine(lent: room)
             body(&line)
-            return line.string
+            return (line.string, !line.mayNeedEscape)
         }
     }
 
     public mutating func write(_ s: String) {
+        mayNeedEscape = true
         // Native strings are read in place (`withUTF8` needs a mutable copy: a retain and release).
         if s.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
             var s = s
@@ -107,16 +123,38 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
         }
     }
 
-    public mutating func write(byte: UInt8) { append(byte) }
+    /// Text known to need no escaping on a terminal, which leaves the line as plain as it was: a
+    /// name from the specification's tables (`ReportTests` holds each table to it), or text made
+    /// by a line that stayed plain (`TextLine.makeChecked`).
+    public mutating func write(plain s: String) {
+        if s.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
+            var s = s
+            s.withUTF8 { append($0) }
+        }
+    }
+
+    public mutating func write(byte: UInt8) {
+        if byte < 0x20 || byte > 0x7E { mayNeedEscape = true }
+        append(byte)
+    }
 
     /// Another line's bytes.
-    public mutating func write(line other: borrowing TextLine) { other.withUnsafeBytes { append($0) } }
+    public mutating func write(line other: borrowing TextLine) {
+        if other.mayNeedEscape { mayNeedEscape = true }
+        other.withUnsafeBytes { append($0) }
+    }
 
-    public mutating func write(bytes b: [UInt8]) { b.withUnsafeBufferPointer { append($0) } }
+    public mutating func write(bytes b: [UInt8]) {
+        mayNeedEscape = true
+        b.withUnsafeBufferPointer { append($0) }
+    }
 
     /// Text as a device sent it, kept as bytes (possibly invalid UTF-8): the terminal printer shows
     /// invalid bytes as `\xNN` and JSON as U+FFFD, both from the same line.
-    public mutating func write(received b: Bytes) { b.withUnsafeBufferPointer { append($0) } }
+    public mutating func write(received b: Bytes) {
+        mayNeedEscape = true
+        b.withUnsafeBufferPointer { append($0) }
+    }
 
     /// Decimal, as `String(v)` spells it.
     public mutating func write<T: BinaryInteger>(_ v: T) {

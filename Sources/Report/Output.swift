@@ -276,7 +276,7 @@ public final class Output {
         let at = storage + count
         var line = TextLine(lent: UnsafeMutableBufferPointer(start: at, count: capacity &- count))
         body(&line)
-        if line.isInLentRoom, line.withUnsafeBytes(DisplayText.isPlainLine) {
+        if line.isInLentRoom, line.isPlainByConstruction || line.withUnsafeBytes(DisplayText.isPlainLine) {
             count &+= line.count
             if count >= chunk { flush() }
             return

@@ -1,6 +1,7 @@
 import XCTest
 @testable import Report
-import Decoders
+@testable import Decoders
+import Wire
 
 /// The one rule for text from the air on a terminal: each row is what a device sent and what a
 /// person sees.
@@ -128,5 +129,52 @@ final class DisplayTextTests: XCTestCase {
             }
             XCTAssertEqual(parts, String(decoding: bytes, as: UTF8.self).unicodeScalars.filter { $0 == "\u{FFFD}" }.count, "\(bytes)")
         }
+    }
+
+    /// What summaries write with `TextLine.write(plain:)` needs no escaping, so a line made of it,
+    /// literals and numbers is printed unscanned: every name of the tables that goes in that way.
+    func testTableNamesWrittenAsPlainAreTextThatNeedsNoEscape() {
+        var names: [String] = []
+        for table in [AssignedNumbers.services, AssignedNumbers.characteristics, AssignedNumbers.descriptors] {
+            names += table.values
+        }
+        names += AssignedNumbers.companies.values
+        names += (0...UInt16.max).compactMap { AssignedNumbers.appearanceName($0) }
+        for type in UInt8(0)...15 {
+            for secondary in [false, true] {
+                for aux: UInt8? in [nil, 0, 1, 2, 3] { names.append(LLAdvType.name(type, secondary: secondary, auxType: aux)) }
+            }
+        }
+        for company in [ManufacturerData.apple, ManufacturerData.microsoft] {
+            for first in UInt8(0)...255 {
+                if let k = ManufacturerData.kind(company: company, data: Bytes([first, 0, 0])) { names.append(k) }
+            }
+        }
+        names += AdvertisingReports.addressTypeNames.keys.compactMap { AdvertisingReports.addressTypeNames[$0] }
+        names += [RandomAddressKind.staticAddress, .resolvablePrivate, .nonResolvablePrivate, .reserved].map(\.rawValue)
+        XCTAssertGreaterThan(names.count, 5_000)
+        for n in names {
+            let plain = Array(n.utf8).withUnsafeBufferPointer { DisplayText.isPlainLine($0) }
+            XCTAssertTrue(plain, n)
+        }
+    }
+
+    /// A line is plain by construction until something that may need escaping goes in.
+    func testLinesKnowWhetherTheyMayNeedEscaping() {
+        func plain(_ body: (inout TextLine) -> Void) -> Bool {
+            var line = TextLine(capacity: 64)
+            body(&line)
+            return line.isPlainByConstruction
+        }
+        XCTAssertTrue(plain { $0 += "ATT "; $0.write(hex: 0x10, width: 4); $0.write(byte: 32); $0.write(plain: "Heart Rate") })
+        XCTAssertFalse(plain { $0.write("made at run time") })
+        XCTAssertFalse(plain { $0.write(received: Bytes([0x41, 0x1B])) })
+        XCTAssertFalse(plain { $0.write(byte: 0x1B) })
+        XCTAssertFalse(plain { $0.write(bytes: [0x41]) })
+        XCTAssertFalse(plain { var other = TextLine(capacity: 8); other.write("x"); $0.write(line: other) })
+        XCTAssertTrue(plain { var other = TextLine(capacity: 8); other += "x"; $0.write(line: other) })
+        XCTAssertTrue(plain { $0.write("x"); $0.clear() })
+        XCTAssertTrue(TextLine.makeChecked { $0 += "Handle "; $0.write(hex: 3, width: 4) }.plain)
+        XCTAssertFalse(TextLine.makeChecked { $0.write(received: Bytes([0x41])) }.plain)
     }
 }
