@@ -116,17 +116,16 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
 
     public mutating func write(_ s: String) {
         mayNeedEscape = true
-        // Native strings are read in place (`withUTF8` needs a mutable copy: a retain and release).
-        if s.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
-            var s = s
-            s.withUTF8 { append($0) }
-        }
+        append(utf8Of: s)
     }
 
     /// Text known to need no escaping on a terminal, which leaves the line as plain as it was: a
     /// name from the specification's tables (`ReportTests` holds each table to it), or text made
     /// by a line that stayed plain (`TextLine.makeChecked`).
-    public mutating func write(plain s: String) {
+    public mutating func write(plain s: String) { append(utf8Of: s) }
+
+    private mutating func append(utf8Of s: String) {
+        // Native strings are read in place (`withUTF8` needs a mutable copy: a retain and release).
         if s.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
             var s = s
             s.withUTF8 { append($0) }
