@@ -167,20 +167,11 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
         write(decimal: UInt64(truncatingIfNeeded: v.magnitude))
     }
 
-    /// Digits into a scratch tuple on the stack, then appended in order: reversing them in place
-    /// would go through a slice of the whole buffer.
+    /// Counted, then written in place by `TextCursor`, as every printer writes decimals.
     private mutating func write(decimal m: UInt64) {
-        var m = m
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { t in
-            var n = t.count
-            repeat {
-                n &-= 1
-                t[n] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10)
-                m /= 10
-            } while m > 0
-            append(UnsafeRawBufferPointer(rebasing: t[n...]))
-        }
+        let n = TextCursor.decimalDigits(m)
+        _ = TextCursor.write(count: n, at: reserve(n)) { $0.appendDecimal(m, digits: n) }
+        commit(n)
     }
 
     /// `x` with `decimals` digits after the point, as `fixed(x, decimals)` spells it, without a String.

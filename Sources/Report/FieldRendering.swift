@@ -206,8 +206,8 @@ public enum FieldRendering {
         func contains(_ h: UInt64) -> Bool { !isEmpty && (h == a || h == b || h == c) }
     }
 
-    private static func memberKeys(_ v: FieldValue) -> MemberKeys {
-        switch v {
+    private static func memberKeys(_ node: UnsafePointer<FieldList.Node>) -> MemberKeys {
+        switch node.pointee.value {
         case .none: return .none
         case .uuid(let u): return AssignedNumbers.name(u) == nil ? uuidKeys : namedUUIDKeys
         case .named: return namedKeys
@@ -300,12 +300,16 @@ public enum FieldRendering {
 
     private static func jsonValue(_ n: UnsafeBufferPointer<FieldList.Node>, _ i: Int, _ out: Output,
                                   _ rules: ArrayRules, path: UInt64) {
-        let hasChildren = n[i].end > i &+ 1
-        if !hasChildren, writeJSONScalar(n[i].value, to: out) { return }
+        // The node's value is read where it lies: handed over as a value, it would be copied (its
+        // strings and bytes retained) and destroyed again for every field.
+        let node = n.baseAddress.unsafelyUnwrapped + i
+        let end = node.pointee.end
+        let hasChildren = end > i &+ 1
+        if !hasChildren, writeJSONScalar(node, to: out) { return }
         out.write(byte: UInt8(ascii: "{"))
-        let wrote = writeJSONMembers(n[i].value, to: out)
+        let wrote = writeJSONMembers(node, to: out)
         if hasChildren {
-            _ = members(n, i &+ 1, n[i].end, out, skip: wrote ? memberKeys(n[i].value) : .none, rules, path: path, first: !wrote)
+            _ = members(n, i &+ 1, end, out, skip: wrote ? memberKeys(node) : .none, rules, path: path, first: !wrote)
         }
         out.write(byte: UInt8(ascii: "}"))
     }
@@ -483,9 +487,9 @@ public enum FieldRendering {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Writes `jsonScalar(v)`; false (nothing written) when the value is not a scalar.
-    static func writeJSONScalar(_ v: FieldValue, to out: Output) -> Bool {
-        switch v {
+    /// Writes `jsonScalar` of the node's value; false (nothing written) when it is not a scalar.
+    static func writeJSONScalar(_ node: UnsafePointer<FieldList.Node>, to out: Output) -> Bool {
+        switch node.pointee.value {
         case .uint(let n, _): out.write(uint: n)
         case .int(let n): out.write(int: n)
         case .signed(let n, _): out.write(int: n)
@@ -507,8 +511,8 @@ public enum FieldRendering {
     }
 
     /// Writes `jsonMembers(v)`; false when that is empty.
-    static func writeJSONMembers(_ v: FieldValue, to out: Output) -> Bool {
-        switch v {
+    static func writeJSONMembers(_ node: UnsafePointer<FieldList.Node>, to out: Output) -> Bool {
+        switch node.pointee.value {
         case .none: return false
         case .named(let n, _, let name):
             out.write("\"value\":")
@@ -547,7 +551,7 @@ public enum FieldRendering {
             out.write(jsonString: why)
         default:
             out.write("\"value\":")
-            if !writeJSONScalar(v, to: out) { out.write("null") }
+            if !writeJSONScalar(node, to: out) { out.write("null") }
         }
         return true
     }

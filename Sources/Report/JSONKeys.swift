@@ -26,9 +26,10 @@ final class JSONKeys {
     /// Each slot's `slotHash`: a label is compared only with one that hashed the same.
     private var hashes = [UInt64](repeating: 0, count: JSONKeys.slotCount)
     private var keys = [Key](repeating: Key(offset: -1, length: 0, hash: 0), count: JSONKeys.slotCount)
-    /// Labels' keys, by the label's address (`key(_: FieldLabel)`); 0 is empty.
-    private var addresses = [UInt](repeating: 0, count: JSONKeys.slotCount)
-    private var addressKeys = [Key](repeating: Key(offset: -1, length: 0, hash: 0), count: JSONKeys.slotCount)
+    /// Labels' keys, by the label's address (`key(_: FieldLabel)`); address 0 is empty. One array
+    /// of pairs: a lookup then reads (and retains) one array, not two.
+    private var byAddress = [(address: UInt, key: Key)](repeating: (0, Key(offset: -1, length: 0, hash: 0)),
+                                                          count: JSONKeys.slotCount)
     /// The keys' bytes, back to back.
     private(set) var bytes: [UInt8] = []
 
@@ -49,14 +50,14 @@ final class JSONKeys {
     @inline(__always) func key(_ label: FieldLabel) -> Key {
         let start = label.address
         let i = Int(truncatingIfNeeded: WordHash.value(UInt64(start), seed: 0)) & (JSONKeys.slotCount &- 1)
-        if addresses[i] == start { return addressKeys[i] }
+        let slot = byAddress[i]
+        if slot.address == start { return slot.key }
         return insertAddress(label, start, at: i)
     }
 
     @inline(never) private func insertAddress(_ label: FieldLabel, _ start: UInt, at i: Int) -> Key {
         let k = key(label.string)
-        addresses[i] = start
-        addressKeys[i] = k
+        byAddress[i] = (start, k)
         return k
     }
 
@@ -100,6 +101,6 @@ final class JSONKeys {
         guard bytes.count > JSONKeys.arenaLimit else { return }
         bytes.removeAll(keepingCapacity: true)
         for i in labels.indices where !labels[i].isEmpty { labels[i] = "" }
-        for i in addresses.indices where addresses[i] != 0 { addresses[i] = 0 }
+        for i in byAddress.indices where byAddress[i].address != 0 { byAddress[i].address = 0 }
     }
 }

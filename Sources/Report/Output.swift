@@ -136,12 +136,7 @@ public final class Output {
     }
 
     /// How many decimal digits `m` has (at least one): the room a number takes.
-    @inline(__always) private static func digits(_ m: UInt64) -> Int {
-        var n = 1
-        var rest = m / 10
-        while rest > 0 { n &+= 1; rest /= 10 }
-        return n
-    }
+    @inline(__always) private static func digits(_ m: UInt64) -> Int { TextCursor.decimalDigits(m) }
 
     /// Appends `v` right-aligned in `width` columns (every frame's number): its digits counted
     /// once and written in one reserved piece.

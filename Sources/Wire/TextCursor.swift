@@ -36,15 +36,35 @@ public struct TextCursor: ~Copyable {
     }
 
     /// The `n` decimal digits of `v` (`n` at least its digit count): one check for all of them.
+    /// Two digits a step, from a literal of the pairs "00" to "99" (in the binary, nothing to
+    /// make): a timestamp in nanoseconds takes ten divisions rather than nineteen.
     @inlinable public mutating func appendDecimal(_ v: UInt64, digits n: Int) {
         precondition(n >= 0 && n <= count &- end, "text past its reserved room")
+        let pairs = TextCursor.digitPairs.utf8Start
         var m = v, i = end &+ n
-        while i > end {
-            i &-= 1
-            base[i] = 0x30 &+ UInt8(truncatingIfNeeded: m % 10)
-            m /= 10
+        while i &- end >= 2 {
+            let r = Int(truncatingIfNeeded: m % 100)
+            m /= 100
+            i &-= 2
+            base[i] = pairs[r &* 2]
+            base[i &+ 1] = pairs[r &* 2 &+ 1]
         }
+        if i > end { base[end] = 0x30 &+ UInt8(truncatingIfNeeded: m % 10) }
         end &+= n
+    }
+
+    @usableFromInline static let digitPairs: StaticString = """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
+
+    /// How many decimal digits `m` has (at least one): four at a time, then the last few.
+    @inlinable @inline(__always) public static func decimalDigits(_ m: UInt64) -> Int {
+        var n = 1, rest = m
+        while rest >= 10_000 { rest /= 10_000; n &+= 4 }
+        if rest >= 100 { rest /= 100; n &+= 2 }
+        return rest >= 10 ? n &+ 1 : n
     }
 
     /// `v` in decimal with a point before its last `decimals` digits ("12.345" for 12345 and 3),

@@ -36,6 +36,28 @@ final class OutputTests: XCTestCase {
         }
     }
 
+    /// Decimals are written two digits a step: every count of digits, each power of ten and the
+    /// number before it, both ends of the range, against the standard library's spelling.
+    func testDecimalsAtEveryLengthAreTheStandardLibrarys() throws {
+        var values: [UInt64] = [0, 1, 9, UInt64.max, UInt64(Int64.max), UInt64(Int64.max) + 1, 1_700_000_000_010_500_000]
+        var p: UInt64 = 1
+        for _ in 0..<19 {
+            p *= 10
+            values += [p - 1, p, p + 1, p / 2 + 7]
+        }
+        for v in values {
+            XCTAssertEqual(TextCursor.decimalDigits(v), String(v).count, "\(v)")
+            XCTAssertEqual(String(decoding: try written { $0.write(uint: v) }, as: UTF8.self), String(v))
+            var line = TextLine()
+            line.write(v)
+            XCTAssertEqual(line.string, String(v))
+            if v <= UInt64(Int64.max) {
+                XCTAssertEqual(String(decoding: try written { $0.write(int: -Int64(v)) }, as: UTF8.self), String(-Int64(v)))
+            }
+        }
+        XCTAssertEqual(String(decoding: try written { $0.write(int: Int64.min) }, as: UTF8.self), String(Int64.min))
+    }
+
     /// A frame's columns, stored in one piece for the common frame, are what the general path
     /// writes; frames they do not fit are left to it.
     func testFrameColumnsAreWhatTheGeneralPathWrites() throws {
