@@ -66,7 +66,7 @@ public final class Output {
     private func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         if reserve(bytes.count) {
-            (storage + count).update(from: base, count: bytes.count)
+            TextCursor.copyShort(from: base, count: bytes.count, to: storage + count)
             count &+= bytes.count
         } else {
             writeAll(UnsafeRawBufferPointer(bytes))
@@ -221,12 +221,19 @@ public final class Output {
         }
         let p = storage + count
         let raw = UnsafeMutableRawPointer(p)
-        var i = 0
-        while i < indent {
-            raw.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, toByteOffset: i, as: UInt64.self)
-            i &+= 8
+        // Straight-line stores, not loops: a loop of stores (or of a label's words) is compiled
+        // into a call to memset (memcpy), dearer than the few bytes it writes.
+        let spaces: UInt64 = 0x2020_2020_2020_2020
+        raw.storeBytes(of: spaces, as: UInt64.self)
+        if indent > 8 {
+            raw.storeBytes(of: spaces, toByteOffset: 8, as: UInt64.self)
+            var i = 16
+            while i < indent {
+                raw.storeBytes(of: spaces, toByteOffset: i, as: UInt64.self)
+                i &+= 8
+            }
         }
-        (p + indent).update(from: label.start, count: label.count)
+        TextCursor.copyShort(from: label.start, count: label.count, to: raw + indent)
         if colon { raw.storeBytes(of: UInt16(0x203A).littleEndian, toByteOffset: n &- 2, as: UInt16.self) }  // ": "
         count &+= n
     }

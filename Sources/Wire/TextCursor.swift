@@ -36,6 +36,34 @@ public struct TextCursor: ~Copyable {
     }
 
     /// The `n` decimal digits of `v` (`n` at least its digit count): one check for all of them.
+    /// Copies `n` bytes without a loop where `n` is at most 32 (a label): overlapping words from
+    /// both ends, two halves or single bytes, never reading or writing outside the `n` bytes.
+    /// Longer runs go to memcpy.
+    @inlinable @inline(__always) public static func copyShort(from src: UnsafePointer<UInt8>, count n: Int, to dst: UnsafeMutableRawPointer) {
+        let from = UnsafeRawPointer(src)
+        if n >= 8 {
+            guard n <= 32 else { dst.copyMemory(from: from, byteCount: n); return }
+            let a = from.loadUnaligned(as: UInt64.self), b = from.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+            if n > 16 {
+                let c = from.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                let d = from.loadUnaligned(fromByteOffset: n &- 16, as: UInt64.self)
+                dst.storeBytes(of: c, toByteOffset: 8, as: UInt64.self)
+                dst.storeBytes(of: d, toByteOffset: n &- 16, as: UInt64.self)
+            }
+            dst.storeBytes(of: a, as: UInt64.self)
+            dst.storeBytes(of: b, toByteOffset: n &- 8, as: UInt64.self)
+        } else if n >= 4 {
+            let a = from.loadUnaligned(as: UInt32.self), b = from.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)
+            dst.storeBytes(of: a, as: UInt32.self)
+            dst.storeBytes(of: b, toByteOffset: n &- 4, as: UInt32.self)
+        } else if n > 0 {
+            let a = src[0], b = src[n >> 1], c = src[n &- 1]
+            dst.storeBytes(of: a, as: UInt8.self)
+            dst.storeBytes(of: b, toByteOffset: n >> 1, as: UInt8.self)
+            dst.storeBytes(of: c, toByteOffset: n &- 1, as: UInt8.self)
+        }
+    }
+
     /// Two digits a step, from a literal of the pairs "00" to "99" (in the binary, nothing to
     /// make): a timestamp in nanoseconds takes ten divisions rather than nineteen.
     @inlinable public mutating func appendDecimal(_ v: UInt64, digits n: Int) {

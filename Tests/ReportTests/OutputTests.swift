@@ -129,8 +129,10 @@ final class OutputTests: XCTestCase {
                     XCTAssertEqual(String(decoding: bare.dropFirst(before), as: UTF8.self), Hex.padded(v, width: width))
                 }
             }
-            for indent in [0, 4, 6, 8, 9, 17, 70] {
-                for label in ["", "CID", "Packet Boundary Flag", "Ünïcode label"] {
+            // Every label length the word copies treat apart (0 to 40), and indents around each word.
+            let lengths = (0...40).map { n in String((0..<n).map { Character(UnicodeScalar(UInt8(0x41 + $0 % 26))) }) }
+            for indent in [0, 1, 4, 6, 8, 9, 16, 17, 24, 64, 65, 70] {
+                for label in ["CID", "Packet Boundary Flag", "Ünïcode label"] + lengths {
                     for colon in [false, true] {
                         let line = try written {
                             $0.write(bytes: filler)
@@ -141,6 +143,22 @@ final class OutputTests: XCTestCase {
                     }
                 }
             }
+        }
+    }
+
+    /// Short copies (labels, escaped runs) are word stores from both ends: every length up to and
+    /// past the word path's end copies exactly its bytes and writes nothing before or after them.
+    func testShortCopiesWriteExactlyTheirBytes() {
+        let source = (0..<64).map { UInt8(0x30 + $0) }
+        for n in 0...48 {
+            var target = [UInt8](repeating: 0xEE, count: n + 16)
+            source.withUnsafeBufferPointer { src in
+                target.withUnsafeMutableBytes { dst in
+                    TextCursor.copyShort(from: src.baseAddress! + 3, count: n, to: dst.baseAddress! + 8)
+                }
+            }
+            XCTAssertEqual(Array(target[8..<(8 + n)]), Array(source[3..<(3 + n)]), "\(n)")
+            XCTAssertEqual(target[..<8] + target[(8 + n)...], ArraySlice(repeating: 0xEE, count: 16), "\(n)")
         }
     }
 
