@@ -21,9 +21,10 @@ extension Decoded {
                 }
             }
         }
-        if let u = upper {
-            layer(u.protocolName)
-            if let out { u.writeFields(to: out) }
+        // Through the optional in place: `if let` would copy the layer (and retain what it holds).
+        if let name = upper?.protocolName {
+            layer(name)
+            if let out { upper?.writeFields(to: out) }
         }
     }
 

@@ -23,9 +23,10 @@ extension Decoded {
             Management.writeMonitorSummary(op, packet.payload, adapter: packet.adapter, to: &line)
             return
         case .linkLayer:
-            if let u = upper {
+            // Through the optional in place: `if let` would copy the layer (and retain what it holds).
+            if upper != nil {
                 line += "LL "
-                u.writeSummary(to: &line)
+                upper?.writeSummary(to: &line)
             } else if let f = fragment {
                 line += "LL L2CAP fragment "
                 line.write(f.have)
@@ -56,7 +57,7 @@ extension Decoded {
             line += "HCI Event "
             HCIEvents.writeSummary(code: code, hciParameters, to: &line)
         case .acl(let h):
-            if let u = upper { u.writeSummary(to: &line); return }
+            if upper != nil { upper?.writeSummary(to: &line); return }
             if let f = l2cap, packet.truncated {
                 line += "L2CAP "
                 if let name = L2CAPChannel.name(f.cid) { line.write(name) } else { line += "CID "; line.write(hex: f.cid, width: 4) }
