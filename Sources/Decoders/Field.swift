@@ -146,6 +146,23 @@ public enum FieldValue: Sendable {
     case error(String)
 }
 
+extension FieldValue {
+    /// A copy made case by case: numbers, flags, addresses and UUIDs are plain bits, rebuilt
+    /// without the generic value witness the compiler calls to copy the whole enum (about 40
+    /// instructions a field, whatever its case). Only values holding references go through it.
+    @inline(__always) var copied: FieldValue {
+        switch self {
+        case .none: return .none
+        case .uint(let n, let hex): return .uint(n, hex: hex)
+        case .int(let n): return .int(n)
+        case .bool(let b): return .bool(b)
+        case .address(let a): return .address(a)
+        case .uuid(let u): return .uuid(u)
+        default: return self
+        }
+    }
+}
+
 /// The names of a bit field's set bits. Decoders hand over their table of names by bit and the
 /// value, and the names are read from it as they are printed: no list is built per frame. A list
 /// made some other way (or once, for every value) is given as it is.
@@ -330,7 +347,7 @@ public final class FieldList: FieldSink {
 
     public func begin(_ label: FieldLabel, _ value: FieldValue) {
         open.append(nodes.count)
-        nodes.append(Node(label: label, value: value, end: 0))
+        nodes.append(Node(label: label, value: value.copied, end: 0))
     }
 
     public func end() {
@@ -339,7 +356,7 @@ public final class FieldList: FieldSink {
     }
 
     public func add(_ label: FieldLabel, _ value: FieldValue) {
-        nodes.append(Node(label: label, value: value, end: nodes.count &+ 1))
+        nodes.append(Node(label: label, value: value.copied, end: nodes.count &+ 1))
     }
 
     /// Closes what is still open: the list is then complete.

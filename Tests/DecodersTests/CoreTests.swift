@@ -69,6 +69,24 @@ final class CoreTests: XCTestCase {
 
     /// A label is its bytes, wherever they live: a literal's, a one-character literal's and an
     /// interned text's are equal and hash alike when the text is, and one text is interned once.
+    /// A field list keeps every kind of value as it was given: the plain ones it rebuilds case by
+    /// case, the others it copies whole.
+    func testFieldListKeepsEveryValue() {
+        let values: [FieldValue] = [
+            .none, .uint(0x1B, hex: 2), .uint(UInt64.max, hex: 0), .int(-5), .bool(true),
+            .text("a name"), .derived(.truncatedPayload(have: 3, of: 9)), .received(Bytes([0x41, 0xFF])),
+            .bytes(Bytes([1, 2, 3])), .named(2, hex: 1, "First Automatically Flushable"),
+            .quantity(0x10, hex: 4, 10, unit: "ms"), .signed(-60, unit: "dBm"),
+            .address(BDAddr(0xC000_0000_0002)), .uuid(BluetoothUUID(uuid16: 0x180D)),
+            .flags(6, hex: 2, ["LE General Discoverable Mode"]), .error("cut short"),
+        ]
+        let list = FieldList()
+        for (i, v) in values.enumerated() {
+            if i % 2 == 0 { list.add("Field", v) } else { list.begin("Group", v); list.end() }
+        }
+        XCTAssertEqual(list.nodes.map { "\($0.value)" }, values.map { "\($0)" })
+    }
+
     func testFieldLabelsAreTheirText() {
         let literal: FieldLabel = "Packet Boundary Flag"
         let interned = FieldLabel(["Packet", "Boundary", "Flag"].joined(separator: " "))
