@@ -161,6 +161,14 @@ extension FieldValue {
         default: return self
         }
     }
+
+    /// Holds no reference: nothing to destroy.
+    @inline(__always) var isPlain: Bool {
+        switch self {
+        case .none, .uint, .int, .bool, .address, .uuid: return true
+        default: return false
+        }
+    }
 }
 
 /// The names of a bit field's set bits. Decoders hand over their table of names by bit and the
@@ -335,28 +343,54 @@ public final class FieldList: FieldSink {
         public fileprivate(set) var end: Int
     }
 
-    // Used by one thread and never re-entered: no run-time exclusivity checks per field.
-    @exclusivity(unchecked) public private(set) var nodes: [Node] = []
-    /// Where each open field is in `nodes`, outermost first.
+    /// The nodes, in storage the list owns: nodes holding plain values are dropped without a
+    /// destroy each, where an array destroys every element through the generic value witness.
+    /// Valid until the list changes.
+    public var nodes: UnsafeBufferPointer<Node> { UnsafeBufferPointer(start: storage, count: count) }
+    private var storage: UnsafeMutablePointer<Node>
+    private var count = 0
+    private var capacity: Int
+    /// Where each open field is in `nodes`, outermost first. Used by one thread and never
+    /// re-entered: no run-time exclusivity checks per field.
     @exclusivity(unchecked) private var open: [Int] = []
 
     public init() {
-        nodes.reserveCapacity(64)
+        capacity = 64
+        storage = .allocate(capacity: capacity)
         open.reserveCapacity(8)
     }
 
+    deinit {
+        removeAll()
+        storage.deallocate()
+    }
+
+    @inline(__always) private func append(_ node: Node) {
+        if _slowPath(count == capacity) { grow() }
+        (storage + count).initialize(to: node)
+        count &+= 1
+    }
+
+    private func grow() {
+        let fresh = UnsafeMutablePointer<Node>.allocate(capacity: capacity * 2)
+        fresh.moveInitialize(from: storage, count: count)
+        storage.deallocate()
+        storage = fresh
+        capacity *= 2
+    }
+
     public func begin(_ label: FieldLabel, _ value: FieldValue) {
-        open.append(nodes.count)
-        nodes.append(Node(label: label, value: value.copied, end: 0))
+        open.append(count)
+        append(Node(label: label, value: value.copied, end: 0))
     }
 
     public func end() {
         guard let i = open.popLast() else { return }
-        nodes[i].end = nodes.count
+        storage[i].end = count
     }
 
     public func add(_ label: FieldLabel, _ value: FieldValue) {
-        nodes.append(Node(label: label, value: value.copied, end: nodes.count &+ 1))
+        append(Node(label: label, value: value.copied, end: count &+ 1))
     }
 
     /// Closes what is still open: the list is then complete.
@@ -366,7 +400,8 @@ public final class FieldList: FieldSink {
 
     /// Empties the list and keeps its storage.
     public func removeAll() {
-        nodes.removeAll(keepingCapacity: true)
+        for i in 0..<count where !storage[i].value.isPlain { (storage + i).deinitialize(count: 1) }
+        count = 0
         open.removeAll(keepingCapacity: true)
     }
 
@@ -376,7 +411,7 @@ public final class FieldList: FieldSink {
         return Self.tree(nodes, 0, nodes.count)
     }
 
-    private static func tree(_ n: [Node], _ start: Int, _ end: Int) -> [Field] {
+    private static func tree(_ n: UnsafeBufferPointer<Node>, _ start: Int, _ end: Int) -> [Field] {
         var count = 0
         var i = start
         while i < end { count &+= 1; i = n[i].end }

@@ -88,9 +88,8 @@ public enum FieldRendering {
         list.close()
         out.keys.trim()
         let rules = arrays.isEmpty ? ArrayRules.none : ArrayRules(keys: arrays.map(keyHash))
-        list.nodes.withUnsafeBufferPointer {
-            _ = members($0, 0, $0.count, out, skip: .none, rules, path: 0, first: true)
-        }
+        let nodes = list.nodes
+        _ = members(nodes, 0, nodes.count, out, skip: .none, rules, path: 0, first: true)
     }
 
     /// A layer's fields as the members of its object in `read --format json`: fields that can repeat
@@ -100,7 +99,8 @@ public enum FieldRendering {
         list.close()
         out.keys.trim()
         let root = pathStep(0, out.keys.key(layer).hash)
-        list.nodes.withUnsafeBufferPointer { _ = members($0, 0, $0.count, out, skip: .none, ArrayRules.layers, path: root, first: true) }
+        let nodes = list.nodes
+        _ = members(nodes, 0, nodes.count, out, skip: .none, ArrayRules.layers, path: root, first: true)
     }
 
     /// Which keys are written as arrays always: by key anywhere (`keys`), or by the path of the field

@@ -85,6 +85,18 @@ final class CoreTests: XCTestCase {
             if i % 2 == 0 { list.add("Field", v) } else { list.begin("Group", v); list.end() }
         }
         XCTAssertEqual(list.nodes.map { "\($0.value)" }, values.map { "\($0)" })
+        // Past its first storage and emptied again, frame after frame.
+        for round in 0..<3 {
+            list.removeAll()
+            XCTAssertEqual(list.nodes.count, 0)
+            let many = (0..<(100 * (round + 1))).map { values[$0 % values.count] }
+            list.begin("Group", .none)
+            for v in many { list.add("Field", v) }
+            list.close()
+            XCTAssertEqual(list.nodes.dropFirst().map { "\($0.value)" }, many.map { "\($0)" })
+            XCTAssertEqual(list.nodes[0].end, many.count + 1)
+            XCTAssertEqual(list.tree.first?.children.count, many.count)
+        }
     }
 
     func testFieldLabelsAreTheirText() {
