@@ -66,6 +66,12 @@ public enum LLPDU: Sendable, Dissectable {
         }
     }
 
+    /// An LL control PDU's opcode.
+    var controlOpcode: UInt8? {
+        if case .data(let d) = self { return d.control?.opcode }
+        return nil
+    }
+
     public var summary: String { TextLine.make(writeSummary) }
 
     public func writeSummary(to s: inout TextLine) {
@@ -163,10 +169,11 @@ public final class LLFrame: Dissectable {
         controlOpcode = nil
     }
 
-    /// Stores the PDU with its fault verdict and, for an LL control PDU, its opcode.
-    func set(_ pdu: LLPDU) {
+    /// Stores the PDU with its fault verdict and, for an LL control PDU, its opcode. Moved in:
+    /// taken by value, it was copied through the generic value witness and the caller's destroyed.
+    func set(_ pdu: consuming LLPDU) {
         pduHasFieldFaults = pdu.hasFieldFaults
-        if case .data(let d) = pdu { controlOpcode = d.control?.opcode }
+        controlOpcode = pdu.controlOpcode
         self.pdu = pdu
     }
 
@@ -387,7 +394,7 @@ public final class LinkLayerTracker {
                     startConnection(c, initiatorRandom: adv.txAdd, advertiserRandom: adv.rxAdd)
                 }
             }
-            frame.set(.advertising(adv))
+            frame.set(.advertising(consume adv))
             return frame
         }
         dataPDU(frame, h, p, time: packet.timestamp)
@@ -591,13 +598,14 @@ public final class LinkLayerTracker {
             pdu = LLDataPDU(p.pdu)
         }
         if let m = pdu.malformed { frame.problems.append(m) }
-        frame.set(.data(pdu))
-
-        guard frame.crc != .invalid, !frame.isRetransmission, !heldBack, pdu.malformed == nil || pdu.llid != .reserved else { return }
-        if let ctl = pdu.control { control(ctl, c, direction) }
-        if !pdu.encrypted, !pdu.payload.isEmpty, pdu.llid == .start || pdu.llid == .continuation {
-            frame.l2cap = LLL2CAPFragment(data: pdu.payload, start: pdu.llid == .start)
+        if frame.crc != .invalid, !frame.isRetransmission, !heldBack, pdu.malformed == nil || pdu.llid != .reserved {
+            if let ctl = pdu.control { control(ctl, c, direction) }
+            if !pdu.encrypted, !pdu.payload.isEmpty, pdu.llid == .start || pdu.llid == .continuation {
+                frame.l2cap = LLL2CAPFragment(data: pdu.payload, start: pdu.llid == .start)
+            }
         }
+        // Last: the PDU is moved into the frame, not copied.
+        frame.set(.data(consume pdu))
     }
 
     /// Whether a PDU on an encrypted link that no key decrypts is plaintext already: some tools
