@@ -17,7 +17,32 @@ final class JSONKeys {
         let offset: Int
         let length: Int
         let hash: UInt64
+        /// The member's start, `"key":`, in four little-endian words when it fits in 32 bytes
+        /// (`fragmentLength` 0 when not): written as four stores, with no read of the arena.
+        var fragment: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        var fragmentLength = 0
         var range: Range<Int> { offset..<(offset &+ length) }
+
+        init(offset: Int, length: Int, hash: UInt64) {
+            self.offset = offset
+            self.length = length
+            self.hash = hash
+        }
+
+        /// The key with its fragment packed from its bytes.
+        init(offset: Int, hash: UInt64, bytes: ArraySlice<UInt8>) {
+            self.init(offset: offset, length: bytes.count, hash: hash)
+            let n = bytes.count &+ 3
+            guard n <= 32 else { return }
+            var words: [UInt64] = [0, 0, 0, 0]
+            func put(_ b: UInt8, _ i: Int) { words[i >> 3] |= UInt64(b) << UInt64((i & 7) * 8) }
+            put(UInt8(ascii: "\""), 0)
+            for (i, b) in bytes.enumerated() { put(b, i &+ 1) }
+            put(UInt8(ascii: "\""), n &- 2)
+            put(UInt8(ascii: ":"), n &- 1)
+            fragment = (words[0], words[1], words[2], words[3])
+            fragmentLength = n
+        }
     }
 
     private static let slotCount = 4096
@@ -90,7 +115,7 @@ final class JSONKeys {
         let start = bytes.count
         var h = FNV1a()
         if FieldRendering.forEachKeyByte(label, { bytes.append($0); h.add($0) }) {
-            return Key(offset: start, length: bytes.count &- start, hash: h.value)
+            return Key(offset: start, hash: h.value, bytes: bytes[start...])
         }
         bytes.removeSubrange(start...)
         return Key(offset: -1, length: 0, hash: FNV1a.of(Field.key(for: label).utf8))

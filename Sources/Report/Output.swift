@@ -107,6 +107,15 @@ public final class Output {
     /// (a label that is not ASCII).
     func write(key: JSONKeys.Key) -> Bool {
         guard key.offset >= 0 else { return false }
+        if key.fragmentLength > 0, reserve(32) {
+            let raw = UnsafeMutableRawPointer(storage + count)
+            raw.storeBytes(of: key.fragment.0.littleEndian, as: UInt64.self)
+            raw.storeBytes(of: key.fragment.1.littleEndian, toByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(of: key.fragment.2.littleEndian, toByteOffset: 16, as: UInt64.self)
+            raw.storeBytes(of: key.fragment.3.littleEndian, toByteOffset: 24, as: UInt64.self)
+            count &+= key.fragmentLength
+            return true
+        }
         let n = key.length
         return keys.bytes.withUnsafeBufferPointer { all in
             withSpace(n &+ 3) { p in

@@ -182,6 +182,22 @@ final class OutputTests: XCTestCase {
         }
     }
 
+    /// A member's start, `"key":`, is written from the key's packed words up to 32 bytes and from
+    /// the arena past that: the same bytes at every length, near the buffer's end too.
+    func testKeysAreWrittenAsTheyAreSpelled() throws {
+        for before in [0, 131_050] {
+            let filler = [UInt8](repeating: UInt8(ascii: "."), count: before)
+            for n in 1...40 {
+                let label = String(repeating: "Ab ", count: 14).prefix(n)
+                let bytes = try written { out in
+                    out.write(bytes: filler)
+                    XCTAssertTrue(out.write(key: out.keys.key(String(label))))
+                }
+                XCTAssertEqual(String(decoding: bytes.dropFirst(before), as: UTF8.self), "\"\(Field.key(for: String(label)))\":", "\(n)")
+            }
+        }
+    }
+
     func testJSONStringsEscapeEveryByteWhereverItFalls() throws {
         var rng = SystemRandomNumberGenerator()
         let specials: [[UInt8]] = [[0x22], [0x5C], [0x00], [0x0A], [0x1F], [0x7F], [0xC3, 0xA9], [0xE2, 0x82], [0xFF], [0x20]]
