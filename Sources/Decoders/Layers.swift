@@ -8,16 +8,18 @@ extension Decoded {
             layer("L2CAP")
             out?.add("Fragment", .derived(.reassemblyPending(have: f.have, of: f.of)))
         }
-        if let f = l2cap {
+        // The header's fields read through the optional in place: `if let` copied the frame
+        // (retaining its payload).
+        if let length = l2cap?.length, let cid = l2cap?.cid {
             layer("L2CAP")
             if let out {
-                out.add("Length", .uint(UInt64(f.length), hex: 0))
-                out.add("CID", L2CAPChannel.name(f.cid).map { .named(UInt64(f.cid), hex: 4, $0) } ?? .uint(UInt64(f.cid), hex: 4))
-                if !f.fragments.isEmpty {
-                    out.add("Reassembled From Frames", .derived(.frameNumbers(f.fragments)))
+                out.add("Length", .uint(UInt64(length), hex: 0))
+                out.add("CID", L2CAPChannel.name(cid).map { .named(UInt64(cid), hex: 4, $0) } ?? .uint(UInt64(cid), hex: 4))
+                if let fragments = l2cap?.fragments, !fragments.isEmpty {
+                    out.add("Reassembled From Frames", .derived(.frameNumbers(fragments)))
                 }
-                if packet.truncated {
-                    out.add("Payload", .derived(.truncatedPayload(have: f.payload.count, of: Int(f.length))))
+                if packet.truncated, let have = l2cap?.payload.count {
+                    out.add("Payload", .derived(.truncatedPayload(have: have, of: Int(length))))
                 }
             }
         }

@@ -58,7 +58,7 @@ extension Decoded {
             HCIEvents.writeSummary(code: code, hciParameters, to: &line)
         case .acl(let h):
             if upper != nil { upper?.writeSummary(to: &line); return }
-            if let f = l2cap, packet.truncated {
+            if packet.truncated, let f = l2cap {
                 line += "L2CAP "
                 if let name = L2CAPChannel.name(f.cid) { line.write(name) } else { line += "CID "; line.write(hex: f.cid, width: 4) }
                 line += ", "
@@ -68,11 +68,12 @@ extension Decoded {
                 line += " bytes (truncated in the capture)"
                 return
             }
-            if let f = l2cap, fragment == nil {
+            // Read through the optional in place: `if let` copied the frame, payload and all.
+            if fragment == nil, let cid = l2cap?.cid, let length = l2cap?.length {
                 line += "L2CAP CID "
-                line.write(hex: f.cid, width: 4)
+                line.write(hex: cid, width: 4)
                 line += " len "
-                line.write(f.length)
+                line.write(length)
                 return
             }
             line += "ACL "
