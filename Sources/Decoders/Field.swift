@@ -147,7 +147,7 @@ public enum FieldValue: Sendable {
 }
 
 extension FieldValue {
-    /// A copy made case by case: numbers, flags, addresses and UUIDs are plain bits, rebuilt
+    /// A copy made case by case: numbers, booleans, addresses and UUIDs are plain bits, rebuilt
     /// without the generic value witness the compiler calls to copy the whole enum (about 40
     /// instructions a field, whatever its case). Only values holding references go through it.
     @inline(__always) var copied: FieldValue {
@@ -162,7 +162,8 @@ extension FieldValue {
         }
     }
 
-    /// Holds no reference: nothing to destroy.
+    /// Holds no reference, so nothing to destroy: the cases `copied` rebuilds. A case that holds
+    /// one (a String, bytes, a table of names) must never be listed here: it would not be released.
     @inline(__always) var isPlain: Bool {
         switch self {
         case .none, .uint, .int, .bool, .address, .uuid: return true
