@@ -148,7 +148,7 @@ public enum FieldValue: Sendable {
 
 extension FieldValue {
     /// A copy made case by case: numbers, booleans, addresses and UUIDs are plain bits, rebuilt
-    /// without the generic value witness the compiler calls to copy the whole enum (about 40
+    /// without the value witness the compiler calls to copy the whole enum (about 40
     /// instructions a field, whatever its case). Only values holding references go through it.
     @inline(__always) var copied: FieldValue {
         switch self {
@@ -345,7 +345,7 @@ public final class FieldList: FieldSink {
     }
 
     /// The nodes, in storage the list owns: nodes holding plain values are dropped without a
-    /// destroy each, where an array destroys every element through the generic value witness.
+    /// destroy each, where an array destroys every element through its value witness.
     /// Valid until the list changes.
     public var nodes: UnsafeBufferPointer<Node> { UnsafeBufferPointer(start: storage, count: count) }
     private var storage: UnsafeMutablePointer<Node>

@@ -170,7 +170,7 @@ public final class LLFrame: Dissectable {
     }
 
     /// Stores the PDU with its fault verdict and, for an LL control PDU, its opcode. Moved in:
-    /// taken by value, it was copied through the generic value witness and the caller's destroyed.
+    /// taken by value, it was copied through its value witness and the caller's destroyed.
     func set(_ pdu: consuming LLPDU) {
         pduHasFieldFaults = pdu.hasFieldFaults
         controlOpcode = pdu.controlOpcode

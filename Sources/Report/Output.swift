@@ -140,19 +140,17 @@ public final class Output {
         let m = v.magnitude
         // One digit (most lengths, flags and counts): no loop.
         if m < 10 { append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m)); return }
-        let n = Self.digits(m)
+        let n = TextCursor.decimalDigits(m)
         withRoom(n) { $0.appendDecimal(m, digits: n) }
     }
 
-    /// How many decimal digits `m` has (at least one): the room a number takes.
-    @inline(__always) private static func digits(_ m: UInt64) -> Int { TextCursor.decimalDigits(m) }
 
     /// Appends `v` right-aligned in `width` columns (every frame's number): its digits counted
     /// once and written in one reserved piece.
     public func write(int v: Int64, width: Int) {
         let negative = v < 0
         let m = v.magnitude
-        let digits = Self.digits(m)
+        let digits = TextCursor.decimalDigits(m)
         let n = (negative ? 1 : 0) &+ digits
         if width > n { append(repeating: UInt8(ascii: " "), count: width &- n) }
         withRoom(n) { c in
@@ -352,7 +350,7 @@ public final class Output {
             let us = (UInt64(ns) &+ 500) / 1000
             var fraction = us % 1_000_000
             for i in stride(from: 17, through: 13, by: -2) {
-                Self.storePair(fraction % 100, at + i)
+                TextCursor.storePair(fraction % 100, at: at + i)
                 fraction /= 100
             }
             at[12] = UInt8(ascii: ".")
@@ -381,12 +379,12 @@ public final class Output {
         var i = width, m = v
         while m >= 100 && i >= 2 {
             i &-= 2
-            storePair(m % 100, at + i)
+            TextCursor.storePair(m % 100, at: at + i)
             m /= 100
         }
         if m >= 10 && i >= 2 {
             i &-= 2
-            storePair(m, at + i)
+            TextCursor.storePair(m, at: at + i)
         } else if i > 0 {
             i &-= 1
             at[i] = 0x30 &+ UInt8(truncatingIfNeeded: m)
@@ -397,25 +395,12 @@ public final class Output {
         }
     }
 
-    /// The two decimal digits of `v` (under 100), from a literal of all hundred pairs.
-    @inline(__always)
-    private static func storePair(_ v: UInt64, _ at: UnsafeMutablePointer<UInt8>) {
-        let pairs: StaticString = """
-            00010203040506070809101112131415161718192021222324252627282930313233343536373839\
-            40414243444546474849505152535455565758596061626364656667686970717273747576777879\
-            8081828384858687888990919293949596979899
-            """
-        let p = pairs.utf8Start + 2 &* Int(truncatingIfNeeded: v)
-        at[0] = p[0]
-        at[1] = p[1]
-    }
-
     /// Appends a duration in nanoseconds as seconds with six decimals ("12.000345"), right-aligned
     /// in `width` columns: every frame's time column, written backwards in one reserved piece.
     public func write(seconds ns: Int64, width: Int = 0) {
         let negative = ns < 0
         let us = (ns.magnitude &+ 500) / 1000
-        let wholeDigits = Self.digits(us / 1_000_000)
+        let wholeDigits = TextCursor.decimalDigits(us / 1_000_000)
         let n = (negative ? 1 : 0) &+ wholeDigits &+ 7
         if width > n { append(repeating: UInt8(ascii: " "), count: width &- n) }
         withRoom(n) { $0.appendFixed(us, wholeDigits: wholeDigits, decimals: 6, negative: negative) }

@@ -35,7 +35,6 @@ public struct TextCursor: ~Copyable {
         end &+= n
     }
 
-    /// The `n` decimal digits of `v` (`n` at least its digit count): one check for all of them.
     /// Copies `n` bytes without a loop where `n` is at most 32 (a label): overlapping words from
     /// both ends, two halves or single bytes, never reading or writing outside the `n` bytes.
     /// Longer runs go to memcpy.
@@ -64,28 +63,33 @@ public struct TextCursor: ~Copyable {
         }
     }
 
-    /// Two digits a step, from a literal of the pairs "00" to "99" (in the binary, nothing to
-    /// make): a timestamp in nanoseconds takes ten divisions rather than nineteen.
+    /// The `n` decimal digits of `v` (`n` at least its digit count): one check for all of them,
+    /// two digits a step (a timestamp in nanoseconds takes ten divisions rather than nineteen).
     @inlinable public mutating func appendDecimal(_ v: UInt64, digits n: Int) {
         precondition(n >= 0 && n <= count &- end, "text past its reserved room")
-        let pairs = TextCursor.digitPairs.utf8Start
         var m = v, i = end &+ n
         while i &- end >= 2 {
-            let r = Int(truncatingIfNeeded: m % 100)
-            m /= 100
             i &-= 2
-            base[i] = pairs[r &* 2]
-            base[i &+ 1] = pairs[r &* 2 &+ 1]
+            TextCursor.storePair(m % 100, at: base + i)
+            m /= 100
         }
         if i > end { base[end] = 0x30 &+ UInt8(truncatingIfNeeded: m % 10) }
         end &+= n
     }
 
-    @usableFromInline static let digitPairs: StaticString = """
-        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
-        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
-        8081828384858687888990919293949596979899
-        """
+    /// The two decimal digits of `v` (under 100), from a literal of all hundred pairs (in the
+    /// binary: nothing to make). For every printer that writes digits backwards two at a time.
+    @inlinable @inline(__always)
+    public static func storePair(_ v: UInt64, at p: UnsafeMutablePointer<UInt8>) {
+        let pairs: StaticString = """
+            00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+            40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+            8081828384858687888990919293949596979899
+            """
+        let q = pairs.utf8Start + 2 &* Int(truncatingIfNeeded: v)
+        p[0] = q[0]
+        p[1] = q[1]
+    }
 
     /// How many decimal digits `m` has (at least one): four at a time, then the last few.
     @inlinable @inline(__always) public static func decimalDigits(_ m: UInt64) -> Int {
