@@ -34,13 +34,23 @@ final class JSONKeys {
             self.init(offset: offset, length: bytes.count, hash: hash)
             let n = bytes.count &+ 3
             guard n <= 32 else { return }
-            var words: [UInt64] = [0, 0, 0, 0]
-            func put(_ b: UInt8, _ i: Int) { words[i >> 3] |= UInt64(b) << UInt64((i & 7) * 8) }
+            // Four words in locals, not an array: a key made again (after `trim`, or when two
+            // labels take turns in a slot) allocates nothing.
+            var w0: UInt64 = 0, w1: UInt64 = 0, w2: UInt64 = 0, w3: UInt64 = 0
+            func put(_ b: UInt8, _ i: Int) {
+                let v = UInt64(b) << UInt64((i & 7) &* 8)
+                switch i >> 3 {
+                case 0: w0 |= v
+                case 1: w1 |= v
+                case 2: w2 |= v
+                default: w3 |= v
+                }
+            }
             put(UInt8(ascii: "\""), 0)
             for (i, b) in bytes.enumerated() { put(b, i &+ 1) }
             put(UInt8(ascii: "\""), n &- 2)
             put(UInt8(ascii: ":"), n &- 1)
-            fragment = (words[0], words[1], words[2], words[3])
+            fragment = (w0, w1, w2, w3)
             fragmentLength = n
         }
     }
