@@ -48,9 +48,12 @@ public struct AdvertisingReport: Sendable {
 
     /// The advertising data in `bytes`, the bytes (or any slice of the frame that holds them) the
     /// report was read from; empty when they do not hold it.
-    @inlinable public func data(in bytes: Bytes) -> Bytes {
+    @inlinable public func data(in bytes: Bytes) -> Bytes { bytes[dataRange(in: bytes)] }
+
+    /// The indices of the advertising data in `bytes`; empty when they do not hold it.
+    @inlinable public func dataRange(in bytes: borrowing Bytes) -> Range<Int> {
         dataRange.lowerBound >= bytes.startIndex && dataRange.upperBound <= bytes.endIndex
-            ? bytes[dataRange] : bytes[bytes.startIndex..<bytes.startIndex]
+            ? dataRange : bytes.startIndex..<bytes.startIndex
     }
 
     public var isConnectable: Bool { properties & 0x01 != 0 }
@@ -152,14 +155,16 @@ public enum AdvertisingReports {
     /// fault are returned along with a description of the fault.
     public static func parse(subevent: UInt8, _ params: Bytes) -> (reports: [AdvertisingReport], malformed: String?) {
         var reports: [AdvertisingReport] = []
-        let malformed = forEach(subevent: subevent, params) { reports.append($0) }
+        let malformed = forEach(subevent: subevent, params) { r, _ in reports.append(r) }
         return (reports, malformed)
     }
 
-    /// `parse` without collecting: `body` gets each report in turn (its data is in `params`).
-    /// Returns the description of a fault after the reports before it.
+    /// `parse` without collecting: `body` gets each report in turn, with `params` (where its data
+    /// is), lent back rather than copied again by the caller. Returns the description of a fault
+    /// after the reports before it.
     @discardableResult
-    public static func forEach(subevent: UInt8, _ params: Bytes, _ body: (AdvertisingReport) -> Void) -> String? {
+    public static func forEach(subevent: UInt8, _ params: consuming Bytes,
+                               _ body: (AdvertisingReport, _ params: borrowing Bytes) -> Void) -> String? {
         var r = ByteReader(params)
         var count = 0
         do throws(DecodeError) {
@@ -168,14 +173,14 @@ public enum AdvertisingReports {
                 let n = Int(try r.u8())
                 for _ in 0..<n {
                     switch subevent {
-                    case legacy: body(try legacyReport(&r))
-                    case directed: body(try directedReport(&r))
-                    default: body(try extendedReport(&r))
+                    case legacy: body(try legacyReport(&r), r.bytes)
+                    case directed: body(try directedReport(&r), r.bytes)
+                    default: body(try extendedReport(&r), r.bytes)
                     }
                     count += 1
                 }
             case periodic, periodicV2:
-                body(try periodicReport(&r, v2: subevent == periodicV2))
+                body(try periodicReport(&r, v2: subevent == periodicV2), r.bytes)
                 count += 1
             default:
                 return nil
@@ -273,7 +278,7 @@ public enum AdvertisingReports {
     /// report's advertising data. Checked without writing the fields.
     public static func hasFaults(subevent: UInt8, _ params: Bytes) -> Bool {
         var bad = false
-        let listFault = forEach(subevent: subevent, params) { r in
+        let listFault = forEach(subevent: subevent, params) { r, params in
             if !bad, AdvertisingData.hasProblems(r.data(in: params), legacy: r.hasLegacyData) { bad = true }
         }
         return bad || listFault != nil
@@ -294,7 +299,7 @@ public enum AdvertisingReports {
         }
         // Numbered where the event can hold several (a periodic report event holds one).
         var number = 0
-        let malformed = forEach(subevent: subevent, params) { rep in
+        let malformed = forEach(subevent: subevent, params) { rep, params in
             number += 1
             out.begin(subevent <= extended ? numberedReports[min(number, 255)] : "Report", .none)
             rep.writeFields(in: params, to: out)
@@ -430,6 +435,13 @@ public struct ExtendedAdvertisingAssembler: Sendable {
     }
 
     public var pendingCount: Int { pending.count }
+
+    /// The report is whole and no chain is in progress: `add` would return it as one fragment
+    /// and keep nothing, so a caller that needs only its data can skip `add`.
+    @inline(__always)
+    public func passes(_ report: AdvertisingReport) -> Bool {
+        pending.isEmpty && report.dataStatus != .incompleteMore
+    }
 
     /// Adds a report, whose data is in `bytes`; returns the whole data when this report ends an
     /// event (status complete or truncated), nil while more is to come.

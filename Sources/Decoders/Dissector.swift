@@ -268,8 +268,9 @@ public final class Dissector {
             }
         default:
             if let adv = advertisers, AdvertisingReports.isReport(subevent: sub) {
-                let reports = params.from(1)
-                AdvertisingReports.forEach(subevent: sub, reports) { adv.add($0, data: $0.data(in: reports), frame: number, time: time) }
+                AdvertisingReports.forEach(subevent: sub, params.from(1)) { r, reports in
+                    adv.add(r, data: r.data(in: reports), frame: number, time: time)
+                }
             }
         }
     }

@@ -371,8 +371,7 @@ extension HCIEvents {
             if AdvertisingReports.isReport(subevent: sub) {
                 // The first report, and how many follow it: no array of reports.
                 var count = 0
-                let reports = params.from(1)
-                AdvertisingReports.forEach(subevent: sub, reports) { r in
+                AdvertisingReports.forEach(subevent: sub, params.from(1)) { r, reports in
                     if count == 0 { line.write(byte: 32); r.writeSummary(in: reports, to: &line) }
                     count += 1
                 }

@@ -21,11 +21,13 @@ public struct FrameRef: Sendable, Hashable {
 /// The dissector's output is turned into these by `AuditFeed`; rules never parse bytes.
 public enum AuditEvent {
     /// A scan started or stopped (`Scan` holds the one definition of when: the scan model in
-    /// `ScanModel`). A scan still on at the end of the capture gets no `scanStopped`.
+    /// `ScanModel`). A scan still on at the end of the capture gets no `scanStopped` but a
+    /// `scanAtEnd`, as it stood then (what it brought in, `Scan.yield`), before the rules close.
     /// Boxed (`indirect`): a scan is larger than every other event, and an event the size of the
     /// largest one would be copied so for every advertising report.
     indirect case scanStarted(Scan)
     indirect case scanStopped(Scan)
+    indirect case scanAtEnd(Scan)
     /// LE Create Connection or LE Extended Create Connection (v1, v2) sent by the host.
     case createConnection(adapter: UInt16, peer: BDAddr?, peerType: UInt8?)
     /// Connection Complete with success; `connection.isCentral` tells whether this host initiated it.

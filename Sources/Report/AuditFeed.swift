@@ -10,6 +10,13 @@ public protocol AuditEventSink: AnyObject {
     /// Advertising data or a report, lent likewise (one per report: the most frequent event in
     /// a busy place). The default wraps it.
     func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef)
+    /// The advertising reports the sink looks at: the feed makes an observation only of those
+    /// (most reports show nothing new) and tells the sink of the others with `advance(to:)`.
+    /// Every report by default.
+    var advertisingInterest: AdvertisingInterest { get }
+    /// A frame went by that the sink was told nothing of (a report it does not look at): its time
+    /// passed. Nothing by default.
+    func advance(to frame: FrameRef)
 }
 
 extension AuditEventSink {
@@ -20,6 +27,10 @@ extension AuditEventSink {
     public func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef) {
         observe(.advertisingData(o), at: frame)
     }
+
+    public var advertisingInterest: AdvertisingInterest { .every }
+
+    public func advance(to frame: FrameRef) {}
 }
 
 /// Turns decoded frames into the facts the auditor's rules consume (`AuditEvent`). Keeps only
@@ -64,9 +75,10 @@ public final class AuditFeed {
         self.init(dissector: dissector, scanRestartGap: configuration.scanRestartGap, devices: configuration.devices)
     }
 
-    /// Hands on what is still held back (a scan disable at the end of the capture).
-    public func finish(into sink: some AuditEventSink) {
-        scans.flush(before: .max, sink)
+    /// Hands on what is still held back (a scan disable at the end of the capture), then the
+    /// scans still on (`scanAtEnd`); `last` is the capture's last frame (nil when it had none).
+    public func finish(into sink: some AuditEventSink, at last: FrameRef?) {
+        scans.finish(sink, at: last)
     }
 
     /// Hands the frame's events to the auditor: specialised, so each event is a direct call.
@@ -232,8 +244,7 @@ public final class AuditFeed {
             let b = d.hciParameters
             guard let sub = b.first, AdvertisingReports.isReport(subevent: sub) else { return }
             let adapter = d.packet.adapter
-            let reports = b.dropFirst()
-            AdvertisingReports.forEach(subevent: sub, reports) { r in
+            AdvertisingReports.forEach(subevent: sub, (consume b).dropFirst()) { r, reports in
                 guard r.syncHandle == nil else { return }
                 report(r, in: reports, adapter: adapter, at, sink)
             }
@@ -243,15 +254,27 @@ public final class AuditFeed {
     /// One advertising report, from an HCI event or a sniffed advertising PDU, with its data in `bytes`.
     private func report<S: AuditEventSink>(_ r: AdvertisingReport, in bytes: Bytes, adapter: UInt16, _ at: FrameRef,
                                            _ sink: S) {
-        var data = r.data(in: bytes)
-        if !r.isLegacy {
+        if !r.isLegacy && !fragments.passes(r) {
             guard let whole = fragments.add(r, in: bytes) else { return }
-            if whole.fragments > 1 { data = whole.data }
+            if whole.fragments > 1 { return received(r, whole.data, whole.data.indices, adapter: adapter, at, sink) }
         }
-        let o = advertisers.received(AdvertiserKey(adapter: adapter, address: r.address, host: false), data: data,
-                                     scanResponse: r.isScanResponse, legacy: r.isLegacy, addressType: r.addressType,
-                                     rssi: r.rssiValue, scan: scans.current(adapter: adapter))
-        sink.observeAdvertisingData(o, at: at)
+        received(r, bytes, r.dataRange(in: bytes), adapter: adapter, at, sink)
+    }
+
+    /// A whole report, its data at `range` in `bytes`: read in place, and sliced only for a sink
+    /// that wants the observation.
+    private func received<S: AuditEventSink>(_ r: AdvertisingReport, _ bytes: borrowing Bytes, _ range: Range<Int>,
+                                             adapter: UInt16, _ at: FrameRef, _ sink: S) {
+        let key = AdvertiserKey(adapter: adapter, address: r.address, host: false)
+        let scan = scans.current(adapter: adapter)
+        let u = advertisers.received(key, data: bytes, range, scanResponse: r.isScanResponse, legacy: r.isLegacy, scan: scan)
+        if scan != nil && !r.isScanResponse { scans.reported(adapter: adapter, from: r.address, reports: u.reportsInScan, at: at) }
+        guard sink.advertisingInterest.wants(new: u.new, seen: u.advertiser.seen) else {
+            sink.advance(to: at)
+            return
+        }
+        sink.observeAdvertisingData(u.observation(key, data: bytes[range], scanResponse: r.isScanResponse, legacy: r.isLegacy,
+                                                  addressType: r.addressType, rssi: r.rssiValue, scan: scan?.number), at: at)
     }
 
     /// Advertising or scan-response data this host set.

@@ -57,7 +57,7 @@ func auditCapture(_ path: String, into auditor: Auditor, configuration: AuditCon
     auditor.resolveAddresses(with: dissector.resolver)
     var last: FrameRef?
     defer {
-        feed.finish(into: auditor)
+        feed.finish(into: auditor, at: last)
         dissector.finish()
     }
     try forEachPacket(in: path, platform: auditor.assume) { p in

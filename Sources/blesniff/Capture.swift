@@ -432,7 +432,7 @@ final class LiveAudit: LiveAuditHook {
     }
 
     func finish() -> Int {
-        feed.finish(into: auditor)
+        feed.finish(into: auditor, at: last)
         let audits = [CaptureAudit(path: name, outcome: auditor.finishAudit(at: last))]
         var report = AuditReport(audits: audits)
         report.failOn = failOn

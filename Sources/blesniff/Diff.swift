@@ -137,7 +137,7 @@ enum DiffRun {
             feed.events(d, into: collector)
             last = FrameRef(number: p.number, time: p.timestamp, fileOffset: p.fileOffset, fileLength: p.fileLength)
         }
-        feed.finish(into: collector)
+        feed.finish(into: collector, at: last)
         dissector.finish()
         let outcome = auditor.finishAudit(at: last)
         return collector.finish(at: last?.time, findings: outcome.findings)

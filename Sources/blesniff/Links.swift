@@ -57,7 +57,7 @@ struct Links: ParsableCommand {
                 feed.events(d, into: links)
                 last = FrameRef(number: p.number, time: p.timestamp)
             }
-            feed.finish(into: links)
+            feed.finish(into: links, at: last)
             ok = read && ok
             if !read, frames == 0 { continue }
             let list = links.finish(at: last)

@@ -20,6 +20,7 @@ final class AuditCaptureTests: XCTestCase {
             feed.events(d, into: auditor)
             last = FrameRef(number: d.packet.number, time: d.packet.timestamp)
         }
+        feed.finish(into: auditor, at: last)
         return auditor.finish(at: last)
     }
 
@@ -84,10 +85,13 @@ extension AuditCaptureTests {
         let dissector = Dissector()
         let feed = AuditFeed(dissector: dissector)
         let auditor = Auditor(capturePath: "mouse")
+        var last: FrameRef?
         try Fixtures.decode(Fixtures.shared + "/tesible__mouse.pcapng", dissector: dissector) { d in
             feed.events(d, into: auditor)
+            last = FrameRef(number: d.packet.number, time: d.packet.timestamp)
         }
-        let rules = Set(auditor.finish().map(\.rule))
+        feed.finish(into: auditor, at: last)
+        let rules = Set(auditor.finish(at: last).map(\.rule))
         XCTAssertTrue(rules.contains("BLE602"), "\(rules)")
         XCTAssertFalse(rules.contains("BLE201"), "\(rules)")
         XCTAssertFalse(rules.contains("BLE403"), "\(rules)")
@@ -108,13 +112,16 @@ extension AuditCaptureTests {
         let feed = AuditFeed(dissector: dissector)
         let auditor = Auditor(capturePath: "nxp")
         var adv = 0
+        var last: FrameRef?
         try Fixtures.decode(path, dissector: dissector) { d in
             if d.linkLayer?.advertisingPDU?.report(rssi: nil) != nil { adv += 1 }
             feed.events(d, into: auditor)
+            last = FrameRef(number: d.packet.number, time: d.packet.timestamp)
         }
+        feed.finish(into: auditor, at: last)
         let nxp = try XCTUnwrap(dissector.advertisers?.devices.first { $0.name == "NXP-KW" })
         XCTAssertGreaterThan(nxp.advertisingReports, 0)
         XCTAssertLessThan(nxp.advertisingReports, adv, "copies of one event on other channels are not counted again")
-        XCTAssertEqual(auditor.finish().map(\.rule), ["BLE503"])
+        XCTAssertEqual(auditor.finish(at: last).map(\.rule), ["BLE503"])
     }
 }

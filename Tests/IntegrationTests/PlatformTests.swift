@@ -30,7 +30,7 @@ final class PlatformTests: XCTestCase {
             feed.events(dissector.dissect(p), into: auditor)
             last = FrameRef(number: p.number, time: p.timestamp)
         }
-        feed.finish(into: auditor)
+        feed.finish(into: auditor, at: last)
         return auditor.finishAudit(at: last)
     }
 
@@ -157,8 +157,9 @@ final class PlatformTests: XCTestCase {
         let feed = AuditFeed(dissector: dissector, scanRestartGap: configuration.scanRestartGap)
         let auditor = Auditor(configuration: configuration)
         for p in packets { feed.events(dissector.dissect(p), into: auditor) }
-        feed.finish(into: auditor)
-        return auditor.finishAudit(at: packets.last.map { FrameRef(number: $0.number, time: $0.timestamp) })
+        let last = packets.last.map { FrameRef(number: $0.number, time: $0.timestamp) }
+        feed.finish(into: auditor, at: last)
+        return auditor.finishAudit(at: last)
     }
 
     /// Within the gap the scan goes on: one scan with six reports, one occurrence.

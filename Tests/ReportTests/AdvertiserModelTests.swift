@@ -20,6 +20,35 @@ final class AdvertiserModelTests: XCTestCase {
         XCTAssertEqual(ADFacts(data[...], scanResponse: true, legacy: true).kinds, [.shortenedName, .malformedScanResponse])
     }
 
+    /// Data read where it lies in a larger buffer (a frame) has the facts of the same data alone;
+    /// every kind of fact at once, so both walks (types, then places) run.
+    func testFactsOfDataInPlace() {
+        let name: [UInt8] = [0x05, 0x08, 0x48, 0x52, 0x2D, 0x31]
+        let overflow: [UInt8] = [0x14, 0xFF, 0x4C, 0x00, 0x01] + [0x81] + [UInt8](repeating: 0, count: 14) + [0x03]
+        let list: [UInt8] = [0x03, 0x02, 0x0D, 0x18]
+        let data = name + [0x03, 0x09, 0x41, 0x42] + overflow + list
+        let frame: [UInt8] = [0x3E, 0x00, 0x02] + data + [0xC4]
+        let alone = ADFacts(data[...], scanResponse: false, legacy: false)
+        let inPlace = ADFacts(frame[...], 3..<(3 + data.count), scanResponse: false, legacy: false)
+        XCTAssertEqual(alone.kinds, [.shortenedName, .completeName, .overflowArea])
+        XCTAssertEqual(inPlace.kinds, alone.kinds)
+        XCTAssertEqual(inPlace.nameOffset, 2)
+        XCTAssertEqual(inPlace.shortenedName(in: frame[3...]), "HR-1")
+        XCTAssertEqual(inPlace.overflowOffset, alone.overflowOffset)
+        XCTAssertEqual(inPlace.overflowOffset, 12)
+        XCTAssertEqual(inPlace.overflowBits, 4)
+        // Legacy: 35 bytes are too long, and the list had no room; its UUIDs are read in place.
+        let legacy = ADFacts(frame[...], 3..<(3 + data.count), scanResponse: false, legacy: true)
+        XCTAssertEqual(legacy.kinds, [.shortenedName, .completeName, .overflowArea, .tooLong, .incompleteList])
+        XCTAssertEqual(legacy.listedUUIDs(in: frame[3...]), [BluetoothUUID(uuid16: 0x180D)])
+        // A fault in place is at the same offset, with the length it claims.
+        let cut = frame[...].prefix(3 + 8)
+        let faulty = ADFacts(cut, 3..<cut.endIndex, scanResponse: false, legacy: true)
+        XCTAssertEqual(faulty.kinds, [.shortenedName, .malformed])
+        XCTAssertEqual(faulty.faultOffset, 6)
+        XCTAssertEqual(faulty.faultLength, 3)
+    }
+
     /// An incomplete list is an overflow only with no room for one more UUID of its width; then
     /// the first such list in the data counts.
     func testIncompleteListThatOverflowed() {
@@ -39,8 +68,8 @@ final class AdvertiserModelTests: XCTestCase {
         let key = AdvertiserKey(adapter: 0, address: peer, host: false)
         let named: [UInt8] = [0x05, 0x08, 0x48, 0x52, 0x2D, 0x31]
         let empty: [UInt8] = []
-        func report(_ k: AdvertiserKey, _ data: [UInt8], scanResponse: Bool) -> AdvertisingDataObservation {
-            model.received(k, data: data[...], scanResponse: scanResponse, legacy: true, addressType: 0, rssi: nil, scan: nil)
+        func report(_ k: AdvertiserKey, _ data: [UInt8], scanResponse: Bool) -> AdvertiserModel.Received {
+            model.received(k, data: data[...], data.indices, scanResponse: scanResponse, legacy: true, scan: nil)
         }
         // A scan response before the name is known says nothing about the name.
         XCTAssertFalse(report(key, empty, scanResponse: true).advertiser.scanResponseAfterName)
@@ -65,8 +94,10 @@ final class AdvertiserModelTests: XCTestCase {
         let key = AdvertiserKey(adapter: 0, address: peer, host: false)
         let data: [UInt8] = [0x02, 0x01, 0x06]
         func report(scan: (Int, Bool)?, scanResponse: Bool = false) -> AdvertisingDataObservation {
-            model.received(key, data: data[...], scanResponse: scanResponse, legacy: true, addressType: 1, rssi: -60,
-                           scan: scan.map { (number: $0.0, app: $0.1) })
+            let s = scan.map { (number: $0.0, app: $0.1) }
+            return model.received(key, data: data[...], data.indices, scanResponse: scanResponse, legacy: true, scan: s)
+                .observation(key, data: data[...], scanResponse: scanResponse, legacy: true, addressType: 1, rssi: -60,
+                             scan: s?.number)
         }
         XCTAssertEqual(report(scan: nil).report?.reportsInScan, 0)
         XCTAssertNil(model.advertiser(key)?.foundIn)

@@ -6,7 +6,7 @@ import Wire
 /// Builds synthetic event streams: each event gets the next frame number, the given time and a
 /// made-up file position, so findings can be checked frame by frame.
 struct EventStream {
-    private(set) var items: [(AuditEvent, FrameRef)] = []
+    private(set) var recorded: [(AuditEvent, FrameRef)] = []
     private var nextID = 1
     /// Frame numbers given so far (a scan command that changes nothing takes one too).
     private var frames = 0
@@ -29,11 +29,16 @@ struct EventStream {
             a.newRead = reads.update(c.id, default: ReadTracker()) { $0.classify(a) }
             e = .att(c, a)
         }
+        var counted: (adapter: UInt16, address: BDAddr, reports: Int)?
         if case .advertisingData(let o) = e {
             if let r = o.report {
-                let scan = scans[o.key.adapter].map { (number: $0.number, app: $0.owner.kind == .app) }
-                e = .advertisingData(advertisers.received(o.key, data: o.data, scanResponse: o.scanResponse, legacy: o.legacy,
-                                                          addressType: r.addressType, rssi: r.rssi, scan: scan))
+                let a = o.key.adapter
+                let scan = scans[a].map { (number: $0.number, app: $0.owner.kind == .app) }
+                let u = advertisers.received(o.key, data: o.data, o.data.indices, scanResponse: o.scanResponse, legacy: o.legacy,
+                                             scan: scan)
+                if scan != nil, !o.scanResponse, let address = o.key.address { counted = (a, address, u.reportsInScan) }
+                e = .advertisingData(u.observation(o.key, data: o.data, scanResponse: o.scanResponse, legacy: o.legacy,
+                                                   addressType: r.addressType, rssi: r.rssi, scan: scan?.number))
             } else {
                 e = .advertisingData(advertisers.hostData(o.key, data: o.data, scanResponse: o.scanResponse, legacy: o.legacy))
             }
@@ -45,11 +50,13 @@ struct EventStream {
         frames += 1
         let n = frames
         let f = FrameRef(number: n, time: Int64((t * 1e9).rounded()), fileOffset: Int64(24 + n * 100), fileLength: 40)
-        items.append((e, f))
+        // What the scan brought in, as the feed's scan model counts it.
+        if let c = counted { scans[c.adapter]?.yield.add(from: c.address, reports: c.reports, at: f) }
+        recorded.append((e, f))
         if case .connected(let c) = e {
             // The feed says whose a connection is in the same frame.
             let found = c.peer.flatMap { advertisers.advertiser(AdvertiserKey(adapter: c.adapter, address: $0, host: false)) }
-            items.append((.connectionOwner(c, ConnectionOrigin(owner: .unknown, foundIn: found?.foundIn)), f))
+            recorded.append((.connectionOwner(c, ConnectionOrigin(owner: .unknown, foundIn: found?.foundIn)), f))
         }
         return n
     }
@@ -60,7 +67,7 @@ struct EventStream {
     mutating func add(_ t: Double, discovery a: ATTObservation, on c: Connection, found: [BluetoothUUID]) -> Int {
         let n = add(t, .att(c, a))
         let d = DiscoveryObservation(origin: a.origin, opcode: a.opcode, service: a.service, found: found)
-        items.insert((.discovery(c, d), items[items.count - 1].1), at: items.count - 1)
+        recorded.insert((.discovery(c, d), recorded[recorded.count - 1].1), at: recorded.count - 1)
         return n
     }
 
@@ -74,14 +81,14 @@ struct EventStream {
         let f = FrameRef(number: next, time: Int64((t * 1e9).rounded()), fileOffset: Int64(24 + next * 100), fileLength: 40)
         if let s = scans[adapter], !enabled || s.filterDuplicates != filterDuplicates || s.owner != owner {
             scans[adapter] = nil
-            items.append((.scanStopped(s), f))
+            recorded.append((.scanStopped(s), f))
         }
         if enabled, scans[adapter] == nil {
             scanCount += 1
             let s = Scan(number: scanCount, adapter: adapter, start: f, filterDuplicates: filterDuplicates, extended: extended,
                          owner: owner)
             scans[adapter] = s
-            items.append((.scanStarted(s), f))
+            recorded.append((.scanStarted(s), f))
         }
         frames = next
         return next
@@ -109,7 +116,14 @@ struct EventStream {
         return c
     }
 
-    var last: FrameRef? { items.last?.1 }
+    var last: FrameRef? { recorded.last?.1 }
+
+    /// The events as the feed hands them on: those added, then at the end of the capture each scan
+    /// still on, as it stands (`scanAtEnd`), in adapter order.
+    var items: [(AuditEvent, FrameRef)] {
+        guard let end = recorded.last?.1 else { return recorded }
+        return recorded + scans.sorted { $0.key < $1.key }.map { (AuditEvent.scanAtEnd($0.value), end) }
+    }
 }
 
 func att(_ c: Connection, _ origin: Side, _ op: UInt8, _ kind: ATTKind, handle: UInt16? = nil,
@@ -159,8 +173,8 @@ extension AuditEvent {
         var model = AdvertiserModel()
         let key = AdvertiserKey(adapter: adapter, address: advertiser, host: sentByHost)
         if sentByHost { return .advertisingData(model.hostData(key, data: data, scanResponse: scanResponse, legacy: legacy)) }
-        return .advertisingData(model.received(key, data: data, scanResponse: scanResponse, legacy: legacy,
-                                               addressType: 0, rssi: nil, scan: nil))
+        return .advertisingData(model.received(key, data: data, data.indices, scanResponse: scanResponse, legacy: legacy, scan: nil)
+            .observation(key, data: data, scanResponse: scanResponse, legacy: legacy, addressType: 0, rssi: nil, scan: nil))
     }
 }
 

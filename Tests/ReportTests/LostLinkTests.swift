@@ -44,8 +44,8 @@ final class LostLinkTests: XCTestCase {
             feed.events(d, into: auditor)
             decoded.append(d)
         }
-        feed.finish(into: auditor)
         let end = decoded.last.map { FrameRef(number: $0.packet.number, time: $0.packet.timestamp) }
+        feed.finish(into: auditor, at: end)
         let outcome = auditor.finishAudit(at: end)
         return (decoded, outcome.findings + outcome.platformBehaviour + outcome.nearby)
     }

@@ -26,7 +26,7 @@ final class PacketsPerEventTests: XCTestCase {
             feed.events(d, into: links)
             last = FrameRef(number: p.number, time: p.timestamp)
         }
-        feed.finish(into: links)
+        feed.finish(into: links, at: last)
         return links.finish(at: last).first
     }
 

@@ -171,8 +171,19 @@ public struct AdvertisingInterest: Sendable {
     public static func new(_ k: ADFacts.Kinds) -> AdvertisingInterest { AdvertisingInterest(new: k, seen: [], every: false) }
     public static func seen(_ k: ADFacts.Kinds) -> AdvertisingInterest { AdvertisingInterest(new: [], seen: k, every: false) }
 
-    @inline(__always) func wants(_ o: AdvertisingDataObservation) -> Bool {
-        every || !o.new.isDisjoint(with: new) || !o.advertiser.seen.isDisjoint(with: seen)
+    /// None: no data at all.
+    public static let none = AdvertisingInterest(new: [], seen: [], every: false)
+
+    @inline(__always) func wants(_ o: AdvertisingDataObservation) -> Bool { wants(new: o.new, seen: o.advertiser.seen) }
+
+    /// Data that shows `new` facts for its advertiser's first time, of an advertiser that has shown `seen`.
+    @inline(__always) func wants(new: ADFacts.Kinds, seen: ADFacts.Kinds) -> Bool {
+        every || !new.isDisjoint(with: self.new) || !seen.isDisjoint(with: self.seen)
+    }
+
+    /// What either wants.
+    func union(_ other: AdvertisingInterest) -> AdvertisingInterest {
+        AdvertisingInterest(new: new.union(other.new), seen: seen.union(other.seen), every: every || other.every)
     }
 }
 
@@ -213,7 +224,7 @@ public struct ATTOpcodeSet: Sendable {
 public struct AuditEventKinds: OptionSet, Sendable {
     public let rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
-    /// `scanStarted` and `scanStopped`.
+    /// `scanStarted`, `scanStopped` and `scanAtEnd`.
     public static let scan = Self(rawValue: 1 << 0)
     public static let createConnection = Self(rawValue: 1 << 1)
     public static let connected = Self(rawValue: 1 << 2)
@@ -236,7 +247,7 @@ public struct AuditEventKinds: OptionSet, Sendable {
 extension AuditEvent {
     public var kind: AuditEventKinds {
         switch self {
-        case .scanStarted, .scanStopped: return .scan
+        case .scanStarted, .scanStopped, .scanAtEnd: return .scan
         case .createConnection: return .createConnection
         case .connected: return .connected
         case .disconnectCommand: return .disconnectCommand
@@ -364,6 +375,9 @@ protocol PerScanRule: AuditRule {
     var scans: AdapterTable<ScanState> { get set }
     /// The state a scan starts with; nil when the rule judges nothing of it.
     mutating func start(_ s: Scan, at frame: FrameRef) -> ScanState?
+    /// The scan as it stands when it stops or the capture ends (what it brought in, `Scan.yield`),
+    /// just before its state is judged. Nothing by default.
+    func update(_ state: inout ScanState, to s: Scan)
     /// Judges a scan's state, taken out of `scans`, and emits what it decides.
     mutating func close(_ state: ScanState, adapter: UInt16, _ end: ScanEnd, emit: RuleContext)
 }
@@ -375,12 +389,22 @@ extension PerScanRule {
         case .scanStarted(let s):
             scans[s.adapter] = start(s, at: frame)
         case .scanStopped(let s):
-            if let state = scans.removeValue(forKey: s.adapter) { close(state, adapter: s.adapter, .stopped(frame), emit: emit) }
+            if var state = scans.removeValue(forKey: s.adapter) {
+                update(&state, to: s)
+                close(state, adapter: s.adapter, .stopped(frame), emit: emit)
+            }
+        case .scanAtEnd(let s):
+            if var state = scans[s.adapter] {
+                update(&state, to: s)
+                scans[s.adapter] = state
+            }
         default:
             return false
         }
         return true
     }
+
+    func update(_ state: inout ScanState, to s: Scan) {}
 
     mutating func finish(at frame: FrameRef?, emit: RuleContext) { closeAll(at: frame, emit: emit) }
 

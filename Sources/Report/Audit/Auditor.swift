@@ -31,6 +31,8 @@ public final class Auditor: AuditEventSink {
     /// The events the auditor itself reads (devices under test, identities, the platform), as bits.
     private let ownKinds: UInt16
     private let scope: AuditScope
+    /// The advertising data any rule or the scope looks at.
+    public let advertisingInterest: AdvertisingInterest
     /// Resolves the resolvable private addresses of connection peers with the IRKs the capture's
     /// dissector knows (its pairings, resolving lists, keys given): findings about one device
     /// group under its identity also across its address changes. Consulted when findings are
@@ -81,6 +83,8 @@ public final class Auditor: AuditEventSink {
         attRules = .allocate(capacity: 256)
         attRules.initialize(from: (0...255).map { op in buffer(att.filter { $0.attOpcodes.contains(ATTOpcode(UInt8(op))) }) }, count: 256)
         tickers = buffer(enabled.filter { $0.checksTime })
+        advertisingInterest = enabled.filter { $0.consumes.contains(.advertisingData) }
+            .reduce(own.contains(.advertisingData) ? .every : .none) { $0.union($1.advertisingInterest) }
         earliest.pointee = enabled.map(\.nextTick).min() ?? .max
         lastFrame = .allocate(capacity: 1)
         lastFrame.initialize(to: nil)
@@ -136,9 +140,14 @@ public final class Auditor: AuditEventSink {
     }
 
     /// The time is now `frame`'s: the rules that check time and have something due are ticked.
-    private func advance(to frame: FrameRef) {
+    @inline(__always)
+    public func advance(to frame: FrameRef) {
         lastFrame.pointee = frame
-        guard frame.time > earliestTick.pointee else { return }
+        if frame.time > earliestTick.pointee { tick(at: frame) }
+    }
+
+    /// Ticks the rules with something due by `frame`.
+    private func tick(at frame: FrameRef) {
         var next = Int64.max
         for r in tickers {
             r._withUnsafeGuaranteedRef {

@@ -181,7 +181,7 @@ public final class ReportCollector {
         case .att(let c, let o):
             connections[c.id]?.att(o, at: f)
         case .createConnection, .disconnectCommand, .pairing, .pairingDebugKey, .advertisingParameters, .linkData, .platform, .connectionOwner,
-             .discovery:
+             .discovery, .scanAtEnd:
             break
         }
     }

@@ -48,7 +48,7 @@ public final class ReportPass: AuditEventSink {
     /// Ends the pass; `error` says why the capture could not be read to its end.
     @discardableResult
     public func finish(error: String? = nil) -> ReportCollector {
-        feed.finish(into: self)
+        feed.finish(into: self, at: last)
         dissector.finish()
         for l in links.finish(at: last) { collector.links[l.id] = l }
         collector.finish(dissector: dissector, outcome: auditor.finishAudit(at: last), error: error)

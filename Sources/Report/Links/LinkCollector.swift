@@ -365,6 +365,9 @@ public final class LinkCollector: AuditEventSink {
 
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) { att(a, c, frame) }
 
+    /// No report received: of advertising data only what this host set counts (its advertising energy).
+    public var advertisingInterest: AdvertisingInterest { .none }
+
     private static func kind(_ a: ATTObservation) -> String? {
         switch a.opcode {
         case .handleValueNotification: return "notifications"

@@ -66,8 +66,7 @@ public final class MockCollector {
 
     public func add(_ d: Decoded) {
         if case .event(0x3E) = d.hci, case let params = d.hciParameters, let sub = params.byte(0), AdvertisingReports.isReport(subevent: sub) {
-            let reports = params.from(1)
-            _ = AdvertisingReports.forEach(subevent: sub, reports) { advertised($0, $0.data(in: reports)) }
+            AdvertisingReports.forEach(subevent: sub, params.from(1)) { r, reports in advertised(r, r.data(in: reports)) }
         }
         if let r = d.linkLayerReport { advertised(r, r.data(in: d.packet.payload)) }
         guard case .att(let r, _)? = d.upper, let c = d.connection else { return }

@@ -7,18 +7,20 @@ enum ADWalk {
     /// Calls `body` with each structure's type and the indices of its value in `data`; returns the
     /// offset of the first structure whose length runs past the data, or nil when the data is well
     /// formed. A zero length ends the data early (what follows is padding). Offsets are from the
-    /// start of `data`.
+    /// start of the data: `data`, or its `range` (walked in place, with no slice to retain).
     @discardableResult
-    static func walk(_ data: Bytes, _ body: (_ type: UInt8, _ value: Range<Int>) -> Void) -> Int? {
-        let start = data.startIndex, end = data.endIndex
+    static func walk(_ data: borrowing Bytes, in range: Range<Int>? = nil,
+                     _ body: (_ type: UInt8, _ value: Range<Int>) -> Void) -> Int? {
+        let start = range?.lowerBound ?? data.startIndex, end = range?.upperBound ?? data.endIndex
         var i = start
         while i < end {
             let length = Int(data[i])
             if length == 0 { return nil }
             guard length <= end &- i &- 1 else { return i &- start }
             // Indices, not a slice: a slice per structure is a retain and a release of the data.
-            body(data[i + 1], (i + 2)..<(i + 1 + length))
-            i += 1 + length
+            // Wrapping and unchecked: the guard above keeps i + 1 + length within the data.
+            body(data[i &+ 1], Range(uncheckedBounds: (i &+ 2, i &+ 1 &+ length)))
+            i &+= 1 &+ length
         }
         return nil
     }
@@ -70,13 +72,51 @@ public struct ADFacts: Sendable {
     public private(set) var nameLength: UInt8 = 0
 
     public init(_ data: borrowing Bytes, scanResponse: Bool, legacy: Bool) {
-        let start = data.startIndex
+        self.init(data, data.indices, scanResponse: scanResponse, legacy: legacy)
+    }
+
+    /// The facts of the data at `range` in `data`. One pass notes the types present and the room
+    /// used; the structures whose place and length are facts (incomplete lists, a shortened name,
+    /// Apple's overflow area) are rare, and only data holding one is walked again for them.
+    public init(_ data: borrowing Bytes, _ range: Range<Int>, scanResponse: Bool, legacy: Bool) {
+        var types: UInt64 = 0
+        var overflowArea = false
         var used = 0
-        // The first incomplete list of each width (16, 32, 128 bits): which one overflowed is known
-        // only once the room left is.
-        var l16: (UInt16, UInt8)?, l32: (UInt16, UInt8)?, l128: (UInt16, UInt8)?
-        let fault = ADWalk.walk(data) { type, value in
+        let fault = ADWalk.walk(data, in: range) { type, value in
             used &+= 2 &+ value.count
+            if type < 64 {
+                types |= 1 << type
+            } else if !overflowArea {
+                overflowArea = ADWalk.isAppleOverflowArea(type, data, value)
+            }
+        }
+        if types & 1 << ADType.completeLocalName != 0 { kinds.insert(.completeName) }
+        if let f = fault {
+            kinds.insert(scanResponse ? .malformedScanResponse : .malformed)
+            faultOffset = UInt16(truncatingIfNeeded: f)
+            faultLength = data[range.lowerBound &+ f]
+        }
+        if legacy && range.count > 31 { kinds.insert(scanResponse ? .tooLongScanResponse : .tooLong) }
+        if overflowArea || types & Self.placedTypes != 0 {
+            // An incomplete list says UUIDs were left out; it is an overflow only when they were
+            // left out for want of room: no space for one more of its width.
+            let room = (legacy ? AdvertisingData.legacyMaximum : AdvertisingData.extendedMaximum) - used
+            place(data, range, room: room)
+        }
+    }
+
+    /// Incomplete service lists and a Shortened Local Name: the types whose structures `place` finds.
+    private static let placedTypes: UInt64 = 1 << ADType.incomplete16 | 1 << ADType.incomplete32
+        | 1 << ADType.incomplete128 | 1 << ADType.shortenedLocalName
+
+    /// Finds the first incomplete list that overflowed (`room` octets were left), the last
+    /// Shortened Local Name and the first overflow area.
+    private mutating func place(_ data: borrowing Bytes, _ range: Range<Int>, room: Int) {
+        let start = range.lowerBound
+        // The first incomplete list of each width (16, 32, 128 bits); the first of those that
+        // overflowed counts.
+        var l16: (UInt16, UInt8)?, l32: (UInt16, UInt8)?, l128: (UInt16, UInt8)?
+        ADWalk.walk(data, in: range) { type, value in
             let at = UInt16(truncatingIfNeeded: value.lowerBound &- start)
             switch type {
             case ADType.incomplete16: if l16 == nil { l16 = (at, UInt8(truncatingIfNeeded: value.count)) }
@@ -86,8 +126,6 @@ public struct ADFacts: Sendable {
                 kinds.insert(.shortenedName)
                 nameOffset = at
                 nameLength = UInt8(truncatingIfNeeded: value.count)
-            case ADType.completeLocalName:
-                kinds.insert(.completeName)
             case ADType.manufacturerSpecific where !kinds.contains(.overflowArea) && ADWalk.isAppleOverflowArea(type, data, value):
                 kinds.insert(.overflowArea)
                 overflowOffset = at
@@ -97,15 +135,6 @@ public struct ADFacts: Sendable {
             default: break
             }
         }
-        if let f = fault {
-            kinds.insert(scanResponse ? .malformedScanResponse : .malformed)
-            faultOffset = UInt16(truncatingIfNeeded: f)
-            faultLength = data.byte(f) ?? 0
-        }
-        if legacy && data.count > 31 { kinds.insert(scanResponse ? .tooLongScanResponse : .tooLong) }
-        // An incomplete list says UUIDs were left out; it is an overflow only when they were left
-        // out for want of room: no space for one more of its width. The first such list counts.
-        let room = (legacy ? AdvertisingData.legacyMaximum : AdvertisingData.extendedMaximum) - used
         func consider(_ list: (UInt16, UInt8)?, width: UInt8) {
             guard room < Int(width), let (offset, length) = list,
                   !kinds.contains(.incompleteList) || offset < listOffset else { return }
@@ -114,11 +143,9 @@ public struct ADFacts: Sendable {
             listLength = length
             listWidth = width
         }
-        if l16 != nil || l32 != nil || l128 != nil {
-            consider(l16, width: 2)
-            consider(l32, width: 4)
-            consider(l128, width: 16)
-        }
+        consider(l16, width: 2)
+        consider(l32, width: 4)
+        consider(l128, width: 16)
     }
 
     /// The service UUIDs of the incomplete list that overflowed (the first eight).
@@ -236,12 +263,29 @@ struct AdvertiserModel {
                                           new: new, advertiser: advertiser, report: nil)
     }
 
+    /// What a report received showed: its data's facts, those new for its advertiser, the
+    /// advertiser with it, and the advertiser's reports in the scan that brought it in. Holds no
+    /// reference: the observation, which holds the data, is made only for a sink that wants it.
+    struct Received {
+        var facts: ADFacts
+        var new: ADFacts.Kinds
+        var advertiser: Advertiser
+        var reportsInScan: Int
+
+        /// The observation of the report, its data `data`, during scan `scan` (if any).
+        func observation(_ key: AdvertiserKey, data: Bytes, scanResponse: Bool, legacy: Bool, addressType: UInt8,
+                         rssi: Int8?, scan: Int?) -> AdvertisingDataObservation {
+            AdvertisingDataObservation(key: key, data: data, scanResponse: scanResponse, legacy: legacy, facts: facts,
+                                       new: new, advertiser: advertiser,
+                                       report: ReceivedReport(addressType: addressType, rssi: rssi, scan: scan,
+                                                              reportsInScan: reportsInScan))
+        }
+    }
+
     /// A report received during scan `scan` (if any): its data walked once, its advertiser updated.
-    /// The observation is made once, at the end: built first and updated inside the table's
-    /// closure, it was copied out and destroyed twice a report.
-    mutating func received(_ key: AdvertiserKey, data: Bytes, scanResponse: Bool, legacy: Bool,
-                           addressType: UInt8, rssi: Int8?, scan: (number: Int, app: Bool)?) -> AdvertisingDataObservation {
-        let facts = ADFacts(data, scanResponse: scanResponse, legacy: legacy)
+    mutating func received(_ key: AdvertiserKey, data: borrowing Bytes, _ range: Range<Int>, scanResponse: Bool, legacy: Bool,
+                           scan: (number: Int, app: Bool)?) -> Received {
+        let facts = ADFacts(data, range, scanResponse: scanResponse, legacy: legacy)
         var new: ADFacts.Kinds = []
         var reportsInScan = 0
         let advertiser = table.update(key, default: Advertiser()) { a in
@@ -257,10 +301,7 @@ struct AdvertiserModel {
             new = Self.learn(&a, facts.kinds, scanResponse: scanResponse)
             return a
         }
-        return AdvertisingDataObservation(key: key, data: data, scanResponse: scanResponse, legacy: legacy, facts: facts,
-                                          new: new, advertiser: advertiser,
-                                          report: ReceivedReport(addressType: addressType, rssi: rssi, scan: scan?.number,
-                                                                 reportsInScan: reportsInScan))
+        return Received(facts: facts, new: new, advertiser: advertiser, reportsInScan: reportsInScan)
     }
 
     /// The advertiser at `key`, if kept.

@@ -23,7 +23,7 @@ final class OpenConnections {
         case .connected(let c), .disconnected(let c, _), .encryptionChanged(let c, _), .att(let c, _), .pairing(let c, _),
              .pairingDebugKey(let c, _), .linkData(let c), .connectionOwner(let c, _), .discovery(let c, _):
             add(c)
-        case .scanStarted, .scanStopped, .createConnection, .disconnectCommand, .advertisingData, .advertisingStarted,
+        case .scanStarted, .scanStopped, .scanAtEnd, .createConnection, .disconnectCommand, .advertisingData, .advertisingStarted,
              .advertisingStopped, .advertisingParameters, .platform:
             break
         }

@@ -62,6 +62,8 @@ public struct Scan: Sendable {
     public var addressFilters: [BDAddr] = []
     /// The platform's scan filters were in force (Android's APCF): a client's filtered scan.
     public var filtered = false
+    /// What it brought in so far: complete in `scanStopped` and `scanAtEnd`, empty in `scanStarted`.
+    public var yield = ScanYield()
 
     public init(number: Int, adapter: UInt16, start: FrameRef, filterDuplicates: UInt8, extended: Bool = false,
                 parameters: ScanParameters? = nil, owner: ActivityOwner = .unknown) {
@@ -72,6 +74,25 @@ public struct Scan: Sendable {
         self.extended = extended
         self.parameters = parameters
         self.owner = owner
+    }
+}
+
+/// What a scan brought in: its advertising reports and the advertisers they came from. Scan
+/// responses answer this host's scan requests and are not counted.
+public struct ScanYield: Sendable {
+    public var reports = 0
+    public var advertisers = 0
+    /// The advertiser reported most often (the lowest address of those tied), and how often.
+    public var top: (address: BDAddr, reports: Int)?
+    public var lastReport: FrameRef?
+
+    /// One more report, from an advertiser with `reports` in this scan now, this one included.
+    mutating func add(from address: BDAddr, reports n: Int, at frame: FrameRef) {
+        reports &+= 1
+        lastReport = frame
+        if n == 1 { advertisers &+= 1 }
+        if let t = top, n < t.reports || (n == t.reports && address >= t.address) { return }
+        top = (address, n)
     }
 }
 
@@ -92,8 +113,14 @@ struct ScanModel {
     }
 
     private var adapters = AdapterTable<Adapter>()
-    /// Each adapter's scan now, as advertising reports ask for it: its number and whether it is the app's.
-    private var now = AdapterTable<(number: Int, app: Bool)>()
+    /// Each adapter's scan now, as advertising reports ask for it: its number, whether it is the
+    /// app's, and what it brought in so far (given to the scan when it ends).
+    private var now = AdapterTable<Current>()
+    private struct Current {
+        var number: Int
+        var app: Bool
+        var yield = ScanYield()
+    }
     private var count = 0
     private let gap: Int64
     private let configured: [DeviceMatcher]
@@ -146,14 +173,12 @@ struct ScanModel {
                 a.held = nil
                 if same, s.parameters == a.parameters, frame.time &- held.time <= gap { return nil }
                 a.on = nil
-                now[adapter] = nil
-                sink.observe(.scanStopped(s), at: held)
+                sink.observe(.scanStopped(ended(s)), at: held)
             } else if same {
                 return nil
             } else {
                 a.on = nil
-                now[adapter] = nil
-                sink.observe(.scanStopped(s), at: frame)
+                sink.observe(.scanStopped(ended(s)), at: frame)
             }
         }
         count += 1
@@ -162,7 +187,7 @@ struct ScanModel {
         s.addressFilters = a.android.addresses
         s.filtered = !a.android.isEmpty
         a.on = s
-        now[adapter] = (s.number, owner.kind == .app)
+        now[adapter] = Current(number: s.number, app: owner.kind == .app)
         sink.observe(.scanStarted(s), at: frame)
         return s
     }
@@ -183,7 +208,31 @@ struct ScanModel {
 
     /// The scan on an adapter now, if any (a held disable still counts as on): its number and
     /// whether it is the app's. Asked for every advertising report, so no copy of the scan.
-    func current(adapter: UInt16) -> (number: Int, app: Bool)? { now[adapter] }
+    func current(adapter: UInt16) -> (number: Int, app: Bool)? { now[adapter].map { ($0.number, $0.app) } }
+
+    /// An advertising report (not a scan response) in the scan on `adapter`, from an advertiser
+    /// with `reports` reports in it now (`Advertiser.reportsInScan`).
+    mutating func reported(adapter: UInt16, from address: BDAddr, reports: Int, at frame: FrameRef) {
+        now.update(adapter) { $0.yield.add(from: address, reports: reports, at: frame) }
+    }
+
+    /// The scan `s` ends: it is no longer the adapter's now, and takes what it brought in.
+    private mutating func ended(_ s: Scan) -> Scan {
+        var s = s
+        if let c = now.removeValue(forKey: s.adapter) { s.yield = c.yield }
+        return s
+    }
+
+    /// The end of the capture: the disables held are handed on, then each scan still on, as it
+    /// stands (`scanAtEnd`), so what it brought in is known.
+    mutating func finish<S: AuditEventSink>(_ sink: S, at frame: FrameRef?) {
+        flush(before: .max, sink)
+        for (adapter, a) in adapters.entries {
+            guard var s = a.on else { continue }
+            s.yield = now[adapter]?.yield ?? ScanYield()
+            sink.observe(.scanAtEnd(s), at: frame ?? s.start)
+        }
+    }
 
     /// Hands on the disables held since before `time`.
     mutating func flush<S: AuditEventSink>(before time: Int64, _ sink: S) {
@@ -193,8 +242,7 @@ struct ScanModel {
             guard let held = a.held, let s = a.on else { continue }
             if held.time < time {
                 adapters.update(adapter) { $0.on = nil; $0.held = nil }
-                now[adapter] = nil
-                sink.observe(.scanStopped(s), at: held)
+                sink.observe(.scanStopped(ended(s)), at: held)
             } else {
                 still = true
             }

@@ -6,21 +6,12 @@ import Wire
 struct BLE101ScanDuplicatesAllowed: PerScanRule {
     static let info = RuleInfo.ble101
 
-    /// One scan with filtering off or periodic, and what it brought in: the advertiser table
-    /// (`Advertiser.reportsInScan`) counts each advertiser's reports, the tally keeps the most.
-    struct Tally {
-        var scan: Scan
-        var reports = 0
-        var devices = 0
-        /// The advertiser reported most often (the lowest address of those tied), and how often.
-        var top: (address: BDAddr, reports: Int)?
-        var lastReport: FrameRef?
-    }
-
-    static let consumes: AuditEventKinds = [.scan, .advertisingData]
+    static let consumes: AuditEventKinds = [.scan]
     private let reportsSetting: Int
     private let withoutDuplicates: Bool
-    var scans = AdapterTable<Tally>()
+    /// Each scan with filtering off or periodic; what it brought in (`Scan.yield`) is counted by
+    /// the scan model and known when it stops or the capture ends.
+    var scans = AdapterTable<Scan>()
 
     init(settings: RuleSettings) {
         reportsSetting = max(2, settings.count("reports"))
@@ -31,25 +22,12 @@ struct BLE101ScanDuplicatesAllowed: PerScanRule {
         _ = scan(event, at: frame, emit: emit)
     }
 
-    func start(_ s: Scan, at frame: FrameRef) -> Tally? { s.filterDuplicates != 1 ? Tally(scan: s) : nil }
+    func start(_ s: Scan, at frame: FrameRef) -> Scan? { s.filterDuplicates != 1 ? s : nil }
 
-    mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext) {
-        // A scan response answers this host's scan request: not a duplicate of the advertisement.
-        guard let r = o.report, !o.scanResponse, let address = o.key.address else { return }
-        // The scan mutated in place.
-        scans.update(o.key.adapter) { s in
-            guard r.scan == s.scan.number else { return }
-            s.reports += 1
-            s.lastReport = frame
-            let n = r.reportsInScan
-            if n == 1 { s.devices += 1 }
-            if let t = s.top, n < t.reports || (n == t.reports && address >= t.address) { return }
-            s.top = (address, n)
-        }
-    }
+    func update(_ state: inout Scan, to s: Scan) { state = s }
 
-    func close(_ t: Tally, adapter: UInt16, _ ended: ScanEnd, emit: RuleContext) {
-        let s = t.scan
+    func close(_ s: Scan, adapter: UInt16, _ ended: ScanEnd, emit: RuleContext) {
+        let t = s.yield
         let end: FrameRef
         switch ended {
         case .stopped(let f): end = f
@@ -64,7 +42,7 @@ struct BLE101ScanDuplicatesAllowed: PerScanRule {
         let command = s.extended ? "LE Set Extended Scan Enable" : "LE Set Scan Enable"
         let filtering = s.filterDuplicates == 2 ? "reset each scan period" : "off"
         var msg: Message = """
-            \(plural: t.reports, "advertising report") from \(plural: t.devices, "device") in \
+            \(plural: t.reports, "advertising report") from \(plural: t.advertisers, "device") in \
             \(seconds: end.time &- s.start.time) with duplicate filtering \(filtering) \
             (\(command), filter_duplicates=\(Int(s.filterDuplicates)))
             """
