@@ -48,12 +48,17 @@ public struct AdvertisingReport: Sendable {
 
     /// The advertising data in `bytes`, the bytes (or any slice of the frame that holds them) the
     /// report was read from; empty when they do not hold it.
-    @inlinable public func data(in bytes: Bytes) -> Bytes { bytes[dataRange(in: bytes)] }
+    @inlinable public func data(in bytes: Bytes) -> Bytes {
+        holdsData(bytes) ? bytes[dataRange] : bytes[bytes.startIndex..<bytes.startIndex]
+    }
 
     /// The indices of the advertising data in `bytes`; empty when they do not hold it.
     @inlinable public func dataRange(in bytes: borrowing Bytes) -> Range<Int> {
+        holdsData(bytes) ? dataRange : bytes.startIndex..<bytes.startIndex
+    }
+
+    @inlinable func holdsData(_ bytes: borrowing Bytes) -> Bool {
         dataRange.lowerBound >= bytes.startIndex && dataRange.upperBound <= bytes.endIndex
-            ? dataRange : bytes.startIndex..<bytes.startIndex
     }
 
     public var isConnectable: Bool { properties & 0x01 != 0 }
@@ -279,7 +284,7 @@ public enum AdvertisingReports {
     public static func hasFaults(subevent: UInt8, _ params: Bytes) -> Bool {
         var bad = false
         let listFault = forEach(subevent: subevent, params) { r, params in
-            if !bad, AdvertisingData.hasProblems(r.data(in: params), legacy: r.hasLegacyData) { bad = true }
+            if !bad, AdvertisingData.hasProblems(params[r.dataRange(in: params)], legacy: r.hasLegacyData) { bad = true }
         }
         return bad || listFault != nil
     }

@@ -39,6 +39,25 @@ public struct ScanParameters: Sendable, Equatable {
     }
 }
 
+/// What a scan brought in: its advertising reports and the advertisers they came from. Scan
+/// responses answer this host's scan requests and are not counted.
+public struct ScanYield: Sendable {
+    public var reports = 0
+    public var advertisers = 0
+    /// The advertiser reported most often (the lowest address of those tied), and how often.
+    public var top: (address: BDAddr, reports: Int)?
+    public var lastReport: FrameRef?
+
+    /// One more report, from an advertiser with `reports` in this scan now, this one included.
+    mutating func add(from address: BDAddr, reports n: Int, at frame: FrameRef) {
+        reports &+= 1
+        lastReport = frame
+        if n == 1 { advertisers &+= 1 }
+        if let t = top, n < t.reports || (n == t.reports && address >= t.address) { return }
+        top = (address, n)
+    }
+}
+
 /// One scan: from the LE Set (Extended) Scan Enable that turned it on to the one that turned it
 /// off. This is the one definition every consumer (rules, metrics, the HTML report) reads:
 /// - a disable followed within the restart gap by an enable with the same parameters, duplicate
@@ -74,25 +93,6 @@ public struct Scan: Sendable {
         self.extended = extended
         self.parameters = parameters
         self.owner = owner
-    }
-}
-
-/// What a scan brought in: its advertising reports and the advertisers they came from. Scan
-/// responses answer this host's scan requests and are not counted.
-public struct ScanYield: Sendable {
-    public var reports = 0
-    public var advertisers = 0
-    /// The advertiser reported most often (the lowest address of those tied), and how often.
-    public var top: (address: BDAddr, reports: Int)?
-    public var lastReport: FrameRef?
-
-    /// One more report, from an advertiser with `reports` in this scan now, this one included.
-    mutating func add(from address: BDAddr, reports n: Int, at frame: FrameRef) {
-        reports &+= 1
-        lastReport = frame
-        if n == 1 { advertisers &+= 1 }
-        if let t = top, n < t.reports || (n == t.reports && address >= t.address) { return }
-        top = (address, n)
     }
 }
 
