@@ -68,6 +68,9 @@ final class JSONKeys {
     /// The keys' bytes, back to back.
     private(set) var bytes: [UInt8] = []
 
+    /// Where a literal of the binary lies (`key(_: FieldLabel)`).
+    private let anchor = UInt(bitPattern: ("JSON keys" as StaticString).utf8Start)
+
     init() { bytes.reserveCapacity(JSONKeys.arenaLimit) }
 
     @inline(__always) func key(_ label: String) -> Key {
@@ -81,17 +84,26 @@ final class JSONKeys {
         return insert(label, hash: h, at: i)
     }
 
-    /// A label's key, by the label's address (one compare, no byte of it read).
+    /// A label's key, by the label's address (a compare or a few, no byte of it read). Four ways
+    /// a set: with one, labels whose addresses met in a slot took turns in it, and each turn made
+    /// the label's text again (an allocation), as often as the binary's layout happened to pair them.
     @inline(__always) func key(_ label: FieldLabel) -> Key {
         let start = label.address
-        let i = Int(truncatingIfNeeded: WordHash.value(UInt64(start), seed: 0)) & (JSONKeys.slotCount &- 1)
+        // From a literal's address: the binary is loaded at a random address each run, and the
+        // sets its labels fall in would change with it.
+        let i = Int(truncatingIfNeeded: WordHash.value(UInt64(start &- anchor), seed: 0)) & (JSONKeys.slotCount &- 4)
         let slot = byAddress[i]
         if slot.address == start { return slot.key }
-        return insertAddress(label, start, at: i)
+        return otherWays(label, start, at: i)
     }
 
-    @inline(never) private func insertAddress(_ label: FieldLabel, _ start: UInt, at i: Int) -> Key {
+    /// The set's other ways, then a new entry in it: the newest first, the oldest of the set goes.
+    @inline(never) private func otherWays(_ label: FieldLabel, _ start: UInt, at i: Int) -> Key {
+        for w in 1..<4 where byAddress[i &+ w].address == start { return byAddress[i &+ w].key }
         let k = key(label.string)
+        byAddress[i &+ 3] = byAddress[i &+ 2]
+        byAddress[i &+ 2] = byAddress[i &+ 1]
+        byAddress[i &+ 1] = byAddress[i]
         byAddress[i] = (start, k)
         return k
     }

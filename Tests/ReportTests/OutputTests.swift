@@ -182,6 +182,23 @@ final class OutputTests: XCTestCase {
         }
     }
 
+    /// Far more labels than the address table holds, each asked for twice in a row and again after
+    /// all the others: every answer is the key its text makes (a label pushed out of its set is
+    /// made again, never confused with one that took its place).
+    func testLabelKeysSurviveContention() {
+        let keys = JSONKeys()
+        let labels = (0..<6_000).map { FieldLabel("contended label \($0)") }
+        for _ in 0..<2 {
+            for l in labels {
+                for _ in 0..<2 {
+                    let k = keys.key(l), t = keys.key(l.string)
+                    XCTAssertEqual(k.hash, t.hash, l.string)
+                    XCTAssertEqual(keys.bytes[k.range], keys.bytes[t.range], l.string)
+                }
+            }
+        }
+    }
+
     /// A member's start, `"key":`, is written from the key's packed words up to 32 bytes and from
     /// the arena past that: the same bytes at every length, near the buffer's end too.
     func testKeysAreWrittenAsTheyAreSpelled() throws {
