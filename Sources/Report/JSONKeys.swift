@@ -56,6 +56,8 @@ final class JSONKeys {
     }
 
     private static let slotCount = 4096
+    /// Four times as many as the texts': most sets then hold one label, found with one compare.
+    private static let addressSlotCount = 16384
     private static let arenaLimit = 1 << 16
     private var labels = [String](repeating: "", count: JSONKeys.slotCount)
     /// Each slot's `slotHash`: a label is compared only with one that hashed the same.
@@ -64,7 +66,7 @@ final class JSONKeys {
     /// Labels' keys, by the label's address (`key(_: FieldLabel)`); address 0 is empty. One array
     /// of pairs: a lookup then reads (and retains) one array, not two.
     private var byAddress = [(address: UInt, key: Key)](repeating: (0, Key(offset: -1, length: 0, hash: 0)),
-                                                          count: JSONKeys.slotCount)
+                                                          count: JSONKeys.addressSlotCount)
     /// The keys' bytes, back to back.
     private(set) var bytes: [UInt8] = []
 
@@ -91,7 +93,7 @@ final class JSONKeys {
         let start = label.address
         // From a literal's address: the binary is loaded at a random address each run, and the
         // sets its labels fall in would change with it.
-        let i = Int(truncatingIfNeeded: WordHash.value(UInt64(start &- anchor), seed: 0)) & (JSONKeys.slotCount &- 4)
+        let i = Int(truncatingIfNeeded: WordHash.value(UInt64(start &- anchor), seed: 0)) & (JSONKeys.addressSlotCount &- 4)
         let slot = byAddress[i]
         if slot.address == start { return slot.key }
         return otherWays(label, start, at: i)
