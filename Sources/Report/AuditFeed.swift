@@ -10,6 +10,9 @@ public protocol AuditEventSink: AnyObject {
     /// Advertising data or a report, lent likewise (one per report: the most frequent event in
     /// a busy place). The default wraps it.
     func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef)
+    /// L2CAP traffic other than ATT on a connection, lent likewise (once per frame that carries
+    /// it). The default wraps it in `.linkData`.
+    func observeLinkData(_ c: Connection, at frame: FrameRef)
     /// The advertising reports the sink looks at: the feed makes an observation only of those
     /// (most reports show nothing new) and tells the sink of the others with `advance(to:)`.
     /// Every report by default.
@@ -26,6 +29,10 @@ extension AuditEventSink {
 
     public func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef) {
         observe(.advertisingData(o), at: frame)
+    }
+
+    public func observeLinkData(_ c: Connection, at frame: FrameRef) {
+        observe(.linkData(c), at: frame)
     }
 
     public var advertisingInterest: AdvertisingInterest { .every }
@@ -145,7 +152,7 @@ public final class AuditFeed {
                 }
                 sink.observeATT(o, on: c, at: at)
             case .smp?:
-                sink.observe(.linkData(c), at: at)
+                sink.observeLinkData(c, at: at)
                 // A pairing is reported once its method is known: in the frame of its Pairing Response.
                 if let last = c.pairing.outcomes.last, last.responseFrame == number {
                     sink.observe(.pairing(c, Self.pairing(last)), at: at)
@@ -157,7 +164,7 @@ public final class AuditFeed {
                 // Any other L2CAP traffic, or a fragment of it, is the link in use; so is a sniffed
                 // data PDU that stayed encrypted (unreadable, but not idle).
                 if d.l2cap != nil || d.fragment != nil || d.linkLayer?.encryption == .encrypted {
-                    sink.observe(.linkData(c), at: at)
+                    sink.observeLinkData(c, at: at)
                 }
             }
         }

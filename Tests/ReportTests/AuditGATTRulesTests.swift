@@ -20,6 +20,25 @@ final class AuditGATTRulesTests: XCTestCase {
                   message: ["in 2 requests to the end of the database", "1 service used afterwards", "0x180F"])
     }
 
+    /// The auditor hands notifications to BLE201 only on links whose client discovered: on this
+    /// one it did, so the notified service counts as used; the other link never discovered and
+    /// holds nothing.
+    func testBLE201NotificationsAfterDiscoveryCountAsUse() {
+        var s = EventStream()
+        let c = s.connection()
+        let cached = s.connection()
+        s.add(0, .connected(c))
+        s.add(0, .connected(cached))
+        s.add(0.1, att(c, .local, 0x10, .request, handle: 0x0001, end: 0xFFFF, type: 0x2800))
+        s.add(0.2, att(c, .remote, 0x01, .response))
+        s.add(0.3, att(cached, .remote, 0x1B, .notification, handle: 0x0012, characteristic: 0x2A37, service: 0x180D))
+        s.add(0.4, att(c, .remote, 0x1B, .notification, handle: 0x0012, characteristic: 0x2A37, service: 0x180D))
+        s.add(1, .disconnected(c, reason: 0x13))
+        s.add(1, .disconnected(cached, reason: 0x13))
+        assertOne(audit(s, only: "BLE201"), "BLE201", .warning, frames: [3], decisive: 3,
+                  message: ["1 service used afterwards (Heart Rate 0x180D)"])
+    }
+
     func testBLE201DiscoveryByUUIDIsFine() {
         var s = EventStream()
         let c = s.connection()
@@ -68,6 +87,22 @@ final class AuditGATTRulesTests: XCTestCase {
         s.add(0.4, att(c, .remote, 0x13, .response))
         s.add(1, .disconnected(c, reason: 0x13))
         assertNone(audit(s, only: "BLE202"))
+    }
+
+    /// A notification inside a discovered range is a use of it, handed to BLE202 because the
+    /// client discovered on the link: only the other range is unused.
+    func testBLE202NotifiedRangeIsUsed() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(0.1, att(c, .local, 0x08, .request, handle: 0x0010, end: 0x001F, type: 0x2803, service: 0x180D))
+        s.add(0.2, att(c, .remote, 0x09, .response, length: 14))
+        s.add(0.3, att(c, .local, 0x08, .request, handle: 0x0020, end: 0x002F, type: 0x2803, service: 0x180F))
+        s.add(0.4, att(c, .remote, 0x09, .response, length: 14))
+        s.add(0.5, att(c, .remote, 0x1B, .notification, handle: 0x0012))
+        s.add(1, .disconnected(c, reason: 0x13))
+        assertOne(audit(s, only: "BLE202"), "BLE202", .warning, frames: [4], decisive: 4,
+                  message: ["1 service range", "0x0020-0x002F"])
     }
 
     /// An ATT observation is plain bytes: the feed makes one per PDU and lends it to each rule, and

@@ -127,6 +127,10 @@ public protocol AuditRule {
     static var consumes: AuditEventKinds { get }
     /// The ATT PDUs `observeATT` acts on, by opcode; the auditor does not call it for others.
     static var attOpcodes: ATTOpcodeSet { get }
+    /// Of `attOpcodes`, those the rule acts on only on links where this host, as client, has
+    /// started a discovery (`ATTObservation.startsDiscovery`): the auditor does not call it for
+    /// their PDUs on other links, such as the notifications of a link that kept its handles.
+    static var attOpcodesAfterDiscovery: ATTOpcodeSet { get }
     /// The advertising data `observeAdvertisingData` acts on; the auditor does not call it for the rest.
     static var advertisingInterest: AdvertisingInterest { get }
     /// True for rules that decide when time has passed (a grace period, a timeout): `tick` is then
@@ -147,6 +151,9 @@ public protocol AuditRule {
     /// Advertising data: `.advertisingData` events come here rather than to `observe`, lent as ATT
     /// PDUs are. The default hands it to `observe`.
     mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext)
+    /// `.linkData`: lent too, as the event it is (copying a whole event to read its one reference
+    /// cost more than the rule's work). The default hands it to `observe`.
+    mutating func observeLinkData(on c: Connection, at frame: FrameRef, emit: RuleContext)
     mutating func finish(at frame: FrameRef?, emit: RuleContext)
 }
 
@@ -269,6 +276,7 @@ extension AuditEvent {
 extension AuditRule {
     public static var consumes: AuditEventKinds { .all }
     public static var attOpcodes: ATTOpcodeSet { .all }
+    public static var attOpcodesAfterDiscovery: ATTOpcodeSet { ATTOpcodeSet([]) }
     public static var advertisingInterest: AdvertisingInterest { .every }
     public static var checksTime: Bool { false }
     public var nextTick: Int64 { Self.checksTime ? .min : .max }
@@ -282,6 +290,10 @@ extension AuditRule {
 
     public mutating func observeAdvertisingData(_ o: AdvertisingDataObservation, at frame: FrameRef, emit: RuleContext) {
         observe(.advertisingData(o), at: frame, emit: emit)
+    }
+
+    public mutating func observeLinkData(on c: Connection, at frame: FrameRef, emit: RuleContext) {
+        observe(.linkData(c), at: frame, emit: emit)
     }
 
     /// A finding of this rule at its catalogue severity, which the auditor replaces with the

@@ -14,7 +14,8 @@ public final class Auditor: AuditEventSink {
     /// --format json of 400,000 frames, median CPU time of 5 alternating runs).
     private let byKind: [UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>]
     /// The same for ATT PDUs, the most frequent event, by opcode: a PDU visits only the rules that
-    /// act on its opcode.
+    /// act on its opcode. Entries 0-255 for links where the client has not discovered
+    /// (`AuditRule.attOpcodesAfterDiscovery`), 256-511 for those where it has.
     private let attRules: UnsafeMutablePointer<UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>>
     /// The rules that check time, ticked before an event when theirs is due.
     private let tickers: UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>
@@ -80,8 +81,13 @@ public final class Auditor: AuditEventSink {
         }
         byKind = (0..<UInt16.bitWidth).map { bit in buffer(enabled.filter { $0.consumes.rawValue & (1 << bit) != 0 }) }
         let att = enabled.filter { $0.consumes.contains(.att) }
-        attRules = .allocate(capacity: 256)
-        attRules.initialize(from: (0...255).map { op in buffer(att.filter { $0.attOpcodes.contains(ATTOpcode(UInt8(op))) }) }, count: 256)
+        attRules = .allocate(capacity: 512)
+        attRules.initialize(from: [false, true].flatMap { discovered in
+            (0...255).map { op in
+                let opcode = ATTOpcode(UInt8(op))
+                return buffer(att.filter { $0.attOpcodes.contains(opcode) && (discovered || !$0.attOpcodesAfterDiscovery.contains(opcode)) })
+            }
+        }, count: 512)
         tickers = buffer(enabled.filter { $0.checksTime })
         advertisingInterest = enabled.filter { $0.consumes.contains(.advertisingData) }
             .reduce(own.contains(.advertisingData) ? .every : .none) { $0.union($1.advertisingInterest) }
@@ -92,8 +98,8 @@ public final class Auditor: AuditEventSink {
 
     deinit {
         for b in byKind { b.deinitialize().deallocate() }
-        for op in 0..<256 { attRules[op].deinitialize().deallocate() }
-        attRules.deinitialize(count: 256).deallocate()
+        for op in 0..<512 { attRules[op].deinitialize().deallocate() }
+        attRules.deinitialize(count: 512).deallocate()
         tickers.deinitialize().deallocate()
         earliestTick.deallocate()
         lastFrame.deinitialize(count: 1).deallocate()
@@ -114,6 +120,10 @@ public final class Auditor: AuditEventSink {
         let k = bit.trailingZeroBitCount
         if k == Self.attKind, case .att(let c, let a) = event {
             observeATT(a, on: c, at: frame)
+            return
+        }
+        if k == Self.linkDataKind, case .linkData(let c) = event {
+            observeLinkData(c, at: frame)
             return
         }
         if k == Self.advertisingDataKind, case .advertisingData(let o) = event {
@@ -160,6 +170,7 @@ public final class Auditor: AuditEventSink {
 
     private static let attKind = AuditEventKinds.att.rawValue.trailingZeroBitCount
     private static let advertisingDataKind = AuditEventKinds.advertisingData.rawValue.trailingZeroBitCount
+    private static let linkDataKind = AuditEventKinds.linkData.rawValue.trailingZeroBitCount
     private static let disconnectedKind = AuditEventKinds.disconnected.rawValue.trailingZeroBitCount
     /// The events whose connection the open table takes before the rules see them (ATT PDUs add
     /// theirs in `observeATT`): those a rule may start keeping a connection's number on. Not
@@ -170,9 +181,18 @@ public final class Auditor: AuditEventSink {
 
     /// An ATT PDU, lent to each rule.
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
-        open.add(c)
+        let discovered = open.add(c, discovering: a.startsDiscovery)
         advance(to: frame)
-        for r in attRules[Int(a.opcode.rawValue)] { r._withUnsafeGuaranteedRef { $0.observeATT(a, c, frame, emit) } }
+        for r in attRules[Int(a.opcode.rawValue) | (discovered ? 256 : 0)] {
+            r._withUnsafeGuaranteedRef { $0.observeATT(a, c, frame, emit) }
+        }
+    }
+
+    /// Other L2CAP traffic on a connection, lent to each rule. Its connection is not added to the
+    /// open ones (`namingKinds`).
+    public func observeLinkData(_ c: Connection, at frame: FrameRef) {
+        advance(to: frame)
+        for r in byKind[Self.linkDataKind] { r._withUnsafeGuaranteedRef { $0.observeLinkData(c, frame, emit) } }
     }
 
     /// Closes what is still open and returns the findings, one per rule and subject, sorted by first
@@ -194,6 +214,7 @@ final class RuleRunner {
     let id: String
     let consumes: AuditEventKinds
     let attOpcodes: ATTOpcodeSet
+    let attOpcodesAfterDiscovery: ATTOpcodeSet
     let advertisingInterest: AdvertisingInterest
     let checksTime: Bool
     /// The rule's `nextTick`, kept up to date after each call into it: testing it costs no call.
@@ -203,6 +224,7 @@ final class RuleRunner {
     let observe: (AuditEvent, FrameRef, RuleContext) -> Void
     let observeATT: (ATTObservation, Connection, FrameRef, RuleContext) -> Void
     let observeAdvertisingData: (AdvertisingDataObservation, FrameRef, RuleContext) -> Void
+    let observeLinkData: (Connection, FrameRef, RuleContext) -> Void
     let finish: (FrameRef?, RuleContext) -> Void
     private let release: () -> Void
 
@@ -215,6 +237,7 @@ final class RuleRunner {
         id = R.info.id
         consumes = R.consumes
         attOpcodes = R.attOpcodes
+        attOpcodesAfterDiscovery = R.attOpcodesAfterDiscovery
         advertisingInterest = R.advertisingInterest
         checksTime = R.checksTime
         tickCell = cell
@@ -238,6 +261,10 @@ final class RuleRunner {
         }
         observeAdvertisingData = { o, f, emit in
             p.pointee.observeAdvertisingData(o, at: f, emit: emit)
+            update()
+        }
+        observeLinkData = { c, f, emit in
+            p.pointee.observeLinkData(on: c, at: f, emit: emit)
             update()
         }
         finish = { f, emit in p.pointee.finish(at: f, emit: emit) }

@@ -39,6 +39,13 @@ extension ATTObservation {
         }
     }
 
+    /// A request of this host that discovers services, characteristics or descriptors (Read By
+    /// Group Type, Read By Type, Find Information): what starts the state of a rule that judges a
+    /// discovery. Read By Type also reads values by UUID, which counts too.
+    var startsDiscovery: Bool {
+        origin == .local && (opcode == .readByGroupTypeRequest || opcode == .readByTypeRequest || opcode == .findInformationRequest)
+    }
+
     /// The PDU touches an attribute value (read, write, notification): use of the characteristic.
     var usesAttribute: Bool {
         guard ATTOpcodeSet.valueUses.contains(opcode) else { return false }

@@ -7,6 +7,9 @@ import Decoders
 final class OpenConnections {
     /// As large as the dissector's table: a connection stays here as long as a rule may hold its state.
     private var table = ConnectionTable<Connection>(capacity: 1 << 17)
+    /// The open links where this host, as client, has started a discovery (`ATTObservation.startsDiscovery`).
+    /// Apart from the connections: reading a flag then copies no reference.
+    private var discovered = ConnectionTable<Bool>(capacity: 1 << 17)
 
     subscript(id: Int) -> Connection? { table[id] }
 
@@ -14,7 +17,17 @@ final class OpenConnections {
         if !table.contains(c.id) { table[c.id] = c }
     }
 
-    func remove(_ id: Int) { table.removeValue(forKey: id) }
+    /// Adds the connection of an ATT PDU; true when the client has discovered on it, this PDU included.
+    @inline(__always) func add(_ c: Connection, discovering: Bool) -> Bool {
+        add(c)
+        if discovering, !discovered.contains(c.id) { discovered[c.id] = true }
+        return discovered.contains(c.id)
+    }
+
+    func remove(_ id: Int) {
+        table.removeValue(forKey: id)
+        discovered.removeValue(forKey: id)
+    }
 
     /// Adds the connection `event` names, if any: the one place the events that carry one are listed.
     /// Added in place rather than returned, which held a reference across the rules' calls.

@@ -22,6 +22,8 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
 
     static let consumes: AuditEventKinds = [.att, .discovery, .disconnected]
     static let attOpcodes = ATTOpcodeSet([.readByGroupTypeRequest]).union(.responses).union(.valueUses)
+    /// State starts with a Read By Group Type Request: other PDUs count only where one was sent.
+    static let attOpcodesAfterDiscovery = ATTOpcodeSet.responses.union(.valueUses)
     var states = ConnectionTable<State>(capacity: 4096)
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {

@@ -22,6 +22,8 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
     static let attOpcodes = ATTOpcodeSet([.readByTypeRequest, .findInformationRequest]).union(.valueUses)
+    /// State starts with a discovery request: uses count only where one was sent.
+    static let attOpcodesAfterDiscovery = ATTOpcodeSet.valueUses
     var states = ConnectionTable<State>(capacity: 4096)
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,

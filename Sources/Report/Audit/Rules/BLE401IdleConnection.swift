@@ -43,8 +43,6 @@ struct BLE401IdleConnection: PerConnectionRule {
             // LE links the host holds as central; a BR/EDR link serves profiles the app does not hold.
             guard c.isCentral != false, c.isLE else { return }
             states[c.id] = State(lastData: frame)
-        case .linkData(let c):
-            data(c, frame)
         case .disconnectCommand(let adapter, let handle, _):
             guard let id = states.newest(where: { emit.connection($0).map { $0.adapter == adapter && $0.handle == handle } ?? false }),
                   let c = emit.connection(id), let s = states.removeValue(forKey: id) else { return }
@@ -54,6 +52,8 @@ struct BLE401IdleConnection: PerConnectionRule {
         default: break
         }
     }
+
+    mutating func observeLinkData(on c: Connection, at frame: FrameRef, emit: RuleContext) { data(c, frame) }
 
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: RuleContext) {
