@@ -79,17 +79,17 @@ public final class Auditor: AuditEventSink {
             _ = b.initialize(from: picked.map { Unmanaged.passUnretained($0) })
             return b
         }
-        byKind = (0..<UInt16.bitWidth).map { bit in buffer(enabled.filter { $0.consumes.rawValue & (1 << bit) != 0 }) }
-        let att = enabled.filter { $0.consumes.contains(.att) }
+        byKind = (0..<UInt16.bitWidth).map { bit in buffer(enabled.filter { $0.type.consumes.rawValue & (1 << bit) != 0 }) }
+        let att = enabled.filter { $0.type.consumes.contains(.att) }
         attRules = .allocate(capacity: 512)
         attRules.initialize(from: [false, true].flatMap { discovered in
             (0...255).map { op in
                 let opcode = ATTOpcode(UInt8(op))
-                return buffer(att.filter { $0.attOpcodes.contains(opcode) && (discovered || !$0.attOpcodesAfterDiscovery.contains(opcode)) })
+                return buffer(att.filter { $0.type.attOpcodes.contains(opcode) && (discovered || !$0.type.attOpcodesAfterDiscovery.contains(opcode)) })
             }
         }, count: 512)
-        tickers = buffer(enabled.filter { $0.checksTime })
-        advertisingInterest = enabled.filter { $0.consumes.contains(.advertisingData) }
+        tickers = buffer(enabled.filter { $0.type.checksTime })
+        advertisingInterest = enabled.filter { $0.type.consumes.contains(.advertisingData) }
             .reduce(own.contains(.advertisingData) ? .every : .none) { $0.union($1.advertisingInterest) }
         earliest.pointee = enabled.map(\.nextTick).min() ?? .max
         lastFrame = .allocate(capacity: 1)
@@ -106,7 +106,7 @@ public final class Auditor: AuditEventSink {
     }
 
     /// Ids of the rules that run, in catalogue order.
-    public var enabledRules: [String] { runners.map { $0.id } }
+    public var enabledRules: [String] { runners.map { $0.type.info.id } }
 
     /// What the capture file's format says of its platform (PacketLogger, bug report, monitor).
     public func assume(_ guess: PlatformGuess) { scope.offer(guess) }
@@ -211,12 +211,10 @@ public final class Auditor: AuditEventSink {
 /// known (`AuditRules.entries`): an event runs the rule's own specialised code, where the methods
 /// of a generic class would run unspecialised, through the protocol's witnesses.
 final class RuleRunner {
-    let id: String
-    let consumes: AuditEventKinds
-    let attOpcodes: ATTOpcodeSet
-    let attOpcodesAfterDiscovery: ATTOpcodeSet
+    /// What the rule acts on (`consumes`, `attOpcodes`...), read when the auditor sorts its rules.
+    let type: any AuditRule.Type
+    /// Read for every advertising report.
     let advertisingInterest: AdvertisingInterest
-    let checksTime: Bool
     /// The rule's `nextTick`, kept up to date after each call into it: testing it costs no call.
     var nextTick: Int64 { tickCell.pointee }
     private let tickCell: UnsafeMutablePointer<Int64>
@@ -234,12 +232,8 @@ final class RuleRunner {
         p.initialize(to: rule)
         let cell = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
         cell.initialize(to: p.pointee.nextTick)
-        id = R.info.id
-        consumes = R.consumes
-        attOpcodes = R.attOpcodes
-        attOpcodesAfterDiscovery = R.attOpcodesAfterDiscovery
+        type = R.self
         advertisingInterest = R.advertisingInterest
-        checksTime = R.checksTime
         tickCell = cell
         @inline(__always) func update() {
             guard R.checksTime else { return }
