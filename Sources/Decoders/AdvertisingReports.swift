@@ -258,24 +258,19 @@ public enum AdvertisingReports {
     }
 
     static func periodicReport(_ r: inout ByteReader, v2: Bool) throws(DecodeError) -> AdvertisingReport {
-        let handle = try r.u16()
-        let tx = try r.i8(), rssi = try r.i8(), cte = try r.u8()
-        var counter: UInt16?, sub: UInt8?
-        if v2 {
-            counter = try r.u16()
-            sub = try r.u8()
-        }
-        let status = try r.u8()
-        let len = Int(try r.u8())
+        // No address: the sync handle names the advertiser.
         var rep = AdvertisingReport(subevent: v2 ? periodicV2 : periodic, eventType: 0, properties: 0,
-                                    addressType: 0xFF, address: BDAddr(0), dataRange: try r.range(len))
-        rep.syncHandle = handle
-        rep.txPower = tx
-        rep.rssi = rssi
-        rep.cteType = cte
-        rep.periodicEventCounter = counter
-        rep.periodicSubevent = sub
-        rep.periodicDataStatus = status
+                                    addressType: 0xFF, address: BDAddr(0), dataRange: 0..<0)
+        rep.syncHandle = try r.u16()
+        rep.txPower = try r.i8()
+        rep.rssi = try r.i8()
+        rep.cteType = try r.u8()
+        if v2 {
+            rep.periodicEventCounter = try r.u16()
+            rep.periodicSubevent = try r.u8()
+        }
+        rep.periodicDataStatus = try r.u8()
+        rep.dataRange = try r.range(Int(try r.u8()))
         return rep
     }
 

@@ -81,9 +81,9 @@ public struct ATTObservation: Sendable {
     /// Attribute type of a range request (0x2800 primary service, 0x2803 characteristic, ...).
     public var attributeType: BluetoothUUID?
     /// Value bytes carried (Read Response, Write, Notification...): length only.
-    public var valueLength: Int
+    public var valueLength: Int = 0
     /// ATT_MTU in force on the bearer when the PDU was sent.
-    public var mtu: Int
+    public var mtu: Int = 23
     /// What the GATT tracking knows about `handle`: the characteristic's UUID, its service's UUID and
     /// its declared properties (Core Vol 3 Part G 3.3.1.1 bits), nil when never discovered.
     public var characteristic: BluetoothUUID?
@@ -93,7 +93,7 @@ public struct ATTObservation: Sendable {
     /// value written (bit 0 notify, bit 1 indicate) for writes. For a 2-octet Write Request of 0x0001
     /// or 0x0002 to a handle discovery never named, `cccdValue` is set and `isCCCD` false: a CCCD
     /// written from a cached database, once notifications or indications follow.
-    public var isCCCD: Bool
+    public var isCCCD: Bool = false
     public var cccdValue: UInt16?
     /// For a response: the frame of the request it answers. For a request: nil.
     public var answers: FrameRef?
@@ -103,27 +103,6 @@ public struct ATTObservation: Sendable {
     /// For a request: sent while another was outstanding. On a sniffed link only where the link
     /// layer shows the sniffer missed nothing in between (else the response was more likely lost).
     public var pipelined = false
-
-    public init(origin: Side, opcode: ATTOpcode, kind: ATTKind, handle: UInt16? = nil, endHandle: UInt16? = nil,
-                attributeType: BluetoothUUID? = nil, valueLength: Int = 0, mtu: Int = 23,
-                characteristic: BluetoothUUID? = nil, service: BluetoothUUID? = nil, properties: UInt8? = nil,
-                isCCCD: Bool = false, cccdValue: UInt16? = nil, answers: FrameRef? = nil, newRead: Bool? = nil) {
-        self.origin = origin
-        self.opcode = opcode
-        self.kind = kind
-        self.handle = handle
-        self.endHandle = endHandle
-        self.attributeType = attributeType
-        self.valueLength = valueLength
-        self.mtu = mtu
-        self.characteristic = characteristic
-        self.service = service
-        self.properties = properties
-        self.isCCCD = isCCCD
-        self.cccdValue = cccdValue
-        self.answers = answers
-        self.newRead = newRead
-    }
 }
 
 /// A discovery response's list: the UUIDs of the services a Read By Group Type Response names, or

@@ -28,15 +28,9 @@ public struct FindingSummary: Sendable, Hashable {
     public var fingerprint: String
     public var subject: String
     public var message: String
+}
 
-    public init(rule: String, severity: String, fingerprint: String, subject: String, message: String) {
-        self.rule = rule
-        self.severity = severity
-        self.fingerprint = fingerprint
-        self.subject = subject
-        self.message = message
-    }
-
+extension FindingSummary {
     public init(_ f: Finding) {
         self.init(rule: f.rule, severity: f.severity.name, fingerprint: f.fingerprint, subject: f.subject.label,
                   message: f.message)
@@ -131,10 +125,7 @@ public struct DeviceMetrics: Sendable {
 
 /// Operations on one characteristic.
 public struct CharacteristicMetrics: Sendable {
-    public var reads = 0
-    public var writes = 0
-    public var notifications = 0
-    public var indications = 0
+    public var reads = 0, writes = 0, notifications = 0, indications = 0
     /// Value bytes this host sent (writes) and received (read responses, notifications, indications).
     public var bytesOut = 0
     public var bytesIn = 0

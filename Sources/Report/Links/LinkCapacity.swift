@@ -5,23 +5,13 @@ public struct LinkParameters: Sendable, Equatable {
     /// Connection interval in units of 1.25 ms.
     public var interval: UInt16
     /// 1 LE 1M, 2 LE 2M, 3 LE Coded (S=8 assumed: the worst case).
-    public var phy: UInt8
+    public var phy: UInt8 = 1
     /// Largest LL data PDU payload each way (27 without the Data Length Extension, up to 251).
-    public var dataLength: Int
-    public var attMTU: Int
-    public var encrypted: Bool
+    public var dataLength: Int = 27
+    public var attMTU: Int = 23
+    public var encrypted = false
     /// The most data PDUs the controller sent in one event while it had more to send, when known.
     public var packetsPerEvent: Int?
-
-    public init(interval: UInt16, phy: UInt8 = 1, dataLength: Int = 27, attMTU: Int = 23, encrypted: Bool = false,
-                packetsPerEvent: Int? = nil) {
-        self.interval = interval
-        self.phy = phy
-        self.dataLength = dataLength
-        self.attMTU = attMTU
-        self.encrypted = encrypted
-        self.packetsPerEvent = packetsPerEvent
-    }
 
     public var intervalNanoseconds: Int64 { Int64(interval) * 1_250_000 }
 }

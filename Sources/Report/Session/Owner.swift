@@ -68,12 +68,6 @@ public struct Attribution: Sendable {
     public var owner: ActivityOwner
     public var frame: FrameRef
 
-    public init(subject: Subject, owner: ActivityOwner, frame: FrameRef) {
-        self.subject = subject
-        self.owner = owner
-        self.frame = frame
-    }
-
     /// "scan #3", "connection #2 (00:1B:DC:07:32:A1)".
     public var label: String {
         switch subject {
