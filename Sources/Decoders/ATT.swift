@@ -88,7 +88,7 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
 
     /// The opcode's role (Vol 3 Part F 3.4.8). Bit masks of literals rather than a table: it is
     /// read for every PDU, and a static table costs a lazy-initialisation check and a call.
-    @inlinable public var kind: ATTKind {
+    @inlinable @inline(__always) public var kind: ATTKind {
         let r = rawValue
         guard r < 64 else { return r & 0x7F == 0x52 ? .command : .unknown }
         let bit: UInt64 = 1 << r

@@ -1284,7 +1284,7 @@ public struct ATTPDUFacts: Sendable {
 extension ATTPDU {
     /// The fields the audit reads, without slicing the value out: one switch over the parameters,
     /// where `range`, `handle`, `attributeType` and `valueSpan` would make four.
-    public var facts: ATTPDUFacts {
+    @inline(__always) public var facts: ATTPDUFacts {
         var f = ATTPDUFacts(opcode: opcode, handle: nil, endHandle: nil, attributeType: nil, valueLength: 0, valuePrefix: nil)
         var value: ATTSpan?
         switch parameters {

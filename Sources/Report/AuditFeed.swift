@@ -63,6 +63,12 @@ public final class AuditFeed {
     /// When this host advertises.
     private var advertising = HostAdvertisingModel()
     private let restartGap: Int64
+    #if DEBUG
+    /// A feed given frames but never finished would lose the scans still on at the end (their
+    /// `scanAtEnd`): debug builds, the test suite's, catch the caller that forgets.
+    private var fed = false, finished = false
+    deinit { assert(!fed || finished, "an AuditFeed was given frames but never finished") }
+    #endif
 
     /// - Parameters:
     ///   - scanRestartGap: a scan disabled and enabled again with the same parameters within this
@@ -85,6 +91,9 @@ public final class AuditFeed {
     /// Hands on what is still held back (a scan disable at the end of the capture), then the
     /// scans still on (`scanAtEnd`); `last` is the capture's last frame (nil when it had none).
     public func finish(into sink: some AuditEventSink, at last: FrameRef?) {
+        #if DEBUG
+        finished = true
+        #endif
         scans.finish(sink, at: last)
     }
 
@@ -94,6 +103,9 @@ public final class AuditFeed {
     public func events(_ d: Decoded, into sink: some AuditEventSink) { feed(d, sink) }
 
     private func feed<S: AuditEventSink>(_ d: Decoded, _ sink: S) {
+        #if DEBUG
+        fed = true
+        #endif
         // Fields, not a copy of the packet (which retains and releases its payload).
         let number = d.packet.number
         let at = FrameRef(number: number, time: d.packet.timestamp, fileOffset: d.packet.fileOffset, fileLength: d.packet.fileLength)

@@ -187,6 +187,7 @@ enum Replay {
                 feed.events(d, into: auditor)
             }
         } catch {}
+        feed.finish(into: auditor, at: nil)
         _ = auditor.finish()
         if pipeline, let adv = dissector.advertisers {
             DevicesReport.text(adv.devices, file: "replay", to: out)

@@ -117,6 +117,7 @@ final class PlatformTests: XCTestCase {
             let feed = AuditFeed(dissector: dissector)
             let auditor = Auditor()
             try Fixtures.decode(path, dissector: dissector) { feed.events($0, into: auditor) }
+            feed.finish(into: auditor, at: nil)
             XCTAssertEqual(auditor.platform.platform, want, name + ": " + auditor.platform.evidence)
             ran += 1
         }

@@ -38,6 +38,7 @@ final class ExtendedFragmentsTests: XCTestCase {
                            kind: .hci(.event), payload: bytes[...])
             feed.events(dissector.dissect(p), into: sink)
         }
+        feed.finish(into: sink, at: nil)
         XCTAssertEqual(sink.reports, 1)
         XCTAssertEqual(sink.data, [[0x02, 0x01, 0x06, 0x05, 0x09, 0x41, 0x42, 0x43, 0x44]])
     }
