@@ -76,18 +76,29 @@ public final class Auditor: AuditEventSink {
         runners = enabled
         func buffer(_ picked: [RuleRunner]) -> UnsafeMutableBufferPointer<Unmanaged<RuleRunner>> {
             let b = UnsafeMutableBufferPointer<Unmanaged<RuleRunner>>.allocate(capacity: picked.count)
-            _ = b.initialize(from: picked.map { Unmanaged.passUnretained($0) })
+            for (i, r) in picked.enumerated() { (b.baseAddress! + i).initialize(to: .passUnretained(r)) }
             return b
         }
         byKind = (0..<UInt16.bitWidth).map { bit in buffer(enabled.filter { $0.type.consumes.rawValue & (1 << bit) != 0 }) }
+        // Each rule's opcode sets read once (through the rule's type, each read is a call). A
+        // discovered link's list is the other's where no rule waits for a discovery.
         let att = enabled.filter { $0.type.consumes.contains(.att) }
-        attRules = .allocate(capacity: 512)
-        attRules.initialize(from: [false, true].flatMap { discovered in
-            (0...255).map { op in
-                let opcode = ATTOpcode(UInt8(op))
-                return buffer(att.filter { $0.type.attOpcodes.contains(opcode) && (discovered || !$0.type.attOpcodesAfterDiscovery.contains(opcode)) })
+        let opcodes = att.map { $0.type.attOpcodes }, afterDiscovery = att.map { $0.type.attOpcodesAfterDiscovery }
+        var picked: [RuleRunner] = []
+        func list(_ opcode: ATTOpcode, discovered: Bool) -> UnsafeMutableBufferPointer<Unmanaged<RuleRunner>> {
+            picked.removeAll(keepingCapacity: true)
+            for i in att.indices where opcodes[i].contains(opcode) && (discovered || !afterDiscovery[i].contains(opcode)) {
+                picked.append(att[i])
             }
-        }, count: 512)
+            return buffer(picked)
+        }
+        attRules = .allocate(capacity: 512)
+        for op in 0..<256 {
+            let opcode = ATTOpcode(UInt8(op))
+            let waits = afterDiscovery.contains { $0.contains(opcode) }
+            (attRules + op).initialize(to: list(opcode, discovered: false))
+            (attRules + 256 + op).initialize(to: waits ? list(opcode, discovered: true) : attRules[op])
+        }
         tickers = buffer(enabled.filter { $0.type.checksTime })
         advertisingInterest = enabled.filter { $0.type.consumes.contains(.advertisingData) }
             .reduce(own.contains(.advertisingData) ? .every : .none) { $0.union($1.advertisingInterest) }
@@ -98,7 +109,10 @@ public final class Auditor: AuditEventSink {
 
     deinit {
         for b in byKind { b.deinitialize().deallocate() }
-        for op in 0..<512 { attRules[op].deinitialize().deallocate() }
+        for op in 0..<256 {
+            if attRules[256 + op].baseAddress != attRules[op].baseAddress { attRules[256 + op].deinitialize().deallocate() }
+            attRules[op].deinitialize().deallocate()
+        }
         attRules.deinitialize(count: 512).deallocate()
         tickers.deinitialize().deallocate()
         earliestTick.deallocate()
