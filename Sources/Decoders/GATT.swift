@@ -755,7 +755,7 @@ extension ATTResult: Dissectable {
     public var summary: String { TextLine.make(writeSummary) }
 
     public func writeSummary(to s: inout TextLine) {
-        pdu.writeSummary(to: &s)
+        pdu.lend { $0.writeSummary(to: &s) }
         if pdu.opcode == .readByGroupTypeResponse || pdu.opcode == .readByTypeResponse,
            let first = entries.first, first.attribute.role == .service || first.attribute.role == .characteristicDeclaration {
             // Discovery: name what was found, as tshark does.
@@ -814,7 +814,7 @@ extension ATTResult: Dissectable {
 
     /// The PDU's own fields, then what the bearer adds: request pairing, attributes, decoded values, notes.
     public func writeFields(to out: FieldSink) {
-        pdu.writeFields(to: out)
+        pdu.lend { $0.writeFields(to: out) }
         if let r = request {
             out.begin("Request In Frame", .uint(UInt64(r.frame), hex: 0))
             out.add("Request Opcode", .named(UInt64(r.opcode.rawValue), hex: 2, r.opcode.name))
@@ -1313,6 +1313,12 @@ extension ATTPDU {
         }
         return f
     }
+}
+
+extension ATTPDU {
+    /// Lends the PDU where it lies. Through `inout`, a result's stored PDU is reached by its
+    /// address; a call on `pdu` itself copies it out of the class first, and retains its bytes.
+    @inline(__always) mutating func lend<R>(_ body: (borrowing ATTPDU) -> R) -> R { body(self) }
 }
 
 extension ATTResult {
