@@ -119,6 +119,47 @@ public struct GATTChange: Sendable, Equatable {
         }
         return changes
     }
+
+    /// Whether `between(old, new)` finds any change, told without building either outline: a
+    /// rediscovery that found part of the same database (the common case after `declaresTheSame`)
+    /// then costs no allocation. No change means each service of `new` pairs with the one at its
+    /// own handle in `old`, no unpaired service of `old` lies in a discovered range, and paired
+    /// services with characteristics on both sides hold the same ones.
+    static func exist(_ old: GATTDatabase, _ new: GATTDatabase) -> Bool {
+        if old.services.isEmpty { return false }
+        func sameType(_ a: GATTDatabase.ServiceRecord, _ b: GATTDatabase.ServiceRecord) -> Bool {
+            a.uuid == b.uuid && a.isPrimary == b.isPrimary
+        }
+        func paired(_ start: UInt16, _ o: GATTDatabase.ServiceRecord) -> Bool {
+            if let n = new.services[start] { return sameType(n, o) }
+            return false
+        }
+        for (start, s) in new.services {
+            guard let o = old.services[start], sameType(o, s) else { return true }
+            // An unpaired service of the same type before it would pair first (and so move).
+            for (at, e) in old.services where at < start && sameType(e, s) && !paired(at, e) { return true }
+            if characteristicsDiffer(old, o.end, new, s.end, from: start) { return true }
+        }
+        for (at, o) in old.services where !paired(at, o) {
+            if new.services.contains(where: { $0.key <= at && at <= $0.value.end }) { return true }
+        }
+        return false
+    }
+
+    /// Whether the characteristics declared from `start` to each side's end differ, where both
+    /// sides have some.
+    private static func characteristicsDiffer(_ old: GATTDatabase, _ oldEnd: UInt16, _ new: GATTDatabase, _ newEnd: UInt16,
+                                              from start: UInt16) -> Bool {
+        var oldCount = 0, newCount = 0
+        for c in old.characteristics.values where start <= c.declaration && c.declaration <= oldEnd { oldCount += 1 }
+        for c in new.characteristics.values where start <= c.declaration && c.declaration <= newEnd { newCount += 1 }
+        guard oldCount > 0, newCount > 0 else { return false }
+        guard oldCount == newCount else { return true }
+        for (vh, c) in new.characteristics where start <= c.declaration && c.declaration <= newEnd {
+            guard let o = old.characteristics[vh], o.uuid == c.uuid, start <= o.declaration, o.declaration <= oldEnd else { return true }
+        }
+        return false
+    }
 }
 
 extension GATTDatabase {
@@ -195,7 +236,7 @@ extension GATTDatabase {
         guard let r = rediscovery else { return }
         rediscovery = nil
         // The same declarations found again (the common case) need no comparison of service trees.
-        guard !r.fresh.declaresTheSame(as: r.baseline), !GATTChange.between(r.baseline, r.fresh).isEmpty else { return }
+        guard !r.fresh.declaresTheSame(as: r.baseline), GATTChange.exist(r.baseline, r.fresh) else { return }
         var old = r.baselineSpan
         if case .serviceChanged(let f, _, _) = r.cause { old.lastFrame = f }
         earlier.append(GATTDatabaseVersion(database: r.baseline, span: old))

@@ -136,6 +136,75 @@ final class GATTVersionTests: XCTestCase {
         ])
     }
 
+    /// The allocation-free test for a change agrees with the list of changes on random pairs of
+    /// databases: few types and handles, so that services repeat a type, move, overlap a range
+    /// discovered on the other side, and hold some, all or none of the other side's characteristics.
+    func testChangesExistExactlyWhenBetweenListsSome() {
+        var rng = SplitMix(seed: 0x5EED)
+        var differing = 0
+        for _ in 0..<20_000 {
+            let old = Self.randomDatabase(&rng), new = Self.randomDatabase(&rng)
+            // Half the pairs start from the same database, as a rediscovery mostly does.
+            if rng.next() % 2 == 0 { Self.derive(new, from: old, &rng) }
+            let listed = !GATTChange.between(old, new).isEmpty
+            if listed { differing += 1 }
+            XCTAssertEqual(GATTChange.exist(old, new), listed,
+                           "old \(old.services) \(old.characteristics), new \(new.services) \(new.characteristics)")
+        }
+        // Both answers occur often enough to mean something.
+        XCTAssertGreaterThan(differing, 2_000)
+        XCTAssertLessThan(differing, 18_000)
+    }
+
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    }
+
+    static func randomDatabase(_ rng: inout SplitMix) -> GATTDatabase {
+        let db = GATTDatabase()
+        var start = UInt16(1 + rng.below(3))
+        for _ in 0..<rng.below(5) {
+            let end = start + UInt16(rng.below(6))
+            db.services[start] = .init(uuid: BluetoothUUID(uuid16: UInt16(0x1800 + rng.below(3))), end: end, isPrimary: rng.below(5) > 0)
+            for d in stride(from: start + 1, to: end, by: 2) where rng.below(3) > 0 {
+                db.characteristics[d + 1] = .init(declaration: d, properties: [], uuid: BluetoothUUID(uuid16: UInt16(0x2A00 + rng.below(3))))
+            }
+            start = end + UInt16(1 + rng.below(3))
+        }
+        return db
+    }
+
+    /// `new` made from `old` with a few services or characteristics dropped, moved or retyped.
+    static func derive(_ new: GATTDatabase, from old: GATTDatabase, _ rng: inout SplitMix) {
+        new.services = old.services
+        new.characteristics = old.characteristics
+        for (start, s) in old.services {
+            switch rng.below(8) {
+            case 0: new.services[start] = nil
+            case 1: new.services[start]?.end = s.end + 1
+            case 2: new.services[start]?.uuid = BluetoothUUID(uuid16: 0x1802)
+            default: break
+            }
+        }
+        for (vh, c) in old.characteristics {
+            switch rng.below(8) {
+            case 0: new.characteristics[vh] = nil
+            case 1: new.characteristics[vh]?.uuid = BluetoothUUID(uuid16: 0x2A02)
+            case 2 where c.declaration > 1: new.characteristics[vh] = nil; new.characteristics[vh + 40] = .init(declaration: c.declaration, properties: [], uuid: c.uuid)
+            default: break
+            }
+        }
+    }
+
     /// Read By Group Type request and response for primary services (16-bit UUIDs).
     func discover(_ b: ATTBearer, frame: Int, services: [(UInt16, UInt16, UInt16)]) {
         _ = b.process(ATTPDU([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28][...]), from: .local, frame: frame, time: 0)
