@@ -267,10 +267,10 @@ struct ValueBuilder: ~Copyable {
 
     /// A quantity field and "Label 1.23 unit" in the summary.
     mutating func quantity(_ label: FieldLabel, raw: UInt64, hex: Int = 0, _ value: Double, _ unit: String,
-                           decimals: Int, summary: String? = nil) {
+                           decimals: Int, summary: FieldLabel? = nil) {
         guard let summary else { return add(Field(label, .quantity(raw, hex: hex, value, unit: unit))) }
         add(Field(label, .quantity(raw, hex: hex, value, unit: unit))) {
-            $0.write(summary)
+            $0.write(label: summary)
             $0 += " "
             $0.write(fixed: value, decimals: decimals)
             if !unit.isEmpty { $0 += " "; $0.write(unit) }
@@ -329,21 +329,21 @@ extension CharacteristicValues {
             var v = b.r.rest()
             while v.last == 0 { v = v.dropLast() }  // some stacks send C strings
             let s = String(decoding: v, as: UTF8.self)
-            b.add(Field(label, .received(v)), label.string + " \"" + s + "\"")
+            b.add(Field(label, .received(v))) { $0.write(label: label); $0 += " \""; $0.write(s); $0 += "\"" }
         }
     }
 
     static func bytes(_ label: FieldLabel, _ exact: Int) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let v = exact > 0 ? try b.r.take(exact) : b.r.rest()
-            b.add(Field(label, .bytes(v)), label.string + " " + attValueHex(v))
+            b.add(Field(label, .bytes(v))) { $0.write(label: label); $0 += " "; writeATTValueHex(v, to: &$0) }
         }
     }
 
     static func uint(_ label: FieldLabel, _ width: Int, _ scale: Double, _ unit: String, _ decimals: Int) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let v = try b.r.uint(width: width)
-            b.quantity(label, raw: v, Double(v) * scale, unit, decimals: decimals, summary: label.string)
+            b.quantity(label, raw: v, Double(v) * scale, unit, decimals: decimals, summary: label)
         }
     }
 
@@ -351,14 +351,14 @@ extension CharacteristicValues {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let raw = try b.r.u16()
             let v = Int16(bitPattern: raw)
-            b.quantity(label, raw: UInt64(raw), hex: 4, Double(v) * scale, unit, decimals: decimals, summary: label.string)
+            b.quantity(label, raw: UInt64(raw), hex: 4, Double(v) * scale, unit, decimals: decimals, summary: label)
         }
     }
 
     static func sint8(_ label: FieldLabel, _ unit: String) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let v = try b.r.i8()
-            b.add(Field(label, .signed(Int64(v), unit: unit)), label.string + " \(v) " + unit)
+            b.add(Field(label, .signed(Int64(v), unit: unit))) { $0.write(label: label); $0 += " "; $0.write(Int(v)); $0 += " "; $0.write(unit) }
         }
     }
 
@@ -366,7 +366,7 @@ extension CharacteristicValues {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let v = try b.r.u8()
             let n = GATTValueTables.name(names, v)
-            b.add(Field(label, .named(UInt64(v), hex: 2, n)), label.string + " " + n)
+            b.add(Field(label, .named(UInt64(v), hex: 2, n))) { $0.write(label: label); $0 += " "; $0.write(n) }
         }
     }
 
@@ -374,7 +374,7 @@ extension CharacteristicValues {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let v = try b.r.u8()
             let n = v == 0 ? no : v == 1 ? yes : "Reserved"
-            b.add(Field(label, .named(UInt64(v), hex: 2, n)), label.string + " " + n)
+            b.add(Field(label, .named(UInt64(v), hex: 2, n))) { $0.write(label: label); $0 += " "; $0.write(n) }
         }
     }
 

@@ -132,6 +132,13 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
         }
     }
 
+    /// A field's label, from its bytes without a String. Escaped as other text is: a label may
+    /// come from a table at run time.
+    public mutating func write(label l: FieldLabel) {
+        mayNeedEscape = true
+        append(l.utf8)
+    }
+
     public mutating func write(byte: UInt8) {
         if byte < 0x20 || byte > 0x7E { mayNeedEscape = true }
         append(byte)
