@@ -74,6 +74,10 @@ final class GATTValueTests: XCTestCase {
         XCTAssertEqual(summary(0x2A07, "f4"), "Tx Power Level -12 dBm")
         XCTAssertEqual(summary(0x2A06, "02"), "Alert Level High Alert")
         XCTAssertEqual(summary(0x2A19, "55"), "Battery Level 85 %")
+        XCTAssertEqual(summary(0x2A02, "01"), "Peripheral Privacy Flag privacy enabled")
+        XCTAssertEqual(summary(0x2A02, "07"), "Peripheral Privacy Flag Reserved")
+        XCTAssertEqual(summary(0x2B2A, "00112233445566778899aabbccddeeff"), "Database Hash 00112233445566778899aabbccddeeff")
+        XCTAssertEqual(summary(0x2A4B, String(repeating: "ab", count: 33)), "Report Map " + String(repeating: "ab", count: 32) + "…")
     }
 
     func testHeartRate() {
