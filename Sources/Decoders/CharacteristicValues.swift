@@ -73,9 +73,13 @@ public enum CharacteristicValues {
 
     /// The bytes `printable` reads as text (without the trailing NULs), or nil.
     static func printableBytes(_ value: Bytes) -> Bytes? {
-        var v = value
-        while v.last == 0 { v = v.dropLast() }
-        guard !v.isEmpty else { return nil }
+        var end = value.endIndex
+        while end > value.startIndex, value[end &- 1] == 0 { end &-= 1 }
+        guard end > value.startIndex else { return nil }
+        // A control byte is a control character, or breaks a UTF-8 sequence: either way the value
+        // is not text. Most binary values are turned down here, read in place.
+        for i in value.startIndex..<end where value[i] < 0x20 || value[i] == 0x7F { return nil }
+        let v = value[..<end]
         var it = v.makeIterator()
         var utf8 = UTF8()
         while true {

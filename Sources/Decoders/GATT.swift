@@ -821,26 +821,9 @@ extension ATTResult: Dissectable {
             out.end()
             out.add("Response Time", .quantity(UInt64(max(0, r.rtt)), hex: 0, Double(r.rtt) / 1e6, unit: "ms"))
         }
-        for e in entries {
-            out.begin("Attribute", .text(describe(e.attribute).text))
-            out.add("Handle", .uint(UInt64(e.attribute.handle), hex: 4))
-            if let u = e.attribute.uuid { writeUUIDField(u, to: out) }
-            if let p = e.attribute.properties { out.add("Properties", .flags(UInt64(p.rawValue), hex: 2, p.setNames)) }
-            if let h = e.declaredValueHandle { out.add("Characteristic Value Handle", .uint(UInt64(h), hex: 4)) }
-            if let u = e.declaredUUID { writeUUIDField(u, label: "Characteristic UUID", to: out) }
-            if let i = e.include {
-                out.add("Included Service Handle", .uint(UInt64(i.start), hex: 4))
-                out.add("End Group Handle", .uint(UInt64(i.end), hex: 4))
-                // A 128-bit service UUID is not in the declaration: a Read of the start handle gives it.
-                if let u = i.uuid { writeUUIDField(u, label: "Service UUID", to: out) }
-            }
-            if let v = e.value {
-                out.begin("Decoded Value", .none)
-                CharacteristicValues.writeFields(e.attribute.valueUUID, v, to: out)
-                out.end()
-            }
-            out.end()
-        }
+        // Each entry written where it lies (`writeEntry` through `inout`): copying it out retained
+        // its attribute's and value's storage.
+        for i in entries.indices { writeEntry(&entries[i], to: out) }
         for n in notes {
             if case .malformed(let why) = n {
                 // The PDU's own fields say its own fault; a declaration too short for its type
@@ -850,6 +833,27 @@ extension ATTResult: Dissectable {
             }
             out.add("Note", .text(describe(n)))
         }
+    }
+
+    private func writeEntry(_ e: inout ATTResultEntry, to out: FieldSink) {
+        out.begin("Attribute", .text(describe(e.attribute).text))
+        out.add("Handle", .uint(UInt64(e.attribute.handle), hex: 4))
+        if let u = e.attribute.uuid { writeUUIDField(u, to: out) }
+        if let p = e.attribute.properties { out.add("Properties", .flags(UInt64(p.rawValue), hex: 2, p.setNames)) }
+        if let h = e.declaredValueHandle { out.add("Characteristic Value Handle", .uint(UInt64(h), hex: 4)) }
+        if let u = e.declaredUUID { writeUUIDField(u, label: "Characteristic UUID", to: out) }
+        if let i = e.include {
+            out.add("Included Service Handle", .uint(UInt64(i.start), hex: 4))
+            out.add("End Group Handle", .uint(UInt64(i.end), hex: 4))
+            // A 128-bit service UUID is not in the declaration: a Read of the start handle gives it.
+            if let u = i.uuid { writeUUIDField(u, label: "Service UUID", to: out) }
+        }
+        if let v = e.value {
+            out.begin("Decoded Value", .none)
+            CharacteristicValues.writeFields(e.attribute.valueUUID, v, to: out)
+            out.end()
+        }
+        out.end()
     }
 }
 

@@ -57,7 +57,7 @@ public struct L2CAPFrame: Sendable {
     public var fragments: [Int] { reassembledFrom ?? [] }
     /// Nil, not an empty array, for a PDU in one packet, most of them: an empty array costs a
     /// retain where it is made and a release where the frame is dropped.
-    private let reassembledFrom: [Int]?
+    let reassembledFrom: [Int]?
 
     init(cid: UInt16, length: UInt16, payload: Bytes, fragments: [Int]? = nil) {
         self.cid = cid

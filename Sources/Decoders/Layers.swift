@@ -15,7 +15,7 @@ extension Decoded {
             if let out {
                 out.add("Length", .uint(UInt64(length), hex: 0))
                 out.add("CID", L2CAPChannel.name(cid).map { .named(UInt64(cid), hex: 4, $0) } ?? .uint(UInt64(cid), hex: 4))
-                if let fragments = l2cap?.fragments, !fragments.isEmpty {
+                if let fragments = l2cap?.reassembledFrom, !fragments.isEmpty {
                     out.add("Reassembled From Frames", .derived(.frameNumbers(fragments)))
                 }
                 if packet.truncated, let have = l2cap?.payload.count {

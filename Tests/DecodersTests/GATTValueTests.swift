@@ -148,6 +148,11 @@ final class GATTValueTests: XCTestCase {
         XCTAssertEqual(CharacteristicValues.describe(nil, bytes("")), "(empty)")
         XCTAssertNil(CharacteristicValues.printable(bytes("c328")))  // invalid UTF-8
         XCTAssertEqual(CharacteristicValues.printable(bytes("c3a900")), "é")
+        XCTAssertNil(CharacteristicValues.printable(bytes("410a42")))  // a control character
+        XCTAssertNil(CharacteristicValues.printable(bytes("c30a")))  // one breaking a sequence
+        XCTAssertNil(CharacteristicValues.printable(bytes("0000")))
+        XCTAssertEqual(CharacteristicValues.printable(bytes("41004200")), nil)  // a NUL inside is no terminator
+        XCTAssertEqual(CharacteristicValues.printable(bytes("4142000000")), "AB")
         XCTAssertEqual(CharacteristicValues.fields(u, bytes("4142")).map(\.label), ["Value", "Text"])
         // Extra bytes after a known format are kept.
         XCTAssertEqual(fields(0x2A19, "5501").last?.label, "Additional Data")
