@@ -53,39 +53,43 @@ public enum HCICommand: Sendable {
     public init?(opcode: UInt16, _ params: Bytes) {
         guard let read = Self.readers[Key16(opcode)] else { return nil }
         var r = ByteReader(params)
-        guard let c = try? read(&r) else { return nil }
+        guard let c = try? read.read(&r) else { return nil }
         self = c
     }
 
-    private typealias Reader = @Sendable (inout ByteReader) throws -> HCICommand
+    /// A view's reader, wrapped: a bare function kept in a dictionary or array is stored in its
+    /// most general form, and each call through it made a thunk, an allocation per frame with a view.
+    private struct Reader: Sendable {
+        let read: @Sendable (inout ByteReader) throws -> HCICommand
+    }
     /// Keyed by `Key16`, hashed as one word: every command of a capture is looked up here.
     private static let readers = Dictionary(uniqueKeysWithValues: readerTable.map { (Key16($0.key), $0.value) })
     private static let readerTable: [UInt16: Reader] = [
-        HCICommands.disconnect: { .disconnect(try Disconnect(&$0)) },
-        HCICommands.leSetAdvertisingParameters: { .leSetAdvertisingParameters(try LESetAdvertisingParameters(&$0)) },
-        HCICommands.leSetAdvertisingData: { .leSetAdvertisingData(try LESetAdvertisingData(&$0, scanResponse: false)) },
-        HCICommands.leSetScanResponseData: { .leSetAdvertisingData(try LESetAdvertisingData(&$0, scanResponse: true)) },
-        HCICommands.leSetAdvertisingEnable: { .leSetAdvertisingEnable(try LESetAdvertisingEnable(&$0)) },
-        HCICommands.leSetScanParameters: { .leSetScanParameters(try LESetScanParameters(&$0)) },
-        HCICommands.leSetScanEnable: { .leSetScanEnable(try LESetScanEnable(&$0)) },
-        HCICommands.leCreateConnection: { .leCreateConnection(try LECreateConnection(&$0)) },
-        HCICommands.leSetExtendedAdvertisingParameters: {
+        HCICommands.disconnect: Reader { .disconnect(try Disconnect(&$0)) },
+        HCICommands.leSetAdvertisingParameters: Reader { .leSetAdvertisingParameters(try LESetAdvertisingParameters(&$0)) },
+        HCICommands.leSetAdvertisingData: Reader { .leSetAdvertisingData(try LESetAdvertisingData(&$0, scanResponse: false)) },
+        HCICommands.leSetScanResponseData: Reader { .leSetAdvertisingData(try LESetAdvertisingData(&$0, scanResponse: true)) },
+        HCICommands.leSetAdvertisingEnable: Reader { .leSetAdvertisingEnable(try LESetAdvertisingEnable(&$0)) },
+        HCICommands.leSetScanParameters: Reader { .leSetScanParameters(try LESetScanParameters(&$0)) },
+        HCICommands.leSetScanEnable: Reader { .leSetScanEnable(try LESetScanEnable(&$0)) },
+        HCICommands.leCreateConnection: Reader { .leCreateConnection(try LECreateConnection(&$0)) },
+        HCICommands.leSetExtendedAdvertisingParameters: Reader {
             .leSetExtendedAdvertisingParameters(try LESetExtendedAdvertisingParameters(&$0))
         },
-        HCICommands.leSetExtendedAdvertisingParametersV2: {
+        HCICommands.leSetExtendedAdvertisingParametersV2: Reader {
             .leSetExtendedAdvertisingParameters(try LESetExtendedAdvertisingParameters(&$0))
         },
-        HCICommands.leSetExtendedAdvertisingData: {
+        HCICommands.leSetExtendedAdvertisingData: Reader {
             .leSetExtendedAdvertisingData(try LESetExtendedAdvertisingData(&$0, scanResponse: false))
         },
-        HCICommands.leSetExtendedScanResponseData: {
+        HCICommands.leSetExtendedScanResponseData: Reader {
             .leSetExtendedAdvertisingData(try LESetExtendedAdvertisingData(&$0, scanResponse: true))
         },
-        HCICommands.leSetExtendedAdvertisingEnable: { .leSetExtendedAdvertisingEnable(try LESetExtendedAdvertisingEnable(&$0)) },
-        HCICommands.leSetExtendedScanParameters: { .leSetExtendedScanParameters(try LESetExtendedScanParameters(&$0)) },
-        HCICommands.leSetExtendedScanEnable: { .leSetExtendedScanEnable(try LESetExtendedScanEnable(&$0)) },
-        HCICommands.leExtendedCreateConnection: { .leExtendedCreateConnection(try LEExtendedCreateConnection(&$0, v2: false)) },
-        HCICommands.leExtendedCreateConnectionV2: { .leExtendedCreateConnection(try LEExtendedCreateConnection(&$0, v2: true)) },
+        HCICommands.leSetExtendedAdvertisingEnable: Reader { .leSetExtendedAdvertisingEnable(try LESetExtendedAdvertisingEnable(&$0)) },
+        HCICommands.leSetExtendedScanParameters: Reader { .leSetExtendedScanParameters(try LESetExtendedScanParameters(&$0)) },
+        HCICommands.leSetExtendedScanEnable: Reader { .leSetExtendedScanEnable(try LESetExtendedScanEnable(&$0)) },
+        HCICommands.leExtendedCreateConnection: Reader { .leExtendedCreateConnection(try LEExtendedCreateConnection(&$0, v2: false)) },
+        HCICommands.leExtendedCreateConnectionV2: Reader { .leExtendedCreateConnection(try LEExtendedCreateConnection(&$0, v2: true)) },
     ]
 }
 
@@ -376,27 +380,30 @@ public enum HCIEvent: Sendable {
             read = found
         }
         var r = ByteReader(isMeta ? params.dropFirst() : params)
-        guard let e = try? read(&r) else { return nil }
+        guard let e = try? read.read(&r) else { return nil }
         self = e
     }
 
-    private typealias Reader = @Sendable (inout ByteReader) throws -> HCIEvent
+    /// Wrapped as `HCICommand.Reader` is.
+    private struct Reader: Sendable {
+        let read: @Sendable (inout ByteReader) throws -> HCIEvent
+    }
 
     /// By event code, and by LE subevent code: an index rather than a hash, on the path of every event.
     private static let readers: [Reader?] = table([
-        HCIEvents.connectionComplete: { .connectionComplete(try ConnectionComplete(&$0)) },
-        HCIEvents.disconnectionComplete: { .disconnectionComplete(try DisconnectionComplete(&$0)) },
-        HCIEvents.encryptionChange: { .encryptionChange(try EncryptionChange(&$0, v2: false)) },
-        HCIEvents.encryptionChangeV2: { .encryptionChange(try EncryptionChange(&$0, v2: true)) },
-        HCIEvents.encryptionKeyRefreshComplete: { .encryptionKeyRefreshComplete(try EncryptionKeyRefreshComplete(&$0)) },
+        HCIEvents.connectionComplete: Reader { .connectionComplete(try ConnectionComplete(&$0)) },
+        HCIEvents.disconnectionComplete: Reader { .disconnectionComplete(try DisconnectionComplete(&$0)) },
+        HCIEvents.encryptionChange: Reader { .encryptionChange(try EncryptionChange(&$0, v2: false)) },
+        HCIEvents.encryptionChangeV2: Reader { .encryptionChange(try EncryptionChange(&$0, v2: true)) },
+        HCIEvents.encryptionKeyRefreshComplete: Reader { .encryptionKeyRefreshComplete(try EncryptionKeyRefreshComplete(&$0)) },
     ])
     private static let leReaders: [Reader?] = table([
-        HCIEvents.leConnectionComplete: { .leConnectionComplete(try LEConnectionComplete(&$0, enhanced: false)) },
-        HCIEvents.leEnhancedConnectionComplete: { .leConnectionComplete(try LEConnectionComplete(&$0, enhanced: true)) },
-        HCIEvents.leEnhancedConnectionCompleteV2: { .leConnectionComplete(try LEConnectionComplete(&$0, enhanced: true)) },
-        HCIEvents.leConnectionUpdateComplete: { .leConnectionUpdateComplete(try LEConnectionUpdateComplete(&$0)) },
-        HCIEvents.leDataLengthChange: { .leDataLengthChange(try LEDataLengthChange(&$0)) },
-        HCIEvents.lePHYUpdateComplete: { .lePHYUpdateComplete(try LEPHYUpdateComplete(&$0)) },
+        HCIEvents.leConnectionComplete: Reader { .leConnectionComplete(try LEConnectionComplete(&$0, enhanced: false)) },
+        HCIEvents.leEnhancedConnectionComplete: Reader { .leConnectionComplete(try LEConnectionComplete(&$0, enhanced: true)) },
+        HCIEvents.leEnhancedConnectionCompleteV2: Reader { .leConnectionComplete(try LEConnectionComplete(&$0, enhanced: true)) },
+        HCIEvents.leConnectionUpdateComplete: Reader { .leConnectionUpdateComplete(try LEConnectionUpdateComplete(&$0)) },
+        HCIEvents.leDataLengthChange: Reader { .leDataLengthChange(try LEDataLengthChange(&$0)) },
+        HCIEvents.lePHYUpdateComplete: Reader { .lePHYUpdateComplete(try LEPHYUpdateComplete(&$0)) },
     ])
 
     private static func table(_ rows: [UInt8: Reader]) -> [Reader?] {

@@ -75,6 +75,10 @@ public struct L2CAPReassembler: Sendable {
     /// starts, not when one completes: by then the frame that carried the last one is usually
     /// gone, and the storage is used again instead of allocated anew.
     private var buffer: [UInt8] = []
+    /// The buffer before, taken back at the next PDU: the last PDU's bytes are usually still held
+    /// then (a bearer keeps its last PDU), the ones before it no longer, so the two buffers take
+    /// turns rather than one being allocated anew for every reassembled PDU.
+    private var spare: [UInt8] = []
     /// The PDU's length with its header; -1 while the start was too short to tell; 0: none pending.
     private var expected = 0
     private var frames: [Int] = []
@@ -144,6 +148,7 @@ public struct L2CAPReassembler: Sendable {
 
     /// Empties the buffers for the next PDU, keeping their storage when nothing else holds it.
     private mutating func reset() {
+        swap(&buffer, &spare)
         buffer.removeAll(keepingCapacity: true)
         expected = 0
         frames.removeAll(keepingCapacity: true)
