@@ -187,7 +187,8 @@ public final class GATTDatabase {
     /// The last attributes `attribute(_:)` built, in a slot chosen by the handle's low bits: a
     /// stream of notifications asks for the same few handles, and building one takes up to seven
     /// lookups by handle and a walk over the services.
-    private var described = [GATTAttribute?](repeating: nil, count: GATTDatabase.describedSlots)
+    /// Made at the first lookup: the copies a rediscovery compares hold none.
+    private var described: [GATTAttribute?] = []
     private static let describedSlots = 8
     /// The last value of each handle, keyed with `WordHash` (`Key16`): looked up for every
     /// notification.
@@ -303,8 +304,9 @@ public final class GATTDatabase {
     /// What discovery says handle `h` is.
     public func attribute(_ h: UInt16) -> GATTAttribute {
         let slot = Int(h) & (GATTDatabase.describedSlots - 1)
-        if let a = described[slot], a.handle == h { return a }
+        if slot < described.count, let a = described[slot], a.handle == h { return a }
         let a = describe(h)
+        if described.isEmpty { described = Array(repeating: nil, count: GATTDatabase.describedSlots) }
         described[slot] = a
         return a
     }

@@ -221,7 +221,12 @@ extension GATTDatabase {
             span.lastFrame = previousTouch ?? span.lastFrame
             since = touchBearerSince ?? frame
         }
-        rediscovery = GATTRediscovery(baseline: frozen(), baselineSpan: span, since: since, cause: cause)
+        let r = GATTRediscovery(baseline: frozen(), baselineSpan: span, since: since, cause: cause)
+        // Room for what the database held, made once: discovery mostly finds it again.
+        r.fresh.services.reserveCapacity(services.count)
+        r.fresh.characteristics.reserveCapacity(characteristics.count)
+        r.fresh.declarations.reserveCapacity(declarations.count)
+        rediscovery = r
     }
 
     /// The server says the handles from `start` to `end` changed.
