@@ -907,11 +907,11 @@ public final class ATTBearer {
 
     struct PreparedWrite { var handle: UInt16; var offset: Int; var value: [UInt8] }
 
-    var pending: [[Pending]] = [[], []]
-    var pendingIndications: [[Pending]] = [[], []]
+    var pending = BothSides<[Pending]>(local: [], remote: [])
+    var pendingIndications = BothSides<[Pending]>(local: [], remote: [])
     /// The result handed out last (`process`), shared with the store's other bearers.
     private let results: ATTResultSlot
-    var prepared: [[PreparedWrite]] = [[], []]
+    var prepared = BothSides<[PreparedWrite]>(local: [], remote: [])
 
     /// - Parameter mtu: ATT_MTU before any exchange: 23 on the LE fixed channel; an EATT
     ///   channel's ATT_MTU is its L2CAP MTU (at least 64), which the dissector knows.
@@ -994,12 +994,12 @@ public final class ATTBearer {
                     db.serviceChanged(start: start, end: end, frame: frame)
                 }
             }
-            enqueue(&pendingIndications[side.rawValue], Pending(tx: ATTTransaction(frame: frame, opcode: layout.opcode, time: time, side: side)), result)
+            enqueue(&pendingIndications[side], Pending(tx: ATTTransaction(frame: frame, opcode: layout.opcode, time: time, side: side)), result)
         case .confirmation:
-            if pendingIndications[side.other.rawValue].isEmpty {
+            if pendingIndications[side.other].isEmpty {
                 result.notes.append(.unsolicited)
             } else {
-                let p = pendingIndications[side.other.rawValue].removeFirst()
+                let p = pendingIndications[side.other].removeFirst()
                 result.request = ATTRequestInfo(frame: p.tx.frame, opcode: p.tx.opcode, rtt: time &- p.tx.time)
             }
         case .unknown: break
@@ -1018,7 +1018,7 @@ public final class ATTBearer {
 
     func expire(before time: Int64, into notes: inout SmallList<ATTNote>) {
         // Notifications and commands, most of a busy link, leave nothing open.
-        if pending[0].isEmpty, pending[1].isEmpty, pendingIndications[0].isEmpty, pendingIndications[1].isEmpty { return }
+        if pending.local.isEmpty, pending.remote.isEmpty, pendingIndications.local.isEmpty, pendingIndications.remote.isEmpty { return }
         func sweep(_ q: inout [Pending]) {
             while let p = q.first, time &- p.tx.time > ATTBearer.transactionTimeout {
                 q.removeFirst()
@@ -1026,10 +1026,10 @@ public final class ATTBearer {
                 notes.append(.timedOut(p.tx))
             }
         }
-        for i in 0..<2 {
-            sweep(&pending[i])
-            sweep(&pendingIndications[i])
-        }
+        sweep(&pending.local)
+        sweep(&pendingIndications.local)
+        sweep(&pending.remote)
+        sweep(&pendingIndications.remote)
     }
 
     func enqueue(_ q: inout [Pending], _ p: Pending, _ result: ATTResult) {
@@ -1075,15 +1075,15 @@ public final class ATTBearer {
         case .prepareWriteRequest:
             if let h = pdu.handle, let o = pdu.offset, let v = pdu.value {
                 entry(server, h, v, result)
-                if prepared[side.rawValue].count >= ATTBearer.maxPreparedWrites {
+                if prepared[side].count >= ATTBearer.maxPreparedWrites {
                     result.notes.append(.prepareQueueFull)
                 } else {
-                    prepared[side.rawValue].append(PreparedWrite(handle: h, offset: Int(o), value: Array(v.prefix(GATTDatabase.maxValueLength))))
+                    prepared[side].append(PreparedWrite(handle: h, offset: Int(o), value: Array(v.prefix(GATTDatabase.maxValueLength))))
                 }
             }
         case .executeWriteRequest:
-            let queue = prepared[side.rawValue]
-            prepared[side.rawValue] = []
+            let queue = prepared[side]
+            prepared[side] = []
             if case .executeWrite(let flags) = pdu.parameters, flags == 1 {
                 result.notes.append(.executed(writes: queue.count))
                 executePrepared(queue, server, frame, result)
@@ -1092,7 +1092,7 @@ public final class ATTBearer {
             }
         default: break
         }
-        enqueue(&pending[side.rawValue], p, result)
+        enqueue(&pending[side], p, result)
     }
 
     func setRxMTU(_ m: UInt16, _ side: Side, _ result: ATTResult) {
@@ -1150,8 +1150,8 @@ public final class ATTBearer {
     func response(_ pdu: ATTPDU, _ side: Side, _ frame: Int, _ time: Int64, _ result: ATTResult) {
         let server = database(of: side)
         var p: Pending?
-        if !pending[side.other.rawValue].isEmpty {
-            let first = pending[side.other.rawValue].removeFirst()
+        if !pending[side.other].isEmpty {
+            let first = pending[side.other].removeFirst()
             p = first
             result.request = ATTRequestInfo(frame: first.tx.frame, opcode: first.tx.opcode, rtt: time &- first.tx.time)
             if pdu.opcode != .errorResponse, let e = first.tx.opcode.expectedResponse, e != pdu.opcode {

@@ -76,8 +76,8 @@ public struct L2CAPReassembler: Sendable {
     /// gone, and the storage is used again instead of allocated anew.
     private var buffer: [UInt8] = []
     /// The buffer before, taken back at the next PDU: the last PDU's bytes are usually still held
-    /// then (a bearer keeps its last PDU), the ones before it no longer, so the two buffers take
-    /// turns rather than one being allocated anew for every reassembled PDU.
+    /// then (the ATT layer keeps the result it handed out last), the ones before it no longer, so
+    /// the two buffers take turns rather than one being allocated anew for every reassembled PDU.
     private var spare: [UInt8] = []
     /// The PDU's length with its header; -1 while the start was too short to tell; 0: none pending.
     private var expected = 0

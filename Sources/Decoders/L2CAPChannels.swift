@@ -5,6 +5,19 @@ import Wire
 
 /// Which end of a connection sent something: this host or its peer.
 /// Who sent a PDU on a connection: this host (`.local`, sent to its controller) or the peer.
+/// One value for each side of a link, stored in place: a two-element array is an allocation.
+struct BothSides<Value> {
+    var local: Value
+    var remote: Value
+
+    subscript(side: Side) -> Value {
+        get { side == .local ? local : remote }
+        _modify {
+            if side == .local { yield &local } else { yield &remote }
+        }
+    }
+}
+
 public enum Side: Int, Sendable, Hashable {
     case local = 0, remote = 1
 
