@@ -56,6 +56,22 @@ public struct AuthRequirements: Sendable, Equatable {
     public var keypress: Bool { raw & 0x10 != 0 }
     public var ct2: Bool { raw & 0x20 != 0 }
 
+    /// `names` joined by ", ", written without an array.
+    func writeNames(to s: inout TextLine) {
+        switch bondingFlags {
+        case 0: s += "No Bonding"
+        case 1: s += "Bonding"
+        default:
+            s += "Bonding Flags Reserved ("
+            s.write(hex: bondingFlags, width: 1)
+            s += ")"
+        }
+        if mitm { s += ", MITM" }
+        if secureConnections { s += ", SC" }
+        if keypress { s += ", Keypress" }
+        if ct2 { s += ", CT2" }
+    }
+
     /// Short names of the set requirements, tshark's order: "Bonding, MITM, SC, Keypress, CT2".
     public var names: [String] {
         var n: [String] = []
@@ -104,6 +120,17 @@ public struct KeyDistribution: OptionSet, Sendable, Hashable {
         var n: [String] = []
         for (i, name) in KeyDistribution.bitNames.enumerated() where rawValue & (1 << i) != 0 { n.append(name) }
         return n
+    }
+
+    /// The keys' names joined by ", ", or "none": written without an array.
+    func writeList(to s: inout TextLine) {
+        guard rawValue & 0x0F != 0 else { return s += "none" }
+        var first = true
+        for (i, name) in KeyDistribution.bitNames.enumerated() where rawValue & (1 << i) != 0 {
+            if !first { s += ", " }
+            first = false
+            s.write(plain: name)
+        }
     }
 
     func field(_ label: FieldLabel) -> Field {
@@ -295,30 +322,43 @@ public struct SMPPDU: Dissectable, Sendable {
         return SMPOpcode.name(opcode)
     }
 
-    public var summary: String {
-        var s = name
+    public var summary: String { TextLine.make(writeSummary) }
+
+    /// Written piece by piece: a pairing's summary lists its requirements and keys by name.
+    public func writeSummary(to s: inout TextLine) {
+        s.write(name)
         switch command {
         case .pairingRequest(let f), .pairingResponse(let f):
-            s += ": " + (f.ioCapability?.name ?? "IO Capability " + Hex.prefixed(f.ioCapabilityRaw, width: 2))
+            s += ": "
+            if let io = f.ioCapability { s.write(io.name) } else { s += "IO Capability "; s.write(hex: f.ioCapabilityRaw, width: 2) }
             if f.oobPresent { s += ", OOB" }
-            s += " | AuthReq: " + f.authReq.names.joined(separator: ", ")
-            s += " | Initiator Key(s): " + keyList(f.initiatorKeys)
-            s += " | Responder Key(s): " + keyList(f.responderKeys)
+            s += " | AuthReq: "
+            f.authReq.writeNames(to: &s)
+            s += " | Initiator Key(s): "
+            f.initiatorKeys.writeList(to: &s)
+            s += " | Responder Key(s): "
+            f.responderKeys.writeList(to: &s)
         case .pairingFailed(let reason):
-            s += ": " + SMPFailureReason.name(reason)
+            s += ": "
+            s.write(SMPFailureReason.name(reason))
         case .securityRequest(let a):
-            s += ": AuthReq: " + a.names.joined(separator: ", ")
+            s += ": AuthReq: "
+            a.writeNames(to: &s)
         case .centralIdentification(let ediv, _):
-            s += ": EDIV " + Hex.prefixed(ediv, width: 4)
+            s += ": EDIV "
+            s.write(hex: ediv, width: 4)
         case .identityAddressInformation(let type, let address):
-            s += ": " + addressTypeName(type) + " " + address.description
+            s += ": "
+            s.write(addressTypeName(type))
+            s += " "
+            s.write(address)
         case .pairingKeypressNotification(let type):
-            s += ": " + KeypressNotificationType.name(type)
+            s += ": "
+            s.write(KeypressNotificationType.name(type))
         default:
             break
         }
         if malformed != nil { s += " [Malformed]" }
-        return s
     }
 
     public var fields: [Field] { FieldList.build(writeFields) }
@@ -378,9 +418,6 @@ public struct SMPPDU: Dissectable, Sendable {
     }
 }
 
-private func keyList(_ k: KeyDistribution) -> String {
-    k.rawValue & 0x0F == 0 ? "none" : k.names.joined(separator: ", ")
-}
 
 private func addressTypeName(_ t: UInt8) -> String {
     t == 0 ? "Public" : t == 1 ? "Random Static" : "Reserved"

@@ -130,6 +130,11 @@ final class SMPTests: XCTestCase {
         XCTAssertEqual(pdu.summary, "Security Request: AuthReq: Bonding")
         // Spec value: Bonding | MITM | SC | Keypress (0x1D).
         XCTAssertEqual(SMPPDU(SMPVectors.hex("0b1d")).summary, "Security Request: AuthReq: Bonding, MITM, SC, Keypress")
+        // Reserved bonding flags, CT2, and a pairing that distributes no keys.
+        XCTAssertEqual(SMPPDU(SMPVectors.hex("0b22")).summary, "Security Request: AuthReq: Bonding Flags Reserved (0x2), CT2")
+        XCTAssertEqual(SMPPDU(SMPVectors.hex("01030000100000")).summary,
+                       "Pairing Request: No Input, No Output | AuthReq: No Bonding | Initiator Key(s): none | Responder Key(s): none")
+        XCTAssertEqual(SMPPDU(SMPVectors.hex("05")).summary, "Pairing Failed [Malformed]")
     }
 
     /// Vol 3 Part H 3.5.8: Keypress Notification, type 0x01 digit entered.
