@@ -617,7 +617,7 @@ public struct Decoded {
     /// Usable from inline code: printers in other modules ask for the key note of every frame.
     @usableFromInline final class Seldom {
         var problems: [DecodeProblem] = []
-        var lostConnections: [Connection] = []
+        @usableFromInline var lostConnections: [Connection] = []
         @usableFromInline var keyNote: String?
 
         func copy() -> Seldom {
@@ -639,7 +639,8 @@ public struct Decoded {
     /// Sniffed links this frame showed lost (`Connection.lost`), ended at their last packet.
     public var lostConnections: [Connection] { seldom?.lostConnections ?? [] }
     /// `lostConnections` is not empty, asked without making an empty array (every frame the audit feeds).
-    public var hasLostConnections: Bool { !(seldom?.lostConnections.isEmpty ?? true) }
+    /// Inlined: the audit asks it of every frame, and nearly every frame has no box to look in.
+    @inlinable public var hasLostConnections: Bool { !(seldom?.lostConnections.isEmpty ?? true) }
     /// What this frame told about keys: a TK found, or why it could not be ("TK missing: OOB
     /// pairing"). Shown with the frame.
     public internal(set) var keyNote: String? {
