@@ -198,20 +198,20 @@ private let syncConnection: [ParamSpec] = [
 /// Set Event Filter (§7.3.3): the condition's shape depends on the filter and condition types.
 private let setEventFilter = ParamSpec.custom("Filter Type") { (r, out) throws(DecodeError) in
     let type = try r.u8()
-    out.append(Field("Filter Type", ParamDecoder.value(UInt64(type), width: 1, .names(HCINames.eventFilterType))))
+    out.add("Filter Type", ParamDecoder.value(UInt64(type), width: 1, .names(HCINames.eventFilterType)))
     guard type == 1 || type == 2 else { return }
     let cond = try r.u8()
-    out.append(Field("Filter Condition Type", ParamDecoder.value(UInt64(cond), width: 1, .names(HCINames.filterConditionType))))
+    out.add("Filter Condition Type", ParamDecoder.value(UInt64(cond), width: 1, .names(HCINames.filterConditionType)))
     switch cond {
     case 1:
-        out.append(Field("Class of Device", .uint(UInt64(try r.u24()), hex: 6)))
-        out.append(Field("Class of Device Mask", .uint(UInt64(try r.u24()), hex: 6)))
+        out.add("Class of Device", .uint(UInt64(try r.u24()), hex: 6))
+        out.add("Class of Device Mask", .uint(UInt64(try r.u24()), hex: 6))
     case 2:
-        out.append(Field("BD_ADDR", .address(try r.address())))
+        out.add("BD_ADDR", .address(try r.address()))
     default: break
     }
     if type == 2 {
-        out.append(Field("Auto Accept Flag", ParamDecoder.value(UInt64(try r.u8()), width: 1, .names(HCINames.autoAccept))))
+        out.add("Auto Accept Flag", ParamDecoder.value(UInt64(try r.u8()), width: 1, .names(HCINames.autoAccept)))
     }
 }
 
@@ -650,16 +650,18 @@ extension HCICommands {
     /// The commands a Supported_Commands bit mask (64 octets) claims, one child per set bit.
     static let supportedCommands = ParamSpec.custom("Supported Commands") { (r, out) throws(DecodeError) in
         let mask = try r.take(64)
-        var children: [Field] = []
+        out.begin("Supported Commands", .bytes(mask))
         for (octet, byte) in mask.enumerated() where byte != 0 {
             for bit in 0..<8 where byte & (1 << bit) != 0 {
                 let i = octet * 8 + bit
                 let op = i < supportedCommandBits.count ? supportedCommandBits[i] : 0
-                children.append(op != 0
-                    ? Field("Command", .named(UInt64(op), hex: 4, name(op)))
-                    : Field("Command", .text("Reserved (octet \(octet) bit \(bit))")))
+                if op != 0 {
+                    out.add("Command", .named(UInt64(op), hex: 4, name(op)))
+                } else {
+                    out.add("Command", .text("Reserved (octet \(octet) bit \(bit))"))
+                }
             }
         }
-        out.append(Field("Supported Commands", .bytes(mask), children))
+        out.end()
     }
 }

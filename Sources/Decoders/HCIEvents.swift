@@ -85,7 +85,7 @@ public enum HCIEvents {
         .status, .u8("Num HCI Command Packets", .dec),
         .custom("Command Opcode") { (r, out) throws(DecodeError) in
             let op = try r.u16()
-            out.append(Field("Command Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op))))
+            out.add("Command Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)))
         },
     ]
 

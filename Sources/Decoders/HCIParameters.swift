@@ -53,8 +53,9 @@ enum ParamSpec: Sendable {
     /// A PHY bit mask octet, then one element per bit set, lowest bit first
     /// (LE Set Extended Scan Parameters, LE Extended Create Connection).
     case perPHY(FieldLabel, [ParamSpec])
-    /// Anything the table cannot say.
-    case custom(FieldLabel, @Sendable (inout ByteReader, inout [Field]) throws(DecodeError) -> Void)
+    /// Anything the table cannot say, its fields sent as they are read (what was sent before a
+    /// failure is shown, as for the table's own parameters).
+    case custom(FieldLabel, @Sendable (inout ByteReader, FieldSink) throws(DecodeError) -> Void)
 
     var label: FieldLabel {
         switch self {
@@ -171,10 +172,7 @@ enum ParamDecoder {
                 try run(specs, &r, out)
             }
         case .custom(_, let fn):
-            // What the function made before a failure is shown, as for the table's own parameters.
-            var fields: [Field] = []
-            defer { out.add(fields) }
-            try fn(&r, &fields)
+            try fn(&r, out)
         }
     }
 
@@ -437,16 +435,16 @@ extension ParamSpec {
     static let bdAddr = ParamSpec.address("BD_ADDR")
     static let rssi = ParamSpec.u8("RSSI", .dBm)
     static let classOfDevice = ParamSpec.custom("Class of Device") { (r, out) throws(DecodeError) in
-        out.append(HCINames.classOfDevice(try r.u24()))
+        out.add(HCINames.classOfDevice(try r.u24()))
     }
 
     /// Page Number, Max Page Number, then that page's LMP feature bits (Vol 2 Part C 3.3).
     static let extendedFeatures = ParamSpec.custom("Extended LMP Features") { (r, out) throws(DecodeError) in
         let page = try r.u8()
-        out.append(Field("Page Number", .uint(UInt64(page), hex: 0)))
-        out.append(Field("Max Page Number", .uint(UInt64(try r.u8()), hex: 0)))
+        out.add("Page Number", .uint(UInt64(page), hex: 0))
+        out.add("Max Page Number", .uint(UInt64(try r.u8()), hex: 0))
         let bits = try r.u64()
         let names = Int(page) < HCINames.lmpFeaturePages.count ? HCINames.lmpFeaturePages[Int(page)] : []
-        out.append(Field("Extended LMP Features", ParamDecoder.value(bits, width: 8, .flags(names))))
+        out.add("Extended LMP Features", ParamDecoder.value(bits, width: 8, .flags(names)))
     }
 }
