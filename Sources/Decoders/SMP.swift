@@ -56,35 +56,34 @@ public struct AuthRequirements: Sendable, Equatable {
     public var keypress: Bool { raw & 0x10 != 0 }
     public var ct2: Bool { raw & 0x20 != 0 }
 
-    /// `names` joined by ", ", written without an array.
-    func writeNames(to s: inout TextLine) {
-        switch bondingFlags {
-        case 0: s += "No Bonding"
-        case 1: s += "Bonding"
-        default:
-            s += "Bonding Flags Reserved ("
-            s.write(hex: bondingFlags, width: 1)
-            s += ")"
-        }
-        if mitm { s += ", MITM" }
-        if secureConnections { s += ", SC" }
-        if keypress { s += ", Keypress" }
-        if ct2 { s += ", CT2" }
-    }
-
     /// Short names of the set requirements, tshark's order: "Bonding, MITM, SC, Keypress, CT2".
     public var names: [String] {
         var n: [String] = []
-        switch bondingFlags {
-        case 0: n.append("No Bonding")
-        case 1: n.append("Bonding")
-        default: n.append("Bonding Flags Reserved (" + Hex.prefixed(bondingFlags, width: 1) + ")")
-        }
-        if mitm { n.append("MITM") }
-        if secureConnections { n.append("SC") }
-        if keypress { n.append("Keypress") }
-        if ct2 { n.append("CT2") }
+        forEachName { n.append($0) }
         return n
+    }
+
+    /// `names` joined by ", ", written without an array.
+    func writeNames(to s: inout TextLine) {
+        var first = true
+        forEachName { name in
+            if !first { s += ", " }
+            first = false
+            s.write(plain: name)
+        }
+    }
+
+    /// The one list of the names: literals but for reserved bonding flags.
+    private func forEachName(_ body: (String) -> Void) {
+        switch bondingFlags {
+        case 0: body("No Bonding")
+        case 1: body("Bonding")
+        default: body("Bonding Flags Reserved (" + Hex.prefixed(bondingFlags, width: 1) + ")")
+        }
+        if mitm { body("MITM") }
+        if secureConnections { body("SC") }
+        if keypress { body("Keypress") }
+        if ct2 { body("CT2") }
     }
 
     var bondingName: String { bondingFlags == 0 ? "No Bonding" : bondingFlags == 1 ? "Bonding" : "Reserved" }
