@@ -219,82 +219,102 @@ public enum FieldRendering {
 
     /// The siblings in `start..<end`, each with its subtree, leaving out those whose key is in
     /// `skip`; `first` when nothing was written in the object yet. Returns whether any was written.
+    /// Not inlined: in `jsonValue` it made every object dearer to write (110 instructions a frame
+    /// of the advertising flood's JSON).
+    @inline(never)
     private static func members(_ n: UnsafeBufferPointer<FieldList.Node>, _ start: Int, _ end: Int, _ out: Output,
                                 skip: MemberKeys, _ rules: ArrayRules, path: UInt64, first: Bool) -> Bool {
         var count = 0
         var i = start
         while i < end { count &+= 1; i = n[i].end }
+        // Up to a kilobyte on the stack (what `withUnsafeTemporaryAllocation` keeps there); more
+        // in a list the output's key cache keeps for the next frame.
+        guard count &* MemoryLayout<JSONKeys.Sibling>.stride > 1024 else {
+            return withUnsafeTemporaryAllocation(of: JSONKeys.Sibling.self, capacity: count) {
+                members($0, n, start, end, out, skip: skip, rules, path: path, first: first)
+            }
+        }
+        var list = out.keys.takeSiblings(count)
+        defer { out.keys.giveBack(list) }
+        return list.withUnsafeMutableBufferPointer {
+            members(UnsafeMutableBufferPointer(rebasing: $0[..<count]), n, start, end, out, skip: skip, rules, path: path, first: first)
+        }
+    }
+
+    /// `members`, with room for the siblings and their keys in `keys`.
+    private static func members(_ keys: UnsafeMutableBufferPointer<JSONKeys.Sibling>,
+                                _ n: UnsafeBufferPointer<FieldList.Node>, _ start: Int, _ end: Int, _ out: Output,
+                                skip: MemberKeys, _ rules: ArrayRules, path: UInt64, first: Bool) -> Bool {
+        typealias Key = JSONKeys.Sibling
+        let count = keys.count
         var wrote = !first
         // Each sibling's key comes from the output's key cache, made there once per label: its
         // bytes stay in the cache's arena while the frame is written.
         let cache = out.keys
-        typealias Key = (node: Int, key: JSONKeys.Key)
-        return withUnsafeTemporaryAllocation(of: Key.self, capacity: count) { keys in
-            var k = 0, grouped = false
-            // One bit per key hash seen (of 64): the siblings are compared only when a bit repeats.
-            var seen: UInt64 = 0
-            i = start
-            while i < end {
-                keys[k] = (i, cache.key(n[i].label))
-                if !grouped {
-                    let bit: UInt64 = 1 << (keys[k].key.hash & 63)
-                    if seen & bit != 0 {
-                        for j in 0..<k where keys[j].key.hash == keys[k].key.hash { grouped = true }
-                    }
-                    seen |= bit
-                    if !rules.isEmpty, rules.always(keys[k].key.hash, at: path) { grouped = true }
+        var k = 0, grouped = false
+        // One bit per key hash seen (of 64): the siblings are compared only when a bit repeats.
+        var seen: UInt64 = 0
+        var i = start
+        while i < end {
+            keys[k] = (i, cache.key(n[i].label))
+            if !grouped {
+                let bit: UInt64 = 1 << (keys[k].key.hash & 63)
+                if seen & bit != 0 {
+                    for j in 0..<k where keys[j].key.hash == keys[k].key.hash { grouped = true }
                 }
-                k &+= 1
-                i = n[i].end
+                seen |= bit
+                if !rules.isEmpty, rules.always(keys[k].key.hash, at: path) { grouped = true }
             }
-            func writeKey(_ key: Key) {
-                if wrote { out.write(byte: UInt8(ascii: ",")) }
-                wrote = true
-                if !out.write(key: key.key) {
-                    FieldRendering.writeKey(n[key.node].label.string, to: out)
-                    out.write(byte: UInt8(ascii: ":"))
+            k &+= 1
+            i = n[i].end
+        }
+        func writeKey(_ key: Key) {
+            if wrote { out.write(byte: UInt8(ascii: ",")) }
+            wrote = true
+            if !out.write(key: key.key) {
+                FieldRendering.writeKey(n[key.node].label.string, to: out)
+                out.write(byte: UInt8(ascii: ":"))
+            }
+        }
+        guard grouped else {
+            for key in keys.prefix(count) where !skip.contains(key.key.hash) {
+                writeKey(key)
+                jsonValue(n, key.node, out, rules, path: rules.inside(path, key.key.hash))
+            }
+            return wrote
+        }
+        // Equal keys (a shared key, or a key always written as an array) become one member
+        // holding an array, in order of first appearance. Equal hashes are checked by the keys.
+        func same(_ a: Key, _ b: Key) -> Bool {
+            guard a.key.hash == b.key.hash else { return false }
+            if a.key.offset >= 0, b.key.offset >= 0 {
+                return a.key.offset == b.key.offset || cache.bytes[a.key.range] == cache.bytes[b.key.range]
+            }
+            return key(for: n[a.node].label.string) == key(for: n[b.node].label.string)
+        }
+        return withUnsafeTemporaryAllocation(of: Bool.self, capacity: count) { done in
+            done.initialize(repeating: false)
+            for g in 0..<count where !done[g] {
+                let key = keys[g]
+                var members = 0
+                for j in g..<count where !done[j] && same(key, keys[j]) { done[j] = true; members &+= 1 }
+                if skip.contains(key.key.hash) { continue }
+                writeKey(key)
+                let inner = rules.inside(path, key.key.hash)
+                if members == 1 && !rules.always(key.key.hash, at: path) {
+                    jsonValue(n, key.node, out, rules, path: inner)
+                    continue
                 }
-            }
-            guard grouped else {
-                for key in keys.prefix(count) where !skip.contains(key.key.hash) {
-                    writeKey(key)
-                    jsonValue(n, key.node, out, rules, path: rules.inside(path, key.key.hash))
+                out.write(byte: UInt8(ascii: "["))
+                var written = 0
+                for j in g..<count where same(key, keys[j]) {
+                    if written > 0 { out.write(byte: UInt8(ascii: ",")) }
+                    written &+= 1
+                    jsonValue(n, keys[j].node, out, rules, path: inner)
                 }
-                return wrote
+                out.write(byte: UInt8(ascii: "]"))
             }
-            // Equal keys (a shared key, or a key always written as an array) become one member
-            // holding an array, in order of first appearance. Equal hashes are checked by the keys.
-            func same(_ a: Key, _ b: Key) -> Bool {
-                guard a.key.hash == b.key.hash else { return false }
-                if a.key.offset >= 0, b.key.offset >= 0 {
-                    return a.key.offset == b.key.offset || cache.bytes[a.key.range] == cache.bytes[b.key.range]
-                }
-                return key(for: n[a.node].label.string) == key(for: n[b.node].label.string)
-            }
-            return withUnsafeTemporaryAllocation(of: Bool.self, capacity: count) { done in
-                done.initialize(repeating: false)
-                for g in 0..<count where !done[g] {
-                    let key = keys[g]
-                    var members = 0
-                    for j in g..<count where !done[j] && same(key, keys[j]) { done[j] = true; members &+= 1 }
-                    if skip.contains(key.key.hash) { continue }
-                    writeKey(key)
-                    let inner = rules.inside(path, key.key.hash)
-                    if members == 1 && !rules.always(key.key.hash, at: path) {
-                        jsonValue(n, key.node, out, rules, path: inner)
-                        continue
-                    }
-                    out.write(byte: UInt8(ascii: "["))
-                    var written = 0
-                    for j in g..<count where same(key, keys[j]) {
-                        if written > 0 { out.write(byte: UInt8(ascii: ",")) }
-                        written &+= 1
-                        jsonValue(n, keys[j].node, out, rules, path: inner)
-                    }
-                    out.write(byte: UInt8(ascii: "]"))
-                }
-                return wrote
-            }
+            return wrote
         }
     }
 

@@ -145,6 +145,24 @@ final class JSONKeys {
         return Key(offset: -1, length: 0, hash: FNV1a.of(Field.key(for: label).utf8))
     }
 
+    /// A frame's siblings with their keys, for objects with too many siblings to list on the stack
+    /// (a decoded value of a hundred entries): lists kept from earlier frames, one per level of
+    /// nesting in use, so a long list allocates once per run rather than once per frame.
+    typealias Sibling = (node: Int, key: Key)
+    private var spareSiblings: [[Sibling]] = []
+
+    /// A list of at least `count` siblings to fill, taken from the spares; `giveBack` returns it.
+    /// A list only grows: its entries are written before they are read.
+    func takeSiblings(_ count: Int) -> [Sibling] {
+        var list = spareSiblings.popLast() ?? []
+        if list.count < count {
+            list.append(contentsOf: repeatElement((node: 0, key: Key(offset: -1, length: 0, hash: 0)), count: count &- list.count))
+        }
+        return list
+    }
+
+    func giveBack(_ list: consuming [Sibling]) { spareSiblings.append(list) }
+
     /// Between frames: forgets every key once the arena has passed its limit.
     func trim() {
         guard bytes.count > JSONKeys.arenaLimit else { return }

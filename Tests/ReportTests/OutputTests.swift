@@ -240,4 +240,49 @@ final class OutputTests: XCTestCase {
         }
         XCTAssertEqual(JSONText.quoted("a\u{1}\"b"), "\"a\\u0001\\\"b\"")
     }
+
+    /// Objects of every width, nested in each other, as JSON: a wide object's siblings are listed
+    /// off the stack in lists the output keeps, one per level in use. Each object has the members
+    /// its fields make, shared keys as arrays in order, in every frame that reuses the lists.
+    func testWideObjectsHaveEveryMember() throws {
+        func fields(_ widths: ArraySlice<Int>, _ seed: Int) -> [Field] {
+            guard let width = widths.first else { return [] }
+            return (0..<width).map { i in
+                let label = FieldLabel("Member \((i &* 7 &+ seed) % 40)")
+                return i % 9 == 4 && widths.count > 1 ? Field(label, .none, fields(widths.dropFirst(), i)) : Field(label, .uint(UInt64(i), hex: 0))
+            }
+        }
+        func expected(_ fields: [Field]) -> [String: Any] {
+            var members: [String: [Any]] = [:]
+            for f in fields {
+                members[Field.key(for: f.label.string), default: []].append(f.children.isEmpty ? f.value.uintValue : expected(f.children))
+            }
+            return members.mapValues { $0.count == 1 ? $0[0] : $0 }
+        }
+        for widths in [[1, 300], [14, 15], [15, 14], [123, 123, 2], [300, 40, 13], [40, 300]] {
+            let trees = (0..<3).map { fields(ArraySlice(widths), $0) }
+            let json = try written { out in
+                for tree in trees {
+                    out.write(byte: UInt8(ascii: "{"))
+                    FieldRendering.writeJSONMembers(tree, to: out)
+                    out.write("}\n")
+                }
+            }
+            let lines = json.split(separator: UInt8(ascii: "\n"))
+            XCTAssertEqual(lines.count, trees.count)
+            for (line, tree) in zip(lines, trees) {
+                let object = try JSONSerialization.jsonObject(with: Data(line))
+                let got = try JSONSerialization.data(withJSONObject: object, options: .sortedKeys)
+                let want = try JSONSerialization.data(withJSONObject: expected(tree), options: .sortedKeys)
+                XCTAssertEqual(String(decoding: got, as: UTF8.self), String(decoding: want, as: UTF8.self), "\(widths)")
+            }
+        }
+    }
+}
+
+private extension FieldValue {
+    var uintValue: Int {
+        if case .uint(let n, _) = self { return Int(n) }
+        return 0
+    }
 }
