@@ -202,6 +202,8 @@ public final class GATTDatabase {
     var current = GATTVersionSpan()
     /// Discovery that began after the database may have changed, compared with what it had.
     var rediscovery: GATTRediscovery?
+    /// The databases of the last rediscovery that found nothing new, emptied for the next one.
+    var spareRediscovery: (baseline: GATTDatabase, fresh: GATTDatabase)?
     /// Why the database may have changed, until discovery starts again.
     var trigger: GATTVersionCause?
     /// The bearer whose discovery filled the database last (`ATTBearer.serial`): another one is a

@@ -46,7 +46,7 @@ struct GATTRediscovery {
     let baselineSpan: GATTVersionSpan
     /// First frame of the version it would start.
     let since: Int
-    let fresh = GATTDatabase()
+    let fresh: GATTDatabase
     let cause: GATTVersionCause
 }
 
@@ -221,12 +221,23 @@ extension GATTDatabase {
             span.lastFrame = previousTouch ?? span.lastFrame
             since = touchBearerSince ?? frame
         }
-        let r = GATTRediscovery(baseline: frozen(), baselineSpan: span, since: since, cause: cause)
-        // Room for what the database held, made once: discovery mostly finds it again.
-        r.fresh.services.reserveCapacity(services.count)
-        r.fresh.characteristics.reserveCapacity(characteristics.count)
-        r.fresh.declarations.reserveCapacity(declarations.count)
-        rediscovery = r
+        // The last rediscovery's databases when it found nothing new: a peer rediscovered on every
+        // connection then allocates none for them.
+        let baseline: GATTDatabase, fresh: GATTDatabase
+        if let spare = spareRediscovery {
+            spareRediscovery = nil
+            baseline = spare.baseline
+            baseline.copyTables(of: self)
+            fresh = spare.fresh
+        } else {
+            baseline = frozen()
+            fresh = GATTDatabase()
+            // Room for what the database held, made once: discovery mostly finds it again.
+            fresh.services.reserveCapacity(services.count)
+            fresh.characteristics.reserveCapacity(characteristics.count)
+            fresh.declarations.reserveCapacity(declarations.count)
+        }
+        rediscovery = GATTRediscovery(baseline: baseline, baselineSpan: span, since: since, fresh: fresh, cause: cause)
     }
 
     /// The server says the handles from `start` to `end` changed.
@@ -241,7 +252,14 @@ extension GATTDatabase {
         guard let r = rediscovery else { return }
         rediscovery = nil
         // The same declarations found again (the common case) need no comparison of service trees.
-        guard !r.fresh.declaresTheSame(as: r.baseline), GATTChange.exist(r.baseline, r.fresh) else { return }
+        guard !r.fresh.declaresTheSame(as: r.baseline), GATTChange.exist(r.baseline, r.fresh) else {
+            // Kept for the next rediscovery: the copy lets go of the tables it shared (so that
+            // changing them copies nothing), the found tables are emptied and keep their room.
+            r.baseline.emptyTables(keepingCapacity: false)
+            r.fresh.emptyTables(keepingCapacity: true)
+            spareRediscovery = (r.baseline, r.fresh)
+            return
+        }
         var old = r.baselineSpan
         if case .serviceChanged(let f, _, _) = r.cause { old.lastFrame = f }
         earlier.append(GATTDatabaseVersion(database: r.baseline, span: old))
@@ -267,15 +285,31 @@ extension GATTDatabase {
     /// A copy that later traffic does not change.
     func frozen() -> GATTDatabase {
         let d = GATTDatabase()
-        d.services = services
-        d.includes = includes
-        d.characteristics = characteristics
-        d.declarations = declarations
-        d.descriptors = descriptors
-        d.typeHints = typeHints
-        d.values = values
-        d.subscriptions = subscriptions
+        d.copyTables(of: self)
         return d
+    }
+
+    /// Takes `other`'s tables (shared until either changes).
+    func copyTables(of other: GATTDatabase) {
+        services = other.services
+        includes = other.includes
+        characteristics = other.characteristics
+        declarations = other.declarations
+        descriptors = other.descriptors
+        typeHints = other.typeHints
+        values = other.values
+        subscriptions = other.subscriptions
+    }
+
+    func emptyTables(keepingCapacity keep: Bool) {
+        services.removeAll(keepingCapacity: keep)
+        includes.removeAll(keepingCapacity: keep)
+        characteristics.removeAll(keepingCapacity: keep)
+        declarations.removeAll(keepingCapacity: keep)
+        descriptors.removeAll(keepingCapacity: keep)
+        typeHints.removeAll(keepingCapacity: keep)
+        values.removeAll(keepingCapacity: keep)
+        subscriptions.removeAll(keepingCapacity: keep)
     }
 
     /// The changes that made each version from the one before (empty for the first).

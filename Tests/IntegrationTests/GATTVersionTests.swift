@@ -114,6 +114,22 @@ final class GATTVersionTests: XCTestCase {
         XCTAssertEqual(store.database(for: "peer").versions.count, 1)
     }
 
+    /// Rediscoveries that find nothing new pass their databases on to the next one: each later
+    /// rediscovery still compares with what the database held then, and finds only real changes.
+    func testRediscoveriesAfterSameOnesSeeEachChange() {
+        let store = GATTStore<String>()
+        let a: [(UInt16, UInt16, UInt16)] = [(0x0001, 0x0005, 0x1800), (0x0006, 0xFFFF, 0x180F)]
+        let b: [(UInt16, UInt16, UInt16)] = [(0x0001, 0x0005, 0x1800), (0x0006, 0xFFFF, 0x180D)]
+        for (i, services) in [a, a, a, b, b, b, a].enumerated() {
+            discover(store.bearer(local: "local", remote: "peer"), frame: 10 + 10 * i, services: services)
+        }
+        store.finish()
+        let db = store.database(for: "peer")
+        XCTAssertEqual(db.versions.map(\.span.firstFrame), [10, 40, 70])
+        XCTAssertEqual(db.versions.map { $0.database.serviceTree.map(\.uuid.uuid16) }, [[0x1800, 0x180F], [0x1800, 0x180D], [0x1800, 0x180F]])
+        XCTAssertEqual(db.changesByVersion.map(\.count), [0, 2, 2])
+    }
+
     /// A Service Changed indication, then rediscovery that finds another service there.
     func testServiceChangedIndication() {
         let store = GATTStore<String>()
