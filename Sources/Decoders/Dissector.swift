@@ -15,6 +15,9 @@ public final class Dissector {
     /// `maxEndedKept` and an eighth more).
     public private(set) var ended: [Connection] = []
     public static let maxEndedKept = 10_000
+    /// Reassembly buffers of ended connections, for new ones (at most `spareReassemblyKept`).
+    private var spareReassembly: [(sent: L2CAPReassembler, received: L2CAPReassembler)] = []
+    private static let spareReassemblyKept = 8
     /// How many ended connections this instance keeps (`maxEndedKept` unless told fewer).
     private let endedKept: Int
     /// Live connections kept at once: every valid handle (0x000-0xEFF) on four adapters. Monitor
@@ -367,6 +370,7 @@ public final class Dissector {
                            frame: p.number, time: p.timestamp)
             c.overTheAir = true
             nextConnectionID += 1
+            reuseReassembly(for: c)
             if let ind = linkLayer.knownConnections.first(where: { $0.index == index })?.connect {
                 // The sniffer sees both sides; report from the central's point of view.
                 llDevices[index] = (ind.initA, ind.advA)
@@ -573,6 +577,7 @@ public final class Dissector {
         }
         let c = Connection(id: nextConnectionID, adapter: adapter, handle: handle, isLE: isLE, frame: frame, time: time)
         nextConnectionID += 1
+        reuseReassembly(for: c)
         if complete {
             c.createdFrame = frame
             c.createdTime = time
@@ -587,8 +592,21 @@ public final class Dissector {
         retire(c)
     }
 
+    /// A new connection takes the reassembly buffers of one that ended, when there are some.
+    private func reuseReassembly(for c: Connection) {
+        guard var r = spareReassembly.popLast() else { return }
+        r.sent.reuse()
+        r.received.reuse()
+        c.reassembly = r
+    }
+
     private func retire(_ c: Connection) {
         ended.append(c)
+        // Its reassembly buffers go to the next connection: an ended one reassembles nothing more.
+        if spareReassembly.count < Dissector.spareReassemblyKept {
+            spareReassembly.append(c.reassembly)
+            c.reassembly = (L2CAPReassembler(), L2CAPReassembler())
+        }
         // Trim in batches: removing one from the front per connection moved the whole array each time.
         if ended.count >= endedKept + endedKept / 8 {
             let drop = ended.count - endedKept

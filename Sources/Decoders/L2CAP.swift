@@ -146,6 +146,13 @@ public struct L2CAPReassembler: Sendable {
         return (.frame(f), nil)
     }
 
+    /// The reassembler of an ended connection made ready for a new one: nothing pending, the
+    /// buffers' storage kept (emptied at its first PDU, as every PDU's are).
+    public mutating func reuse() {
+        expected = 0
+        frames.removeAll(keepingCapacity: true)
+    }
+
     /// Empties the buffers for the next PDU, keeping their storage when nothing else holds it.
     private mutating func reset() {
         swap(&buffer, &spare)

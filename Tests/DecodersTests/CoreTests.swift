@@ -185,6 +185,35 @@ final class L2CAPTests: XCTestCase {
         XCTAssertEqual(f.fragments, [7, 8, 10])
     }
 
+    /// A connection ended with a PDU half reassembled; the next one on its handle reuses its
+    /// buffers but none of its state: a continuation has no start to join, a start drops nothing,
+    /// and a reassembled PDU lists only its own frames.
+    func testANewConnectionInheritsNoPendingPDU() {
+        let dissector = Dissector()
+        var number = 0
+        func frame(_ kind: HCIPacketType, _ bytes: [UInt8]) -> Decoded {
+            number += 1
+            return dissector.dissect(Packet(number: number, timestamp: Int64(number) * 1_000_000, direction: .received,
+                                            adapter: 0, kind: .hci(kind), payload: Bytes(bytes)))
+        }
+        func start(_ l2cap: [UInt8]) -> Decoded { frame(.aclData, [0x40, 0x20, UInt8(l2cap.count), 0] + l2cap) }
+        func continuation(_ l2cap: [UInt8]) -> Decoded { frame(.aclData, [0x40, 0x10, UInt8(l2cap.count), 0] + l2cap) }
+        func disconnect() { _ = frame(.event, [0x05, 0x04, 0x00, 0x40, 0x00, 0x13]) }
+
+        // Ten octets of ATT announced, three sent.
+        XCTAssertNotNil(start([0x0A, 0x00, 0x04, 0x00, 0x1B, 0x10, 0x00]).fragment)
+        disconnect()
+        XCTAssertEqual(continuation([1, 2, 3, 4, 5, 6, 7]).problems.map(\.reason), ["continuation fragment without a start"])
+        XCTAssertNotNil(start([0x0A, 0x00, 0x04, 0x00, 0x1B, 0x10, 0x00]).fragment)
+        disconnect()
+        let first = start([0x05, 0x00, 0x04, 0x00, 0x1B, 0x10, 0x00])
+        XCTAssertTrue(first.problems.isEmpty, "\(first.problems)")
+        let whole = continuation([0x0A, 0x0B])
+        XCTAssertTrue(whole.problems.isEmpty, "\(whole.problems)")
+        XCTAssertEqual(whole.l2cap?.fragments, [number - 1, number])
+        XCTAssertEqual(whole.l2cap.map { Array($0.payload) }, [0x1B, 0x10, 0x00, 0x0A, 0x0B])
+    }
+
     func testContinuationWithoutStartIsReportedNotMerged() {
         var r = L2CAPReassembler()
         guard case .malformed(_, let dropped) = r.add([1, 2][...], start: false, frame: 3).0 else { return XCTFail() }
