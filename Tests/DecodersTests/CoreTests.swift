@@ -48,6 +48,24 @@ final class CoreTests: XCTestCase {
         XCTAssertNil(BluetoothUUID("12345"))
     }
 
+    /// The arrays read by index answer as the tables do, for every company identifier and every
+    /// 16-bit UUID in either form, and for 32- and 128-bit UUIDs past them.
+    func testNamesByIndexAreTheTablesNames() {
+        for id in 0...0xFFFF {
+            XCTAssertEqual(AssignedNumbers.companyName(UInt16(id)), AssignedNumbers.companies[UInt32(id)], "\(id)")
+            let short = BluetoothUUID(uuid16: UInt16(id)), long = BluetoothUUID(high: short.high, low: short.low)
+            XCTAssertEqual(AssignedNumbers.name(short), AssignedNumbers.anyName[short], "\(id)")
+            XCTAssertEqual(AssignedNumbers.name(long), AssignedNumbers.anyName[short], "\(id)")
+        }
+        XCTAssertEqual(AssignedNumbers.companyName(0x004C), "Apple, Inc.")
+        XCTAssertEqual(AssignedNumbers.name(BluetoothUUID(uuid16: 0x2A37)), "Heart Rate Measurement")
+        XCTAssertEqual(AssignedNumbers.name(BluetoothUUID(uuid16: 0xFE2C)), AssignedNumbers.anyName[BluetoothUUID(uuid16: 0xFE2C)])
+        XCTAssertNotNil(AssignedNumbers.name(BluetoothUUID(uuid16: 0xFE2C)))
+        XCTAssertEqual(AssignedNumbers.name(BluetoothUUID(uuid32: 0x1_180D)), nil)
+        let nordic = BluetoothUUID("00001523-1212-EFDE-1523-785FEABCD123")!
+        XCTAssertEqual(AssignedNumbers.name(nordic), "Nordic LED and Button Service")
+    }
+
     /// A UUID's short and long forms are one key (hashed by value, each half with its own seed),
     /// and UUIDs that differ in one half only are different keys.
     func testUUIDHashingFollowsEquality() {

@@ -54,14 +54,33 @@ public enum AssignedNumbers {{
     public static func characteristicName(_ uuid: BluetoothUUID) -> String? {{ characteristics[uuid] }}
     /// Descriptors and GATT declarations (0x2800–0x2803).
     public static func descriptorName(_ uuid: BluetoothUUID) -> String? {{ descriptors[uuid] }}
-    public static func companyName(_ id: UInt16) -> String? {{ companies[UInt32(id)] }}
+    public static func companyName(_ id: UInt16) -> String? {{
+        id < 0x1000 ? companiesByID[Int(id)] : companies[UInt32(id)]
+    }}
     public static func appearanceName(_ value: UInt16) -> String? {{
         appearances[UInt32(value)] ?? appearances[UInt32(value & 0xFFC0)].map {{ $0 + " (subcategory \\(value & 0x3F))" }}
     }}
     /// Any name the tables have for the UUID: service, characteristic, then descriptor. One
     /// lookup in the three merged: summaries name an attribute on every frame.
-    public static func name(_ uuid: BluetoothUUID) -> String? {{ anyName[uuid] }}
+    public static func name(_ uuid: BluetoothUUID) -> String? {{
+        if let u = uuid.uuid16, u >= 0x1800, u < 0x3000 {{ return sigNamesByUUID16[Int(u) &- 0x1800] }}
+        return anyName[uuid]
+    }}
     static let anyName = services.merging(characteristics) {{ first, _ in first }}.merging(descriptors) {{ first, _ in first }}
+
+    // The keys where nearly all lookups fall, as arrays read by index: a dictionary lookup hashes
+    // its key, ten times the cost, and summaries name a company or an attribute on every frame.
+    /// Company identifiers 0x0000-0x0FFF (all but a few are below 0x1000).
+    static let companiesByID = byIndex(companies.lazy.map {{ (Int($0.key), $0.value) }}, from: 0, count: 0x1000)
+    /// `anyName` of the SIG's 16-bit UUIDs 0x1800-0x2FFF: services, units, declarations,
+    /// descriptors and characteristics.
+    static let sigNamesByUUID16 = byIndex(anyName.lazy.compactMap {{ k, v in k.uuid16.map {{ (Int($0), v) }} }}, from: 0x1800, count: 0x1800)
+
+    static func byIndex(_ entries: some Sequence<(Int, String)>, from first: Int, count: Int) -> [String?] {{
+        var names = [String?](repeating: nil, count: count)
+        for (key, name) in entries where key >= first && key - first < count {{ names[key - first] = name }}
+        return names
+    }}
 
     /// Calls `row` with each "key<TAB>name" line: the key's hex digits (dashes skipped) as a
     /// 128-bit value and their count, and the name. Read over UTF-8 bytes: splitting the text into
