@@ -32,6 +32,8 @@ public final class Dissector {
     private var advertisingEvents = LLAdvertisingEvents()
     /// Full-decode verdicts of commands and events already seen, by content (bounded).
     private var faultMemo: [UInt64: Bool] = [:]
+    /// Looks for faults in the full decodes `faultMemo` learns from: one for every frame.
+    private let faultFinder = MalformedFieldFinder()
     static let faultMemoCapacity = 4096
 
     /// Every peer's GATT database, rebuilt from discovery and carried across connections.
@@ -158,7 +160,9 @@ public final class Dissector {
         let h = hash.value
         if let known = faultMemo[h] { return known }
         if faultMemo.count >= Self.faultMemoCapacity { faultMemo.removeAll(keepingCapacity: true) }
-        let fault = !d.layerProblems.isEmpty
+        faultFinder.found.removeAll(keepingCapacity: true)
+        d.writeLayers(to: faultFinder) { _ in }
+        let fault = !faultFinder.found.isEmpty
         faultMemo[h] = fault
         return fault
     }
