@@ -40,42 +40,43 @@ extension Dissector {
                 }
             }
         case .encryptionInformation(let ltk):
-            guard let key = LTK(lsbFirst: Array(ltk)) else { return }
+            guard let block = Block128(lsbFirst: ltk) else { return }
             var link: LinkKey?
-            if index != nil {
+            if index != nil, let key = LTK(msbFirst: block.msbFirst) {
                 let k = LinkKey(key, origin: .distributed(by: side == .local ? "central" : "peripheral", frame: n))
                 linkLayer.add(k)
                 link = k
             }
-            reveal(RevealedKey(.ltk, value: key.msbFirst, frames: [n], connection: c.id,
-                               source: "SMP Encryption Information " + sender(side, c, d.linkLayer),
-                               linkKey: link), side: side)
+            reveal(RevealedKey(.ltk, value: block, frames: n...n, connection: c.id, source: "SMP Encryption Information",
+                               sender: sender(side, c, d.linkLayer), linkKey: link), side: side)
         case .centralIdentification(let ediv, let rand):
             update(.ltk, connection: c.id, side: side) { k in
                 k.ediv = ediv
                 k.rand = rand
-                k.frames.append(n)
+                k.addFrame(n)
                 k.linkKey?.ediv = ediv
                 k.linkKey?.rand = rand
             }
         case .identityInformation(let irk):
-            reveal(RevealedKey(.irk, value: Array(irk.reversed()), frames: [n], connection: c.id,
-                               source: "SMP Identity Information " + sender(side, c, d.linkLayer)), side: side)
+            guard let block = Block128(lsbFirst: irk) else { return }
+            reveal(RevealedKey(.irk, value: block, frames: n...n, connection: c.id, source: "SMP Identity Information",
+                               sender: sender(side, c, d.linkLayer)), side: side)
         case .identityAddressInformation(let type, let address):
             let k = update(.irk, connection: c.id, side: side) { k in
                 k.identityAddress = address
                 k.identityAddressType = type
-                k.frames.append(n)
+                k.addFrame(n)
             }
             // The IRK and its identity complete each other (3.6.4, 3.6.5): from now on the
             // device's resolvable private addresses resolve to this identity.
-            if let k, let irk = Block128(msbFirst: k.value) {
-                resolver.add(IdentityKey(irk: irk, identity: IdentityAddress(address, type: type),
-                                         source: "SMP Identity Information in frame \(k.frames.first ?? n)"))
+            if let k {
+                resolver.add(IdentityKey(irk: k.block, identity: IdentityAddress(address, type: type),
+                                         source: "SMP Identity Information in frame \(k.firstFrame)"))
             }
         case .signingInformation(let csrk):
-            reveal(RevealedKey(.csrk, value: Array(csrk.reversed()), frames: [n], connection: c.id,
-                               source: "SMP Signing Information " + sender(side, c, d.linkLayer)), side: side)
+            guard let block = Block128(lsbFirst: csrk) else { return }
+            reveal(RevealedKey(.csrk, value: block, frames: n...n, connection: c.id, source: "SMP Signing Information",
+                               sender: sender(side, c, d.linkLayer)), side: side)
         default:
             break
         }
@@ -83,21 +84,21 @@ extension Dissector {
 
     /// Who sent a key and how it was read: over the air the central sends C→P (`.local`); in an
     /// HCI log, this host or its peer.
-    private func sender(_ side: Side, _ c: Connection, _ ll: LLFrame?) -> String {
+    private func sender(_ side: Side, _ c: Connection, _ ll: LLFrame?) -> KeySender {
         if let ll {
-            let who = side == .local ? "from the central" : "from the peripheral"
+            let who: KeySender.Who = side == .local ? .central : .peripheral
             switch ll.encryption {
-            case .decrypted: return who + ", decrypted"
-            case .decryptedBySniffer: return who + ", decrypted by the sniffer"
-            case .decryptedInCapture: return who + ", decrypted in the capture"
-            case .none, .encrypted: return who + ", over the air in the clear"
+            case .decrypted: return KeySender(who: who, how: .decrypted)
+            case .decryptedBySniffer: return KeySender(who: who, how: .decryptedBySniffer)
+            case .decryptedInCapture: return KeySender(who: who, how: .decryptedInCapture)
+            case .none, .encrypted: return KeySender(who: who, how: .overTheAir)
             }
         }
         switch (side, c.isCentral) {
-        case (.local, true?), (.remote, false?): return "from the central (HCI ACL data)"
-        case (.local, false?), (.remote, true?): return "from the peripheral (HCI ACL data)"
-        case (.local, nil): return "sent by this host (HCI ACL data)"
-        case (.remote, nil): return "from the peer (HCI ACL data)"
+        case (.local, true?), (.remote, false?): return KeySender(who: .central, how: .hciACL)
+        case (.local, false?), (.remote, true?): return KeySender(who: .peripheral, how: .hciACL)
+        case (.local, nil): return KeySender(who: .thisHost, how: .hciACL)
+        case (.remote, nil): return KeySender(who: .peer, how: .hciACL)
         }
     }
 
@@ -128,7 +129,7 @@ extension Dissector {
                                connection: index)
             linkLayer.add(link)
             d.keyNote = "LE Secure Connections " + method + " pairing: " + whose + " gives the DHKey, LTK " + key.description
-            var k = RevealedKey(.ltk, value: key.msbFirst, frames: Array(frames), connection: c.id,
+            var k = RevealedKey(.ltk, value: ltk, frames: frames, connection: c.id,
                                 source: "f5 of the LE Secure Connections " + method + " pairing's DHKey, from " + whose, linkKey: link)
             k.secureConnections = true
             k.ediv = 0
@@ -168,10 +169,10 @@ extension Dissector {
                 how = passkey == 0 ? "TK 0" : "passkey " + LinkKey.passkeyText(passkey ?? 0)
             }
             d.keyNote = "LE legacy " + method + " pairing: " + how + (tkGiven ? "" : " found") + ", STK " + stkKey.description
-            reveal(RevealedKey(.tk, value: tk.msbFirst, frames: Array(frames), connection: c.id,
+            reveal(RevealedKey(.tk, value: tk, frames: frames, connection: c.id,
                                source: "LE legacy " + method + " pairing: " + (tkGiven ? "given TK checked against the confirm values" : "found from the confirm values"),
                                passkey: how.hasPrefix("passkey") ? passkey : nil), side: nil)
-            reveal(RevealedKey(.stk, value: stk.msbFirst, frames: Array(frames), connection: c.id,
+            reveal(RevealedKey(.stk, value: stk, frames: frames, connection: c.id,
                                source: "s1(TK, Srand, Mrand) of the LE legacy " + method + " pairing", linkKey: link), side: nil)
         case .tkMissing:
             d.keyNote = temporaryKeys.isEmpty ? "LE legacy OOB pairing: TK missing (give it with --tk to decrypt the link)"
@@ -188,7 +189,7 @@ extension Dissector {
     func hciKey(opcode: UInt16, _ params: Bytes, adapter: UInt16, frame n: Int) {
         let enable = opcode == HCIKeyCommands.leEnableEncryption
         guard params.count >= (enable ? 28 : 18), let handle = params.le16(0),
-              let ltk = LTK(lsbFirst: Array(params.from(enable ? 12 : 2).prefix(16))) else { return }
+              let ltk = Block128(lsbFirst: params.from(enable ? 12 : 2).prefix(16)) else { return }
         let c = liveConnection(adapter: adapter, handle: handle)
         var ediv: UInt16?, rand: UInt64?
         if enable {
@@ -204,7 +205,7 @@ extension Dissector {
         let fresh = ediv == 0 && rand == 0 && pairing?.response != nil
         let kind: RevealedKey.Kind = fresh && pairing?.secureConnections == false && pairing?.keysFromResponder.contains(.encKey) == false
             && pairing?.keysFromInitiator.contains(.encKey) == false ? .stk : .ltk
-        var k = RevealedKey(kind, value: ltk.msbFirst, frames: [n], connection: c?.id,
+        var k = RevealedKey(kind, value: ltk, frames: n...n, connection: c?.id,
                             source: enable ? "HCI LE Enable Encryption command" : "HCI LE Long Term Key Request Reply command")
         k.ediv = ediv
         k.rand = rand
@@ -247,7 +248,7 @@ extension Dissector {
         guard irk != Block128(repeating: 0) else { return }
         let id = IdentityAddress(address, type: type)
         guard resolver.add(IdentityKey(irk: irk, identity: id, source: "HCI LE Add Device To Resolving List in frame \(n)")) else { return }
-        var k = RevealedKey(.irk, value: irk.msbFirst, frames: [n], connection: nil,
+        var k = RevealedKey(.irk, value: irk, frames: n...n, connection: nil,
                             source: "HCI LE Add Device To Resolving List command")
         k.identityAddress = address
         k.identityAddressType = type & 1

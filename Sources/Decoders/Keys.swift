@@ -84,15 +84,25 @@ public struct RevealedKey {
     }
 
     public let kind: Kind
+    /// The key's 128 bits, kept in the value rather than in an array: a capture that pairs on
+    /// every connection reveals keys all along.
+    let block: Block128
     /// Most significant octet first.
-    public let value: [UInt8]
+    public var value: [UInt8] { block.msbFirst }
     /// Frames that carried it or the values it was worked out from.
-    public var frames: [Int]
+    public var frames: [Int] { frameList ?? Array(frameRun) }
+    /// `frames` while they are one run of consecutive numbers, as nearly always; the list once not.
+    private var frameRun: ClosedRange<Int>
+    private var frameList: [Int]?
+    var firstFrame: Int { frameList?.first ?? frameRun.lowerBound }
     /// The connection (`Connection.id`) it was seen on.
     public let connection: Int?
     /// Where it came from: "SMP Encryption Information from the peripheral, decrypted", "HCI LE
     /// Enable Encryption command", "LE legacy Passkey Entry pairing: passkey found from the confirm values".
-    public let source: String
+    public var source: String { sender.map { origin + " " + $0.description } ?? origin }
+    /// `source` in parts, joined when asked: what carried the key, and who sent it how.
+    let origin: String
+    let sender: KeySender?
     public internal(set) var ediv: UInt16?
     public internal(set) var rand: UInt64?
     /// An LTK of LE Secure Connections (derived, never distributed; EDIV and Rand are 0).
@@ -108,15 +118,26 @@ public struct RevealedKey {
     /// The side that sent it (SMP key distribution), to match the PDUs that complete it.
     var side: Side?
 
-    init(_ kind: Kind, value: [UInt8], frames: [Int], connection: Int?, source: String, passkey: UInt32? = nil,
-         linkKey: LinkKey? = nil) {
+    init(_ kind: Kind, value: Block128, frames: ClosedRange<Int>, connection: Int?, source: String, sender: KeySender? = nil,
+         passkey: UInt32? = nil, linkKey: LinkKey? = nil) {
         self.kind = kind
-        self.value = value
-        self.frames = frames
+        block = value
+        frameRun = frames
         self.connection = connection
-        self.source = source
+        origin = source
+        self.sender = sender
         self.passkey = passkey
         self.linkKey = linkKey
+    }
+
+    /// One more frame that completes the key.
+    mutating func addFrame(_ n: Int) {
+        if frameList == nil, n == frameRun.upperBound &+ 1 {
+            frameRun = frameRun.lowerBound...n
+            return
+        }
+        if frameList == nil { frameList = Array(frameRun) }
+        frameList?.append(n)
     }
 
     public var hex: String { value.map { Hex.padded($0, width: 2) }.joined() }
@@ -138,6 +159,31 @@ public struct RevealedKey {
             return "resolves the resolvable private addresses of " + (identityAddress.map { $0.description } ?? "the device that sent it")
         case .csrk:
             return "checks the signatures of ATT Signed Write Commands from the device that sent it"
+        }
+    }
+}
+
+/// Who sent a key in SMP and how it was read: over the air, from the central or the peripheral, in
+/// the clear or decrypted; in an HCI log, by this host or its peer when its role is not known.
+struct KeySender {
+    enum Who { case central, peripheral, thisHost, peer }
+    enum How { case hciACL, overTheAir, decrypted, decryptedBySniffer, decryptedInCapture }
+    let who: Who
+    let how: How
+
+    var description: String {
+        switch (who, how) {
+        case (.thisHost, _): return "sent by this host (HCI ACL data)"
+        case (.peer, _): return "from the peer (HCI ACL data)"
+        case (_, .hciACL): return (who == .central ? "from the central" : "from the peripheral") + " (HCI ACL data)"
+        default:
+            let from = who == .central ? "from the central, " : "from the peripheral, "
+            switch how {
+            case .decrypted: return from + "decrypted"
+            case .decryptedBySniffer: return from + "decrypted by the sniffer"
+            case .decryptedInCapture: return from + "decrypted in the capture"
+            default: return from + "over the air in the clear"
+            }
         }
     }
 }

@@ -215,6 +215,42 @@ final class HCIKeyTests: XCTestCase {
         XCTAssertEqual(k.frames, [2])
     }
 
+    /// A key's frames are kept as a run while each new one follows the last, and as a list from
+    /// the first that does not: either way `frames` lists them all in order.
+    func testKeyFramesInRunsAndOutOfThem() {
+        let block = Block128(lsbFirst: ArraySlice(Self.ltk))!
+        var k = RevealedKey(.irk, value: block, frames: 7...7, connection: 1, source: "SMP Identity Information",
+                            sender: KeySender(who: .peripheral, how: .hciACL))
+        XCTAssertEqual(k.frames, [7])
+        k.addFrame(8)
+        XCTAssertEqual(k.frames, [7, 8])
+        k.addFrame(8)
+        k.addFrame(12)
+        k.addFrame(13)
+        XCTAssertEqual(k.frames, [7, 8, 8, 12, 13])
+        XCTAssertEqual(k.firstFrame, 7)
+        XCTAssertEqual(k.value, Array(Self.ltk.reversed()))
+        XCTAssertEqual(k.source, "SMP Identity Information from the peripheral (HCI ACL data)")
+        let derived = RevealedKey(.stk, value: block, frames: 3...6, connection: nil, source: "s1(TK, Srand, Mrand)")
+        XCTAssertEqual(derived.frames, [3, 4, 5, 6])
+        XCTAssertEqual(derived.source, "s1(TK, Srand, Mrand)")
+    }
+
+    /// Who sent a key, as `keys` and the HTML report say it.
+    func testKeySendersSayWhoAndHow() {
+        let cases: [(KeySender.Who, KeySender.How, String)] = [
+            (.central, .hciACL, "from the central (HCI ACL data)"),
+            (.peripheral, .hciACL, "from the peripheral (HCI ACL data)"),
+            (.thisHost, .hciACL, "sent by this host (HCI ACL data)"),
+            (.peer, .hciACL, "from the peer (HCI ACL data)"),
+            (.central, .overTheAir, "from the central, over the air in the clear"),
+            (.peripheral, .decrypted, "from the peripheral, decrypted"),
+            (.central, .decryptedBySniffer, "from the central, decrypted by the sniffer"),
+            (.peripheral, .decryptedInCapture, "from the peripheral, decrypted in the capture"),
+        ]
+        for (who, how, text) in cases { XCTAssertEqual(KeySender(who: who, how: how).description, text) }
+    }
+
     func testEnableEncryptionAndShortCommands() {
         let d = Dissector()
         // LE Enable Encryption: handle, Rand(8), EDIV(2), LTK(16).
