@@ -63,6 +63,8 @@ public final class AuditFeed {
     /// When this host advertises.
     private var advertising = HostAdvertisingModel()
     private let restartGap: Int64
+    /// The list `found` fills, used again for every discovery response.
+    private var foundInResponse: [BluetoothUUID] = []
     #if DEBUG
     /// A feed given frames but never finished would lose the scans still on at the end (their
     /// `scanAtEnd`): debug builds, the test suite's, catch the caller that forgets.
@@ -154,7 +156,7 @@ public final class AuditFeed {
             switch d.upper {
             case .att(let r, _)?:
                 let o = observation(r, c, d)
-                let found = o.opcode == .readByGroupTypeResponse || o.opcode == .readByTypeResponse ? Self.found(r) : nil
+                let found = o.opcode == .readByGroupTypeResponse || o.opcode == .readByTypeResponse ? found(r) : nil
                 if let u = o.service ?? found?.first, let owner = owners.service(u, on: c) {
                     sink.observe(.connectionOwner(c, ConnectionOrigin(owner: owner)), at: at)
                 }
@@ -336,15 +338,19 @@ public final class AuditFeed {
         return o
     }
 
-    /// The services or characteristics a discovery response lists.
-    private static func found(_ r: ATTResult) -> [BluetoothUUID] {
-        r.entries.compactMap { e in
+    /// The services or characteristics a discovery response lists, in the list the last response
+    /// filled: the rules read it while the frame is fed and keep none, so its storage is free again
+    /// by the next one.
+    private func found(_ r: ATTResult) -> [BluetoothUUID] {
+        foundInResponse.removeAll(keepingCapacity: true)
+        for e in r.entries {
             switch e.attribute.role {
-            case .service: return e.attribute.uuid
-            case .characteristicDeclaration: return e.attribute.characteristic
-            default: return nil
+            case .service: if let u = e.attribute.uuid { foundInResponse.append(u) }
+            case .characteristicDeclaration: if let u = e.attribute.characteristic { foundInResponse.append(u) }
+            default: break
             }
         }
+        return foundInResponse
     }
 
     static func pairing(_ o: PairingOutcome) -> PairingObservation {
