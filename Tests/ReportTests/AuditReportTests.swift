@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import Decoders
 @testable import Report
+import Wire
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -68,6 +69,30 @@ final class AuditReportTests: XCTestCase {
         XCTAssertEqual(Set(a.findings.map(\.fingerprint)).count, 3)
         XCTAssertEqual(Fingerprint.make(["a"]), "af63dc4c8601ec8c")
         XCTAssertEqual(Fingerprint.make([""]), "cbf29ce484222325")
+    }
+
+    /// A finding's fingerprint, hashed from its parts where they lie, is `Fingerprint.make` over
+    /// the texts: for every kind of subject, with and without an address, identity or detail.
+    func testFingerprintHashedInPlaceIsTheTextsHash() {
+        var findings = run(mixedStream()).findings
+        XCTAssertFalse(findings.isEmpty)
+        guard var f = findings.first else { return }
+        let addresses: [BDAddr?] = [nil, BDAddr(0), BDAddr(0x001B_DC07_32A1), BDAddr(0xFFFF_FFFF_FFFF), BDAddr(0xC0A9_5B3D_0E1F)]
+        for kind in [FindingSubject.Kind.connection, .advertiser, .host] {
+            for address in addresses {
+                for identity in [nil, BDAddr(0x0A0B_0C0D_0E0F)] {
+                    for detail in ["", "handle 0x002a", "Ünïcode"] {
+                        f.subject = FindingSubject(kind: kind, adapter: 3, connectionID: address == nil ? 12 : nil, handle: 0x40,
+                                                   address: address, addressType: 1, identity: identity)
+                        f.detail = detail
+                        findings.append(f)
+                    }
+                }
+            }
+        }
+        for f in findings {
+            XCTAssertEqual(f.fingerprint, Fingerprint.make([f.rule, f.subject.fingerprintKey, f.detail]), "\(f.subject)")
+        }
     }
 
     func testExitCodeForEveryFailOnLevel() {

@@ -289,8 +289,8 @@ final class RuleRunner {
 /// first), marked when the baseline accepts them, and passed on as they come.
 private final class FindingSink {
     private var findings: [Finding] = []
-    /// Index in `findings` by fingerprint.
-    private var index: [String: Int] = [:]
+    /// Index in `findings` by `key`.
+    private var index: [Key: Int] = [:]
     let baseline: Baseline?
     let scope: AuditScope
     var onFinding: ((Finding) -> Void)?
@@ -321,9 +321,15 @@ private final class FindingSink {
 
     /// One finding per rule, subject and owner: what the app did and what the OS or another app
     /// did to the same peer stay apart.
-    private static func key(_ f: Finding) -> String {
-        guard let o = f.owner, !o.isJudged else { return f.fingerprint }
-        return f.fingerprint + " " + o.kind.rawValue
+    private static func key(_ f: Finding) -> Key {
+        guard let o = f.owner, !o.isJudged else { return Key(fingerprint: f.fingerprintHash, owner: nil) }
+        return Key(fingerprint: f.fingerprintHash, owner: o.kind)
+    }
+
+    /// The fingerprint, and the owner when it is not the judged app.
+    private struct Key: Hashable {
+        let fingerprint: UInt64
+        let owner: ActivityOwner.Kind?
     }
 
     /// The findings by where they belong, each group in report order. Identities learnt after a
@@ -332,7 +338,7 @@ private final class FindingSink {
     func outcome() -> AuditOutcome {
         scope.settleScans()
         var merged: [Finding] = []
-        var at: [String: Int] = [:]
+        var at: [Key: Int] = [:]
         for var f in findings {
             scope.resolve(&f.subject)
             if f.ownerFromConnection { f.owner = nil }

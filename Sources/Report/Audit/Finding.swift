@@ -98,6 +98,39 @@ public struct FindingSubject: Sendable, Hashable {
 
     /// The part of the fingerprint that names the subject: stable across captures of the same device,
     /// so it uses the address, never the connection number, unless the address is unknown.
+    /// `fingerprintKey`'s bytes added to `h`, the text not made.
+    func addFingerprintKey(to h: inout FNV1a) {
+        switch kind {
+        case .connection:
+            if let a = identity ?? address {
+                h.add("peer ".utf8)
+                Self.addAddress(a, to: &h)
+            } else {
+                h.add("connection ".utf8)
+                h.add(String(connectionID ?? 0).utf8)
+            }
+        case .advertiser:
+            h.add("advertiser ".utf8)
+            if let a = address { Self.addAddress(a, to: &h) } else { h.add(UInt8(ascii: "?")) }
+        case .host:
+            h.add("host ".utf8)
+            h.add(String(adapter).utf8)
+        }
+    }
+
+    /// `BDAddr.description`'s bytes: lower-case hex octets between colons.
+    private static func addAddress(_ a: BDAddr, to h: inout FNV1a) {
+        func digit(_ nibble: UInt64) { h.add(UInt8(truncatingIfNeeded: nibble < 10 ? 0x30 + nibble : 0x57 + nibble)) }
+        var shift: UInt64 = 40
+        while true {
+            digit(a.raw >> (shift + 4) & 0xF)
+            digit(a.raw >> shift & 0xF)
+            if shift == 0 { break }
+            h.add(UInt8(ascii: ":"))
+            shift -= 8
+        }
+    }
+
     var fingerprintKey: String {
         switch kind {
         case .connection:
@@ -142,7 +175,18 @@ public struct Finding: Sendable {
     public var detail: String
     /// Stable across runs and captures: rule, subject and attribute, never frame numbers. Computed
     /// when asked for (JSON, SARIF, baselines): the text report does not show it.
-    public var fingerprint: String { Fingerprint.make([rule, subject.fingerprintKey, detail]) }
+    public var fingerprint: String { Hex.lower(fingerprintHash, width: 16) }
+    /// `fingerprint` as its number: `Fingerprint.make` over the rule, the subject's key and the
+    /// detail, their bytes hashed where they lie (the auditor keys each finding it takes by it).
+    var fingerprintHash: UInt64 {
+        var h = FNV1a()
+        h.add(rule.utf8)
+        h.add(UInt8(ascii: "|"))
+        subject.addFingerprintKey(to: &h)
+        h.add(UInt8(ascii: "|"))
+        h.add(detail.utf8)
+        return h.value
+    }
     /// True when a baseline accepted it: reported, but not failed.
     public var suppressed: Bool = false
     public var actor: Actor
