@@ -172,18 +172,19 @@ struct KeySender {
     let how: How
 
     var description: String {
-        switch (who, how) {
-        case (.thisHost, _): return "sent by this host (HCI ACL data)"
-        case (.peer, _): return "from the peer (HCI ACL data)"
-        case (_, .hciACL): return (who == .central ? "from the central" : "from the peripheral") + " (HCI ACL data)"
-        default:
-            let from = who == .central ? "from the central, " : "from the peripheral, "
-            switch how {
-            case .decrypted: return from + "decrypted"
-            case .decryptedBySniffer: return from + "decrypted by the sniffer"
-            case .decryptedInCapture: return from + "decrypted in the capture"
-            default: return from + "over the air in the clear"
-            }
+        let from: String
+        switch who {
+        case .thisHost: return "sent by this host (HCI ACL data)"
+        case .peer: return "from the peer (HCI ACL data)"
+        case .central: from = "from the central"
+        case .peripheral: from = "from the peripheral"
+        }
+        switch how {
+        case .hciACL: return from + " (HCI ACL data)"
+        case .overTheAir: return from + ", over the air in the clear"
+        case .decrypted: return from + ", decrypted"
+        case .decryptedBySniffer: return from + ", decrypted by the sniffer"
+        case .decryptedInCapture: return from + ", decrypted in the capture"
         }
     }
 }
