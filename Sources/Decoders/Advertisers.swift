@@ -491,7 +491,7 @@ public struct DeviceSummary: Sendable {
         }
         if let bits = overflowBits { out.append(Field("Overflow Area Bits", .text(bits.map(String.init).joined(separator: " ")))) }
         for c in companies {
-            out.append(Field("Manufacturer", .named(UInt64(c), hex: 4, AssignedNumbers.companyName(c) ?? "Unknown")))
+            out.append(Field("Manufacturer", .company(c) ?? .named(UInt64(c), hex: 4, "Unknown")))
         }
         if let t = txPower { out.append(Field("TX Power", .signed(Int64(t), unit: "dBm"))) }
         if let lo = rssiMin, let med = rssiMedian, let hi = rssiMax {

@@ -607,7 +607,7 @@ enum ADValue {
     static func writeManufacturer(_ d: Bytes, to out: FieldSink) {
         guard let company = d.le16(0) else { return out.add("Data", .bytes(d)) }
         let rest = d.dropFirst(2)
-        out.add("Company ID", .named(UInt64(company), hex: 4, AssignedNumbers.companyName(company) ?? "Unknown"))
+        out.add("Company ID", .company(company) ?? .named(UInt64(company), hex: 4, "Unknown"))
         out.add("Data", .bytes(rest))
         ManufacturerData.writeFields(company: company, data: rest, to: out)
     }
@@ -643,9 +643,8 @@ enum ADValue {
     static func deviceID(_ d: Bytes) -> [Field] {
         var r = ByteReader(d)
         guard let src = try? r.u16(), let vendor = try? r.u16(), let product = try? r.u16(), let version = try? r.u16() else { return [] }
-        let vendorName = src == 1 ? AssignedNumbers.companyName(vendor) : nil
         return [Field("Vendor ID Source", .named(UInt64(src), hex: 4, src == 1 ? "Bluetooth SIG" : src == 2 ? "USB Implementer's Forum" : "Reserved")),
-                vendorName.map { Field("Vendor ID", .named(UInt64(vendor), hex: 4, $0)) } ?? Field.u16("Vendor ID", vendor),
+                Field("Vendor ID", (src == 1 ? .company(vendor) : nil) ?? .uint(UInt64(vendor), hex: 4)),
                 Field.u16("Product ID", product), Field.u16("Version", version)]
     }
 

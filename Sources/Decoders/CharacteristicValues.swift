@@ -682,7 +682,7 @@ extension CharacteristicValues {
         let srcName = src == 1 ? "Bluetooth SIG" : src == 2 ? "USB Implementer's Forum" : "Reserved"
         b.add(Field("Vendor ID Source", .named(UInt64(src), hex: 2, srcName)))
         let company = src == 1 ? AssignedNumbers.companyName(vendor) : nil
-        b.add(Field("Vendor ID", company.map { .named(UInt64(vendor), hex: 4, $0) } ?? .uint(UInt64(vendor), hex: 4)))
+        b.add(Field("Vendor ID", (src == 1 ? .company(vendor) : nil) ?? .uint(UInt64(vendor), hex: 4)))
         b.add(Field("Product ID", .uint(UInt64(product), hex: 4)))
         let v = "\(version >> 8).\(version >> 4 & 0xF).\(version & 0xF)"
         b.add(Field("Product Version", .uint(UInt64(version), hex: 4), [Field("Text", .text(v))]))

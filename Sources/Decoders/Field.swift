@@ -132,21 +132,32 @@ public enum FieldValue: Sendable {
     case received(Bytes)
     /// Raw bytes (a slice of the frame; field trees do not outlive the frame's printing).
     case bytes(Bytes)
-    /// An enumerated value with its name from the specification: "LE Public (0x00)".
-    case named(UInt64, hex: Int, String)
-    /// A raw value and what it means in a unit: 0x0010 → 10 ms.
+    /// An enumerated value with its name from the specification: "LE Public (0x00)". The name is
+    /// the specification's or the assigned numbers' wording, or made from it and numbers ("User 3"),
+    /// never text a device sent: nothing in it is escaped for a terminal or in JSON, so outputs
+    /// copy it (debug builds check that; `NameTextTests` checks every table). Only a few company
+    /// names hold quotation marks (`quotes`, see `company`): JSON escapes those.
+    case named(UInt64, hex: Int, String, quotes: Bool = false)
+    /// A raw value and what it means in a unit: 0x0010 → 10 ms. The unit, like a name, is the
+    /// specification's: written as it is.
     case quantity(UInt64, hex: Int, Double, unit: String)
     /// A signed measure in a unit (RSSI −60 dBm, TX power 4 dBm).
     case signed(Int64, unit: String)
     case address(BDAddr)
     case uuid(BluetoothUUID)
-    /// A bit field: raw value and the names of the bits that are set.
+    /// A bit field: raw value and the names of the bits that are set (the specification's, as
+    /// for `named`).
     case flags(UInt64, hex: Int, SetBitNames)
     /// The input broke the specification here.
     case error(String)
 }
 
 extension FieldValue {
+    /// A company identifier named from the assigned numbers; nil where they do not list it.
+    public static func company(_ id: UInt16) -> FieldValue? {
+        AssignedNumbers.companyName(id).map { .named(UInt64(id), hex: 4, $0, quotes: AssignedNumbers.companyNameHasQuotes(id)) }
+    }
+
     /// A copy made case by case: numbers, booleans, addresses and UUIDs are plain bits, rebuilt
     /// without the value witness the compiler calls to copy the whole enum (about 40
     /// instructions a field, whatever its case). Only values holding references go through it.

@@ -592,7 +592,7 @@ enum LLFieldKind: Sendable {
             out.add(label, .flags(UInt64(v), hex: 2, SetBitNames(UInt64(v), in: LLPhy.names)))
         case .company:
             let v = try r.u16()
-            out.add(label, .named(UInt64(v), hex: 4, AssignedNumbers.companyName(v) ?? "Unknown"))
+            out.add(label, .company(v) ?? .named(UInt64(v), hex: 4, "Unknown"))
         case .sca:
             let v = try r.u8()
             out.add(label, .named(UInt64(v), hex: 0, LLConnectInd.scaNames[Int(v & 7)]))

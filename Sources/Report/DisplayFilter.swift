@@ -473,10 +473,10 @@ final class Matcher: FieldSink {
     static func compare(_ v: FieldValue, part: Test.Part?, _ op: Test.Op, _ lit: Literal) -> Bool {
         if let part {
             switch (part, v) {
-            case (.value, .named(let n, _, _)), (.value, .quantity(let n, _, _, _)), (.value, .flags(let n, _, _)):
+            case (.value, .named(let n, _, _, _)), (.value, .quantity(let n, _, _, _)), (.value, .flags(let n, _, _)):
                 return compareUnsigned(n, op, lit)
             case (.value, _): return compare(v, part: nil, op, lit)
-            case (.name, .named(_, _, let s)): return compareText(s.utf8, op, lit)
+            case (.name, .named(_, _, let s, _)): return compareText(s.utf8, op, lit)
             case (.name, .uuid(let u)):
                 guard let s = AssignedNumbers.name(u) else { return false }
                 return compareText(s.utf8, op, lit)
@@ -490,10 +490,10 @@ final class Matcher: FieldSink {
         }
         switch v {
         case .none: return false
-        case .uint(let n, _), .named(let n, _, _), .quantity(let n, _, _, _), .flags(let n, _, _):
+        case .uint(let n, _), .named(let n, _, _, _), .quantity(let n, _, _, _), .flags(let n, _, _):
             if lit.unsigned == nil, lit.number == nil {
                 // `hci_event.event_code == "Disconnection Complete"`: the name.
-                if case .named(_, _, let s) = v { return compareText(s.utf8, op, lit) }
+                if case .named(_, _, let s, _) = v { return compareText(s.utf8, op, lit) }
                 if case .flags(_, _, let names) = v, op == .contains { return names.contains(lit.text) }
                 return false
             }

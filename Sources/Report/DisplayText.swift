@@ -117,6 +117,10 @@ public enum DisplayText {
         style.contains(.markdown) && (b == UInt8(ascii: "|") || b == UInt8(ascii: "`"))
     }
 
+    /// `s` is the same escaped for a terminal: what a value's name from the specification must
+    /// be, since text outputs copy it as it is (`FieldValue.named`).
+    public static func isPlainName(_ s: String) -> Bool { escaped(s) == s }
+
     /// `s` escaped, for text outputs built as Strings (device lists, reports, error messages).
     public static func escaped(_ s: String, _ style: Style = []) -> String {
         var s = s

@@ -176,7 +176,7 @@ public final class FieldColumns {
     /// `digits`: tshark's form of the number (hex with that many digits, 0 decimal).
     static func format(_ v: FieldValue, part: Test.Part?, digits: Int? = nil) -> String {
         switch (part, v) {
-        case (.name?, .named(_, _, let s)): return s
+        case (.name?, .named(_, _, let s, _)): return s
         case (.name?, .uuid(let u)): return AssignedNumbers.name(u) ?? ""
         case (.uuid128?, .uuid(let u)): return u.uuidString.lowercased()
         case (.set?, .flags(_, _, let names)): return names.joined(separator: ",")
@@ -184,7 +184,7 @@ public final class FieldColumns {
         }
         switch v {
         case .none: return ""
-        case .uint(let n, let hex), .named(let n, let hex, _), .quantity(let n, let hex, _, _), .flags(let n, let hex, _):
+        case .uint(let n, let hex), .named(let n, let hex, _, _), .quantity(let n, let hex, _, _), .flags(let n, let hex, _):
             let width = digits ?? hex
             return width > 0 ? hexNumber(n, width: width) : String(n)
         case .int(let n), .signed(let n, _): return String(n)

@@ -14,7 +14,7 @@ public enum FieldRendering {
         case .derived(let t): return t.string
         case .received(let b): return String(decoding: b, as: UTF8.self)
         case .bytes(let b): return b.isEmpty ? "(empty)" : Hex.string(b)
-        case .named(let n, let hex, let name): return name + " (" + Hex.prefixed(n, width: max(hex, 1)) + ")"
+        case .named(let n, let hex, let name, _): return name + " (" + Hex.prefixed(n, width: max(hex, 1)) + ")"
         case .quantity(let raw, let hex, let value, let unit):
             return decimal(value) + " " + unit + " (" + (hex > 0 ? Hex.prefixed(raw, width: hex) : String(raw)) + ")"
         case .signed(let n, let unit): return String(n) + (unit.isEmpty ? "" : " " + unit)
@@ -335,7 +335,9 @@ public enum FieldRendering {
     }
 
     /// `text(v)` written straight into the output buffer, with no intermediate strings. Every
-    /// string goes through `DisplayText`: any of them can carry what a device sent.
+    /// string goes through `DisplayText`, since any of them can carry what a device sent, but the
+    /// names of values, bits and UUIDs and units: they are the specification's, copied as they are
+    /// (`FieldValue.named`).
     static func writeText(_ v: FieldValue, to out: Output) {
         switch v {
         case .none: break
@@ -346,15 +348,15 @@ public enum FieldRendering {
         case .derived(let t): out.write(display: t)
         case .received(let b): out.write(display: b)
         case .bytes(let b): if b.isEmpty { out.write("(empty)") } else { out.write(lowerHex: b) }
-        case .named(let n, let hex, let name):
-            out.write(display: name)
+        case .named(let n, let hex, let name, _):
+            out.write(name: name)
             out.write(" (")
             out.write(hex: n, width: max(hex, 1))
             out.write(byte: UInt8(ascii: ")"))
         case .quantity(let raw, let hex, let value, let unit):
             writeDecimal(value, to: out)
             out.write(byte: 32)
-            out.write(display: unit)
+            out.write(name: unit)
             out.write(" (")
             if hex > 0 { out.write(hex: raw, width: hex) } else { out.write(uint: raw) }
             out.write(byte: UInt8(ascii: ")"))
@@ -362,7 +364,7 @@ public enum FieldRendering {
             out.write(int: n)
             if !unit.isEmpty {
                 out.write(byte: 32)
-                out.write(display: unit)
+                out.write(name: unit)
             }
         case .address(let a): out.write(address: a.raw)
         case .uuid(let u):
@@ -374,7 +376,7 @@ public enum FieldRendering {
             }
             if let name = AssignedNumbers.name(u) {
                 out.write(byte: 32)
-                out.write(display: name)
+                out.write(name: name)
             }
         case .flags(let n, let hex, let names):
             out.write(hex: n, width: max(hex, 1))
@@ -382,7 +384,7 @@ public enum FieldRendering {
                 out.write(" (")
                 for (i, name) in names.enumerated() {
                     if i > 0 { out.write(", ") }
-                    out.write(display: name)
+                    out.write(name: name)
                 }
                 out.write(byte: UInt8(ascii: ")"))
             }
@@ -534,7 +536,16 @@ public enum FieldRendering {
     static func writeJSONMembers(_ node: UnsafePointer<FieldList.Node>, to out: Output) -> Bool {
         switch node.pointee.value {
         case .none: return false
-        case .named(let n, _, let name):
+        // `quotes` matched as a constant: bound to a name, it made the whole value be copied out
+        // of its node (about 75 instructions a name).
+        case .named(let n, _, let name, false):
+            out.write("\"value\":")
+            out.write(uint: n)
+            out.write(",\"name\":\"")
+            assert(!name.contains("\""), "quotation marks not marked: \(name)")
+            out.write(name: name)
+            out.write(byte: UInt8(ascii: "\""))
+        case .named(let n, _, let name, true):
             out.write("\"value\":")
             out.write(uint: n)
             out.write(",\"name\":")
@@ -543,7 +554,7 @@ public enum FieldRendering {
             out.write("\"value\":")
             out.write(uint: raw)
             out.write(byte: UInt8(ascii: ","))
-            out.write(jsonString: unit)
+            out.write(jsonName: unit)
             out.write(byte: UInt8(ascii: ":"))
             writeDecimal(value, to: out)
         case .uuid(let u):
@@ -555,7 +566,7 @@ public enum FieldRendering {
             out.write(byte: UInt8(ascii: "\""))
             if let name = AssignedNumbers.name(u) {
                 out.write(",\"name\":")
-                out.write(jsonString: name)
+                out.write(jsonName: name)
             }
         case .flags(let n, _, let names):
             out.write("\"value\":")
@@ -563,7 +574,7 @@ public enum FieldRendering {
             out.write(",\"set\":[")
             for (i, name) in names.enumerated() {
                 if i > 0 { out.write(byte: UInt8(ascii: ",")) }
-                out.write(jsonString: name)
+                out.write(jsonName: name)
             }
             out.write(byte: UInt8(ascii: "]"))
         case .error(let why):

@@ -260,6 +260,22 @@ public final class Output {
         }
     }
 
+    /// A name or a unit from the specification, copied: it has nothing a terminal escapes
+    /// (`FieldValue.named`; debug builds check).
+    @inline(__always) public func write(name s: String) {
+        assert(DisplayText.isPlainName(s), "a name with text to escape: \(s)")
+        write(s)
+    }
+
+    /// A name or a unit from the specification as a quoted JSON string, copied: it has nothing
+    /// to escape (`FieldValue.named`; debug builds check).
+    @inline(__always) public func write(jsonName s: String) {
+        assert(DisplayText.isPlainName(s) && JSONText.quoted(s).utf8.count == s.utf8.count + 2, "a name with text to escape: \(s)")
+        append(UInt8(ascii: "\""))
+        write(s)
+        append(UInt8(ascii: "\""))
+    }
+
     /// A summary line as a quoted JSON string.
     public func write(jsonString line: borrowing TextLine) {
         line.withUnsafeBytes { writeJSON($0) }

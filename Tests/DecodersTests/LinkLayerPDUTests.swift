@@ -62,7 +62,7 @@ final class LinkLayerPDUTests: XCTestCase {
         XCTAssertTrue(f.problems.isEmpty, "\(f.problems)")
         XCTAssertTrue(f.summary.contains("ADV_IND"), f.summary)
         let ll = f.fields.first { $0.label == "Bluetooth Low Energy Link Layer" }
-        guard case .named(1, _, let name)? = ll?.children.first(where: { $0.label == "Coding Indicator" })?.value else {
+        guard case .named(1, _, let name, _)? = ll?.children.first(where: { $0.label == "Coding Indicator" })?.value else {
             return XCTFail("no Coding Indicator field")
         }
         XCTAssertEqual(name, "FEC Block 2 coded using S=2")

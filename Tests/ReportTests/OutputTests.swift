@@ -231,6 +231,28 @@ final class OutputTests: XCTestCase {
         }
     }
 
+    /// Names are copied into JSON, but the few company names that hold quotation marks are
+    /// escaped: every company's field is valid JSON and gives back its name. In text the quotes
+    /// stay as they are.
+    func testCompanyNamesWithQuotesStayValidJSON() throws {
+        var quoted = 0
+        for id in 0...UInt16.max {
+            guard let value = FieldValue.company(id), case .named(_, _, let name, let quotes) = value else { continue }
+            XCTAssertEqual(quotes, name.contains("\""), name)
+            if quotes { quoted += 1 }
+            let json = try written { out in
+                out.write(byte: UInt8(ascii: "{"))
+                FieldRendering.writeJSONMembers([Field("Company ID", value)], to: out)
+                out.write(byte: UInt8(ascii: "}"))
+            }
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json)) as? [String: [String: Any]], name)
+            XCTAssertEqual(object["company_id"]?["name"] as? String, name)
+            XCTAssertEqual(object["company_id"]?["value"] as? Int, Int(id))
+            XCTAssertEqual(FieldRendering.text(value), name + " (" + Hex.prefixed(id, width: 4) + ")")
+        }
+        XCTAssertEqual(quoted, 6)
+    }
+
     /// `JSONText.quoted` is the buffer's escaping: the same bytes for every special character.
     func testQuotedStringsAreWhatTheBufferWrites() throws {
         for s in ["plain", "quote \" and backslash \\", "tab\tnewline\nreturn\r", "nul \u{0} unit \u{1F} del \u{7F}",

@@ -12,6 +12,10 @@ public enum AssignedNumbers {
     public static func companyName(_ id: UInt16) -> String? {
         id < 0x1000 ? companiesByID[Int(id)] : companies[UInt32(id)]
     }
+    /// The company's name holds quotation marks (a few quote their brand): the one kind of
+    /// name JSON must escape.
+    public static func companyNameHasQuotes(_ id: UInt16) -> Bool { companiesWithQuotes.contains(id) }
+    static let companiesWithQuotes: [UInt16] = [0x0380, 0x0702, 0x089A, 0x094F, 0x0972, 0x0C08]
     public static func appearanceName(_ value: UInt16) -> String? {
         appearances[UInt32(value)] ?? appearances[UInt32(value & 0xFFC0)].map { $0 + " (subcategory \(value & 0x3F))" }
     }
