@@ -84,7 +84,21 @@ public final class Output {
         }
     }
 
-    @inline(__always) public func write(_ s: String) {
+    /// A literal, its bytes copied as they are: literals go here rather than through `String`,
+    /// where each was first found in the String (small ones copied out of it) at every call.
+    @inline(__always) public func write(_ s: StaticString) {
+        // Its length is known where it is written: the copy is a few loads and stores in place.
+        let n = s.utf8CodeUnitCount
+        if s.hasPointerRepresentation, count &+ n <= chunk {
+            TextCursor.copyShort(from: s.utf8Start, count: n, to: storage + count)
+            count &+= n
+        } else {
+            s.withUTF8Buffer { append($0) }
+        }
+    }
+
+    /// Text made at run time, as it is. Disfavoured so that literals take the `StaticString` path.
+    @_disfavoredOverload @inline(__always) public func write(_ s: String) {
         // Native strings are read in place; `withUTF8` needs a mutable copy (a retain and release).
         if s.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
             var s = s

@@ -253,6 +253,32 @@ final class OutputTests: XCTestCase {
         XCTAssertEqual(quoted, 6)
     }
 
+    /// Literals are copied in place, each length its own way (bytes, halves, words, memcpy), and
+    /// flushed as the buffer fills: every byte arrives once, in order, whatever the length and
+    /// wherever the buffer's end falls. Single characters, held as a scalar rather than bytes, too.
+    func testLiteralsOfEveryLengthAreWrittenAsTheyAre() throws {
+        let pieces: [StaticString] = [
+            "", "a", "ab", "abc", "abcd", "abcde", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghijklmno",
+            "abcdefghijklmnop", "abcdefghijklmnopq", "abcdefghijklmnopqrstuvwxyz01234", "abcdefghijklmnopqrstuvwxyz012345",
+            "abcdefghijklmnopqrstuvwxyz0123456", "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", "é", "\"", "µs",
+        ]
+        var expected: [UInt8] = []
+        let bytes = try written { out in
+            for i in 0..<30_000 {
+                let piece = pieces[(i &* 7) % pieces.count]
+                out.write(piece)
+                piece.withUTF8Buffer { expected += $0 }
+                if i % 11 == 0 {
+                    out.write("é")
+                    expected += Array("é".utf8)
+                }
+            }
+        }
+        XCTAssertGreaterThan(expected.count, 3 << 17)
+        XCTAssertEqual(bytes.count, expected.count)
+        XCTAssertTrue(bytes == expected)
+    }
+
     /// `JSONText.quoted` is the buffer's escaping: the same bytes for every special character.
     func testQuotedStringsAreWhatTheBufferWrites() throws {
         for s in ["plain", "quote \" and backslash \\", "tab\tnewline\nreturn\r", "nul \u{0} unit \u{1F} del \u{7F}",
