@@ -100,7 +100,14 @@ public final class Output {
     /// Text made at run time, as it is. Disfavoured so that literals take the `StaticString` path.
     @_disfavoredOverload @inline(__always) public func write(_ s: String) {
         // Native strings are read in place; `withUTF8` needs a mutable copy (a retain and release).
-        if s.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
+        if s.utf8.withContiguousStorageIfAvailable({ (u: UnsafeBufferPointer<UInt8>) -> Void in
+            if let base = u.baseAddress, count &+ u.count <= chunk {
+                TextCursor.copyShort(from: base, count: u.count, to: storage + count)
+                count &+= u.count
+            } else {
+                append(u)
+            }
+        }) == nil {
             var s = s
             s.withUTF8 { append($0) }
         }
@@ -154,8 +161,14 @@ public final class Output {
         let m = v.magnitude
         // One digit (most lengths, flags and counts): no loop.
         if m < 10 { append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m)); return }
+        // Written in place, two digits a step from the end: at most 20 bytes.
         let n = TextCursor.decimalDigits(m)
-        withRoom(n) { $0.appendDecimal(m, digits: n) }
+        if count &+ n <= chunk {
+            Self.storeRight(m, storage + count, width: n)
+            count &+= n
+        } else {
+            withRoom(n) { $0.appendDecimal(m, digits: n) }
+        }
     }
 
 

@@ -253,10 +253,11 @@ final class OutputTests: XCTestCase {
         XCTAssertEqual(quoted, 6)
     }
 
-    /// Literals are copied in place, each length its own way (bytes, halves, words, memcpy), and
-    /// flushed as the buffer fills: every byte arrives once, in order, whatever the length and
-    /// wherever the buffer's end falls. Single characters, held as a scalar rather than bytes, too.
-    func testLiteralsOfEveryLengthAreWrittenAsTheyAre() throws {
+    /// Literals, Strings and numbers are written in place, each length its own way (bytes, halves,
+    /// words, memcpy; digits two at a time), and flushed as the buffer fills: every byte arrives
+    /// once, in order, whatever the length and wherever the buffer's end falls. Single characters,
+    /// held as a scalar rather than bytes, too.
+    func testPiecesOfEveryLengthAreWrittenAsTheyAre() throws {
         let pieces: [StaticString] = [
             "", "a", "ab", "abc", "abcd", "abcde", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghijklmno",
             "abcdefghijklmnop", "abcdefghijklmnopq", "abcdefghijklmnopqrstuvwxyz01234", "abcdefghijklmnopqrstuvwxyz012345",
@@ -272,9 +273,15 @@ final class OutputTests: XCTestCase {
                     out.write("é")
                     expected += Array("é".utf8)
                 }
+                let text = String(repeating: "x", count: i % 37) + "\(i)"
+                out.write(text)
+                expected += Array(text.utf8)
+                let number = Int64(bitPattern: UInt64(i &* 2_654_435_761) >> UInt64(i % 64)) * (i % 3 == 0 ? -1 : 1)
+                out.write(int: number)
+                expected += Array(String(number).utf8)
             }
         }
-        XCTAssertGreaterThan(expected.count, 3 << 17)
+        XCTAssertGreaterThan(expected.count, 8 << 17)
         XCTAssertEqual(bytes.count, expected.count)
         XCTAssertTrue(bytes == expected)
     }
