@@ -732,7 +732,14 @@ public final class ATTResult {
     /// The text of the attributes described, by handle, and of the note last described, kept
     /// across refills: values are written and notified over and over on a few attributes, and
     /// their text is then made once rather than per frame.
-    private var described: [Key16: (attribute: GATTAttribute, text: String, plain: Bool)] = [:]
+    private var described: [Key16: Described] = [:]
+    /// A struct, not a tuple: a tuple read out of the dictionary was copied through its run-time
+    /// metadata (about 55 instructions a frame on `-v`).
+    private struct Described {
+        let attribute: GATTAttribute
+        let text: String
+        let plain: Bool
+    }
     private var noted: (note: ATTNote, text: String)?
     /// Attributes whose text is kept at most (then the texts are made afresh).
     private static let describedLimit = 64
@@ -742,7 +749,7 @@ public final class ATTResult {
         if let d = described[Key16(a.handle)], d.attribute == a { return (d.text, d.plain) }
         let (text, plain) = TextLine.makeChecked(a.writeDescription)
         if described.count >= ATTResult.describedLimit { described.removeAll(keepingCapacity: true) }
-        described[Key16(a.handle)] = (a, text, plain)
+        described[Key16(a.handle)] = Described(attribute: a, text: text, plain: plain)
         return (text, plain)
     }
 
