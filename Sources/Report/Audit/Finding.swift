@@ -98,48 +98,35 @@ public struct FindingSubject: Sendable, Hashable {
 
     /// The part of the fingerprint that names the subject: stable across captures of the same device,
     /// so it uses the address, never the connection number, unless the address is unknown.
-    /// `fingerprintKey`'s bytes added to `h`, the text not made.
-    func addFingerprintKey(to h: inout FNV1a) {
+    func write(fingerprintKey out: inout TextLine) {
         switch kind {
         case .connection:
             if let a = identity ?? address {
-                h.add("peer ".utf8)
-                Self.addAddress(a, to: &h)
+                out += "peer "
+                out.write(a)
             } else {
-                h.add("connection ".utf8)
-                h.add(String(connectionID ?? 0).utf8)
+                out += "connection "
+                out.write(connectionID ?? 0)
             }
         case .advertiser:
-            h.add("advertiser ".utf8)
-            if let a = address { Self.addAddress(a, to: &h) } else { h.add(UInt8(ascii: "?")) }
+            out += "advertiser "
+            if let a = address { out.write(a) } else { out += "?" }
         case .host:
-            h.add("host ".utf8)
-            h.add(String(adapter).utf8)
+            out += "host "
+            out.write(Int(adapter))
         }
     }
 
-    /// `BDAddr.description`'s bytes: lower-case hex octets between colons.
-    private static func addAddress(_ a: BDAddr, to h: inout FNV1a) {
-        func digit(_ nibble: UInt64) { h.add(UInt8(truncatingIfNeeded: nibble < 10 ? 0x30 + nibble : 0x57 + nibble)) }
-        var shift: UInt64 = 40
-        while true {
-            digit(a.raw >> (shift + 4) & 0xF)
-            digit(a.raw >> shift & 0xF)
-            if shift == 0 { break }
-            h.add(UInt8(ascii: ":"))
-            shift -= 8
+    /// `fingerprintKey`'s bytes added to `h`, written on the stack: no String is made.
+    func addFingerprintKey(to h: inout FNV1a) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { room in
+            var line = TextLine(lent: room)
+            write(fingerprintKey: &line)
+            line.withUnsafeBytes { h.add($0) }
         }
     }
 
-    var fingerprintKey: String {
-        switch kind {
-        case .connection:
-            if let a = identity ?? address { return "peer " + a.description }
-            return "connection " + String(connectionID ?? 0)
-        case .advertiser: return "advertiser " + (address?.description ?? "?")
-        case .host: return "host " + String(adapter)
-        }
-    }
+    var fingerprintKey: String { TextLine.make { write(fingerprintKey: &$0) } }
 }
 
 /// One time a rule found its breach on a subject: a finding lists them all (the first is the
