@@ -107,12 +107,23 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
     /// The same, and whether the line stayed plain (`write(plain:)` may then write the text).
     public static func makeChecked(_ body: (inout TextLine) -> Void) -> (text: String, plain: Bool) {
         // Room for a typical description on the stack: the String is then the one allocation.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { room in
-            var line = TextLine(lent: room)
+        onStack { line in
             body(&line)
             return (line.string, !line.mayNeedEscape)
         }
     }
+
+    /// A line with room for a typical description on the stack, for `body` only: text that is
+    /// made to be looked at (hashed, turned into a String) and not kept allocates nothing.
+    public static func onStack<R>(_ body: (inout TextLine) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { room in
+            var line = TextLine(lent: room)
+            return body(&line)
+        }
+    }
+
+    /// The line's bytes added to `h`.
+    public func hash(into h: inout FNV1a) { withUnsafeBytes { h.add($0) } }
 
     public mutating func write(_ s: String) {
         mayNeedEscape = true

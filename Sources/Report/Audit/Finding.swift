@@ -119,10 +119,9 @@ public struct FindingSubject: Sendable, Hashable {
 
     /// `fingerprintKey`'s bytes added to `h`, written on the stack: no String is made.
     func addFingerprintKey(to h: inout FNV1a) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { room in
-            var line = TextLine(lent: room)
+        TextLine.onStack { line in
             write(fingerprintKey: &line)
-            line.withUnsafeBytes { h.add($0) }
+            line.hash(into: &h)
         }
     }
 
