@@ -63,6 +63,15 @@ public final class Output {
         count &+= 1
     }
 
+    /// `n` bytes copied in place while the buffer has room short of `chunk` (no flush is then
+    /// due); false, with nothing copied, otherwise. What literals and text take before `append`.
+    @inline(__always) private func copyInPlace(_ base: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        guard count &+ n <= chunk else { return false }
+        TextCursor.copyShort(from: base, count: n, to: storage + count)
+        count &+= n
+        return true
+    }
+
     private func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         if reserve(bytes.count) {
@@ -88,11 +97,7 @@ public final class Output {
     /// where each was first found in the String (small ones copied out of it) at every call.
     @inline(__always) public func write(_ s: StaticString) {
         // Its length is known where it is written: the copy is a few loads and stores in place.
-        let n = s.utf8CodeUnitCount
-        if s.hasPointerRepresentation, count &+ n <= chunk {
-            TextCursor.copyShort(from: s.utf8Start, count: n, to: storage + count)
-            count &+= n
-        } else {
+        if !(s.hasPointerRepresentation && copyInPlace(s.utf8Start, s.utf8CodeUnitCount)) {
             s.withUTF8Buffer { append($0) }
         }
     }
@@ -101,12 +106,8 @@ public final class Output {
     @_disfavoredOverload @inline(__always) public func write(_ s: String) {
         // Native strings are read in place; `withUTF8` needs a mutable copy (a retain and release).
         if s.utf8.withContiguousStorageIfAvailable({ (u: UnsafeBufferPointer<UInt8>) -> Void in
-            if let base = u.baseAddress, count &+ u.count <= chunk {
-                TextCursor.copyShort(from: base, count: u.count, to: storage + count)
-                count &+= u.count
-            } else {
-                append(u)
-            }
+            if let base = u.baseAddress, copyInPlace(base, u.count) { return }
+            append(u)
         }) == nil {
             var s = s
             s.withUTF8 { append($0) }
