@@ -72,6 +72,7 @@ public enum FieldRendering {
         public func end() { indent &-= 2 }
 
         public func add(_ label: FieldLabel, _ value: FieldValue) {
+            if out.write(indent: indent, label: label, line: value) { return }
             let hasValue: Bool
             if case .none = value { hasValue = false } else { hasValue = true }
             out.write(indent: indent, label: label, colon: hasValue)

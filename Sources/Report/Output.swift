@@ -245,15 +245,70 @@ public final class Output {
     /// and, before a value, the colon and space.
     @inline(__always)
     public func write(indent: Int, label: FieldLabel, colon: Bool) {
-        let n = indent &+ label.count &+ (colon ? 2 : 0)
-        // Slack after the line: the indent is stored eight spaces at a time, and the label
-        // then written over what went past it.
-        guard indent <= 64, reserve(n &+ 8) else {
+        guard lineStart(indent: indent, label: label, colon: colon, room: 0) else {
             write(spaces: indent)
             append(label.utf8)
             if colon { write(": ") }
             return
         }
+    }
+
+    /// A whole field line whose value is a number in hex ("    Handle: 0x0010\n"), a decimal
+    /// below 10,000, a named value, a boolean, or nothing (a group's line): one reservation and
+    /// straight stores for most lines of `read -v`. False, with nothing written, for other values
+    /// (or when the buffer must be flushed first): `FieldRendering.writeText` writes those.
+    @inline(__always)
+    public func write(indent: Int, label: FieldLabel, line value: FieldValue) -> Bool {
+        switch value {
+        case .none:
+            guard lineStart(indent: indent, label: label, colon: false, room: 1) else { return false }
+        case .uint(let v, let hex):
+            if hex > 0 {
+                let digits = max(Hex.significantDigits(v), hex)
+                guard digits <= 8, lineStart(indent: indent, label: label, colon: true, room: 11) else { return false }
+                count &+= TextCursor.storeHexWord(v, digits: digits, prefix: true, lower: false, at: storage + count)
+            } else {
+                guard v < 10_000, lineStart(indent: indent, label: label, colon: true, room: 5) else { return false }
+                let digits = TextCursor.decimalDigits(v)
+                Self.storeRight(v, storage + count, width: digits)
+                count &+= digits
+            }
+        case .named(let v, let hex, let name, _):
+            // "Name (0x1B)": the name copied as it is (`write(name:)`).
+            let digits = max(Hex.significantDigits(v), hex, 1)
+            guard digits <= 8, name.utf8.withContiguousStorageIfAvailable({ (u: UnsafeBufferPointer<UInt8>) -> Bool in
+                guard let base = u.baseAddress, lineStart(indent: indent, label: label, colon: true, room: u.count &+ 14) else { return false }
+                assert(DisplayText.isPlainName(name), "a name with text to escape: \(name)")
+                let p = storage + count
+                TextCursor.copyShort(from: base, count: u.count, to: p)
+                UnsafeMutableRawPointer(p + u.count).storeBytes(of: UInt16(0x2820).littleEndian, as: UInt16.self)  // " ("
+                let k = u.count &+ 2 &+ TextCursor.storeHexWord(v, digits: digits, prefix: true, lower: false, at: p + (u.count &+ 2))
+                p[k] = UInt8(ascii: ")")
+                count &+= k &+ 1
+                return true
+            }) == true else { return false }
+        case .bool(let b):
+            guard lineStart(indent: indent, label: label, colon: true, room: 6) else { return false }
+            // "true" or "false", stored as one word.
+            let raw = UnsafeMutableRawPointer(storage + count)
+            raw.storeBytes(of: (b ? 0x65_7572_74 : 0x65_736c_6166 as UInt64).littleEndian, as: UInt64.self)
+            count &+= b ? 4 : 5
+        default:
+            return false
+        }
+        storage[count] = 10
+        count &+= 1
+        return true
+    }
+
+    /// Stores a line's indent, label and colon when the buffer has room for them, `room` bytes
+    /// after them and slack; false, with nothing written, otherwise.
+    @inline(__always)
+    private func lineStart(indent: Int, label: FieldLabel, colon: Bool, room: Int) -> Bool {
+        let n = indent &+ label.count &+ (colon ? 2 : 0)
+        // Slack after the line: the indent is stored eight spaces at a time, and the label
+        // then written over what went past it.
+        guard indent <= 64, reserve(n &+ room &+ 8) else { return false }
         let p = storage + count
         let raw = UnsafeMutableRawPointer(p)
         // Straight-line stores, not loops: a loop of stores (or of a label's words) is compiled
@@ -271,6 +326,7 @@ public final class Output {
         TextCursor.copyShort(from: label.start, count: label.count, to: raw + indent)
         if colon { raw.storeBytes(of: UInt16(0x203A).littleEndian, toByteOffset: n &- 2, as: UInt16.self) }  // ": "
         count &+= n
+        return true
     }
 
     /// Appends `n` spaces.

@@ -146,6 +146,53 @@ final class OutputTests: XCTestCase {
         }
     }
 
+    /// A field line written in one piece (`write(indent:label:line:)`) is the line the general path
+    /// writes: indent, label, colon and value as `writeText` spells it, then a newline. Values past
+    /// its reach (nine hex digits, decimals from 10,000, other cases) are left to the general path,
+    /// and so is every line near the end of the buffer.
+    func testWholeFieldLinesAreWhatThePiecesSpell() throws {
+        let names = ["", "ATT", "Handle Value Notification", "LE General Discoverable Mode, BR/EDR Not Supported",
+                     String(repeating: "N", count: 70)]
+        var values: [FieldValue] = [.none, .bool(true), .bool(false), .int(-3), .text("text")]
+        for v: UInt64 in [0, 9, 10, 99, 100, 9_999, 10_000, 0x1B, 0xFFFF_FFFF, 0x1_0000_0000] {
+            for hex in [0, 1, 2, 4, 8] { values.append(.uint(v, hex: hex)) }
+            for name in names { values.append(.named(v, hex: 2, name)) }
+        }
+        for before in [0, 131_060] {
+            let filler = [UInt8](repeating: UInt8(ascii: "."), count: before)
+            for indent in [0, 17] {
+                for label in ["CID", "Simultaneous LE and BR/EDR to Same Device Capable (Controller)"] {
+                    for value in values {
+                        var taken = true
+                        let line = try written { out in
+                            out.write(bytes: filler)
+                            taken = out.write(indent: indent, label: FieldLabel(label), line: value)
+                        }
+                        let expected = try written { out in
+                            var hasValue = true
+                            if case .none = value { hasValue = false }
+                            out.write(indent: indent, label: FieldLabel(label), colon: hasValue)
+                            FieldRendering.writeText(value, to: out)
+                            out.write(byte: 10)
+                        }
+                        if taken {
+                            XCTAssertEqual(String(decoding: line.dropFirst(before), as: UTF8.self),
+                                           String(decoding: expected, as: UTF8.self), "\(value) after \(before)")
+                        } else {
+                            XCTAssertEqual(line.count, before, "nothing written when not taken: \(value)")
+                        }
+                        switch value {
+                        case .uint(let v, let hex) where before == 0: XCTAssertEqual(taken, hex > 0 ? v <= 0xFFFF_FFFF : v < 10_000)
+                        case .int, .text: XCTAssertFalse(taken)
+                        case .none, .bool: if before == 0 { XCTAssertTrue(taken) }
+                        default: break
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Short copies (labels, escaped runs) are word stores from both ends: every length up to and
     /// past the word path's end copies exactly its bytes and writes nothing before or after them.
     func testShortCopiesWriteExactlyTheirBytes() {
