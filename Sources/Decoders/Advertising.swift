@@ -100,12 +100,22 @@ public struct AdvertisingData: Dissectable, Sendable {
         return out
     }
 
-    /// `serviceUUIDs` one by one, without an array.
+    /// `serviceUUIDs` one by one, without an array. Read in place by offset: building each
+    /// structure and a reader over it held the data twice more (every report's summary lists them).
     func forEachServiceUUID(_ body: (ListedUUID) -> Void) {
-        forEachStructure(where: { ADType.serviceLists[$0] != nil }) { s in
-            guard let list = ADType.serviceLists[s.type] else { return }
-            var r = ByteReader(s.data)
-            while r.remaining >= list.width, let u = try? r.uuid(width: list.width) { body(ListedUUID(uuid: u, complete: list.complete)) }
+        var i = 0
+        while i < structures.endIndex {
+            // Up to `endIndex` each structure's length byte, type and data are there (`walk`).
+            let next = structures.index(after: i)
+            if let list = ADType.serviceLists[data[data.startIndex &+ i &+ 1]] {
+                var at = i &+ 2
+                // A trailing partial UUID is left out (a problem of its own).
+                while next &- at >= list.width {
+                    body(ListedUUID(uuid: BluetoothUUID(littleEndian: data, at: at, width: list.width), complete: list.complete))
+                    at &+= list.width
+                }
+            }
+            i = next
         }
     }
 

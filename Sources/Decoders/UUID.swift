@@ -33,18 +33,17 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible, Compar
 
     /// Reads a UUID stored little-endian on the air, 2, 4 or 16 bytes long.
     public init?(littleEndian bytes: Bytes) {
-        switch bytes.count {
-        case 2: self.init(uuid16: UInt16(bytes.byte(0)!) | UInt16(bytes.byte(1)!) << 8)
-        case 4:
-            var v: UInt32 = 0
-            for i in 0..<4 { v |= UInt32(bytes.byte(i)!) << (8 * i) }
-            self.init(uuid32: v)
-        case 16:
-            var h: UInt64 = 0, l: UInt64 = 0
-            for i in 0..<8 { l |= UInt64(bytes.byte(i)!) << (8 * i) }
-            for i in 0..<8 { h |= UInt64(bytes.byte(8 + i)!) << (8 * i) }
-            self.init(high: h, low: l)
-        default: return nil
+        guard bytes.count == 2 || bytes.count == 4 || bytes.count == 16 else { return nil }
+        self.init(littleEndian: bytes, at: 0, width: bytes.count)
+    }
+
+    /// The UUID of `width` (2, 4 or 16) bytes at `offset` from the start of `bytes`, read in place:
+    /// the caller has checked that they are there.
+    @inline(__always) init(littleEndian bytes: Bytes, at offset: Int, width: Int) {
+        switch width {
+        case 2: self.init(uuid16: bytes.le16(at: offset))
+        case 4: self.init(uuid32: bytes.le32(at: offset))
+        default: self.init(high: bytes.le64(at: offset &+ 8), low: bytes.le64(at: offset))
         }
     }
 
