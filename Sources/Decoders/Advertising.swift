@@ -151,10 +151,16 @@ public struct AdvertisingData: Dissectable, Sendable {
         return out
     }
 
-    /// `manufacturerData` one by one, without an array.
+    /// `manufacturerData` one by one, without an array; read in place as `forEachServiceUUID` is.
     func forEachManufacturerData(_ body: (UInt16, Bytes) -> Void) {
-        forEachStructure(where: { $0 == ADType.manufacturerSpecific }) { s in
-            if let c = s.data.le16(0) { body(c, s.data.dropFirst(2)) }
+        var i = 0
+        while i < structures.endIndex {
+            let next = structures.index(after: i)
+            // Length, type and a company identifier: four bytes at least.
+            if data[data.startIndex &+ i &+ 1] == ADType.manufacturerSpecific, next &- i >= 4 {
+                body(data.le16(at: i &+ 2), data[(data.startIndex &+ i &+ 4)..<(data.startIndex &+ next)])
+            }
+            i = next
         }
     }
 
