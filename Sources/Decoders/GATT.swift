@@ -704,6 +704,15 @@ public final class ATTResult {
     /// Attributes concerned, with their values (one for most PDUs).
     public internal(set) var entries: [ATTResultEntry] = []
     public internal(set) var notes = SmallList<ATTNote>()
+    /// Whether a note says a declaration is too short for its type: the one note
+    /// `hasFieldFaults` looks for, so that the notes of other PDUs are not read for it.
+    private var declarationFault = false
+
+    /// A declaration too short for its type (found only knowing the request), as a note.
+    func noteDeclarationFault(_ what: String) {
+        notes.append(.malformed(what))
+        declarationFault = true
+    }
 
     /// A result for the bearer to fill: its PDU is moved in last (`hold`).
     init(side: Side) {
@@ -722,6 +731,7 @@ public final class ATTResult {
         // Most PDUs concern one attribute: dropping it is cheaper than the generic removeAll.
         while entries.popLast() != nil {}
         if !notes.isEmpty { notes = SmallList() }
+        declarationFault = false
     }
 
     func hold(_ bytes: consuming Bytes, _ layout: ATTLayout) { pdu = ATTPDU(bytes, layout) }
@@ -812,7 +822,7 @@ extension ATTResult: Dissectable {
     /// decode. Checked without writing the fields.
     public var hasFieldFaults: Bool {
         if let r = pdu.parameters.range, !r.isValid { return true }
-        if !notes.isEmpty {
+        if declarationFault {
             for n in notes { if case .malformed(let why) = n, why != pdu.fault?.description { return true } }
         }
         // By index: copying each entry out would copy its attribute too.
@@ -1235,7 +1245,7 @@ public final class ATTBearer {
             switch type {
             case 0x2803:
                 guard let props = try? r.u8(), let vh = try? r.u16(), let u = try? r.uuid(width: r.remaining) else {
-                    result.notes.append(.malformed("characteristic declaration at " + Hex.prefixed(e.handle, width: 4)))
+                    result.noteDeclarationFault("characteristic declaration at " + Hex.prefixed(e.handle, width: 4))
                     continue
                 }
                 server.addCharacteristic(declaration: e.handle, properties: props, valueHandle: vh, uuid: u)
@@ -1243,7 +1253,7 @@ public final class ATTBearer {
                                                      declaredValueHandle: vh, declaredUUID: u))
             case 0x2802:
                 guard let s = try? r.u16(), let end = try? r.u16() else {
-                    result.notes.append(.malformed("include declaration at " + Hex.prefixed(e.handle, width: 4)))
+                    result.noteDeclarationFault("include declaration at " + Hex.prefixed(e.handle, width: 4))
                     continue
                 }
                 let u = r.remaining == 2 ? try? r.uuid(width: 2) : nil
