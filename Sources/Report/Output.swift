@@ -162,6 +162,12 @@ public final class Output {
         let m = v.magnitude
         // One digit (most lengths, flags and counts): no loop.
         if m < 10 { append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m)); return }
+        // Two digits (handles, lengths, opcodes): one pair stored, no digits counted.
+        if m < 100, count &+ 2 <= chunk {
+            TextCursor.storePair(m, at: storage + count)
+            count &+= 2
+            return
+        }
         // Written in place, two digits a step from the end: at most 20 bytes.
         let n = TextCursor.decimalDigits(m)
         if count &+ n <= chunk {
