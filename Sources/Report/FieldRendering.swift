@@ -90,7 +90,7 @@ public enum FieldRendering {
         out.keys.trim()
         let rules = arrays.isEmpty ? ArrayRules.none : ArrayRules(keys: arrays.map(keyHash))
         let nodes = list.nodes
-        _ = members(nodes, 0, nodes.count, out, skip: .none, rules, path: 0, first: true)
+        _ = members(nodes, 0, nodes.count, out, skip: .none, rules, path: 0, first: true, nil)
     }
 
     /// A layer's fields as the members of its object in `read --format json`: fields that can repeat
@@ -101,7 +101,14 @@ public enum FieldRendering {
         out.keys.trim()
         let root = pathStep(0, out.keys.key(layer).hash)
         let nodes = list.nodes
-        _ = members(nodes, 0, nodes.count, out, skip: .none, ArrayRules.layers, path: root, first: true)
+        // A shape written before is replayed (`JSONPlans`); another is walked, and recorded.
+        if let plan = out.plans.plan(root: root, nodes) {
+            out.plans.replay(plan, nodes, to: out)
+            return
+        }
+        let plan = out.plans.recorder(root: root, nodes)
+        _ = members(nodes, 0, nodes.count, out, skip: .none, ArrayRules.layers, path: root, first: true, plan)
+        if let plan { out.plans.finish(plan, nodes) }
     }
 
     /// Which keys are written as arrays always: by key anywhere (`keys`), or by the path of the field
@@ -224,7 +231,8 @@ public enum FieldRendering {
     /// of the advertising flood's JSON).
     @inline(never)
     private static func members(_ n: UnsafeBufferPointer<FieldList.Node>, _ start: Int, _ end: Int, _ out: Output,
-                                skip: MemberKeys, _ rules: ArrayRules, path: UInt64, first: Bool) -> Bool {
+                                skip: MemberKeys, _ rules: ArrayRules, path: UInt64, first: Bool,
+                                _ plan: JSONPlans.Plan?) -> Bool {
         var count = 0
         var i = start
         while i < end { count &+= 1; i = n[i].end }
@@ -232,20 +240,21 @@ public enum FieldRendering {
         // in a list the output's key cache keeps for the next frame.
         guard count &* MemoryLayout<JSONKeys.Sibling>.stride > 1024 else {
             return withUnsafeTemporaryAllocation(of: JSONKeys.Sibling.self, capacity: count) {
-                members($0, n, start, end, out, skip: skip, rules, path: path, first: first)
+                members($0, n, start, end, out, skip: skip, rules, path: path, first: first, plan)
             }
         }
         var list = out.keys.takeSiblings(count)
         defer { out.keys.giveBack(list) }
         return list.withUnsafeMutableBufferPointer {
-            members(UnsafeMutableBufferPointer(rebasing: $0[..<count]), n, start, end, out, skip: skip, rules, path: path, first: first)
+            members(UnsafeMutableBufferPointer(rebasing: $0[..<count]), n, start, end, out, skip: skip, rules, path: path, first: first, plan)
         }
     }
 
     /// `members`, with room for the siblings and their keys in `keys`.
     private static func members(_ keys: UnsafeMutableBufferPointer<JSONKeys.Sibling>,
                                 _ n: UnsafeBufferPointer<FieldList.Node>, _ start: Int, _ end: Int, _ out: Output,
-                                skip: MemberKeys, _ rules: ArrayRules, path: UInt64, first: Bool) -> Bool {
+                                skip: MemberKeys, _ rules: ArrayRules, path: UInt64, first: Bool,
+                                _ plan: JSONPlans.Plan?) -> Bool {
         typealias Key = JSONKeys.Sibling
         let count = keys.count
         var wrote = !first
@@ -270,17 +279,18 @@ public enum FieldRendering {
             i = n[i].end
         }
         func writeKey(_ key: Key) {
-            if wrote { out.write(byte: UInt8(ascii: ",")) }
+            if wrote { comma(out, plan) }
             wrote = true
             if !out.write(key: key.key) {
                 FieldRendering.writeKey(n[key.node].label.string, to: out)
                 out.write(byte: UInt8(ascii: ":"))
             }
+            plan?.key(key.key, in: cache.bytes)
         }
         guard grouped else {
             for key in keys.prefix(count) where !skip.contains(key.key.hash) {
                 writeKey(key)
-                jsonValue(n, key.node, out, rules, path: rules.inside(path, key.key.hash))
+                jsonValue(n, key.node, out, rules, path: rules.inside(path, key.key.hash), plan)
             }
             return wrote
         }
@@ -303,36 +313,50 @@ public enum FieldRendering {
                 writeKey(key)
                 let inner = rules.inside(path, key.key.hash)
                 if members == 1 && !rules.always(key.key.hash, at: path) {
-                    jsonValue(n, key.node, out, rules, path: inner)
+                    jsonValue(n, key.node, out, rules, path: inner, plan)
                     continue
                 }
-                out.write(byte: UInt8(ascii: "["))
+                punctuation(UInt8(ascii: "["), out, plan)
                 var written = 0
                 for j in g..<count where same(key, keys[j]) {
-                    if written > 0 { out.write(byte: UInt8(ascii: ",")) }
+                    if written > 0 { comma(out, plan) }
                     written &+= 1
-                    jsonValue(n, keys[j].node, out, rules, path: inner)
+                    jsonValue(n, keys[j].node, out, rules, path: inner, plan)
                 }
-                out.write(byte: UInt8(ascii: "]"))
+                punctuation(UInt8(ascii: "]"), out, plan)
             }
             return wrote
         }
     }
 
     private static func jsonValue(_ n: UnsafeBufferPointer<FieldList.Node>, _ i: Int, _ out: Output,
-                                  _ rules: ArrayRules, path: UInt64) {
+                                  _ rules: ArrayRules, path: UInt64, _ plan: JSONPlans.Plan?) {
         // The node's value is read where it lies: handed over as a value, it would be copied (its
         // strings and bytes retained) and destroyed again for every field.
         let node = n.baseAddress.unsafelyUnwrapped + i
         let end = node.pointee.end
         let hasChildren = end > i &+ 1
-        if !hasChildren, writeJSONScalar(node, to: out) { return }
-        out.write(byte: UInt8(ascii: "{"))
-        let wrote = writeJSONMembers(node, to: out)
-        if hasChildren {
-            _ = members(n, i &+ 1, end, out, skip: wrote ? memberKeys(node) : .none, rules, path: path, first: !wrote)
+        if !hasChildren, writeJSONScalar(node, to: out) {
+            plan?.node(i, JSONPlans.Op.scalar)
+            return
         }
-        out.write(byte: UInt8(ascii: "}"))
+        punctuation(UInt8(ascii: "{"), out, plan)
+        let wrote = writeJSONMembers(node, to: out)
+        if wrote { plan?.node(i, JSONPlans.Op.members) }
+        if hasChildren {
+            _ = members(n, i &+ 1, end, out, skip: wrote ? memberKeys(node) : .none, rules, path: path, first: !wrote, plan)
+        }
+        punctuation(UInt8(ascii: "}"), out, plan)
+    }
+
+    /// A byte of the walk's own (a brace, a bracket, a comma), also into the plan it records.
+    @inline(__always) private static func punctuation(_ b: UInt8, _ out: Output, _ plan: JSONPlans.Plan?) {
+        out.write(byte: b)
+        plan?.byte(b)
+    }
+
+    @inline(__always) private static func comma(_ out: Output, _ plan: JSONPlans.Plan?) {
+        punctuation(UInt8(ascii: ","), out, plan)
     }
 
     /// `text(v)` written straight into the output buffer, with no intermediate strings. Every

@@ -27,6 +27,8 @@ public final class Output {
     private var scratch = TextLine(capacity: 256)
     /// The JSON keys of field labels, made once for this output's frames.
     let keys = JSONKeys()
+    /// Layers' JSON by shape, recorded once for this output's frames.
+    let plans = JSONPlans()
     /// Set when a write failed (a closed pipe): further output is dropped.
     public private(set) var failed = false
 
@@ -115,6 +117,11 @@ public final class Output {
     }
 
     @inline(__always) public func write(byte: UInt8) { append(byte) }
+
+    /// `n` bytes as they are.
+    @inline(__always) func write(raw base: UnsafePointer<UInt8>, count n: Int) {
+        if !copyInPlace(base, n) { append(UnsafeBufferPointer(start: base, count: n)) }
+    }
 
     /// Lets `body` write up to `n` bytes straight into the buffer and returns how many it wrote
     /// (0 when `n` bytes can never fit).
