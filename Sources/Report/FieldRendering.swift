@@ -97,9 +97,14 @@ public enum FieldRendering {
     /// (`FieldTable.repeatable`, by their dotted path from the layer) are arrays, also with one element.
     /// `layer` is the layer's name ("HCI ACL") or its key (`hci_acl`): both make the same key.
     public static func writeJSONMembers(layer: String, _ list: FieldList, to out: Output) {
+        writeJSONMembers(layerKey: out.keys.key(layer).hash, list, to: out)
+    }
+
+    /// The same, for the layer whose key's hash is `layerKey` (a printer that wrote the key has it).
+    static func writeJSONMembers(layerKey: UInt64, _ list: FieldList, to out: Output) {
         list.close()
         out.keys.trim()
-        let root = pathStep(0, out.keys.key(layer).hash)
+        let root = pathStep(0, layerKey)
         let nodes = list.nodes
         // A shape written before is replayed (`JSONPlans`); another is walked, and recorded.
         if let plan = out.plans.plan(root: root, nodes) {

@@ -215,12 +215,13 @@ public final class FramePrinter {
         guard let name = jsonLayer, name != "Malformed" else { return }
         if jsonLayersWritten > 0 { out.write(byte: UInt8(ascii: ",")) }
         jsonLayersWritten += 1
-        if !out.write(key: out.keys.key(name)) {
+        let key = out.keys.key(name)
+        if !out.write(key: key) {
             FieldRendering.writeKey(name, to: out)
             out.write(byte: UInt8(ascii: ":"))
         }
         out.write(byte: UInt8(ascii: "{"))
-        FieldRendering.writeJSONMembers(layer: name, fields, to: out)
+        FieldRendering.writeJSONMembers(layerKey: key.hash, fields, to: out)
         out.write(byte: UInt8(ascii: "}"))
     }
 

@@ -92,14 +92,15 @@ final class JSONPlans {
         }
     }
 
-    /// Plans in sets of `ways` (`set`), the most recently used first in each.
-    private var sets: [[Plan]]
+    /// Plans in sets of `ways` (`set`), one after the other, the most recently used first in
+    /// each; nil where a set is not full yet.
+    private var plans: [Plan?]
     private static let setCount = 128
     private static let ways = 8
     /// Lists longer than this are walked each time, not kept.
     static let largest = 256
 
-    init() { sets = Array(repeating: [], count: JSONPlans.setCount) }
+    init() { plans = Array(repeating: nil, count: JSONPlans.setCount &* JSONPlans.ways) }
 
     /// The kind of a value, as far as the walker tells them apart: none (no scalar, no members),
     /// a scalar, and the objects by the keys they write themselves (`FieldRendering.memberKeys`,
@@ -133,26 +134,36 @@ final class JSONPlans {
 
     /// The plan for `nodes` of the layer `root`, when one was recorded.
     func plan(root: UInt64, _ nodes: UnsafeBufferPointer<FieldList.Node>) -> Plan? {
-        let s = set(root, nodes)
-        for w in sets[s].indices where sets[s][w].fits(root: root, nodes) {
-            let p = sets[s][w]
-            if w > 0 {
-                sets[s].remove(at: w)
-                sets[s].insert(p, at: 0)
-            }
+        let first = set(root, nodes) &* JSONPlans.ways
+        for i in first..<(first &+ JSONPlans.ways) {
+            guard let p = plans[i] else { return nil }
+            guard p.fits(root: root, nodes) else { continue }
+            if i > first { moveToFront(i, first) }
             return p
         }
         return nil
+    }
+
+    /// The plan at `i` becomes its set's first (at `first`); those before it move down one.
+    private func moveToFront(_ i: Int, _ first: Int) {
+        let p = plans[i]
+        var j = i
+        while j > first {
+            plans[j] = plans[j &- 1]
+            j &-= 1
+        }
+        plans[first] = p
     }
 
     /// A plan to record the walk of `nodes` into; nil for a list too long to keep. The set's least
     /// recently used plan is reused when it is full: no allocation once the sets are full.
     func recorder(root: UInt64, _ nodes: UnsafeBufferPointer<FieldList.Node>) -> Plan? {
         guard nodes.count <= JSONPlans.largest else { return nil }
-        let s = set(root, nodes)
-        let p = sets[s].count < JSONPlans.ways ? Plan(reserving: max(nodes.count, 64)) : sets[s].removeLast()
+        let first = set(root, nodes) &* JSONPlans.ways, last = first &+ JSONPlans.ways &- 1
+        let p = plans[last] ?? Plan(reserving: max(nodes.count, 64))
+        plans[last] = p
+        moveToFront(last, first)
         p.start(root: root, nodes)
-        sets[s].insert(p, at: 0)
         return p
     }
 
@@ -160,8 +171,10 @@ final class JSONPlans {
     func finish(_ p: Plan, _ nodes: UnsafeBufferPointer<FieldList.Node>) {
         p.finish()
         guard !p.complete else { return }
-        let s = set(p.root, nodes)
-        sets[s].removeAll { $0 === p }
+        // The set's first, where `recorder` put it: the others move up, and the last slot is empty.
+        let first = set(p.root, nodes) &* JSONPlans.ways
+        for i in first..<(first &+ JSONPlans.ways &- 1) { plans[i] = plans[i &+ 1] }
+        plans[first &+ JSONPlans.ways &- 1] = nil
     }
 
     /// Writes what the plan recorded, with `nodes`' values.
