@@ -269,7 +269,7 @@ public final class Output {
     /// A whole field line whose value is a number in hex ("    Handle: 0x0010\n"), a decimal
     /// below 10,000, a named value, a boolean, or nothing (a group's line): one reservation and
     /// straight stores for most lines of `read -v`. False, with nothing written, for other values
-    /// (or when the buffer must be flushed first): `FieldRendering.writeText` writes those.
+    /// (and indents past 64): `FieldRendering.writeText` writes those.
     @inline(__always)
     public func write(indent: Int, label: FieldLabel, line value: FieldValue) -> Bool {
         switch value {
