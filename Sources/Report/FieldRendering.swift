@@ -219,6 +219,8 @@ public enum FieldRendering {
         func contains(_ h: UInt64) -> Bool { !isEmpty && (h == a || h == b || h == c) }
     }
 
+    /// `JSONPlans.field` tells values apart by these same kinds (a plan is kept per shape): a new
+    /// case here is a new kind there.
     private static func memberKeys(_ node: UnsafePointer<FieldList.Node>) -> MemberKeys {
         switch node.pointee.value {
         case .none: return .none
