@@ -100,22 +100,16 @@ public struct AdvertisingData: Dissectable, Sendable {
         return out
     }
 
-    /// `serviceUUIDs` one by one, without an array. Read in place by offset: building each
-    /// structure and a reader over it held the data twice more (every report's summary lists them).
+    /// `serviceUUIDs` one by one, without an array.
     func forEachServiceUUID(_ body: (ListedUUID) -> Void) {
-        var i = 0
-        while i < structures.endIndex {
-            // Up to `endIndex` each structure's length byte, type and data are there (`walk`).
-            let next = structures.index(after: i)
-            if let list = ADType.serviceLists[data[data.startIndex &+ i &+ 1]] {
-                var at = i &+ 2
-                // A trailing partial UUID is left out (a problem of its own).
-                while next &- at >= list.width {
-                    body(ListedUUID(uuid: BluetoothUUID(littleEndian: data, at: at, width: list.width), complete: list.complete))
-                    at &+= list.width
-                }
+        forEachValue { type, start, end in
+            guard let list = ADType.serviceLists[type] else { return }
+            // A trailing partial UUID is left out (a problem of its own).
+            var at = start
+            while end &- at >= list.width {
+                body(ListedUUID(uuid: BluetoothUUID(littleEndian: data, at: at, width: list.width), complete: list.complete))
+                at &+= list.width
             }
-            i = next
         }
     }
 
@@ -137,10 +131,9 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     /// `serviceData` one by one, without an array.
     func forEachServiceData(_ body: (BluetoothUUID, Bytes) -> Void) {
-        forEachStructure(where: { ADType.serviceDataWidth[$0] != nil }) { s in
-            guard let width = ADType.serviceDataWidth[s.type], s.data.count >= width,
-                  let u = BluetoothUUID(littleEndian: s.data.prefix(width)) else { return }
-            body(u, s.data.dropFirst(width))
+        forEachValue { type, start, end in
+            guard let width = ADType.serviceDataWidth[type], end &- start >= width else { return }
+            body(BluetoothUUID(littleEndian: data, at: start, width: width), value(start &+ width, end))
         }
     }
 
@@ -151,16 +144,12 @@ public struct AdvertisingData: Dissectable, Sendable {
         return out
     }
 
-    /// `manufacturerData` one by one, without an array; read in place as `forEachServiceUUID` is.
+    /// `manufacturerData` one by one, without an array.
     func forEachManufacturerData(_ body: (UInt16, Bytes) -> Void) {
-        var i = 0
-        while i < structures.endIndex {
-            let next = structures.index(after: i)
-            // Length, type and a company identifier: four bytes at least.
-            if data[data.startIndex &+ i &+ 1] == ADType.manufacturerSpecific, next &- i >= 4 {
-                body(data.le16(at: i &+ 2), data[(data.startIndex &+ i &+ 4)..<(data.startIndex &+ next)])
-            }
-            i = next
+        forEachValue { type, start, end in
+            // A company identifier first: two octets at least.
+            guard type == ADType.manufacturerSpecific, end &- start >= 2 else { return }
+            body(data.le16(at: start), value(start &+ 2, end))
         }
     }
 
@@ -194,12 +183,27 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     /// Each structure whose type `matches`, in order; the others are passed over unbuilt.
     func forEachStructure(where matches: (UInt8) -> Bool, _ body: (ADStructure) -> Void) {
+        forEachValue { type, start, _ in if matches(type) { body(structures[start &- 2]) } }
+    }
+
+    /// Each structure's type and where its value lies (offsets from the start of `data`, from the
+    /// octet after the type to the structure's end), read in place: the walk the typed readers
+    /// share. Building each structure and a reader over it held the data twice more, and every
+    /// report's summary reads its service UUIDs and manufacturer data.
+    @inline(__always)
+    func forEachValue(_ body: (_ type: UInt8, _ start: Int, _ end: Int) -> Void) {
         var i = 0
         while i < structures.endIndex {
-            if matches(data.byte(i + 1) ?? 0) { body(structures[i]) }
-            i = structures.index(after: i)
+            // Up to `endIndex` each structure's length octet, type and value are there (`walk`).
+            let next = structures.index(after: i)
+            body(data[data.startIndex &+ i &+ 1], i &+ 2, next)
+            i = next
         }
     }
+
+    /// The octets from `start` to `end`, offsets from the start of `data`.
+    @inline(__always)
+    private func value(_ start: Int, _ end: Int) -> Bytes { data[(data.startIndex &+ start)..<(data.startIndex &+ end)] }
 
     // MARK: Printing
 
@@ -209,11 +213,7 @@ public struct AdvertisingData: Dissectable, Sendable {
     /// for a type it cannot hold is skipped without walking the structures again.
     func typeBits() -> UInt64 {
         var bits: UInt64 = 0
-        var i = 0
-        while i < structures.endIndex {
-            bits |= 1 << (UInt64(data.byte(i + 1) ?? 0) & 63)
-            i = structures.index(after: i)
-        }
+        forEachValue { type, _, _ in bits |= 1 << (UInt64(type) & 63) }
         return bits
     }
 
