@@ -163,18 +163,28 @@ public final class Output {
         if count >= chunk { flush() }
     }
 
-    /// Appends a decimal integer without building a String.
+    /// Appends a decimal integer without building a String. One or two digits (most lengths,
+    /// flags, handles and counts) are stored where it is called; longer numbers take a call.
+    @inline(__always)
     public func write(int v: Int64) {
-        if v < 0 { append(UInt8(ascii: "-")) }
-        let m = v.magnitude
-        // One digit (most lengths, flags and counts): no loop.
-        if m < 10 { append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m)); return }
-        // Two digits (handles, lengths, opcodes): one pair stored, no digits counted.
-        if m < 100, count &+ 2 <= chunk {
-            TextCursor.storePair(m, at: storage + count)
-            count &+= 2
+        if UInt64(bitPattern: v) < 100, count &+ 2 <= chunk {
+            if v < 10 {
+                storage[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v)
+                count &+= 1
+            } else {
+                TextCursor.storePair(UInt64(bitPattern: v), at: storage + count)
+                count &+= 2
+            }
             return
         }
+        write(decimal: v)
+    }
+
+    @inline(never)
+    private func write(decimal v: Int64) {
+        if v < 0 { append(UInt8(ascii: "-")) }
+        let m = v.magnitude
+        if m < 10 { append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m)); return }
         // Written in place, two digits a step from the end: at most 20 bytes.
         let n = TextCursor.decimalDigits(m)
         if count &+ n <= chunk {
@@ -184,7 +194,6 @@ public final class Output {
             withRoom(n) { $0.appendDecimal(m, digits: n) }
         }
     }
-
 
     /// Appends `v` right-aligned in `width` columns (every frame's number): its digits counted
     /// once and written in one reserved piece.
@@ -200,10 +209,18 @@ public final class Output {
         }
     }
 
-    /// Appends an unsigned decimal integer without building a String.
+    /// Appends an unsigned decimal integer without building a String: as `write(int:)`, one or
+    /// two digits where it is called.
+    @inline(__always)
     public func write(uint v: UInt64) {
-        if v <= UInt64(Int64.max) { write(int: Int64(v)); return }
-        write(int: Int64(v / 10))
+        if v < 100 { write(int: Int64(bitPattern: v)); return }
+        write(largeUInt: v)
+    }
+
+    @inline(never)
+    private func write(largeUInt v: UInt64) {
+        if v <= UInt64(Int64.max) { write(decimal: Int64(v)); return }
+        write(decimal: Int64(v / 10))
         append(UInt8(ascii: "0") + UInt8(v % 10))
     }
 
