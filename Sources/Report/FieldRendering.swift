@@ -107,10 +107,7 @@ public enum FieldRendering {
         let root = pathStep(0, layerKey)
         let nodes = list.nodes
         // A shape written before is replayed (`JSONPlans`); another is walked, and recorded.
-        if let plan = out.plans.plan(root: root, nodes) {
-            out.plans.replay(plan, nodes, to: out)
-            return
-        }
+        if out.plans.replay(root: root, nodes, to: out) { return }
         let plan = out.plans.recorder(root: root, nodes)
         _ = members(nodes, 0, nodes.count, out, skip: .none, ArrayRules.layers, path: root, first: true, plan)
         if let plan { out.plans.finish(plan, nodes) }

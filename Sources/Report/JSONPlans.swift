@@ -30,9 +30,9 @@ final class JSONPlans {
 
     final class Plan {
         fileprivate(set) var root: UInt64 = 0
-        fileprivate(set) var shape: [Field] = []
-        fileprivate(set) var ops: [Op] = []
-        fileprivate(set) var literal: [UInt8] = []
+        fileprivate var shape: PlainList<Field>
+        fileprivate var ops: PlainList<Op>
+        fileprivate var literal: PlainList<UInt8>
         /// Where the literal bytes not yet in an op start.
         private var pending = 0
         /// False once the walk wrote something the plan cannot hold (a key made from a label that
@@ -42,16 +42,22 @@ final class JSONPlans {
         /// Room made once for `fields` and what they write: a plan reused for another shape seldom
         /// needs more.
         fileprivate init(reserving fields: Int) {
-            shape.reserveCapacity(fields)
-            ops.reserveCapacity(fields)
-            literal.reserveCapacity(fields &* 16)
+            shape = PlainList(capacity: fields)
+            ops = PlainList(capacity: fields)
+            literal = PlainList(capacity: fields &* 16)
+        }
+
+        deinit {
+            shape.deallocate()
+            ops.deallocate()
+            literal.deallocate()
         }
 
         fileprivate func start(root: UInt64, _ nodes: UnsafeBufferPointer<FieldList.Node>) {
             self.root = root
-            shape.removeAll(keepingCapacity: true)
-            ops.removeAll(keepingCapacity: true)
-            literal.removeAll(keepingCapacity: true)
+            shape.removeAll()
+            ops.removeAll()
+            literal.removeAll()
             pending = 0
             complete = true
             for i in nodes.indices { shape.append(JSONPlans.field(nodes, i)) }
@@ -60,10 +66,8 @@ final class JSONPlans {
         /// Whether `nodes` under `root` have this plan's shape.
         @inline(__always) fileprivate func fits(root: UInt64, _ nodes: UnsafeBufferPointer<FieldList.Node>) -> Bool {
             guard self.root == root, shape.count == nodes.count else { return false }
-            return shape.withUnsafeBufferPointer { s in
-                for i in 0..<s.count where s[i] != JSONPlans.field(nodes, i) { return false }
-                return true
-            }
+            for i in 0..<nodes.count where shape[i] != JSONPlans.field(nodes, i) { return false }
+            return true
         }
 
         // The walk's writes, as it makes them.
@@ -77,7 +81,7 @@ final class JSONPlans {
                 return
             }
             literal.append(UInt8(ascii: "\""))
-            literal.append(contentsOf: arena[k.range])
+            arena.withUnsafeBufferPointer { literal.append(contentsOf: UnsafeBufferPointer(rebasing: $0[k.range])) }
             literal.append(UInt8(ascii: "\""))
             literal.append(UInt8(ascii: ":"))
         }
@@ -93,14 +97,17 @@ final class JSONPlans {
     }
 
     /// Plans in sets of `ways` (`set`), one after the other, the most recently used first in
-    /// each; nil where a set is not full yet.
-    private var plans: [Plan?]
+    /// each; nil where a set is not full yet. Held unmanaged (each retained once, here): a lookup
+    /// and its replay then retain nothing.
+    private var plans: [Unmanaged<Plan>?]
     private static let setCount = 128
     private static let ways = 8
     /// Lists longer than this are walked each time, not kept.
     static let largest = 256
 
     init() { plans = Array(repeating: nil, count: JSONPlans.setCount &* JSONPlans.ways) }
+
+    deinit { for p in plans { p?.release() } }
 
     /// The kind of a value, as far as the walker tells them apart: none (no scalar, no members),
     /// a scalar, and the objects by the keys they write themselves (`FieldRendering.memberKeys`,
@@ -132,16 +139,18 @@ final class JSONPlans {
         return Int(truncatingIfNeeded: (h &* 0x9E37_79B9_7F4A_7C15) >> 56) & (JSONPlans.setCount &- 1)
     }
 
-    /// The plan for `nodes` of the layer `root`, when one was recorded.
-    func plan(root: UInt64, _ nodes: UnsafeBufferPointer<FieldList.Node>) -> Plan? {
+    /// Writes `nodes` of the layer `root` from the plan recorded for their shape; false, with
+    /// nothing written, when there is none.
+    func replay(root: UInt64, _ nodes: UnsafeBufferPointer<FieldList.Node>, to out: Output) -> Bool {
         let first = set(root, nodes) &* JSONPlans.ways
         for i in first..<(first &+ JSONPlans.ways) {
-            guard let p = plans[i] else { return nil }
-            guard p.fits(root: root, nodes) else { continue }
+            guard let p = plans[i] else { return false }
+            guard p._withUnsafeGuaranteedRef({ $0.fits(root: root, nodes) }) else { continue }
             if i > first { moveToFront(i, first) }
-            return p
+            p._withUnsafeGuaranteedRef { Self.replay($0, nodes, to: out) }
+            return true
         }
-        return nil
+        return false
     }
 
     /// The plan at `i` becomes its set's first (at `first`); those before it move down one.
@@ -160,8 +169,8 @@ final class JSONPlans {
     func recorder(root: UInt64, _ nodes: UnsafeBufferPointer<FieldList.Node>) -> Plan? {
         guard nodes.count <= JSONPlans.largest else { return nil }
         let first = set(root, nodes) &* JSONPlans.ways, last = first &+ JSONPlans.ways &- 1
-        let p = plans[last] ?? Plan(reserving: max(nodes.count, 64))
-        plans[last] = p
+        let p = plans[last]?.takeUnretainedValue() ?? Plan(reserving: max(nodes.count, 64))
+        if plans[last] == nil { plans[last] = .passRetained(p) }
         moveToFront(last, first)
         p.start(root: root, nodes)
         return p
@@ -173,26 +182,63 @@ final class JSONPlans {
         guard !p.complete else { return }
         // The set's first, where `recorder` put it: the others move up, and the last slot is empty.
         let first = set(p.root, nodes) &* JSONPlans.ways
+        plans[first]?.release()
         for i in first..<(first &+ JSONPlans.ways &- 1) { plans[i] = plans[i &+ 1] }
         plans[first &+ JSONPlans.ways &- 1] = nil
     }
 
     /// Writes what the plan recorded, with `nodes`' values.
-    func replay(_ p: Plan, _ nodes: UnsafeBufferPointer<FieldList.Node>, to out: Output) {
-        let base = nodes.baseAddress.unsafelyUnwrapped
-        p.literal.withUnsafeBufferPointer { literal in
-            p.ops.withUnsafeBufferPointer { ops in
-                for op in ops {
-                    if op.length > 0 {
-                        out.write(raw: literal.baseAddress.unsafelyUnwrapped + Int(op.start), count: Int(op.length))
-                    }
-                    switch op.action {
-                    case Op.scalar: _ = FieldRendering.writeJSONScalar(base + Int(op.node), to: out)
-                    case Op.members: _ = FieldRendering.writeJSONMembers(base + Int(op.node), to: out)
-                    default: break
-                    }
-                }
+    private static func replay(_ p: Plan, _ nodes: UnsafeBufferPointer<FieldList.Node>, to out: Output) {
+        let base = nodes.baseAddress.unsafelyUnwrapped, literal = p.literal.base
+        for k in 0..<p.ops.count {
+            let op = p.ops[k]
+            if op.length > 0 { out.write(raw: literal + Int(op.start), count: Int(op.length)) }
+            switch op.action {
+            case Op.scalar: _ = FieldRendering.writeJSONScalar(base + Int(op.node), to: out)
+            case Op.members: _ = FieldRendering.writeJSONMembers(base + Int(op.node), to: out)
+            default: break
             }
         }
+    }
+}
+
+/// A growable list of plain values in storage its owner frees (`deallocate`): read while a plan is
+/// replayed without the retain and release an array's buffer takes each time it is lent.
+struct PlainList<Element: BitwiseCopyable> {
+    private(set) var base: UnsafeMutablePointer<Element>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 1)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    func deallocate() { base.deallocate() }
+
+    @inline(__always) subscript(i: Int) -> Element { base[i] }
+
+    mutating func removeAll() { count = 0 }
+
+    @inline(__always) mutating func append(_ e: Element) {
+        if count == capacity { grow(count &+ 1) }
+        (base + count).initialize(to: e)
+        count &+= 1
+    }
+
+    mutating func append(contentsOf b: UnsafeBufferPointer<Element>) {
+        guard let from = b.baseAddress, b.count > 0 else { return }
+        if count &+ b.count > capacity { grow(count &+ b.count) }
+        (base + count).initialize(from: from, count: b.count)
+        count &+= b.count
+    }
+
+    private mutating func grow(_ needed: Int) {
+        let c = max(needed, capacity &* 2)
+        let p = UnsafeMutablePointer<Element>.allocate(capacity: c)
+        p.initialize(from: base, count: count)
+        base.deallocate()
+        base = p
+        capacity = c
     }
 }
