@@ -97,4 +97,29 @@ final class JSONPlansTests: XCTestCase {
         XCTAssertTrue(expected.contains(#""uuid":"0x180D","uuid128":"0000180D-0000-1000-8000-00805F9B34FB","name":"Heart Rate","extra""#), expected)
         XCTAssertTrue(expected.contains(#""name":"a name""#), expected)
     }
+
+    /// A plan's storage grows past the room it was made with, one value or a run at a time, and
+    /// keeps what it held; emptied, it starts again from the first place.
+    func testPlainListGrowsAndKeepsItsValues() {
+        var list = PlainList<UInt8>(capacity: 2)
+        defer { list.deallocate() }
+        var expected: [UInt8] = []
+        for i in 0..<300 {
+            if i % 7 == 0 {
+                let run = (0..<UInt8(i % 23)).map { $0 &+ UInt8(i & 0xFF) }
+                run.withUnsafeBufferPointer { list.append(contentsOf: $0) }
+                expected += run
+            } else {
+                list.append(UInt8(i & 0xFF))
+                expected.append(UInt8(i & 0xFF))
+            }
+        }
+        XCTAssertEqual(list.count, expected.count)
+        XCTAssertEqual((0..<list.count).map { list[$0] }, expected)
+        list.removeAll()
+        XCTAssertEqual(list.count, 0)
+        list.append(42)
+        XCTAssertEqual(list.count, 1)
+        XCTAssertEqual(list[0], 42)
+    }
 }
