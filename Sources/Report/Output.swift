@@ -164,27 +164,35 @@ public final class Output {
     }
 
     /// Appends a decimal integer without building a String. One or two digits (most lengths,
-    /// flags, handles and counts) are stored where it is called; longer numbers take a call.
+    /// flags, handles and counts) are stored where it is called; longer numbers take one call.
     @inline(__always)
     public func write(int v: Int64) {
-        if UInt64(bitPattern: v) < 100, count &+ 2 <= chunk {
-            if v < 10 {
-                storage[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v)
-                count &+= 1
-            } else {
-                TextCursor.storePair(UInt64(bitPattern: v), at: storage + count)
-                count &+= 2
-            }
-            return
+        if UInt64(bitPattern: v) < 100, count &+ 2 <= chunk { store(small: UInt64(bitPattern: v)); return }
+        write(magnitude: v.magnitude, negative: v < 0)
+    }
+
+    /// As `write(int:)`, unsigned.
+    @inline(__always)
+    public func write(uint v: UInt64) {
+        if v < 100, count &+ 2 <= chunk { store(small: v); return }
+        write(magnitude: v, negative: false)
+    }
+
+    /// `v` below 100, with room for two bytes.
+    @inline(__always)
+    private func store(small v: UInt64) {
+        if v < 10 {
+            storage[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v)
+            count &+= 1
+        } else {
+            TextCursor.storePair(v, at: storage + count)
+            count &+= 2
         }
-        write(decimal: v)
     }
 
     @inline(never)
-    private func write(decimal v: Int64) {
-        if v < 0 { append(UInt8(ascii: "-")) }
-        let m = v.magnitude
-        if m < 10 { append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m)); return }
+    private func write(magnitude m: UInt64, negative: Bool) {
+        if negative { append(UInt8(ascii: "-")) }
         // Written in place, two digits a step from the end: at most 20 bytes.
         let n = TextCursor.decimalDigits(m)
         if count &+ n <= chunk {
@@ -207,21 +215,6 @@ public final class Output {
             if negative { c.append(UInt8(ascii: "-")) }
             c.appendDecimal(m, digits: digits)
         }
-    }
-
-    /// Appends an unsigned decimal integer without building a String: as `write(int:)`, one or
-    /// two digits where it is called.
-    @inline(__always)
-    public func write(uint v: UInt64) {
-        if v < 100 { write(int: Int64(bitPattern: v)); return }
-        write(largeUInt: v)
-    }
-
-    @inline(never)
-    private func write(largeUInt v: UInt64) {
-        if v <= UInt64(Int64.max) { write(decimal: Int64(v)); return }
-        write(decimal: Int64(v / 10))
-        append(UInt8(ascii: "0") + UInt8(v % 10))
     }
 
     /// Appends `v` in upper-case hex, zero-padded to `width` digits, after "0x" when `prefix`.
