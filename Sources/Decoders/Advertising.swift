@@ -140,7 +140,7 @@ public struct AdvertisingData: Dissectable, Sendable {
     /// Manufacturer Specific Data (0xFF): company identifier and the data after it.
     public var manufacturerData: [(company: UInt16, data: Bytes)] {
         var out: [(company: UInt16, data: Bytes)] = []
-        forEachManufacturerData { out.append(($0, $1)) }
+        forEachManufacturerData { company, data in out.append((company, data)) }
         return out
     }
 
