@@ -122,4 +122,29 @@ final class JSONPlansTests: XCTestCase {
         XCTAssertEqual(list.count, 1)
         XCTAssertEqual(list[0], 42)
     }
+
+    /// More shapes than the sets hold (128 sets of eight): plans are evicted and recorded again,
+    /// and every list replayed from a plan is still what the walk writes.
+    func testEvictedPlansReplayAsTheWalkWrites() throws {
+        func build(_ n: Int, _ v: Int, _ i: UInt64) -> FieldList {
+            let list = FieldList()
+            for j in 0..<n { list.add("Field", j == v % n ? .none : .uint(i &+ UInt64(j), hex: j % 3)) }
+            return list
+        }
+        var order: [(Int, Int, UInt64)] = []
+        for round in 0..<2 as Range<UInt64> {
+            for n in 1...200 { for v in 0..<6 { order.append((n, v, round)) } }
+        }
+        var expected = ""
+        for (n, v, i) in order {
+            expected += try written { FieldRendering.writeJSONMembers(layer: "ATT", build(n, v, i), to: $0) } + "\n"
+        }
+        let replayed = try written { out in
+            for (n, v, i) in order {
+                FieldRendering.writeJSONMembers(layer: "ATT", build(n, v, i), to: out)
+                out.write(byte: 10)
+            }
+        }
+        XCTAssertEqual(replayed, expected)
+    }
 }
