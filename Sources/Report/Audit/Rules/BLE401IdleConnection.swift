@@ -109,6 +109,7 @@ struct BLE401IdleConnection: PerConnectionRule {
 
     /// Data on the link. `notified`: a notification or indication, which confirms a cached CCCD
     /// write (`cachedCCCD`); taken in the same update, one table lookup a PDU.
+    @inline(__always)
     private mutating func data(_ c: Connection, _ frame: FrameRef, notified: Bool = false) {
         let counts = c.isCentral != false && c.isLE
         // Only links seen opening: a handle that appears with data alone (a capture that starts
