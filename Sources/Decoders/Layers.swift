@@ -3,7 +3,7 @@ import Wire
 /// A decoded frame's layers, each with its fields, in the order they were peeled off: what `-v`,
 /// JSON, filters and the field catalogue walk. Only called when printing or matching.
 extension Decoded {
-    private func writeL2CAP(to out: FieldSink?, layer: (String) -> Void) {
+    private func writeL2CAP(to out: FieldSink?, layer: (FieldLabel) -> Void) {
         if let f = fragment {
             layer("L2CAP")
             out?.add("Fragment", .derived(.reassemblyPending(have: f.have, of: f.of)))
@@ -24,7 +24,7 @@ extension Decoded {
             }
         }
         // Through the optional in place: `if let` would copy the layer (and retain what it holds).
-        if let name = upper?.protocolName {
+        if let name = upper?.protocolLabel {
             layer(name)
             if let out { upper?.writeFields(to: out) }
         }
@@ -32,18 +32,18 @@ extension Decoded {
 
     /// Every layer's full decode, outermost first: `layer` is called with each protocol's name,
     /// then that layer's fields go to `out`. Printing sends them straight to the output.
-    public func writeLayers(to out: FieldSink, layer: (String) -> Void) {
+    public func writeLayers(to out: FieldSink, layer: (FieldLabel) -> Void) {
         writeLayers(fieldsTo: out, layer: layer)
     }
 
     /// Only the names of the layers `writeLayers` would write, in the same order, with none of
     /// their fields decoded: a display filter asks which layers a frame has at this cost.
-    public func forEachLayerName(_ layer: (String) -> Void) {
+    public func forEachLayerName(_ layer: (FieldLabel) -> Void) {
         writeLayers(fieldsTo: nil, layer: layer)
     }
 
     /// The one walk over the layers: their names always, their fields when `out` is given.
-    private func writeLayers(fieldsTo out: FieldSink?, layer: (String) -> Void) {
+    private func writeLayers(fieldsTo out: FieldSink?, layer: (FieldLabel) -> Void) {
         switch packet.kind {
         case .monitor(let op):
             layer("Monitor")
@@ -118,7 +118,7 @@ extension Decoded {
         }
         writeLayers(to: list) { name in
             finish()
-            out.append((name, []))
+            out.append((name.string, []))
         }
         finish()
         return out
@@ -126,17 +126,18 @@ extension Decoded {
 }
 
 extension UpperLayer {
-    public var protocolName: String {
+    /// The layer's name: a literal for the fixed protocols, interned for a channel's (`FieldLabel`).
+    @inline(__always) public var protocolLabel: FieldLabel {
         switch self {
         case .att(_, let cid): return cid == nil ? "ATT" : "EATT"
         case .smp: return "SMP"
         case .signaling(let s): return s.channel == .le ? "LE Signaling" : "L2CAP Signaling"
-        case .channel(_, let psm, _): return "L2CAP " + PSM.name(psm, le: true)
-        case .raw(let cid, _): return L2CAPChannel.name(cid) ?? "L2CAP Payload"
+        case .channel(_, let psm, _): return FieldLabel("L2CAP " + PSM.name(psm, le: true))
+        case .raw(let cid, _): return L2CAPChannel.name(cid).map(FieldLabel.init) ?? "L2CAP Payload"
         }
     }
 
-    func writeFields(to out: FieldSink) {
+    @inline(__always) func writeFields(to out: FieldSink) {
         switch self {
         case .att(let r, _): r.writeFields(to: out)
         case .smp(let pdu): pdu.writeFields(to: out)

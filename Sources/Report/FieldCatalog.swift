@@ -182,7 +182,7 @@ public final class FieldScanner: FieldSink {
 
     public func add(_ d: Decoded) {
         d.writeLayers(to: self) { name in
-            layer = FieldRendering.key(for: name)
+            layer = FieldRendering.key(for: name.string)
             path = []
             siblings = [[]]
             if name != "Malformed" { types[layer, default: []].insert("group") }

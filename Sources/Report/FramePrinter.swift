@@ -71,7 +71,7 @@ public final class FramePrinter {
         if verbose {
             d.writeLayers(to: fieldWriter) { name in
                 out.write("    ")
-                out.write(name)
+                out.write(label: name)
                 out.write(byte: 10)
             }
         }
@@ -204,7 +204,7 @@ public final class FramePrinter {
     }
 
     /// The layer whose fields `fields` gathers, and how many layers this frame has written.
-    private var jsonLayer: String?
+    private var jsonLayer: FieldLabel?
     private var jsonLayersWritten = 0
 
     private func writeJSONLayer() {
@@ -217,7 +217,7 @@ public final class FramePrinter {
         jsonLayersWritten += 1
         let key = out.keys.key(name)
         if !out.write(key: key) {
-            FieldRendering.writeKey(name, to: out)
+            FieldRendering.writeKey(name.string, to: out)
             out.write(byte: UInt8(ascii: ":"))
         }
         out.write(byte: UInt8(ascii: "{"))

@@ -116,6 +116,11 @@ public final class Output {
         }
     }
 
+    /// A label's bytes (a layer's name), as they are.
+    @inline(__always) public func write(label: FieldLabel) {
+        if !copyInPlace(label.start, label.count) { append(label.utf8) }
+    }
+
     @inline(__always) public func write(byte: UInt8) { append(byte) }
 
     /// `n` bytes as they are.
