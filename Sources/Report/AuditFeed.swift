@@ -321,14 +321,20 @@ public final class AuditFeed {
         if a == nil, pdu.opcode == .writeRequest, pdu.valueLength == 2, let x = pdu.valuePrefix, x == 1 || x == 2 {
             cccd = x
         }
-        let answers = r.request.map { FrameRef(number: $0.frame, time: d.packet.timestamp &- $0.rtt) }
-        var o = ATTObservation(
-            origin: r.side, opcode: pdu.opcode, kind: kind,
-            handle: pdu.handle, endHandle: pdu.endHandle, attributeType: pdu.attributeType,
-            valueLength: pdu.valueLength, mtu: c.att?.mtu ?? 23,
-            characteristic: a?.characteristic ?? (a?.role == .characteristicValue ? a?.uuid : nil),
-            service: a?.service, properties: a?.properties?.rawValue, isCCCD: isCCCD, cccdValue: cccd,
-            answers: answers)
+        var o = ATTObservation(origin: r.side, opcode: pdu.opcode, kind: kind)
+        o.handle = pdu.handle
+        o.endHandle = pdu.endHandle
+        o.attributeType = pdu.attributeType
+        o.valueLength = pdu.valueLength
+        o.mtu = c.att?.mtu ?? 23
+        if let a {
+            o.characteristic = a.characteristic ?? (a.role == .characteristicValue ? a.uuid : nil)
+            o.service = a.service
+            o.properties = a.properties?.rawValue
+        }
+        o.isCCCD = isCCCD
+        o.cccdValue = cccd
+        if let q = r.request { o.answers = FrameRef(number: q.frame, time: d.packet.timestamp &- q.rtt) }
         if kind == .request {
             o.pipelined = r.notes.contains { if case .pipelined = $0 { return true } else { return false } }
         }

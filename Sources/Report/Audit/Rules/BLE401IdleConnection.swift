@@ -133,6 +133,7 @@ struct BLE401IdleConnection: PerConnectionRule {
         Self.gapEnds(&s, at: frame, idle: idleSetting)
     }
 
+    @inline(__always)
     private static func gapEnds(_ s: inout State, at frame: FrameRef, idle: Int64) {
         let gap = frame.time &- s.lastData.time
         guard s.subscribed.isEmpty, gap > idle else { return }
