@@ -28,6 +28,9 @@ public final class Dissector {
     /// Set for outputs that show or count malformed frames: then each frame is checked for faults
     /// only a layer's full decode finds (`Decoded.fieldFault`). The audit does not need it.
     public let findsFieldFaults: Bool
+    /// False for the audit, which reads no attribute's value: notified values are not kept
+    /// (`ATTBearer.keepsNotifiedValues`).
+    public let keepsNotifiedValues: Bool
     /// Advertising events seen over the air, to count each once.
     private var advertisingEvents = LLAdvertisingEvents()
     /// Full-decode verdicts of commands and events already seen, by content (bounded).
@@ -86,8 +89,9 @@ public final class Dissector {
     ///     `maxEndedKept`); a pass that only looks at frames as they come (the audit) keeps none.
     public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [], temporaryKeys: [LTK] = [], givenKeys: [LinkKey] = [],
                 privateKeys: [[UInt8]] = [], identityKeys: [IdentityKey] = [], maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
-                findsFieldFaults: Bool = true) {
+                findsFieldFaults: Bool = true, keepsNotifiedValues: Bool = true) {
         self.findsFieldFaults = findsFieldFaults
+        self.keepsNotifiedValues = keepsNotifiedValues
         endedKept = min(max(keepEnded, 0), Dissector.maxEndedKept)
         advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs, maxTracked: maxAdvertisers) : nil
         linkLayer = LinkLayerTracker(keys: keys)
@@ -491,6 +495,7 @@ public final class Dissector {
                 let key = ch.local.cid
                 let b = c.eatt[key] ?? gatt.bearer(local: .local(adapter: c.adapter), remote: .peer(c.peerKey), mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
                 b.lossy = c.overTheAir
+                b.keepsNotifiedValues = keepsNotifiedValues
                 c.eatt[key] = b
                 d.upper = .att(att(sdu[...], ATTLayout(sdu[...]), on: b, side, &d, p), eattCID: f.cid)
                 return
@@ -505,6 +510,7 @@ public final class Dissector {
         if let b = c.att { return b }
         let b = gatt.bearer(local: .local(adapter: c.adapter), remote: .peer(c.peerKey))
         b.lossy = c.overTheAir
+        b.keepsNotifiedValues = keepsNotifiedValues
         c.att = b
         return b
     }

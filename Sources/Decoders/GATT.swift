@@ -903,6 +903,10 @@ public final class ATTBearer {
     /// sent lost its response in the capture rather than being pipelined, so responses pair with
     /// the latest request, unless the link layer shows that nothing was missed in between.
     public var lossy = false
+    /// False where nothing reads the values a peer notifies or indicates (the audit): they are
+    /// then not kept in its database, a dictionary update for every notification. Values read
+    /// or written are kept still (long reads build on them).
+    public var keepsNotifiedValues = true
     /// On a lossy capture, how many times the link layer has seen the sniffer miss packets so far
     /// (`Connection.linkLosses`).
     var losses = 0
@@ -993,11 +997,11 @@ public final class ATTBearer {
             let db = database(of: side)
             if case .handleValue(let h, let span) = parameters {
                 let v = bytes[span]
-                db.setValue(h, v, frame: frame)
+                if keepsNotifiedValues { db.setValue(h, v, frame: frame) }
                 entry(db, h, v, result)
             } else {
                 for hv in ATTPDU(copy bytes, layout).handleValues {
-                    db.setValue(hv.handle, hv.value, frame: frame)
+                    if keepsNotifiedValues { db.setValue(hv.handle, hv.value, frame: frame) }
                     entry(db, hv.handle, hv.value, result)
                 }
             }
@@ -1005,7 +1009,7 @@ public final class ATTBearer {
             let db = database(of: side)
             let pdu = ATTPDU(copy bytes, layout)
             if let h = pdu.handle, let v = pdu.value {
-                db.setValue(h, v, frame: frame)
+                if keepsNotifiedValues { db.setValue(h, v, frame: frame) }
                 entry(db, h, v, result)
                 // Service Changed: the names stay useful until the client rediscovers, which
                 // then starts a new version if the database did change.
