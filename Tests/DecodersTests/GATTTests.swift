@@ -207,6 +207,26 @@ final class GATTTests: XCTestCase {
         XCTAssertNil(fresh.remote.lastValue(3))
     }
 
+    /// The audit's bearers keep no notified or indicated value, yet each PDU's result still names
+    /// its handle and carries its value; a value read is kept as before.
+    func testNotifiedValuesNotKeptWhereNothingReadsThem() {
+        let bearer = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
+        bearer.keepsNotifiedValues = false
+        let n = bearer.process(ATTPDU(bytes("1b1000063c")), from: .remote, frame: 1, time: 0)
+        XCTAssertEqual(n.entries.first?.attribute.handle, 0x10)
+        XCTAssertEqual(n.entries.first?.value.map(Array.init), [0x06, 0x3C])
+        _ = bearer.process(ATTPDU(bytes("1d11000102")), from: .remote, frame: 2, time: 0)
+        XCTAssertNil(bearer.remote.lastValue(0x10))
+        XCTAssertNil(bearer.remote.lastValue(0x11))
+        _ = bearer.process(ATTPDU(bytes("0a1200")), from: .local, frame: 3, time: 0)
+        _ = bearer.process(ATTPDU(bytes("0b07")), from: .remote, frame: 4, time: 0)
+        XCTAssertEqual(bearer.remote.lastValue(0x12)?.bytes, [0x07])
+
+        let kept = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
+        _ = kept.process(ATTPDU(bytes("1b1000063c")), from: .remote, frame: 1, time: 0)
+        XCTAssertEqual(kept.remote.lastValue(0x10)?.bytes, [0x06, 0x3C])
+    }
+
     func testUnsolicitedAndUnexpected() {
         let bearer = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
         let r1 = bearer.process(ATTPDU(bytes("0b01")), from: .remote, frame: 1, time: 0)
