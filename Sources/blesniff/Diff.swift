@@ -127,7 +127,8 @@ enum DiffRun {
         let collector = MetricsCollector(passingTo: auditor, devices: configuration.devices)
         let keys = configuration.keys
         let dissector = Dissector(temporaryKeys: keys.flatMap(\.temporaryKeys), givenKeys: keys.flatMap(\.linkKeys),
-                                  privateKeys: keys.flatMap(\.privateKeys), identityKeys: keys.flatMap(\.identityKeys), keepEnded: 0)
+                                  privateKeys: keys.flatMap(\.privateKeys), identityKeys: keys.flatMap(\.identityKeys), keepEnded: 0,
+                                  keepsNotifiedValues: false)
         let feed = AuditFeed(dissector: dissector, configuration: configuration)
         auditor.resolveAddresses(with: dissector.resolver)
         var last: FrameRef?
