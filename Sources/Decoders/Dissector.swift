@@ -493,9 +493,7 @@ public final class Dissector {
             }
             if ch.isEATT, case .sdu(let sdu, _) = result {
                 let key = ch.local.cid
-                let b = c.eatt[key] ?? gatt.bearer(local: .local(adapter: c.adapter), remote: .peer(c.peerKey), mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
-                b.lossy = c.overTheAir
-                b.keepsNotifiedValues = keepsNotifiedValues
+                let b = c.eatt[key] ?? newBearer(c, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
                 c.eatt[key] = b
                 d.upper = .att(att(sdu[...], ATTLayout(sdu[...]), on: b, side, &d, p), eattCID: f.cid)
                 return
@@ -508,10 +506,16 @@ public final class Dissector {
 
     private func bearer(_ c: Connection) -> ATTBearer {
         if let b = c.att { return b }
-        let b = gatt.bearer(local: .local(adapter: c.adapter), remote: .peer(c.peerKey))
+        let b = newBearer(c)
+        c.att = b
+        return b
+    }
+
+    /// A bearer for `c`'s link (its ATT channel or an EATT one), decoding as this dissector does.
+    private func newBearer(_ c: Connection, mtu: Int = ATTBearer.defaultMTU) -> ATTBearer {
+        let b = gatt.bearer(local: .local(adapter: c.adapter), remote: .peer(c.peerKey), mtu: mtu)
         b.lossy = c.overTheAir
         b.keepsNotifiedValues = keepsNotifiedValues
-        c.att = b
         return b
     }
 

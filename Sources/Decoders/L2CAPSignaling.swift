@@ -96,6 +96,12 @@ public enum PSM {
     /// whose B-frames is one ATT PDU.
     public static let att: UInt16 = 0x001F
 
+    /// The layer's name for a channel on an LE PSM ("L2CAP EATT"): labels made once, not per frame.
+    static func layerLabel(_ psm: UInt16) -> FieldLabel {
+        layerLabels[psm] ?? (name(psm, le: true) == "Dynamic" ? "L2CAP Dynamic" : "L2CAP Unknown")
+    }
+    private static let layerLabels = names.mapValues { FieldLabel("L2CAP " + $0) }
+
     /// Name of a PSM, "Dynamic" for the dynamically assigned ranges.
     public static func name(_ psm: UInt16, le: Bool = false) -> String {
         if let n = names[psm] { return n }

@@ -126,13 +126,13 @@ extension Decoded {
 }
 
 extension UpperLayer {
-    /// The layer's name: a literal for the fixed protocols, interned for a channel's (`FieldLabel`).
+    /// The layer's name: a literal, or a label made once for a channel's PSM (`FieldLabel`).
     @inline(__always) public var protocolLabel: FieldLabel {
         switch self {
         case .att(_, let cid): return cid == nil ? "ATT" : "EATT"
         case .smp: return "SMP"
         case .signaling(let s): return s.channel == .le ? "LE Signaling" : "L2CAP Signaling"
-        case .channel(_, let psm, _): return FieldLabel("L2CAP " + PSM.name(psm, le: true))
+        case .channel(_, let psm, _): return PSM.layerLabel(psm)
         case .raw(let cid, _): return L2CAPChannel.name(cid).map(FieldLabel.init) ?? "L2CAP Payload"
         }
     }
