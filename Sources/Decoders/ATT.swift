@@ -526,16 +526,30 @@ extension ATTParameters {
     }
 }
 
+/// Handles laid end to end, little-endian, read where they lie: a request's list is walked for
+/// every Read Multiple without an array made for it.
+public struct ATTHandleList: RandomAccessCollection, Sendable {
+    let bytes: Bytes
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { bytes.count / 2 }
+    public subscript(i: Int) -> UInt16 { bytes.le16(at: 2 * i) }
+}
+
 extension ATTPDU {
     /// The handle the PDU is about (Read, Write, Blob, Prepare, Notification, Indication, Error).
     public var handle: UInt16? { parameters.handle }
 
+    /// The Set Of Handles of a Read Multiple (Variable) Request, read in place (empty for
+    /// other PDUs). An odd last byte is no handle.
+    public var handleList: ATTHandleList {
+        if case .handles(let span) = parameters { return ATTHandleList(bytes: bytes[span]) }
+        return ATTHandleList(bytes: [])
+    }
+
     /// Every handle the PDU names.
     public var handles: [UInt16] {
         switch parameters {
-        case .handles(let span):
-            let l = bytes[span]
-            return stride(from: 0, to: l.count, by: 2).compactMap { l.le16($0) }
+        case .handles: return Array(handleList)
         case .handleLengthValues: return handleValues.map(\.handle)
         case .information: return information.map(\.handle)
         case .attributeData: return attributeData.map(\.handle)
@@ -700,8 +714,9 @@ extension ATTPDU: Dissectable {
             s += ", Offset: "
             s.write(o)
         case .handles:
-            for (i, h) in handles.enumerated() { handle(i == 0 ? ", Handles: " : ", ", h) }
-            if handles.isEmpty { s += ", Handles: " }
+            let list = handleList
+            for (i, h) in list.enumerated() { handle(i == 0 ? ", Handles: " : ", ", h) }
+            if list.isEmpty { s += ", Handles: " }
         case .lengthValues:
             let values = lengthValues
             if values.isEmpty { s += ", Values: " }
@@ -814,7 +829,7 @@ extension ATTPDU: Dissectable {
             out.add("Value Offset", .uint(UInt64(o), hex: 0))
         case .handles:
             out.begin("Set Of Handles", .none)
-            for h in handles { handle("Handle", h) }
+            for h in handleList { handle("Handle", h) }
             out.end()
         case .lengthValues:
             for v in lengthValues {

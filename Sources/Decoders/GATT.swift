@@ -47,6 +47,13 @@ public struct GATTSubscription: Equatable, Sendable {
 public struct GATTValue: Sendable {
     public var bytes: [UInt8]
     public var frame: Int
+    /// The rediscovery that saved what it was before changing it (`GATTPrior.serial`; 0: none).
+    var savedIn = 0
+
+    init(bytes: [UInt8], frame: Int) {
+        self.bytes = bytes
+        self.frame = frame
+    }
 
     /// In place: a value notified over and over keeps its storage; one of the same length is
     /// written over byte by byte, cheaper than the generic `replaceSubrange`.
@@ -202,6 +209,8 @@ public final class GATTDatabase {
     var current = GATTVersionSpan()
     /// Discovery that began after the database may have changed, compared with what it had.
     var rediscovery: GATTRediscovery?
+    /// What the running rediscovery changed, as it was (`GATTPrior`).
+    var prior = GATTPrior()
     /// The databases of the last rediscovery that found nothing new, emptied for the next one.
     var spareRediscovery: (baseline: GATTDatabase, fresh: GATTDatabase)?
     /// Why the database may have changed, until discovery starts again.
@@ -275,10 +284,55 @@ public final class GATTDatabase {
     func setValue(_ handle: UInt16, _ bytes: some Collection<UInt8>, frame: Int) {
         let kept = bytes.prefix(GATTDatabase.maxValueLength)
         if let i = values.index(forKey: Key16(handle)) {
+            if rediscovery != nil { savePrior(i) }
             values.values[i].update(kept, frame: frame)
         } else if values.count < GATTDatabase.maxStoredValues {
-            values[Key16(handle)] = GATTValue(bytes: Array(kept), frame: frame)
+            var v = GATTValue(bytes: Array(kept), frame: frame)
+            if rediscovery != nil {
+                prior.save(handle, nil)
+                v.savedIn = prior.serial
+            }
+            values[Key16(handle)] = v
         }
+    }
+
+    /// The value at `i` as it was, saved the first time the running rediscovery changes it.
+    private func savePrior(_ i: Dictionary<Key16, GATTValue>.Index) {
+        guard values.values[i].savedIn != prior.serial else { return }
+        prior.save(values.keys[i].value, values.values[i])
+        values.values[i].savedIn = prior.serial
+    }
+
+    func setSubscription(_ valueHandle: UInt16, _ s: GATTSubscription) {
+        if rediscovery != nil { prior.save(valueHandle, subscription: subscriptions[valueHandle]) }
+        subscriptions[valueHandle] = s
+    }
+
+    func setTypeHint(_ handle: UInt16, _ t: BluetoothUUID) {
+        guard typeHints[handle] != t else { return }
+        if rediscovery != nil { prior.save(handle, typeHint: typeHints[handle]) }
+        typeHints[handle] = t
+    }
+
+    /// Bytes of `handle`'s value known so far (0: none).
+    func valueLength(_ handle: UInt16) -> Int {
+        guard let i = values.index(forKey: Key16(handle)) else { return 0 }
+        return values.values[i].bytes.count
+    }
+
+    /// A Read Blob's piece laid at `offset` (at most the length known) of `handle`'s value, in
+    /// place: a long value read over and over keeps its storage. The value so far.
+    func continueValue(_ handle: UInt16, at offset: Int, with piece: Bytes, frame: Int) -> Bytes {
+        let kept = piece.prefix(max(0, GATTDatabase.maxValueLength - offset))
+        guard let i = values.index(forKey: Key16(handle)) else {
+            // Nothing known: the piece is at offset 0 and is the value.
+            setValue(handle, kept, frame: frame)
+            return kept
+        }
+        if rediscovery != nil { savePrior(i) }
+        values.values[i].frame = frame
+        values.values[i].bytes.replaceSubrange(offset..., with: kept)
+        return values.values[i].bytes[...]
     }
 
     // MARK: Lookup
@@ -609,8 +663,14 @@ public final class GATTStore<Key: Hashable> {
 /// it. One slot serves every bearer of a store: a result holds its PDU's bytes, and so the block of
 /// the capture they were read into; kept per bearer, each connection gone quiet (and every ended
 /// one a pass keeps) would keep a block of the capture in memory.
+///
+/// The slot also keeps the storage of an answered request's handles and written value for the
+/// next request on any bearer (`ATTBearer.refill`): requests over and over, and later connections,
+/// then allocate none for them.
 final class ATTResultSlot {
     var result: ATTResult?
+    var spareHandles: [UInt16] = []
+    var spareWritten: [UInt8] = []
 }
 
 // MARK: Bearer
@@ -730,7 +790,7 @@ public final class ATTResult {
         request = nil
         // Most PDUs concern one attribute: dropping it is cheaper than the generic removeAll.
         while entries.popLast() != nil {}
-        if !notes.isEmpty { notes = SmallList() }
+        if !notes.isEmpty { notes.removeAll() }
         declarationFault = false
     }
 
@@ -751,6 +811,16 @@ public final class ATTResult {
         let plain: Bool
     }
     private var noted: (note: ATTNote, text: String)?
+    /// The notes described before the last, with their text: a stream of requests repeats a few
+    /// (a handle never discovered, a long value's length), each made once. At most
+    /// `notedLimit`, the oldest replaced.
+    private var notedBefore: [Noted] = []
+    private var nextNoted = 0
+    private struct Noted {
+        let note: ATTNote
+        let text: String
+    }
+    private static let notedLimit = 8
     /// Attributes whose text is kept at most (then the texts are made afresh).
     private static let describedLimit = 64
 
@@ -765,7 +835,28 @@ public final class ATTResult {
 
     func describe(_ n: ATTNote) -> String {
         if let d = noted, d.note == n { return d.text }
+        return describeAnother(n)
+    }
+
+    @inline(never)
+    private func describeAnother(_ n: ATTNote) -> String {
+        // The last note changes places with the one found, or goes before the one made.
+        let last = noted.map { Noted(note: $0.note, text: $0.text) }
+        for i in notedBefore.indices where notedBefore[i].note == n {
+            let found = notedBefore[i]
+            if let last { notedBefore[i] = last }
+            noted = (found.note, found.text)
+            return found.text
+        }
         let text = n.description
+        if let last {
+            if notedBefore.count < ATTResult.notedLimit {
+                notedBefore.append(last)
+            } else {
+                notedBefore[nextNoted] = last
+                nextNoted = (nextNoted + 1) % ATTResult.notedLimit
+            }
+        }
         noted = (n, text)
         return text
     }
@@ -1090,11 +1181,12 @@ public final class ATTBearer {
         case .readRequest, .readBlobRequest:
             if let h = pdu.handle { entry(server, h, nil, result) }
         case .readMultipleRequest, .readMultipleVariableRequest:
-            p.handles = pdu.handles
-            for h in p.handles { entry(server, h, nil, result) }
+            let list = pdu.handleList
+            p.handles = ATTBearer.refill(&results.spareHandles, with: list)
+            for h in list { entry(server, h, nil, result) }
         case .writeRequest:
             write(pdu, server: server, frame, result, apply: false)
-            p.written = pdu.value.map { Array($0.prefix(GATTDatabase.maxValueLength)) }
+            if let v = pdu.value { p.written = ATTBearer.refill(&results.spareWritten, with: v.prefix(GATTDatabase.maxValueLength)) }
         case .prepareWriteRequest:
             if let h = pdu.handle, let o = pdu.offset, let v = pdu.value {
                 entry(server, h, v, result)
@@ -1116,6 +1208,21 @@ public final class ATTBearer {
         default: break
         }
         enqueue(&pending[side], p, result)
+    }
+
+    /// `elements` in the storage `spare` held, taken from it (emptied, its room kept).
+    private static func refill<C: Collection>(_ spare: inout [C.Element], with elements: C) -> [C.Element] {
+        var a: [C.Element] = []
+        swap(&a, &spare)
+        a.removeAll(keepingCapacity: true)
+        a.append(contentsOf: elements)
+        return a
+    }
+
+    /// An answered request's storage, kept for the next request (`refill`).
+    private func recycle(_ p: Pending) {
+        if p.handles.capacity > results.spareHandles.capacity { results.spareHandles = p.handles }
+        if let w = p.written, w.capacity > results.spareWritten.capacity { results.spareWritten = w }
     }
 
     func setRxMTU(_ m: UInt16, _ side: Side, _ result: ATTResult) {
@@ -1164,7 +1271,7 @@ public final class ATTBearer {
         if apply { server.setValue(h, v, frame: frame) }
         guard let vh = server.characteristic(ofCCCD: h), let bits = v.first else { return nil }
         let s = GATTSubscription(notify: bits & 1 != 0, indicate: bits & 2 != 0, frame: frame)
-        if apply { server.subscriptions[vh] = s }
+        if apply { server.setSubscription(vh, s) }
         return s
     }
 
@@ -1173,6 +1280,7 @@ public final class ATTBearer {
     func response(_ pdu: ATTPDU, _ side: Side, _ frame: Int, _ time: Int64, _ result: ATTResult) {
         let server = database(of: side)
         var p: Pending?
+        defer { if let p { recycle(p) } }
         if !pending[side.other].isEmpty {
             let first = pending[side.other].removeFirst()
             p = first
@@ -1266,7 +1374,7 @@ public final class ATTBearer {
                 result.entries.append(ATTResultEntry(attribute: server.attribute(e.handle), value: nil, include: include))
             default:
                 // Read Using Characteristic UUID: the handle is a value of that type.
-                if let t = p?.type, !server.isDeclared(e.handle) { server.typeHints[e.handle] = t }
+                if let t = p?.type, !server.isDeclared(e.handle) { server.setTypeHint(e.handle, t) }
                 server.setValue(e.handle, e.value, frame: frame)
                 entry(server, e.handle, e.value, result)
             }
@@ -1275,18 +1383,16 @@ public final class ATTBearer {
 
     /// Long reads: a Read Blob at offset n continues the value when n bytes are known.
     func blob(_ h: UInt16, _ offset: Int, _ v: Bytes, _ server: GATTDatabase, _ frame: Int, _ result: ATTResult) {
-        var have = server.values[Key16(h)]?.bytes ?? []
-        guard offset <= have.count else {
-            result.notes.append(.offsetGap(have: have.count, offset: offset))
+        let have = server.valueLength(h)
+        guard offset <= have else {
+            result.notes.append(.offsetGap(have: have, offset: offset))
             entry(server, h, v, result)
             return
         }
-        have.removeSubrange(offset...)
-        have += v.prefix(max(0, GATTDatabase.maxValueLength - offset))
-        server.setValue(h, have, frame: frame)
-        let complete = v.count < mtu - 1 || have.count >= GATTDatabase.maxValueLength
-        result.notes.append(.reassembled(length: have.count, complete: complete))
-        entry(server, h, have[...], result)
+        let value = server.continueValue(h, at: offset, with: v, frame: frame)
+        let complete = v.count < mtu - 1 || value.count >= GATTDatabase.maxValueLength
+        result.notes.append(.reassembled(length: value.count, complete: complete))
+        entry(server, h, value, result)
     }
 }
 

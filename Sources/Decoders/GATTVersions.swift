@@ -50,6 +50,64 @@ struct GATTRediscovery {
     let cause: GATTVersionCause
 }
 
+/// While a rediscovery runs, what the last values, subscriptions and type hints were before it
+/// first changed each: the version the rediscovery may end keeps them. Its copy of the database
+/// does not share those tables, so changing them during every later connection copies nothing;
+/// the log keeps its room from one rediscovery to the next.
+struct GATTPrior {
+    struct Value {
+        let handle: UInt16
+        /// Where its bytes lie in `bytes`; nil: the handle had no value.
+        let bytes: Range<Int>?
+        let frame: Int
+    }
+    struct Subscription { let handle: UInt16; let old: GATTSubscription? }
+    struct TypeHint { let handle: UInt16; let old: BluetoothUUID? }
+
+    /// Numbers the rediscoveries, so a value knows whether this one saved it (`GATTValue.savedIn`).
+    private(set) var serial = 0
+    private(set) var values: [Value] = []
+    private var bytes: [UInt8] = []
+    private(set) var subscriptions: [Subscription] = []
+    private(set) var typeHints: [TypeHint] = []
+
+    /// A rediscovery begins: nothing saved yet.
+    mutating func begin() {
+        serial &+= 1
+        values.removeAll(keepingCapacity: true)
+        bytes.removeAll(keepingCapacity: true)
+        subscriptions.removeAll(keepingCapacity: true)
+        typeHints.removeAll(keepingCapacity: true)
+    }
+
+    mutating func save(_ handle: UInt16, _ v: GATTValue?) {
+        guard let v else { return values.append(Value(handle: handle, bytes: nil, frame: 0)) }
+        let start = bytes.count
+        bytes.append(contentsOf: v.bytes)
+        values.append(Value(handle: handle, bytes: start..<bytes.count, frame: v.frame))
+    }
+
+    mutating func save(_ handle: UInt16, subscription old: GATTSubscription?) {
+        if !subscriptions.contains(where: { $0.handle == handle }) { subscriptions.append(Subscription(handle: handle, old: old)) }
+    }
+
+    mutating func save(_ handle: UInt16, typeHint old: BluetoothUUID?) {
+        if !typeHints.contains(where: { $0.handle == handle }) { typeHints.append(TypeHint(handle: handle, old: old)) }
+    }
+
+    /// `db`'s tables as they were when the rediscovery began, from `current`'s and what was saved.
+    func restore(_ db: GATTDatabase, from current: GATTDatabase) {
+        db.values = current.values
+        db.subscriptions = current.subscriptions
+        db.typeHints = current.typeHints
+        for v in values {
+            db.values[Key16(v.handle)] = v.bytes.map { GATTValue(bytes: Array(bytes[$0]), frame: v.frame) }
+        }
+        for s in subscriptions { db.subscriptions[s.handle] = s.old }
+        for t in typeHints { db.typeHints[t.handle] = t.old }
+    }
+}
+
 /// One difference between two versions.
 public struct GATTChange: Sendable, Equatable {
     public enum Kind: String, Sendable { case added, removed, moved }
@@ -227,10 +285,11 @@ extension GATTDatabase {
         if let spare = spareRediscovery {
             spareRediscovery = nil
             baseline = spare.baseline
-            baseline.copyTables(of: self)
+            baseline.copyDiscovery(of: self)
             fresh = spare.fresh
         } else {
-            baseline = frozen()
+            baseline = GATTDatabase()
+            baseline.copyDiscovery(of: self)
             fresh = GATTDatabase()
             // Room for what the database held, made once: discovery mostly finds it again.
             fresh.services.reserveCapacity(services.count)
@@ -238,6 +297,7 @@ extension GATTDatabase {
             fresh.declarations.reserveCapacity(declarations.count)
         }
         rediscovery = GATTRediscovery(baseline: baseline, baselineSpan: span, since: since, fresh: fresh, cause: cause)
+        prior.begin()
     }
 
     /// The server says the handles from `start` to `end` changed.
@@ -262,6 +322,7 @@ extension GATTDatabase {
         }
         var old = r.baselineSpan
         if case .serviceChanged(let f, _, _) = r.cause { old.lastFrame = f }
+        prior.restore(r.baseline, from: self)
         earlier.append(GATTDatabaseVersion(database: r.baseline, span: old))
         // The new version is what discovery found, with the values and subscriptions seen since
         // it began (older ones belong to the old version's handles).
@@ -282,23 +343,15 @@ extension GATTDatabase {
             && declarations == other.declarations && descriptors == other.descriptors
     }
 
-    /// A copy that later traffic does not change.
-    func frozen() -> GATTDatabase {
-        let d = GATTDatabase()
-        d.copyTables(of: self)
-        return d
-    }
-
-    /// Takes `other`'s tables (shared until either changes).
-    func copyTables(of other: GATTDatabase) {
+    /// Takes what `other`'s discovery found (shared: a rediscovery that finds the same leaves
+    /// them as they are). Values, subscriptions and type hints follow at the end, if a new version
+    /// begins (`GATTPrior`).
+    func copyDiscovery(of other: GATTDatabase) {
         services = other.services
         includes = other.includes
         characteristics = other.characteristics
         declarations = other.declarations
         descriptors = other.descriptors
-        typeHints = other.typeHints
-        values = other.values
-        subscriptions = other.subscriptions
     }
 
     func emptyTables(keepingCapacity keep: Bool) {

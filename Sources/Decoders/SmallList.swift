@@ -18,6 +18,13 @@
     @inlinable public mutating func append(_ e: Element) {
         if head == nil { head = e } else { tail.append(e) }
     }
+
+    /// Empties the list, keeping the room the rest took: a stream of PDUs with two notes each
+    /// then allocates nothing.
+    @inlinable @inline(__always) public mutating func removeAll() {
+        head = nil
+        if !tail.isEmpty { tail.removeAll(keepingCapacity: true) }
+    }
 }
 
 extension SmallList: Sendable where Element: Sendable {}

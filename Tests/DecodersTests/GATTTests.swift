@@ -227,6 +227,45 @@ final class GATTTests: XCTestCase {
         XCTAssertEqual(kept.remote.lastValue(0x10)?.bytes, [0x06, 0x3C])
     }
 
+    /// Requests over and over reuse their storage (the requests workload): each answer must still
+    /// be the request's own. Long reads in blobs put the whole value together every time, Read
+    /// Multiple names its handles, and pipelined Write Requests each apply their own value.
+    func testRequestsOverAndOverKeepTheirOwnValues() {
+        let bearer = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
+        _ = bearer.process(ATTPDU(bytes("02f700")), from: .local, frame: 1, time: 0)
+        _ = bearer.process(ATTPDU(bytes("03f700")), from: .remote, frame: 2, time: 0)
+        var frame = 3
+        func send(_ hex: String, from side: Side) -> ATTResult {
+            frame += 1
+            return bearer.process(ATTPDU(bytes(hex)), from: side, frame: frame, time: 0)
+        }
+        for round in 0..<3 {
+            let head = (0..<246).map { UInt8(truncatingIfNeeded: $0 + round) }, tail = (0..<54).map { UInt8(truncatingIfNeeded: 7 * $0 + round) }
+            _ = send("0a2200", from: .local)
+            _ = send("0b" + hex(head), from: .remote)
+            _ = send("0c2200f600", from: .local)
+            let blob = send("0d" + hex(tail), from: .remote)
+            XCTAssertEqual(blob.entries.first?.value.map(Array.init), head + tail, "round \(round)")
+            XCTAssertTrue(blob.notes.contains(.reassembled(length: 300, complete: true)))
+            XCTAssertEqual(bearer.remote.lastValue(0x22)?.bytes, head + tail)
+
+            let multiple = send("0e13002000", from: .local)
+            XCTAssertEqual(multiple.entries.map(\.attribute.handle), [0x13, 0x20])
+            XCTAssertEqual(send("0f0102", from: .remote).entries.map(\.attribute.handle), [0x13, 0x20])
+
+            // Two writes pipelined: each response applies its own request's value.
+            _ = send("12200001" + hex([UInt8(round)]), from: .local)
+            _ = send("122100aabbcc" + hex([UInt8(round)]), from: .local)
+            XCTAssertEqual(send("13", from: .remote).request?.frame, frame - 2)
+            XCTAssertEqual(bearer.remote.lastValue(0x20)?.bytes, [0x01, UInt8(round)])
+            XCTAssertNotEqual(bearer.remote.lastValue(0x21)?.bytes, [0xAA, 0xBB, 0xCC, UInt8(round)], "not applied before its response")
+            _ = send("13", from: .remote)
+            XCTAssertEqual(bearer.remote.lastValue(0x21)?.bytes, [0xAA, 0xBB, 0xCC, UInt8(round)])
+        }
+    }
+
+    func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined() }
+
     func testUnsolicitedAndUnexpected() {
         let bearer = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
         let r1 = bearer.process(ATTPDU(bytes("0b01")), from: .remote, frame: 1, time: 0)

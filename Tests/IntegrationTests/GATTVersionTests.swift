@@ -130,6 +130,50 @@ final class GATTVersionTests: XCTestCase {
         XCTAssertEqual(db.changesByVersion.map(\.count), [0, 2, 2])
     }
 
+    /// Values and type hints a rediscovery changes stay with the version it ends as they were
+    /// when it began (the database's copy does not share those tables; what changed is saved
+    /// once): a value set only during it belongs to the new version alone. A rediscovery that
+    /// found the same database before it does not mix its saves into the next one's.
+    func testValuesChangedDuringARediscoveryStayWithTheOldVersion() {
+        let store = GATTStore<String>()
+        let a: [(UInt16, UInt16, UInt16)] = [(0x0001, 0x0005, 0x1800), (0x0006, 0xFFFF, 0x180F)]
+        let b: [(UInt16, UInt16, UInt16)] = [(0x0001, 0x0005, 0x1800), (0x0006, 0xFFFF, 0x180D)]
+        func read(_ bearer: ATTBearer, _ h: UInt8, _ v: UInt8, frame: Int) {
+            _ = bearer.process(ATTPDU([0x0A, h, 0x00][...]), from: .local, frame: frame, time: 0)
+            _ = bearer.process(ATTPDU([0x0B, v][...]), from: .remote, frame: frame + 1, time: 0)
+        }
+        let first = store.bearer(local: "local", remote: "peer")
+        discover(first, frame: 10, services: a)
+        read(first, 0x07, 1, frame: 12)
+        let second = store.bearer(local: "local", remote: "peer")
+        discover(second, frame: 40, services: a)
+        read(second, 0x07, 2, frame: 42)
+        read(second, 0x07, 3, frame: 44)
+        let third = store.bearer(local: "local", remote: "peer")
+        discover(third, frame: 70, services: b)
+        read(third, 0x07, 4, frame: 72)
+        read(third, 0x07, 5, frame: 74)
+        read(third, 0x09, 9, frame: 76)
+        // Read Using Characteristic UUID (Battery Level): a type hint and a value for 0x000A.
+        _ = third.process(ATTPDU([0x08, 0x06, 0x00, 0xFF, 0xFF, 0x19, 0x2A][...]), from: .local, frame: 78, time: 0)
+        _ = third.process(ATTPDU([0x09, 0x03, 0x0A, 0x00, 0x50][...]), from: .remote, frame: 79, time: 0)
+        store.finish()
+        let db = store.database(for: "peer")
+        let versions = db.versions
+        XCTAssertEqual(versions.map(\.span.firstFrame), [10, 70])
+        guard versions.count == 2 else { return }
+        let old = versions[0].database, now = versions[1].database
+        XCTAssertEqual(old.lastValue(0x07)?.bytes, [3], "the value when the version ended")
+        XCTAssertEqual(old.lastValue(0x07)?.frame, 45)
+        XCTAssertNil(old.lastValue(0x09))
+        XCTAssertNil(old.lastValue(0x0A))
+        XCTAssertNil(old.typeHints[0x0A])
+        XCTAssertEqual(now.lastValue(0x07)?.bytes, [5])
+        XCTAssertEqual(now.lastValue(0x09)?.bytes, [9])
+        XCTAssertEqual(now.lastValue(0x0A)?.bytes, [0x50])
+        XCTAssertEqual(now.typeHints[0x0A], BluetoothUUID(uuid16: 0x2A19))
+    }
+
     /// A Service Changed indication, then rediscovery that finds another service there.
     func testServiceChangedIndication() {
         let store = GATTStore<String>()

@@ -29,7 +29,7 @@ count() { # count FILE ARGS...: allocations of one run
 }
 
 rows=()
-for s in notify notify-gatt adv throughput mix sniffer; do
+for s in notify notify-gatt adv throughput requests mix sniffer; do
   for cmd in "read --quiet" "read" "read -v" "read --format json" "audit --fail-on never"; do
     f1=$WORK/small/$s.btsnoop f2=$WORK/large/$s.btsnoop
     [ -f "$f1" ] || { f1=$WORK/small/$s.pcap f2=$WORK/large/$s.pcap; }

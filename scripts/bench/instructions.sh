@@ -41,7 +41,7 @@ millions() { # millions BINARY ARGS...: instructions of one run, in millions
   fi
 } > "$WORK/table.md"
 
-for s in notify notify-gatt adv throughput mix sniffer; do
+for s in notify notify-gatt adv throughput requests mix sniffer; do
   F=$WORK/$s.btsnoop; [ -f "$F" ] || F=$WORK/$s.pcap
   [ -f "$F" ] || { echo "no $s capture: skipped" >&2; continue; }
   for cmd in "read" "read -v" "read --format json" "read --quiet" "audit --fail-on never"; do

@@ -13,6 +13,9 @@ Each shape is written as DIR/SHAPE.btsnoop (btsnoop 1002, H4) and DIR/SHAPE.pcap
                 with names, service UUIDs and manufacturer data, scanning restarted now and then
   throughput    writes and notifications of 244-byte values at ATT_MTU 247, each L2CAP PDU split
                 over 27-byte ACL fragments
+  requests      an app driving a peripheral with requests after discovery, as a lock's or a
+                thermostat's app does: reads, writes with a response, read multiple, long reads in
+                blobs, a refused read, now and then a notification
 
 The mixed workload (many connections with discovery, reads, writes, pairing) is make_capture.py's;
 a link-layer sniffer workload repeats a real nRF Sniffer capture (scripts/bench/workloads.sh)."""
@@ -157,11 +160,41 @@ def throughput(cap, n):
         i += 1
 
 
+def requests(cap, n):
+    h = 0x0040
+    connect(cap, h, addr(3))
+    discovery(cap, h)
+    s = lambda p, dt=700: cap.add(att(h, p), True, dt)
+    r = lambda p, dt=700: cap.add(att(h, p), False, dt)
+    i = 0
+    while cap.frames < n:
+        k = i % 8
+        if k == 0:   # Body Sensor Location
+            s(bytes([0x0A]) + struct.pack('<H', 0x13)); r(bytes([0x0B, 1 + i % 6]))
+        elif k == 1:  # a command to a vendor characteristic the capture never discovers
+            s(bytes([0x12]) + struct.pack('<H', 0x20) + bytes((i + j) & 0xFF for j in range(4 + i % 13))); r(bytes([0x13]))
+        elif k == 2:
+            s(bytes([0x0E]) + struct.pack('<HH', 0x13, 0x20)); r(bytes([0x0F, 2]) + bytes((i + j) & 0xFF for j in range(8)))
+        elif k == 3:  # a long vendor value, read in two blobs at ATT_MTU 247
+            s(bytes([0x0A]) + struct.pack('<H', 0x22)); r(bytes([0x0B]) + bytes((i + j) & 0xFF for j in range(246)))
+            s(bytes([0x0C]) + struct.pack('<HH', 0x22, 246)); r(bytes([0x0D]) + bytes((i + j) & 0xFF for j in range(54)))
+        elif k == 4:  # Read Not Permitted
+            s(bytes([0x0A]) + struct.pack('<H', 0x24)); r(bytes([0x01, 0x0A]) + struct.pack('<HB', 0x24, 0x02))
+        elif k == 5:
+            r(bytes([0x1B]) + struct.pack('<HBB', 0x10, 0x06, 60 + i % 40), 1000)
+        elif k == 6:  # Write Without Response
+            s(bytes([0x52]) + struct.pack('<H', 0x20) + bytes([i & 0xFF, 1]))
+        else:
+            cap.add(completed(h, 4), False, 100)
+        i += 1
+
+
 SHAPES = {
     'notify': lambda c, n: notify(c, n, False),
     'notify-gatt': lambda c, n: notify(c, n, True),
     'adv': adv,
     'throughput': throughput,
+    'requests': requests,
 }
 
 

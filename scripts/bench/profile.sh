@@ -46,7 +46,7 @@ frames() { "$BIN" read --quiet "$1" | awk '{ print $1 }'; }
 TOPS=$WORK/profile-top.md
 : > "$TOPS"
 
-for s in notify notify-gatt adv throughput mix sniffer; do
+for s in notify notify-gatt adv throughput requests mix sniffer; do
   F=$WORK/$s.btsnoop; [ -f "$F" ] || F=$WORK/$s.pcap
   [ -f "$F" ] || { echo "no $s capture: skipped" >&2; continue; }
   n=$(frames "$F")

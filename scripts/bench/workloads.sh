@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Speed on several traffic shapes, against tshark and btmon on the same files in the same run.
 #
-#   scripts/bench/workloads.sh [SHAPE...]     (default: notify notify-gatt adv throughput mix sniffer)
+#   scripts/bench/workloads.sh [SHAPE...]     (default: notify notify-gatt adv throughput requests mix sniffer)
 #
 # BENCH_FRAMES frames per shape (default 200000), BENCH_RUNS runs of blesniff (default 3) and
 # BENCH_PEER_RUNS of tshark and btmon (default 1), medians, alternating; peak memory at
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 FRAMES=${BENCH_FRAMES:-200000} RUNS=${BENCH_RUNS:-3} PEER_RUNS=${BENCH_PEER_RUNS:-1}
 WORK=${BENCH_WORK:-/tmp/blesniff-workloads}
-SHAPES=("$@"); [ ${#SHAPES[@]} -gt 0 ] || SHAPES=(notify notify-gatt adv throughput mix sniffer)
+SHAPES=("$@"); [ ${#SHAPES[@]} -gt 0 ] || SHAPES=(notify notify-gatt adv throughput requests mix sniffer)
 mkdir -p "$WORK"
 command -v tshark >/dev/null || scripts/setup.sh tshark
 command -v btmon >/dev/null || scripts/setup.sh bluez || true
