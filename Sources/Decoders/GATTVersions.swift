@@ -70,6 +70,10 @@ struct GATTPrior {
     private var bytes: [UInt8] = []
     private(set) var subscriptions: [Subscription] = []
     private(set) var typeHints: [TypeHint] = []
+    /// The handles saved in each: a capture can change thousands in one rediscovery, and a search
+    /// of the list for each would take their square.
+    private var subscriptionHandles: Set<UInt16> = []
+    private var typeHintHandles: Set<UInt16> = []
 
     /// A rediscovery begins: nothing saved yet.
     mutating func begin() {
@@ -78,6 +82,8 @@ struct GATTPrior {
         bytes.removeAll(keepingCapacity: true)
         subscriptions.removeAll(keepingCapacity: true)
         typeHints.removeAll(keepingCapacity: true)
+        subscriptionHandles.removeAll(keepingCapacity: true)
+        typeHintHandles.removeAll(keepingCapacity: true)
     }
 
     mutating func save(_ handle: UInt16, _ v: GATTValue?) {
@@ -88,11 +94,11 @@ struct GATTPrior {
     }
 
     mutating func save(_ handle: UInt16, subscription old: GATTSubscription?) {
-        if !subscriptions.contains(where: { $0.handle == handle }) { subscriptions.append(Subscription(handle: handle, old: old)) }
+        if subscriptionHandles.insert(handle).inserted { subscriptions.append(Subscription(handle: handle, old: old)) }
     }
 
     mutating func save(_ handle: UInt16, typeHint old: BluetoothUUID?) {
-        if !typeHints.contains(where: { $0.handle == handle }) { typeHints.append(TypeHint(handle: handle, old: old)) }
+        if typeHintHandles.insert(handle).inserted { typeHints.append(TypeHint(handle: handle, old: old)) }
     }
 
     /// `db`'s tables as they were when the rediscovery began, from `current`'s and what was saved.
