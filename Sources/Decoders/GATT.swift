@@ -304,13 +304,13 @@ public final class GATTDatabase {
     }
 
     func setSubscription(_ valueHandle: UInt16, _ s: GATTSubscription) {
-        if rediscovery != nil { prior.save(valueHandle, subscription: subscriptions[valueHandle]) }
+        if rediscovery != nil { prior.subscriptions.save(valueHandle, subscriptions[valueHandle]) }
         subscriptions[valueHandle] = s
     }
 
     func setTypeHint(_ handle: UInt16, _ t: BluetoothUUID) {
         guard typeHints[handle] != t else { return }
-        if rediscovery != nil { prior.save(handle, typeHint: typeHints[handle]) }
+        if rediscovery != nil { prior.typeHints.save(handle, typeHints[handle]) }
         typeHints[handle] = t
     }
 

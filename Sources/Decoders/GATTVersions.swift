@@ -61,29 +61,37 @@ struct GATTPrior {
         let bytes: Range<Int>?
         let frame: Int
     }
-    struct Subscription { let handle: UInt16; let old: GATTSubscription? }
-    struct TypeHint { let handle: UInt16; let old: BluetoothUUID? }
+    /// What a table held for each handle before its first change, in order.
+    struct FirstChanges<Old> {
+        private(set) var entries: [(handle: UInt16, old: Old?)] = []
+        /// The handles in `entries`: a capture can change thousands in one rediscovery, and a
+        /// search of the list for each would take their square.
+        private var handles: Set<UInt16> = []
+
+        mutating func save(_ handle: UInt16, _ old: Old?) {
+            if handles.insert(handle).inserted { entries.append((handle, old)) }
+        }
+
+        mutating func clear() {
+            entries.removeAll(keepingCapacity: true)
+            handles.removeAll(keepingCapacity: true)
+        }
+    }
 
     /// Numbers the rediscoveries, so a value knows whether this one saved it (`GATTValue.savedIn`).
     private(set) var serial = 0
     private(set) var values: [Value] = []
     private var bytes: [UInt8] = []
-    private(set) var subscriptions: [Subscription] = []
-    private(set) var typeHints: [TypeHint] = []
-    /// The handles saved in each: a capture can change thousands in one rediscovery, and a search
-    /// of the list for each would take their square.
-    private var subscriptionHandles: Set<UInt16> = []
-    private var typeHintHandles: Set<UInt16> = []
+    var subscriptions = FirstChanges<GATTSubscription>()
+    var typeHints = FirstChanges<BluetoothUUID>()
 
     /// A rediscovery begins: nothing saved yet.
     mutating func begin() {
         serial &+= 1
         values.removeAll(keepingCapacity: true)
         bytes.removeAll(keepingCapacity: true)
-        subscriptions.removeAll(keepingCapacity: true)
-        typeHints.removeAll(keepingCapacity: true)
-        subscriptionHandles.removeAll(keepingCapacity: true)
-        typeHintHandles.removeAll(keepingCapacity: true)
+        subscriptions.clear()
+        typeHints.clear()
     }
 
     mutating func save(_ handle: UInt16, _ v: GATTValue?) {
@@ -91,14 +99,6 @@ struct GATTPrior {
         let start = bytes.count
         bytes.append(contentsOf: v.bytes)
         values.append(Value(handle: handle, bytes: start..<bytes.count, frame: v.frame))
-    }
-
-    mutating func save(_ handle: UInt16, subscription old: GATTSubscription?) {
-        if subscriptionHandles.insert(handle).inserted { subscriptions.append(Subscription(handle: handle, old: old)) }
-    }
-
-    mutating func save(_ handle: UInt16, typeHint old: BluetoothUUID?) {
-        if typeHintHandles.insert(handle).inserted { typeHints.append(TypeHint(handle: handle, old: old)) }
     }
 
     /// `db`'s tables as they were when the rediscovery began, from `current`'s and what was saved.
@@ -109,8 +109,8 @@ struct GATTPrior {
         for v in values {
             db.values[Key16(v.handle)] = v.bytes.map { GATTValue(bytes: Array(bytes[$0]), frame: v.frame) }
         }
-        for s in subscriptions { db.subscriptions[s.handle] = s.old }
-        for t in typeHints { db.typeHints[t.handle] = t.old }
+        for s in subscriptions.entries { db.subscriptions[s.handle] = s.old }
+        for t in typeHints.entries { db.typeHints[t.handle] = t.old }
     }
 }
 
