@@ -50,11 +50,6 @@ public struct GATTValue: Sendable {
     /// The rediscovery that saved what it was before changing it (`GATTPrior.serial`; 0: none).
     var savedIn = 0
 
-    init(bytes: [UInt8], frame: Int) {
-        self.bytes = bytes
-        self.frame = frame
-    }
-
     /// In place: a value notified over and over keeps its storage; one of the same length is
     /// written over byte by byte, cheaper than the generic `replaceSubrange`.
     mutating func update(_ v: some Collection<UInt8>, frame: Int) {

@@ -264,7 +264,7 @@ final class GATTTests: XCTestCase {
         }
     }
 
-    func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined() }
+    func hex(_ b: [UInt8]) -> String { Hex.string(b[...]) }
 
     func testUnsolicitedAndUnexpected() {
         let bearer = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
