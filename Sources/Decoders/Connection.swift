@@ -4,9 +4,9 @@ import Wire
 /// data when the capture starts mid-connection) to its Disconnection Complete.
 public final class Connection {
     /// Sequential number of the connection in the capture (1-based).
-    public let id: Int
-    public let adapter: UInt16
-    public let handle: UInt16
+    public private(set) var id: Int
+    public private(set) var adapter: UInt16
+    public private(set) var handle: UInt16
     public internal(set) var peer: BDAddr?
     /// Peer address type as HCI reports it (0 public, 1 random, 2 public identity, 3 random identity).
     public internal(set) var peerAddressType: UInt8?
@@ -22,7 +22,7 @@ public final class Connection {
     public internal(set) var createdFrame: Int?
     public internal(set) var createdTime: Int64?
     /// First frame of this connection in the capture (its Connection Complete or its first data).
-    public let firstFrame: Int
+    public private(set) var firstFrame: Int
     public internal(set) var endedFrame: Int?
     public internal(set) var endedTime: Int64?
     public internal(set) var endReason: UInt8?
@@ -48,12 +48,28 @@ public final class Connection {
     /// A PDU whose start the capture truncated is being skipped in that direction (sent, received).
     var skippingTruncated: (sent: Bool, received: Bool) = (false, false)
     /// SMP pairings on this connection and the method each used.
-    public private(set) lazy var pairing = PairingTracker()
+    public var pairing: PairingTracker {
+        if let p = pairingKept { return p }
+        let p = PairingTracker()
+        pairingKept = p
+        return p
+    }
+    /// Made at the connection's first SMP PDU: most connections never pair.
+    private var pairingKept: PairingTracker?
     /// Credit-based and BR/EDR channels opened through signaling.
-    public private(set) lazy var channels = DynamicChannels()
+    public var channels: DynamicChannels {
+        if let c = channelsKept { return c }
+        let c = DynamicChannels()
+        channelsKept = c
+        return c
+    }
+    private var channelsKept: DynamicChannels?
     /// The ATT bearer on the fixed channel, and those on EATT channels by the local CID.
     public internal(set) var att: ATTBearer?
     var eatt: [UInt16: ATTBearer] = [:]
+    /// The bearer of the connection this one was before (`reuse`), for its first ATT PDU to take
+    /// (`GATTStore.bearer(…reusing:)`).
+    var spareBearer: ATTBearer?
 
     init(id: Int, adapter: UInt16, handle: UInt16, isLE: Bool, frame: Int, time: Int64) {
         self.id = id
@@ -62,6 +78,45 @@ public final class Connection {
         self.isLE = isLE
         firstFrame = frame
         lastActivity = time
+    }
+
+    /// Makes this ended connection, which nothing else holds any more, a new one: every fact as
+    /// `init` sets it, the storage it grew kept (its bearer's queues, its pairing tracker's list,
+    /// its updates). A capture connecting over and over then makes none of them again.
+    func reuse(id: Int, adapter: UInt16, handle: UInt16, isLE: Bool, frame: Int, time: Int64) {
+        self.id = id
+        self.adapter = adapter
+        self.handle = handle
+        self.isLE = isLE
+        firstFrame = frame
+        lastActivity = time
+        peer = nil
+        peerAddressType = nil
+        isCentral = nil
+        overTheAir = false
+        interval = nil
+        latency = nil
+        supervisionTimeout = nil
+        createdFrame = nil
+        createdTime = nil
+        endedFrame = nil
+        endedTime = nil
+        endReason = nil
+        encrypted = false
+        encryptedFrame = nil
+        updates.removeAll(keepingCapacity: true)
+        lastPacketFrame = nil
+        linkGaps = 0
+        unfinishedPDUs = 0
+        lost = false
+        reassembly.sent.reuse()
+        reassembly.received.reuse()
+        skippingTruncated = (false, false)
+        if isKnownUniquelyReferenced(&pairingKept) { pairingKept?.reuse() } else { pairingKept = nil }
+        channelsKept = nil
+        eatt.removeAll(keepingCapacity: true)
+        if isKnownUniquelyReferenced(&att) { spareBearer = att }
+        att = nil
     }
 
     /// Identity used to carry a peer's GATT database across connections.

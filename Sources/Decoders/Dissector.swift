@@ -18,6 +18,9 @@ public final class Dissector {
     /// Reassembly buffers of ended connections, for new ones (at most `spareReassemblyKept`).
     private var spareReassembly: [(sent: L2CAPReassembler, received: L2CAPReassembler)] = []
     private static let spareReassemblyKept = 8
+    /// Ended connections no longer listed (`ended`), for new ones to take (`newConnection`).
+    private var spareConnections: [Connection] = []
+    private static let spareConnectionsKept = 8
     /// How many ended connections this instance keeps (`maxEndedKept` unless told fewer).
     private let endedKept: Int
     /// Live connections kept at once: every valid handle (0x000-0xEFF) on four adapters. Monitor
@@ -374,11 +377,8 @@ public final class Dissector {
             c = known
             lastLLConnection = (index, known)
         } else {
-            c = Connection(id: nextConnectionID, adapter: 0, handle: UInt16(truncatingIfNeeded: index), isLE: true,
-                           frame: p.number, time: p.timestamp)
+            c = newConnection(adapter: 0, handle: UInt16(truncatingIfNeeded: index), isLE: true, frame: p.number, time: p.timestamp)
             c.overTheAir = true
-            nextConnectionID += 1
-            reuseReassembly(for: c)
             if let ind = linkLayer.knownConnections.first(where: { $0.index == index })?.connect {
                 // The sniffer sees both sides; report from the central's point of view.
                 llDevices[index] = (ind.initA, ind.advA)
@@ -513,7 +513,9 @@ public final class Dissector {
 
     /// A bearer for `c`'s link (its ATT channel or an EATT one), decoding as this dissector does.
     private func newBearer(_ c: Connection, mtu: Int = ATTBearer.defaultMTU) -> ATTBearer {
-        let b = gatt.bearer(local: .local(adapter: c.adapter), remote: .peer(c.peerKey), mtu: mtu)
+        let spare = c.spareBearer
+        c.spareBearer = nil
+        let b = gatt.bearer(local: .local(adapter: c.adapter), remote: .peer(c.peerKey), mtu: mtu, reusing: spare)
         b.lossy = c.overTheAir
         b.keepsNotifiedValues = keepsNotifiedValues
         return b
@@ -589,9 +591,7 @@ public final class Dissector {
             for c in idle { close(c) }
             capNote = "connection table full (\(Dissector.maxLiveConnections) live): stopped tracking the \(idle.count) least recently active"
         }
-        let c = Connection(id: nextConnectionID, adapter: adapter, handle: handle, isLE: isLE, frame: frame, time: time)
-        nextConnectionID += 1
-        reuseReassembly(for: c)
+        let c = newConnection(adapter: adapter, handle: handle, isLE: isLE, frame: frame, time: time)
         if complete {
             c.createdFrame = frame
             c.createdTime = time
@@ -606,12 +606,24 @@ public final class Dissector {
         retire(c)
     }
 
-    /// A new connection takes the reassembly buffers of one that ended, when there are some.
-    private func reuseReassembly(for c: Connection) {
-        guard var r = spareReassembly.popLast() else { return }
-        r.sent.reuse()
-        r.received.reuse()
-        c.reassembly = r
+    /// The next connection: an ended one made new when nothing else holds it any more, or else a
+    /// new one; either takes the reassembly buffers of one that ended, when there are some.
+    private func newConnection(adapter: UInt16, handle: UInt16, isLE: Bool, frame: Int, time: Int64) -> Connection {
+        let id = nextConnectionID
+        nextConnectionID += 1
+        let c: Connection
+        if var spare = spareConnections.popLast(), isKnownUniquelyReferenced(&spare) {
+            spare.reuse(id: id, adapter: adapter, handle: handle, isLE: isLE, frame: frame, time: time)
+            c = spare
+        } else {
+            c = Connection(id: id, adapter: adapter, handle: handle, isLE: isLE, frame: frame, time: time)
+        }
+        if var r = spareReassembly.popLast() {
+            r.sent.reuse()
+            r.received.reuse()
+            c.reassembly = r
+        }
+        return c
     }
 
     private func retire(_ c: Connection) {
@@ -624,7 +636,11 @@ public final class Dissector {
         // Trim in batches: removing one from the front per connection moved the whole array each time.
         if ended.count >= endedKept + endedKept / 8 {
             let drop = ended.count - endedKept
-            for gone in ended[..<drop] { connections[gone.id] = nil }
+            for gone in ended[..<drop] {
+                connections[gone.id] = nil
+                // Made new for a later connection, once nothing else holds it (`newConnection`).
+                if spareConnections.count < Dissector.spareConnectionsKept { spareConnections.append(gone) }
+            }
             ended.removeFirst(drop)
         }
     }

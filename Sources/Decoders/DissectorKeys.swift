@@ -71,7 +71,7 @@ extension Dissector {
             // device's resolvable private addresses resolve to this identity.
             if let k {
                 resolver.add(IdentityKey(irk: k.block, identity: IdentityAddress(address, type: type),
-                                         source: "SMP Identity Information in frame \(k.firstFrame)"))
+                                         origin: "SMP Identity Information", frame: k.firstFrame))
             }
         case .signingInformation(let csrk):
             guard let block = Block128(lsbFirst: csrk) else { return }
@@ -247,7 +247,7 @@ extension Dissector {
         let address = BDAddr(UInt64(params.le32(at: 1)) | UInt64(params.le16(at: 5)) << 32)
         guard irk != Block128(repeating: 0) else { return }
         let id = IdentityAddress(address, type: type)
-        guard resolver.add(IdentityKey(irk: irk, identity: id, source: "HCI LE Add Device To Resolving List in frame \(n)")) else { return }
+        guard resolver.add(IdentityKey(irk: irk, identity: id, origin: "HCI LE Add Device To Resolving List", frame: n)) else { return }
         var k = RevealedKey(.irk, value: irk, frames: n...n, connection: nil,
                             source: "HCI LE Add Device To Resolving List command")
         k.identityAddress = address

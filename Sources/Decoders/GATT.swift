@@ -647,9 +647,14 @@ public final class GATTStore<Key: Hashable> {
         for d in byKey.values { d.settle() }
     }
 
-    /// A new bearer between this host (`local`) and `remote`, sharing their databases.
-    public func bearer(local: Key, remote: Key, mtu: Int = ATTBearer.defaultMTU) -> ATTBearer {
+    /// A new bearer between this host (`local`) and `remote`, sharing their databases: `reusing`,
+    /// a bearer of this store that nothing holds any more, made new, when there is one.
+    public func bearer(local: Key, remote: Key, mtu: Int = ATTBearer.defaultMTU, reusing spare: ATTBearer? = nil) -> ATTBearer {
         bearersMade += 1
+        if let spare {
+            spare.reuse(local: database(for: local), remote: database(for: remote), mtu: mtu, serial: bearersMade)
+            return spare
+        }
         return ATTBearer(local: database(for: local), remote: database(for: remote), mtu: mtu, serial: bearersMade, results: results)
     }
 }
@@ -978,9 +983,9 @@ public final class ATTBearer {
     static let maxPending = 16
 
     /// Database of this host (the server that answers the peer's requests).
-    public let local: GATTDatabase
+    public private(set) var local: GATTDatabase
     /// Database of the peer.
-    public let remote: GATTDatabase
+    public private(set) var remote: GATTDatabase
     /// Rx MTU each side announced in an Exchange MTU PDU.
     public private(set) var localRxMTU: UInt16?
     public private(set) var remoteRxMTU: UInt16?
@@ -1039,12 +1044,34 @@ public final class ATTBearer {
         self.serial = serial
     }
 
+    /// Made new for a later connection (`GATTStore.bearer(…reusing:)`): every value as `init`
+    /// sets it, the queues' storage kept.
+    func reuse(local: GATTDatabase, remote: GATTDatabase, mtu: Int, serial: Int) {
+        self.local = local
+        self.remote = remote
+        self.mtu = mtu
+        initialMTU = mtu
+        self.serial = serial
+        localRxMTU = nil
+        remoteRxMTU = nil
+        lossy = false
+        keepsNotifiedValues = true
+        losses = 0
+        timedOut.removeAll(keepingCapacity: true)
+        pending.local.removeAll(keepingCapacity: true)
+        pending.remote.removeAll(keepingCapacity: true)
+        pendingIndications.local.removeAll(keepingCapacity: true)
+        pendingIndications.remote.removeAll(keepingCapacity: true)
+        prepared.local.removeAll(keepingCapacity: true)
+        prepared.remote.removeAll(keepingCapacity: true)
+    }
+
     /// What a database knows this bearer by. Not its `ObjectIdentifier`: that is an address, which
     /// a later connection's bearer can take over once an ended one is freed (the audit keeps no
     /// ended connection), and a rediscovery on the later connection then went unseen.
-    let serial: Int
+    private(set) var serial: Int
 
-    let initialMTU: Int
+    private(set) var initialMTU: Int
 
     func database(of side: Side) -> GATTDatabase { side == .local ? local : remote }
 

@@ -29,12 +29,21 @@ public struct IdentityKey: Sendable {
     public let irk: Block128
     public let identity: IdentityAddress
     /// "SMP Identity Information in frame 212", "keys file keys.yaml (Lamp)".
-    public let source: String
+    public var source: String { frame.map { origin + " in frame " + String($0) } ?? origin }
+    /// `source` in parts, joined when asked: a capture distributing an IRK on every connection
+    /// builds no text for them.
+    let origin: String
+    let frame: Int?
 
     public init(irk: Block128, identity: IdentityAddress, source: String) {
+        self.init(irk: irk, identity: identity, origin: source, frame: nil)
+    }
+
+    init(irk: Block128, identity: IdentityAddress, origin: String, frame: Int?) {
         self.irk = irk
         self.identity = identity
-        self.source = source
+        self.origin = origin
+        self.frame = frame
     }
 }
 

@@ -577,6 +577,13 @@ public final class PairingTracker {
 
     public init() {}
 
+    /// Empty again for a new connection (`Connection.reuse`), keeping the list's storage.
+    func reuse() {
+        outcomes.removeAll(keepingCapacity: true)
+        started = 0
+        securityRequestSC.removeAll(keepingCapacity: true)
+    }
+
     /// The latest pairing, finished or not.
     public var current: PairingOutcome? { outcomes.last }
 

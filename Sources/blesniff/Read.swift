@@ -103,7 +103,7 @@ struct Read: ParsableCommand {
                     out.write(display: group.joined(separator: " + "))
                     out.write(" <==\n")
                 }
-                let dissector = decoding.dissector()
+                let dissector = decoding.dissector(keepEnded: 0)
                 let printer = FramePrinter(format: format, verbose: verbose, output: out)
                 printer.timeFormat = timeFormat
                 printer.hexDump = hexDump
@@ -147,7 +147,7 @@ struct Read: ParsableCommand {
         columns.writeHeader(to: out)
         do {
             for group in decoding.groups(files) {
-                let dissector = decoding.dissector()
+                let dissector = decoding.dissector(keepEnded: 0)
                 var seen = 0
                 filter?.reset()
                 columns.reset()
