@@ -57,45 +57,38 @@ public struct AuthRequirements: Sendable, Equatable {
     public var ct2: Bool { raw & 0x20 != 0 }
 
     /// Short names of the set requirements, tshark's order: "Bonding, MITM, SC, Keypress, CT2".
-    public var names: [String] {
-        var n: [String] = []
-        forEachName { n.append($0) }
-        return n
-    }
+    public var names: [String] { Array(setNames) }
 
     /// `names` joined by ", ", written without an array.
     func writeNames(to s: inout TextLine) {
         var first = true
-        forEachName { name in
+        for name in setNames {
             if !first { s += ", " }
             first = false
             s.write(plain: name)
         }
     }
 
-    /// The one list of the names: literals but for reserved bonding flags.
-    private func forEachName(_ body: (String) -> Void) {
-        switch bondingFlags {
-        case 0: body("No Bonding")
-        case 1: body("Bonding")
-        default: body("Bonding Flags Reserved (" + Hex.prefixed(bondingFlags, width: 1) + ")")
-        }
-        if mitm { body("MITM") }
-        if secureConnections { body("SC") }
-        if keypress { body("Keypress") }
-        if ct2 { body("CT2") }
+    /// The one list of the names, as the set bits of `nameBits`: the bonding flags' value picks
+    /// one of the first four, the other requirements follow in their bits' order.
+    private static let nameTable = ["No Bonding", "Bonding", "Bonding Flags Reserved (0x2)", "Bonding Flags Reserved (0x3)",
+                                    "MITM", "SC", "Keypress", "CT2"]
+    private var setNames: SetBitNames {
+        SetBitNames(1 << UInt64(bondingFlags) | UInt64(raw & 0x3C) << 2, in: AuthRequirements.nameTable)
     }
 
     var bondingName: String { bondingFlags == 0 ? "No Bonding" : bondingFlags == 1 ? "Bonding" : "Reserved" }
 
-    var field: Field {
-        Field("AuthReq", .flags(UInt64(raw), hex: 2, SetBitNames(names)), [
-            Field("Bonding Flags", .named(UInt64(bondingFlags), hex: 1, bondingName)),
-            Field("MITM", .bool(mitm)),
-            Field("Secure Connections", .bool(secureConnections)),
-            Field("Keypress", .bool(keypress)),
-            Field("CT2", .bool(ct2)),
-        ] + (raw & 0xC0 != 0 ? [Field("Reserved", .uint(UInt64(raw >> 6), hex: 1))] : []))
+    /// The field and its bits, sent to `out` as they are read: no array is built for them.
+    func write(to out: FieldSink) {
+        out.begin("AuthReq", .flags(UInt64(raw), hex: 2, setNames))
+        out.add("Bonding Flags", .named(UInt64(bondingFlags), hex: 1, bondingName))
+        out.add("MITM", .bool(mitm))
+        out.add("Secure Connections", .bool(secureConnections))
+        out.add("Keypress", .bool(keypress))
+        out.add("CT2", .bool(ct2))
+        if raw & 0xC0 != 0 { out.add("Reserved", .uint(UInt64(raw >> 6), hex: 1)) }
+        out.end()
     }
 }
 
@@ -132,13 +125,15 @@ public struct KeyDistribution: OptionSet, Sendable, Hashable {
         }
     }
 
-    func field(_ label: FieldLabel) -> Field {
-        Field(label, .flags(UInt64(rawValue), hex: 2, SetBitNames(UInt64(rawValue), in: KeyDistribution.bitNames)), [
-            Field("EncKey (LTK)", .bool(contains(.encKey))),
-            Field("IdKey (IRK)", .bool(contains(.idKey))),
-            Field("SignKey (CSRK)", .bool(contains(.signKey))),
-            Field("LinkKey", .bool(contains(.linkKey))),
-        ] + (rawValue & 0xF0 != 0 ? [Field("Reserved", .uint(UInt64(rawValue >> 4), hex: 1))] : []))
+    /// The field and its bits, sent to `out` as they are read.
+    func write(_ label: FieldLabel, to out: FieldSink) {
+        out.begin(label, .flags(UInt64(rawValue), hex: 2, SetBitNames(UInt64(rawValue), in: KeyDistribution.bitNames)))
+        out.add("EncKey (LTK)", .bool(contains(.encKey)))
+        out.add("IdKey (IRK)", .bool(contains(.idKey)))
+        out.add("SignKey (CSRK)", .bool(contains(.signKey)))
+        out.add("LinkKey", .bool(contains(.linkKey)))
+        if rawValue & 0xF0 != 0 { out.add("Reserved", .uint(UInt64(rawValue >> 4), hex: 1)) }
+        out.end()
     }
 }
 
@@ -374,45 +369,46 @@ public struct SMPPDU: Dissectable, Sendable {
         var r = ByteReader(raw.from(1))
         for param in SMPPDU.layouts[Int(opcode) - 1] {
             guard let v = try? r.take(param.width) else { break }
-            out.add(SMPPDU.field(param, v))
+            SMPPDU.write(param, v, to: out)
         }
         if !r.isAtEnd { out.add("Extra Data", .bytes(r.rest())) }
         if let malformed { out.malformed(malformed) }
     }
 
-    static func field(_ param: Param, _ v: Bytes) -> Field {
+    /// One parameter's field, sent to `out`.
+    static func write(_ param: Param, _ v: Bytes, to out: FieldSink) {
         let b = v.byte(0) ?? 0
         switch param {
         case .ioCapability:
-            return Field("IO Capability", .named(UInt64(b), hex: 2, IOCapability(rawValue: b)?.name ?? "Reserved"))
+            out.add("IO Capability", .named(UInt64(b), hex: 2, IOCapability(rawValue: b)?.name ?? "Reserved"))
         case .oobFlag:
             let name = b == 0 ? "OOB Auth. Data Not Present"
                 : b == 1 ? "OOB Auth. Data From Remote Device Present" : "Reserved"
-            return Field("OOB Data Flag", .named(UInt64(b), hex: 2, name))
+            out.add("OOB Data Flag", .named(UInt64(b), hex: 2, name))
         case .authReq:
-            return AuthRequirements(b).field
+            AuthRequirements(b).write(to: out)
         case .keySize:
-            return Field("Max Encryption Key Size", .uint(UInt64(b), hex: 0))
+            out.add("Max Encryption Key Size", .uint(UInt64(b), hex: 0))
         case .initiatorKeys:
-            return KeyDistribution(rawValue: b).field("Initiator Key Distribution")
+            KeyDistribution(rawValue: b).write("Initiator Key Distribution", to: out)
         case .responderKeys:
-            return KeyDistribution(rawValue: b).field("Responder Key Distribution")
+            KeyDistribution(rawValue: b).write("Responder Key Distribution", to: out)
         case .value128(let label), .coordinate(let label):
-            return Field(label, .bytes(v))
+            out.add(label, .bytes(v))
         case .ediv:
-            return Field("EDIV", .uint(UInt64(v.le16(0) ?? 0), hex: 4))
+            out.add("EDIV", .uint(UInt64(v.le16(0) ?? 0), hex: 4))
         case .rand:
             var r = ByteReader(v)
-            return Field("Rand", .uint((try? r.u64()) ?? 0, hex: 16))
+            out.add("Rand", .uint((try? r.u64()) ?? 0, hex: 16))
         case .addressType:
-            return Field("Address Type", .named(UInt64(b), hex: 2, addressTypeName(b)))
+            out.add("Address Type", .named(UInt64(b), hex: 2, addressTypeName(b)))
         case .address:
             var r = ByteReader(v)
-            return Field("BD_ADDR", .address((try? r.address()) ?? BDAddr(0)))
+            out.add("BD_ADDR", .address((try? r.address()) ?? BDAddr(0)))
         case .reason:
-            return Field("Reason", .named(UInt64(b), hex: 2, SMPFailureReason.name(b)))
+            out.add("Reason", .named(UInt64(b), hex: 2, SMPFailureReason.name(b)))
         case .keypress:
-            return Field("Notification Type", .named(UInt64(b), hex: 2, KeypressNotificationType.name(b)))
+            out.add("Notification Type", .named(UInt64(b), hex: 2, KeypressNotificationType.name(b)))
         }
     }
 }
