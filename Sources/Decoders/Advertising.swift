@@ -8,7 +8,7 @@ public struct AdvertisingData: Dissectable, Sendable {
     /// The well-formed structures, in order, read from `data` as they are visited.
     public let structures: ADStructures
     /// Rule breaks found while walking the structures (decoding stops at a framing fault).
-    public let problems: [ADProblem]
+    public let problems: SmallList<ADProblem>
     /// Zero bytes after the last structure (controllers pad legacy data to 31 bytes).
     public let paddingLength: Int
 
@@ -21,7 +21,7 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     public init(_ data: Bytes, legacy: Bool) {
         self.data = data
-        var problems: [ADProblem] = []
+        var problems = SmallList<ADProblem>()
         let (end, padding) = Self.walk(data, legacy: legacy) { problems.append($0); return true }
         structures = ADStructures(data: data, endIndex: end)
         self.problems = problems
@@ -280,12 +280,12 @@ public struct AdvertisingData: Dissectable, Sendable {
             s.writeField(to: out)
             // A length fault of this structure is shown right after it.
             while let p = next, p.offset == s.offset {
-                out.malformed(p.description)
+                out.malformed(.adProblem(p))
                 next = pending.next()
             }
         }
         while let p = next {
-            out.malformed(p.description)
+            out.malformed(.adProblem(p))
             next = pending.next()
         }
         if paddingLength > 0 { out.add("Padding", .uint(UInt64(paddingLength), hex: 0)) }
@@ -387,15 +387,56 @@ public struct ADProblem: Sendable, Equatable, CustomStringConvertible {
         self.length = length
     }
 
-    public var description: String {
-        let t = type.map { " " + ADType.name($0) + " (" + Hex.prefixed($0, width: 2) + ")" } ?? ""
+    public var description: String { TextLine.make(write) }
+
+    /// The description written in place: a fault printed with every frame that repeats it.
+    func write(to s: inout TextLine) {
         switch kind {
-        case .lengthPastEnd: return "AD structure at offset \(offset)\(t) with length \(length) runs past the end of the data"
-        case .dataAfterTerminator: return "zero-length AD structure at offset \(offset) followed by \(length) bytes that are not padding"
-        case .badUUIDListLength: return "UUID list\(t) at offset \(offset) of \(length) bytes is not a multiple of the UUID size"
-        case .badLength: return "AD structure\(t) at offset \(offset) has \(length) data bytes, not a size the type allows"
-        case .tooLongForLegacy: return "legacy advertising data of \(length) bytes exceeds \(AdvertisingData.legacyMaximum)"
+        case .lengthPastEnd:
+            s += "AD structure at offset "
+            s.write(offset)
+            writeType(to: &s)
+            s += " with length "
+            s.write(length)
+            s += " runs past the end of the data"
+        case .dataAfterTerminator:
+            s += "zero-length AD structure at offset "
+            s.write(offset)
+            s += " followed by "
+            s.write(length)
+            s += " bytes that are not padding"
+        case .badUUIDListLength:
+            s += "UUID list"
+            writeType(to: &s)
+            s += " at offset "
+            s.write(offset)
+            s += " of "
+            s.write(length)
+            s += " bytes is not a multiple of the UUID size"
+        case .badLength:
+            s += "AD structure"
+            writeType(to: &s)
+            s += " at offset "
+            s.write(offset)
+            s += " has "
+            s.write(length)
+            s += " data bytes, not a size the type allows"
+        case .tooLongForLegacy:
+            s += "legacy advertising data of "
+            s.write(length)
+            s += " bytes exceeds "
+            s.write(AdvertisingData.legacyMaximum)
         }
+    }
+
+    /// " Flags (0x01)", when the type is known.
+    private func writeType(to s: inout TextLine) {
+        guard let type else { return }
+        s.write(byte: 0x20)
+        s.write(plain: ADType.name(type))
+        s += " ("
+        s.write(hex: type, width: 2)
+        s.write(byte: UInt8(ascii: ")"))
     }
 }
 

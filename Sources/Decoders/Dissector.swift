@@ -741,12 +741,16 @@ public struct Decoded {
 /// Collects the reasons of the `Malformed` fields of a decode and ignores everything else.
 final class MalformedFieldFinder: FieldSink {
     var found: [String] = []
-    func begin(_ label: FieldLabel, _ value: FieldValue) {
-        if case .error(let why) = value { found.append(why) }
-    }
+    func begin(_ label: FieldLabel, _ value: FieldValue) { look(value) }
     func end() {}
-    func add(_ label: FieldLabel, _ value: FieldValue) {
-        if case .error(let why) = value { found.append(why) }
+    func add(_ label: FieldLabel, _ value: FieldValue) { look(value) }
+
+    private func look(_ value: FieldValue) {
+        switch value {
+        case .error(let why): found.append(why)
+        case .fault(let why): found.append(why.string)
+        default: break
+        }
     }
 }
 

@@ -150,6 +150,9 @@ public enum FieldValue: Sendable {
     case flags(UInt64, hex: Int, SetBitNames)
     /// The input broke the specification here.
     case error(String)
+    /// The same, said in text made from the frame's numbers when printed: a fault that recurs
+    /// frame after frame (a malformed advertisement repeated) builds no String for each.
+    case fault(DerivedText)
 }
 
 extension FieldValue {
@@ -170,6 +173,14 @@ extension FieldValue {
         case .address(let a): return .address(a)
         case .uuid(let u): return .uuid(u)
         default: return self
+        }
+    }
+
+    /// A `Malformed` field's value: the input broke the specification.
+    public var isFault: Bool {
+        switch self {
+        case .error, .fault: return true
+        default: return false
         }
     }
 
@@ -255,6 +266,10 @@ public enum DerivedText: Sendable {
     case reassemblyPending(have: Int, of: Int)
     /// A payload the capture cut short: "20 of 251 bytes (truncated in the capture; not decoded)".
     case truncatedPayload(have: Int, of: Int)
+    /// Why advertising data is malformed (`ADProblem`).
+    case adProblem(ADProblem)
+    /// What the ATT bearer noted about a PDU (`ATTNote`).
+    case attNote(ATTNote)
 
     public func write(to s: inout TextLine) {
         switch self {
@@ -275,6 +290,8 @@ public enum DerivedText: Sendable {
             s += " of "
             s.write(of)
             s += " bytes (truncated in the capture; not decoded)"
+        case .adProblem(let p): p.write(to: &s)
+        case .attNote(let n): n.write(to: &s)
         }
     }
 
@@ -325,6 +342,9 @@ extension FieldSink {
 
     /// A marker for input that broke a rule of the specification, as `Field.malformed` makes it.
     public func malformed(_ why: String) { add("Malformed", .error(why)) }
+
+    /// The same, with the reason made when printed.
+    public func malformed(_ why: DerivedText) { add("Malformed", .fault(why)) }
 
     /// One field built with its children.
     public func add(_ field: Field) {

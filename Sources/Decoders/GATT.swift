@@ -40,7 +40,14 @@ public struct GATTSubscription: Equatable, Sendable {
         case (false, false): return "notifications and indications off"
         }
     }
-    public var description: String { GATTSubscription.describe(notify: notify, indicate: indicate) + " (frame \(frame))" }
+    public var description: String { TextLine.make(write) }
+
+    func write(to s: inout TextLine) {
+        s.write(plain: GATTSubscription.describe(notify: notify, indicate: indicate))
+        s += " (frame "
+        s.write(frame)
+        s.write(byte: UInt8(ascii: ")"))
+    }
 }
 
 /// The last value seen for an attribute (at most `GATTDatabase.maxValueLength` bytes).
@@ -720,23 +727,63 @@ public enum ATTNote: Equatable, Sendable, CustomStringConvertible {
     /// The PDU is longer than the bearer's ATT_MTU (Vol 3 Part F 3.2.8).
     case exceedsMTU(length: Int, mtu: Int)
 
-    public var description: String {
+    public var description: String { TextLine.make(write) }
+
+    /// The note written in place: a stream of requests notes the same few things frame after frame.
+    func write(to s: inout TextLine) {
         switch self {
-        case .pipelined(let f): return "pipelined: request sent before the response to frame \(f)"
-        case .responseNotCaptured(let f): return "the response to frame \(f) was not captured"
-        case .timedOut(let t): return "transaction timeout: " + t.opcode.name + " in frame \(t.frame) got no response within 30 s"
-        case .undiscoveredHandle(let h): return "handle " + Hex.prefixed(h, width: 4) + " never discovered"
-        case .malformed(let why): return "malformed: " + why
-        case .unexpectedResponse(let e): return "unexpected response: the pending request expects " + e.name
-        case .unsolicited: return "no request pending"
-        case .mtu(let m): return "ATT_MTU \(m)"
-        case .reassembled(let n, let complete): return "long value: \(n) bytes" + (complete ? "" : " so far")
-        case .offsetGap(let have, let o): return "offset \(o) does not continue the \(have) bytes so far"
-        case .prepareQueueFull: return "prepare queue full: write not tracked"
-        case .subscription(let s): return s.description
-        case .executed(let n): return "executed \(n) prepared write\(n == 1 ? "" : "s")"
-        case .cancelled(let n): return "cancelled \(n) prepared write\(n == 1 ? "" : "s")"
-        case .exceedsMTU(let n, let m): return "PDU of \(n) bytes exceeds ATT_MTU \(m)"
+        case .pipelined(let f):
+            s += "pipelined: request sent before the response to frame "
+            s.write(f)
+        case .responseNotCaptured(let f):
+            s += "the response to frame "
+            s.write(f)
+            s += " was not captured"
+        case .timedOut(let t):
+            s += "transaction timeout: "
+            s.write(plain: t.opcode.name)
+            s += " in frame "
+            s.write(t.frame)
+            s += " got no response within 30 s"
+        case .undiscoveredHandle(let h):
+            s += "handle "
+            s.write(hex: h, width: 4)
+            s += " never discovered"
+        case .malformed(let why):
+            s += "malformed: "
+            s.write(why)
+        case .unexpectedResponse(let e):
+            s += "unexpected response: the pending request expects "
+            s.write(plain: e.name)
+        case .unsolicited: s += "no request pending"
+        case .mtu(let m):
+            s += "ATT_MTU "
+            s.write(m)
+        case .reassembled(let n, let complete):
+            s += "long value: "
+            s.write(n)
+            s += complete ? " bytes" : " bytes so far"
+        case .offsetGap(let have, let o):
+            s += "offset "
+            s.write(o)
+            s += " does not continue the "
+            s.write(have)
+            s += " bytes so far"
+        case .prepareQueueFull: s += "prepare queue full: write not tracked"
+        case .subscription(let sub): sub.write(to: &s)
+        case .executed(let n):
+            s += "executed "
+            s.write(n)
+            s += n == 1 ? " prepared write" : " prepared writes"
+        case .cancelled(let n):
+            s += "cancelled "
+            s.write(n)
+            s += n == 1 ? " prepared write" : " prepared writes"
+        case .exceedsMTU(let n, let m):
+            s += "PDU of "
+            s.write(n)
+            s += " bytes exceeds ATT_MTU "
+            s.write(m)
         }
     }
 }
@@ -799,9 +846,9 @@ public final class ATTResult {
     public var attribute: GATTAttribute? { entries.first?.attribute }
     public var value: Bytes? { entries.first?.value }
 
-    /// The text of the attributes described, by handle, and of the note last described, kept
-    /// across refills: values are written and notified over and over on a few attributes, and
-    /// their text is then made once rather than per frame.
+    /// The text of the attributes described, by handle, kept across refills: values are written
+    /// and notified over and over on a few attributes, and their text is then made once rather
+    /// than per frame.
     private var described: [Key16: Described] = [:]
     /// A struct, not a tuple: a tuple read out of the dictionary was copied through its run-time
     /// metadata (about 55 instructions a frame on `-v`).
@@ -810,17 +857,6 @@ public final class ATTResult {
         let text: String
         let plain: Bool
     }
-    private var noted: (note: ATTNote, text: String)?
-    /// The notes described before the last, with their text: a stream of requests repeats a few
-    /// (a handle never discovered, a long value's length), each made once. At most
-    /// `notedLimit`, the oldest replaced.
-    private var notedBefore: [Noted] = []
-    private var nextNoted = 0
-    private struct Noted {
-        let note: ATTNote
-        let text: String
-    }
-    private static let notedLimit = 8
     /// Attributes whose text is kept at most (then the texts are made afresh).
     private static let describedLimit = 64
 
@@ -831,34 +867,6 @@ public final class ATTResult {
         if described.count >= ATTResult.describedLimit { described.removeAll(keepingCapacity: true) }
         described[Key16(a.handle)] = Described(attribute: a, text: text, plain: plain)
         return (text, plain)
-    }
-
-    func describe(_ n: ATTNote) -> String {
-        if let d = noted, d.note == n { return d.text }
-        return describeAnother(n)
-    }
-
-    @inline(never)
-    private func describeAnother(_ n: ATTNote) -> String {
-        // The last note changes places with the one found, or goes before the one made.
-        let last = noted.map { Noted(note: $0.note, text: $0.text) }
-        for i in notedBefore.indices where notedBefore[i].note == n {
-            let found = notedBefore[i]
-            if let last { notedBefore[i] = last }
-            noted = (found.note, found.text)
-            return found.text
-        }
-        let text = n.description
-        if let last {
-            if notedBefore.count < ATTResult.notedLimit {
-                notedBefore.append(last)
-            } else {
-                notedBefore[nextNoted] = last
-                nextNoted = (nextNoted + 1) % ATTResult.notedLimit
-            }
-        }
-        noted = (n, text)
-        return text
     }
 }
 
@@ -899,7 +907,7 @@ extension ATTResult: Dissectable {
             switch n {
             case .pipelined, .responseNotCaptured, .timedOut, .unexpectedResponse, .exceedsMTU:
                 s += " ["
-                s.write(n.description)
+                n.write(to: &s)
                 s.write(byte: UInt8(ascii: "]"))
             default: break
             }
@@ -943,7 +951,7 @@ extension ATTResult: Dissectable {
                 if why != pdu.malformed { out.malformed(why + " too short") }
                 continue
             }
-            out.add("Note", .text(describe(n)))
+            out.add("Note", .derived(.attNote(n)))
         }
     }
 

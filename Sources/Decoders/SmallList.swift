@@ -29,3 +29,7 @@
 
 extension SmallList: Sendable where Element: Sendable {}
 
+extension SmallList: Equatable where Element: Equatable {
+    public static func == (a: SmallList, b: SmallList) -> Bool { a.elementsEqual(b) }
+}
+

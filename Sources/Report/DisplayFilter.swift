@@ -485,6 +485,7 @@ final class Matcher: FieldSink {
             case (.set, .flags(_, _, let names)):
                 return names.contains { op == .eq ? $0 == lit.text : compareText($0.utf8, op, lit) }
             case (.malformed, .error(let s)): return compareText(s.utf8, op, lit)
+            case (.malformed, .fault(let t)): return compareText(t.string.utf8, op, lit)
             default: return false
             }
         }
@@ -501,7 +502,7 @@ final class Matcher: FieldSink {
         case .int(let n), .signed(let n, _): return compareSigned(n, op, lit)
         case .bool(let b): return compareUnsigned(b ? 1 : 0, op, lit)
         case .text(let s), .error(let s): return compareText(s.utf8, op, lit)
-        case .derived(let t): return compareText(t.string.utf8, op, lit)
+        case .derived(let t), .fault(let t): return compareText(t.string.utf8, op, lit)
         case .received(let b): return compareText(b, op, lit)
         case .bytes(let b):
             if let want = lit.bytes {

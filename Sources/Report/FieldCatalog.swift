@@ -125,7 +125,7 @@ public enum FieldCatalog {
         case .address: return "address"
         case .uuid: return "uuid"
         case .flags: return "flags"
-        case .error: return "malformed"
+        case .error, .fault: return "malformed"
         }
     }
 

@@ -28,6 +28,7 @@ public enum FieldRendering {
         case .flags(let n, let hex, let names):
             return Hex.prefixed(n, width: max(hex, 1)) + (names.isEmpty ? "" : " (" + names.joined(separator: ", ") + ")")
         case .error(let why): return "malformed: " + why
+        case .fault(let why): return "malformed: " + why.string
         }
     }
 
@@ -420,6 +421,9 @@ public enum FieldRendering {
         case .error(let why):
             out.write("malformed: ")
             out.write(display: why)
+        case .fault(let why):
+            out.write("malformed: ")
+            out.write(display: why)
         }
     }
 
@@ -556,7 +560,7 @@ public enum FieldRendering {
             out.write(byte: UInt8(ascii: "\""))
             out.write(address: a.raw)
             out.write(byte: UInt8(ascii: "\""))
-        case .none, .named, .quantity, .uuid, .flags, .error: return false
+        case .none, .named, .quantity, .uuid, .flags, .error, .fault: return false
         }
         return true
     }
@@ -607,6 +611,9 @@ public enum FieldRendering {
             }
             out.write(byte: UInt8(ascii: "]"))
         case .error(let why):
+            out.write("\"malformed\":")
+            out.write(jsonString: why)
+        case .fault(let why):
             out.write("\"malformed\":")
             out.write(jsonString: why)
         default:
