@@ -811,6 +811,9 @@ public final class ATTResult {
     /// Attributes concerned, with their values (one for most PDUs).
     public internal(set) var entries: [ATTResultEntry] = []
     public internal(set) var notes = SmallList<ATTNote>()
+    /// A request sent while another was pending (its note is among `notes`): the audit asks it of
+    /// every request, and reading the notes for it copied each.
+    public internal(set) var pipelined = false
     /// Whether a note says a declaration is too short for its type: the one note
     /// `hasFieldFaults` looks for, so that the notes of other PDUs are not read for it.
     private var declarationFault = false
@@ -838,6 +841,7 @@ public final class ATTResult {
         // Most PDUs concern one attribute: dropping it is cheaper than the generic removeAll.
         while entries.popLast() != nil {}
         if !notes.isEmpty { notes.removeAll() }
+        pipelined = false
         declarationFault = false
     }
 
@@ -1183,7 +1187,10 @@ public final class ATTBearer {
             result.notes.append(.responseNotCaptured(pendingFrame: last.tx.frame))
             q.removeAll()
         }
-        if let last = q.last { result.notes.append(.pipelined(pendingFrame: last.tx.frame)) }
+        if let last = q.last {
+            result.notes.append(.pipelined(pendingFrame: last.tx.frame))
+            result.pipelined = true
+        }
         if q.count >= ATTBearer.maxPending { q.removeFirst() }
         q.append(p)
     }

@@ -335,9 +335,7 @@ public final class AuditFeed {
         o.isCCCD = isCCCD
         o.cccdValue = cccd
         if let q = r.request { o.answers = FrameRef(number: q.frame, time: d.packet.timestamp &- q.rtt) }
-        if kind == .request {
-            o.pipelined = r.notes.contains { if case .pipelined = $0 { return true } else { return false } }
-        }
+        o.pipelined = kind == .request && r.pipelined
         if ReadTracker.looksAt(o) {
             o.newRead = reads.update(c.id, default: ReadTracker()) { $0.classify(o) }
         }

@@ -15,6 +15,8 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
 
     struct State {
         var ranges: [Range] = []
+        /// Ranges not used yet: once all are, a use has nothing to look for.
+        var unused = 0
         var flaggedWhole: Set<ATTOpcode> = []
         /// The frame of the last ATT PDU seen on the link.
         var lastATT = 0
@@ -49,6 +51,7 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
                 if s.ranges.contains(where: { $0.end == end && $0.start <= start }) { return }
                 if s.ranges.count < 64 {
                     s.ranges.append(Range(start: start, end: end, frame: frame, service: a.service))
+                    s.unused += 1
                 }
             }
             return
@@ -57,8 +60,10 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
         states.modify(c.id) { s in
             guard a.usesAttribute else { return }
             s.lastATT = frame.number
+            guard s.unused > 0 else { return }
             for i in s.ranges.indices where !s.ranges[i].used && s.ranges[i].start <= h && h <= s.ranges[i].end {
                 s.ranges[i].used = true
+                s.unused -= 1
             }
         }
     }
