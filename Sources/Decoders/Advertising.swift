@@ -579,36 +579,39 @@ enum ADValue {
         case 0x16, 0x20, 0x21: writeServiceData(d, width: ADType.serviceDataWidth[type] ?? 2, to: out)
         case 0xFF: writeManufacturer(d, to: out)
         case 0x19: if let v = d.le16(0) { writeAppearance(v, to: out) }
-        default: out.add(fields(type: type, d))
+        // One field each, sent as it is read.
+        case 0x30: out.add("Broadcast Name", .received(d.prefix { $0 != 0 }))
+        case 0x0E, 0x1D: out.add("Hash C", .bytes(d))
+        case 0x0F, 0x1E: out.add("Randomizer R", .bytes(d))
+        case 0x10 where d.count != 8: out.add("TK Value", .bytes(d))
+        case 0x1C: if let r = d.byte(0) { out.add("LE Role", .named(UInt64(r), hex: 2, leRoles[Int(r)] ?? "Reserved")) }
+        case 0x22: out.add("Confirmation Value", .bytes(d))
+        case 0x23: out.add("Random Value", .bytes(d))
+        case 0x2D: out.add("Broadcast Code", .bytes(d))
+        default:
+            if let tree = fields(type: type, d) { out.add(tree) } else if !d.isEmpty { out.add("Data", .bytes(d)) }
         }
     }
 
-    /// The less common types, as trees.
-    private static func fields(type: UInt8, _ d: Bytes) -> [Field] {
+    /// The less common types with more than one field, as trees; nil for a type not decoded.
+    private static func fields(type: UInt8, _ d: Bytes) -> [Field]? {
         switch type {
-        case 0x30: return [Field("Broadcast Name", .received(d.prefix { $0 != 0 }))]
         case 0x0D: return classOfDevice(d)
-        case 0x0E, 0x1D: return [Field("Hash C", .bytes(d))]
-        case 0x0F, 0x1E: return [Field("Randomizer R", .bytes(d))]
-        case 0x10: return d.count == 8 ? deviceID(d) : [Field("TK Value", .bytes(d))]
+        case 0x10: return deviceID(d)
         case 0x11: return oobFlags(d)
         case 0x12: return connectionIntervalRange(d)
         case 0x17, 0x18: return targetAddresses(d)
         case 0x1A, 0x2F: return advertisingInterval(d)
         case 0x1B: return leAddress(d)
-        case 0x1C: return d.byte(0).map { [Field("LE Role", .named(UInt64($0), hex: 2, leRoles[Int($0)] ?? "Reserved"))] } ?? []
-        case 0x22: return [Field("Confirmation Value", .bytes(d))]
-        case 0x23: return [Field("Random Value", .bytes(d))]
         case 0x24: return uri(d)
         case 0x27: return leFeatures(d)
         case 0x28: return channelMapUpdate(d)
         case 0x2C: return bigInfo(d)
-        case 0x2D: return [Field("Broadcast Code", .bytes(d))]
         case 0x2E: return rsi(d)
         case 0x31, 0x34: return encrypted(d)
         case 0x32: return pawrTiming(d)
         case 0x3D: return threeD(d)
-        default: return d.isEmpty ? [] : [Field("Data", .bytes(d))]
+        default: return nil
         }
     }
 

@@ -491,7 +491,7 @@ public struct LLDataPDU: Sendable, Dissectable {
             if length == 0 { s += "Empty PDU" } else { bytes("Encrypted data (") }
             return
         }
-        if let c = control { s.write(c.summary); return }
+        if let c = control { c.writeSummary(to: &s); return }
         if isEmpty { s += "Empty PDU"; return }
         switch llid {
         case .start: bytes("L2CAP start (")
@@ -626,17 +626,31 @@ public struct LLControlPDU: Sendable, Dissectable {
     /// Every known control PDU's name, by opcode.
     public static var names: [String] { table.map(\.0) }
 
-    public var summary: String {
+    public var summary: String { TextLine.make(writeSummary) }
+
+    /// The name, and for a few PDUs what they say: an error, the unknown opcode, the version.
+    public func writeSummary(to s: inout TextLine) {
+        s.write(plain: name)
         switch opcode {
         case 0x02, 0x0D:
-            if let e = parameters.byte(0) { return "\(name) \(HCIErrors.name(e))" }
+            if let e = parameters.byte(0) {
+                s.write(byte: 0x20)
+                s.write(plain: HCIErrors.name(e))
+            }
         case 0x07:
-            if let t = parameters.byte(0) { return "\(name) " + (Int(t) < LLControlPDU.table.count ? LLControlPDU.table[Int(t)].0 : Hex.prefixed(t, width: 2)) }
+            if let t = parameters.byte(0) {
+                s.write(byte: 0x20)
+                if Int(t) < LLControlPDU.table.count { s.write(plain: LLControlPDU.table[Int(t)].0) } else { s.write(hex: t, width: 2) }
+            }
         case 0x0C:
-            if let v = parameters.byte(0), let c = parameters.le16(1) { return "\(name) version \(v) \(AssignedNumbers.companyName(c) ?? Hex.prefixed(c, width: 4))" }
+            if let v = parameters.byte(0), let c = parameters.le16(1) {
+                s += " version "
+                s.write(v)
+                s.write(byte: 0x20)
+                if let company = AssignedNumbers.companyName(c) { s.write(company) } else { s.write(hex: c, width: 4) }
+            }
         default: break
         }
-        return name
     }
 
     public var fields: [Field] { FieldList.build(writeFields) }

@@ -41,6 +41,7 @@ func adValue(_ v: FieldValue) -> String {
     case .uuid(let u): return u.description
     case .flags(let x, let hex, let names): return Hex.prefixed(x, width: hex) + " " + names.joined(separator: ", ")
     case .error(let e): return "ERROR " + e
+    case .fault(let e): return "ERROR " + e.string
     }
 }
 
@@ -194,6 +195,13 @@ final class AdvertisingDataTests: XCTestCase {
         XCTAssertEqual(ad.problems, [ADProblem(.lengthPastEnd, offset: 3, type: 0x09, length: 5)])
         XCTAssertTrue(adRender(ad.fields).contains("ERROR"))
         XCTAssertTrue(ad.summary.contains("malformed"))
+        // The reason is written when printed, from the problem's numbers.
+        XCTAssertEqual(adRender(ad.fields).components(separatedBy: "\n").filter { $0.contains("ERROR") },
+                       ["Malformed: ERROR AD structure at offset 3 Complete Local Name (0x09) with length 5 runs past the end of the data"])
+        XCTAssertEqual(ADProblem(.badUUIDListLength, offset: 0, type: 0x03, length: 3).description,
+                       "UUID list Complete List of 16-bit Service or Service Class UUIDs (0x03) at offset 0 of 3 bytes is not a multiple of the UUID size")
+        XCTAssertEqual(ADProblem(.tooLongForLegacy, offset: 31, type: nil, length: 40).description,
+                       "legacy advertising data of 40 bytes exceeds 31")
     }
 
     func testZeroPaddingIsNotMalformed() {

@@ -104,6 +104,13 @@ final class GATTTests: XCTestCase {
 
         // Pipelining: frame 43 went out before 42 was answered; responses pair in order.
         XCTAssertTrue(t.results[43]?.notes.contains { if case .pipelined(42) = $0 { true } else { false } } ?? false)
+        XCTAssertEqual(t.results[43]?.pipelined, true)
+        XCTAssertEqual(t.results[42]?.pipelined, false)
+        // The note's text is written when printed.
+        let notes = t.results[43]?.fields.filter { $0.label == "Note" }.map { f -> String in
+            if case .derived(let text) = f.value { return text.string } else { return "not derived" }
+        }
+        XCTAssertEqual(notes, ["pipelined: request sent before the response to frame 42"])
         XCTAssertEqual(t.results[44]?.request?.frame, 42)
         XCTAssertEqual(t.results[45]?.request?.frame, 43)
         XCTAssertEqual(t.results[45]?.request?.rtt, 50 * GATTTests.ms)

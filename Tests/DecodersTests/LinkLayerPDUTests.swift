@@ -190,6 +190,7 @@ final class LinkLayerPDUTests: XCTestCase {
         XCTAssertEqual(v.crc, .valid)
         guard let ctl = v.dataPDU?.control else { return XCTFail("no control PDU") }
         XCTAssertEqual(ctl.name, "LL_VERSION_IND")
+        XCTAssertEqual(ctl.summary, "LL_VERSION_IND version 8 Broadcom Corporation")
         XCTAssertEqual(ctl.parameters.byte(0), 8)
         XCTAssertEqual(ctl.parameters.le16(1), 0x000F)
         XCTAssertEqual(ctl.parameters.le16(3), 0x6607)
