@@ -8,7 +8,7 @@ public struct AdvertisingData: Dissectable, Sendable {
     /// The well-formed structures, in order, read from `data` as they are visited.
     public let structures: ADStructures
     /// Rule breaks found while walking the structures (decoding stops at a framing fault).
-    public let problems: SmallList<ADProblem>
+    public let problems: [ADProblem]
     /// Zero bytes after the last structure (controllers pad legacy data to 31 bytes).
     public let paddingLength: Int
 
@@ -21,7 +21,7 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     public init(_ data: Bytes, legacy: Bool) {
         self.data = data
-        var problems = SmallList<ADProblem>()
+        var problems: [ADProblem] = []
         let (end, padding) = Self.walk(data, legacy: legacy) { problems.append($0); return true }
         structures = ADStructures(data: data, endIndex: end)
         self.problems = problems

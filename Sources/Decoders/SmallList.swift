@@ -29,7 +29,3 @@
 
 extension SmallList: Sendable where Element: Sendable {}
 
-extension SmallList: Equatable where Element: Equatable {
-    public static func == (a: SmallList, b: SmallList) -> Bool { a.elementsEqual(b) }
-}
-
