@@ -763,7 +763,7 @@ extension ATTPDU: Dissectable {
         func range(_ r: ATTHandleRange) {
             handle("Starting Handle", r.start)
             handle("Ending Handle", r.end)
-            if !r.isValid { out.add("Handle Range", .error("starting handle is 0 or after the ending handle")) }
+            if !r.isValid { out.add("Handle Range", .error(.reason("starting handle is 0 or after the ending handle"))) }
         }
         /// A value that may be a UUID (a service declaration's), shown as one when it has a UUID's size.
         func valueWithUUID(_ label: FieldLabel, _ v: Bytes) {

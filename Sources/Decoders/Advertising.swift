@@ -391,43 +391,37 @@ public struct ADProblem: Sendable, Equatable, CustomStringConvertible {
 
     /// The description written in place: a fault printed with every frame that repeats it.
     func write(to s: inout TextLine) {
-        switch kind {
-        case .lengthPastEnd:
-            s += "AD structure at offset "
-            s.write(offset)
-            writeType(to: &s)
-            s += " with length "
-            s.write(length)
-            s += " runs past the end of the data"
-        case .dataAfterTerminator:
-            s += "zero-length AD structure at offset "
-            s.write(offset)
-            s += " followed by "
-            s.write(length)
-            s += " bytes that are not padding"
-        case .badUUIDListLength:
-            s += "UUID list"
-            writeType(to: &s)
-            s += " at offset "
-            s.write(offset)
-            s += " of "
-            s.write(length)
-            s += " bytes is not a multiple of the UUID size"
-        case .badLength:
-            s += "AD structure"
-            writeType(to: &s)
-            s += " at offset "
-            s.write(offset)
-            s += " has "
-            s.write(length)
-            s += " data bytes, not a size the type allows"
-        case .tooLongForLegacy:
-            s += "legacy advertising data of "
-            s.write(length)
-            s += " bytes exceeds "
-            s.write(AdvertisingData.legacyMaximum)
+        for part in sentence {
+            switch part {
+            case .text(let t): s += t
+            case .offset: s.write(offset)
+            case .type: writeType(to: &s)
+            case .length: s.write(length)
+            case .legacyMaximum: s.write(AdvertisingData.legacyMaximum)
+            }
         }
     }
+
+    /// Each kind's sentence: literal text and the numbers that go between.
+    private enum Part { case text(StaticString), offset, type, length, legacyMaximum }
+    private var sentence: [Part] {
+        switch kind {
+        case .lengthPastEnd: return ADProblem.lengthPastEnd
+        case .dataAfterTerminator: return ADProblem.dataAfterTerminator
+        case .badUUIDListLength: return ADProblem.badUUIDListLength
+        case .badLength: return ADProblem.badLength
+        case .tooLongForLegacy: return ADProblem.tooLongForLegacy
+        }
+    }
+    private static let lengthPastEnd: [Part] = [.text("AD structure at offset "), .offset, .type, .text(" with length "), .length,
+                                                .text(" runs past the end of the data")]
+    private static let dataAfterTerminator: [Part] = [.text("zero-length AD structure at offset "), .offset, .text(" followed by "),
+                                                      .length, .text(" bytes that are not padding")]
+    private static let badUUIDListLength: [Part] = [.text("UUID list"), .type, .text(" at offset "), .offset, .text(" of "), .length,
+                                                    .text(" bytes is not a multiple of the UUID size")]
+    private static let badLength: [Part] = [.text("AD structure"), .type, .text(" at offset "), .offset, .text(" has "), .length,
+                                            .text(" data bytes, not a size the type allows")]
+    private static let tooLongForLegacy: [Part] = [.text("legacy advertising data of "), .length, .text(" bytes exceeds "), .legacyMaximum]
 
     /// " Flags (0x01)", when the type is known.
     private func writeType(to s: inout TextLine) {

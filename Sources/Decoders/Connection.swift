@@ -48,22 +48,20 @@ public final class Connection {
     /// A PDU whose start the capture truncated is being skipped in that direction (sent, received).
     var skippingTruncated: (sent: Bool, received: Bool) = (false, false)
     /// SMP pairings on this connection and the method each used.
-    public var pairing: PairingTracker {
-        if let p = pairingKept { return p }
-        let p = PairingTracker()
-        pairingKept = p
-        return p
-    }
-    /// Made at the connection's first SMP PDU: most connections never pair.
-    private var pairingKept: PairingTracker?
+    public var pairing: PairingTracker { Self.made(&pairingKept, PairingTracker.init) }
     /// Credit-based and BR/EDR channels opened through signaling.
-    public var channels: DynamicChannels {
-        if let c = channelsKept { return c }
-        let c = DynamicChannels()
-        channelsKept = c
-        return c
-    }
+    public var channels: DynamicChannels { Self.made(&channelsKept, DynamicChannels.init) }
+    /// Made at their first use (most connections never pair nor open a channel), and kept apart
+    /// from the getters so that `reuse` can tell whether they were made.
+    private var pairingKept: PairingTracker?
     private var channelsKept: DynamicChannels?
+
+    private static func made<T: AnyObject>(_ kept: inout T?, _ make: () -> T) -> T {
+        if let k = kept { return k }
+        let k = make()
+        kept = k
+        return k
+    }
     /// The ATT bearer on the fixed channel, and those on EATT channels by the local CID.
     public internal(set) var att: ATTBearer?
     var eatt: [UInt16: ATTBearer] = [:]
@@ -84,12 +82,7 @@ public final class Connection {
     /// `init` sets it, the storage it grew kept (its bearer's queues, its pairing tracker's list,
     /// its updates). A capture connecting over and over then makes none of them again.
     func reuse(id: Int, adapter: UInt16, handle: UInt16, isLE: Bool, frame: Int, time: Int64) {
-        self.id = id
-        self.adapter = adapter
-        self.handle = handle
-        self.isLE = isLE
-        firstFrame = frame
-        lastActivity = time
+        (self.id, self.adapter, self.handle, self.isLE, firstFrame, lastActivity) = (id, adapter, handle, isLE, frame, time)
         peer = nil
         peerAddressType = nil
         isCentral = nil

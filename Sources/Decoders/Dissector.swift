@@ -747,8 +747,7 @@ final class MalformedFieldFinder: FieldSink {
 
     private func look(_ value: FieldValue) {
         switch value {
-        case .error(let why): found.append(why)
-        case .fault(let why): found.append(why.string)
+        case .error(let why): found.append(why.string)
         default: break
         }
     }

@@ -92,7 +92,7 @@ public struct Field: Sendable {
     }
 
     /// A marker for input that broke a rule of the specification; decoding goes on after it.
-    public static func malformed(_ why: String) -> Field { Field("Malformed", .error(why)) }
+    public static func malformed(_ why: String) -> Field { Field("Malformed", .error(.reason(why))) }
 
     /// JSON key: the label in snake case ("LE Scan Interval" → "le_scan_interval").
     public var key: String { Field.key(for: label.string) }
@@ -148,11 +148,10 @@ public enum FieldValue: Sendable {
     /// A bit field: raw value and the names of the bits that are set (the specification's, as
     /// for `named`).
     case flags(UInt64, hex: Int, SetBitNames)
-    /// The input broke the specification here.
-    case error(String)
-    /// The same, said in text made from the frame's numbers when printed: a fault that recurs
-    /// frame after frame (a malformed advertisement repeated) builds no String for each.
-    case fault(DerivedText)
+    /// The input broke the specification here: why, as text given (`DerivedText.reason`) or made
+    /// from the frame's numbers when printed (a fault that recurs frame after frame, such as a
+    /// malformed advertisement repeated, then builds no String for each).
+    case error(DerivedText)
 }
 
 extension FieldValue {
@@ -173,14 +172,6 @@ extension FieldValue {
         case .address(let a): return .address(a)
         case .uuid(let u): return .uuid(u)
         default: return self
-        }
-    }
-
-    /// A `Malformed` field's value: the input broke the specification.
-    public var isFault: Bool {
-        switch self {
-        case .error, .fault: return true
-        default: return false
         }
     }
 
@@ -268,6 +259,8 @@ public enum DerivedText: Sendable {
     case truncatedPayload(have: Int, of: Int)
     /// Why advertising data is malformed (`ADProblem`).
     case adProblem(ADProblem)
+    /// A reason given as text (why a field is malformed): written as it is.
+    case reason(String)
     /// What the ATT bearer noted about a PDU (`ATTNote`).
     case attNote(ATTNote)
 
@@ -292,10 +285,14 @@ public enum DerivedText: Sendable {
             s += " bytes (truncated in the capture; not decoded)"
         case .adProblem(let p): p.write(to: &s)
         case .attNote(let n): n.write(to: &s)
+        case .reason(let r): s.write(r)
         }
     }
 
-    public var string: String { TextLine.make(write) }
+    public var string: String {
+        if case .reason(let r) = self { return r }
+        return TextLine.make(write)
+    }
 }
 
 /// Anything that can be shown as one summary line and as a full tree.
@@ -341,10 +338,10 @@ extension FieldSink {
     }
 
     /// A marker for input that broke a rule of the specification, as `Field.malformed` makes it.
-    public func malformed(_ why: String) { add("Malformed", .error(why)) }
+    public func malformed(_ why: String) { add("Malformed", .error(.reason(why))) }
 
     /// The same, with the reason made when printed.
-    public func malformed(_ why: DerivedText) { add("Malformed", .fault(why)) }
+    public func malformed(_ why: DerivedText) { add("Malformed", .error(why)) }
 
     /// One field built with its children.
     public func add(_ field: Field) {

@@ -484,8 +484,7 @@ final class Matcher: FieldSink {
             case (.uuid128, .uuid(let u)): return compareUUID(u, op, lit)
             case (.set, .flags(_, _, let names)):
                 return names.contains { op == .eq ? $0 == lit.text : compareText($0.utf8, op, lit) }
-            case (.malformed, .error(let s)): return compareText(s.utf8, op, lit)
-            case (.malformed, .fault(let t)): return compareText(t.string.utf8, op, lit)
+            case (.malformed, .error(let t)): return compareText(t.string.utf8, op, lit)
             default: return false
             }
         }
@@ -501,8 +500,8 @@ final class Matcher: FieldSink {
             return compareUnsigned(n, op, lit)
         case .int(let n), .signed(let n, _): return compareSigned(n, op, lit)
         case .bool(let b): return compareUnsigned(b ? 1 : 0, op, lit)
-        case .text(let s), .error(let s): return compareText(s.utf8, op, lit)
-        case .derived(let t), .fault(let t): return compareText(t.string.utf8, op, lit)
+        case .text(let s): return compareText(s.utf8, op, lit)
+        case .derived(let t), .error(let t): return compareText(t.string.utf8, op, lit)
         case .received(let b): return compareText(b, op, lit)
         case .bytes(let b):
             if let want = lit.bytes {

@@ -125,7 +125,7 @@ public enum FieldCatalog {
         case .address: return "address"
         case .uuid: return "uuid"
         case .flags: return "flags"
-        case .error, .fault: return "malformed"
+        case .error: return "malformed"
         }
     }
 

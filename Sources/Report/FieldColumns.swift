@@ -189,8 +189,8 @@ public final class FieldColumns {
             return width > 0 ? hexNumber(n, width: width) : String(n)
         case .int(let n), .signed(let n, _): return String(n)
         case .bool(let b): return b ? "1" : "0"
-        case .text(let s), .error(let s): return s
-        case .derived(let t), .fault(let t): return t.string
+        case .text(let s): return s
+        case .derived(let t), .error(let t): return t.string
         case .received(let b): return String(decoding: b, as: UTF8.self)
         case .bytes(let b): return Hex.string(b).lowercased()
         case .address(let a): return a.description

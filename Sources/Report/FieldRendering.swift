@@ -27,8 +27,7 @@ public enum FieldRendering {
             return s
         case .flags(let n, let hex, let names):
             return Hex.prefixed(n, width: max(hex, 1)) + (names.isEmpty ? "" : " (" + names.joined(separator: ", ") + ")")
-        case .error(let why): return "malformed: " + why
-        case .fault(let why): return "malformed: " + why.string
+        case .error(let why): return "malformed: " + why.string
         }
     }
 
@@ -421,9 +420,6 @@ public enum FieldRendering {
         case .error(let why):
             out.write("malformed: ")
             out.write(display: why)
-        case .fault(let why):
-            out.write("malformed: ")
-            out.write(display: why)
         }
     }
 
@@ -560,7 +556,7 @@ public enum FieldRendering {
             out.write(byte: UInt8(ascii: "\""))
             out.write(address: a.raw)
             out.write(byte: UInt8(ascii: "\""))
-        case .none, .named, .quantity, .uuid, .flags, .error, .fault: return false
+        case .none, .named, .quantity, .uuid, .flags, .error: return false
         }
         return true
     }
@@ -611,9 +607,6 @@ public enum FieldRendering {
             }
             out.write(byte: UInt8(ascii: "]"))
         case .error(let why):
-            out.write("\"malformed\":")
-            out.write(jsonString: why)
-        case .fault(let why):
             out.write("\"malformed\":")
             out.write(jsonString: why)
         default:

@@ -121,7 +121,7 @@ final class JSONPlans {
         case .quantity: kind = 2
         case .named: kind = 3
         case .flags: kind = 4
-        case .error, .fault: kind = 5
+        case .error: kind = 5
         case .uuid(let u): kind = node.pointee.end > i &+ 1 && AssignedNumbers.name(u) != nil ? 7 : 6
         }
         return Field(label: node.pointee.label.address, endAndKind: UInt32(truncatingIfNeeded: node.pointee.end) << 3 | kind)

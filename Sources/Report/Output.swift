@@ -426,6 +426,8 @@ public final class Output {
 
     /// Derived text for a terminal, escaped as `DisplayText` says.
     public func write(display t: DerivedText) {
+        // A reason given as text is escaped as any text is.
+        if case .reason(let s) = t { return write(display: s) }
         scratch.clear()
         t.write(to: &scratch)
         write(display: scratch)
@@ -433,6 +435,7 @@ public final class Output {
 
     /// Derived text as a quoted JSON string.
     public func write(jsonString t: DerivedText) {
+        if case .reason(let s) = t { return write(jsonString: s) }
         scratch.clear()
         t.write(to: &scratch)
         write(jsonString: scratch)

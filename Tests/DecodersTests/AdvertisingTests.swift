@@ -40,8 +40,7 @@ func adValue(_ v: FieldValue) -> String {
     case .address(let a): return a.description
     case .uuid(let u): return u.description
     case .flags(let x, let hex, let names): return Hex.prefixed(x, width: hex) + " " + names.joined(separator: ", ")
-    case .error(let e): return "ERROR " + e
-    case .fault(let e): return "ERROR " + e.string
+    case .error(let e): return "ERROR " + e.string
     }
 }
 

@@ -96,7 +96,7 @@ final class CoreTests: XCTestCase {
             .bytes(Bytes([1, 2, 3])), .named(2, hex: 1, "First Automatically Flushable"),
             .quantity(0x10, hex: 4, 10, unit: "ms"), .signed(-60, unit: "dBm"),
             .address(BDAddr(0xC000_0000_0002)), .uuid(BluetoothUUID(uuid16: 0x180D)),
-            .flags(6, hex: 2, ["LE General Discoverable Mode"]), .error("cut short"),
+            .flags(6, hex: 2, ["LE General Discoverable Mode"]), .error(.reason("cut short")),
         ]
         let list = FieldList()
         for (i, v) in values.enumerated() {

@@ -63,7 +63,7 @@ final class JSONPlansTests: XCTestCase {
                 l.add("Interval", .quantity(i, hex: 4, Double(i) * 1.25, unit: "ms"))
                 l.add("Empty", .none)
                 l.end()
-                if i % 3 == 0 { l.add("Malformed", .error("short \(i)")) }
+                if i % 3 == 0 { l.add("Malformed", .error(.reason("short \(i)"))) }
             }),
         ]
     }

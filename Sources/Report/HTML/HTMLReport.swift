@@ -254,7 +254,7 @@ public enum HTMLReport {
             w.raw("</span>")
             if let t = FieldRendering.text(f.value) {
                 w.raw(": ")
-                if f.value.isFault { w.raw("<strong>") ; w.text(t) ; w.raw("</strong>") } else { w.text(t) }
+                if case .error = f.value { w.raw("<strong>") ; w.text(t) ; w.raw("</strong>") } else { w.text(t) }
             }
             fieldTree(f.children, depth: depth + 1, into: &w)
             w.raw("</li>")
