@@ -48,6 +48,33 @@ final class ConnectionReuseTests: XCTestCase {
         XCTAssertNotNil(used.spareBearer, "the bearer nothing else held is kept for the next ATT PDU")
     }
 
+    /// The same for a bearer: every stored property as a fresh one's, but the store's shared slot.
+    func testAReusedBearerEqualsAFreshOne() {
+        let store = GATTStore<GATTServer>()
+        let used = store.bearer(local: .local(adapter: 0), remote: .peer(PeerKey(address: BDAddr(1), type: 0, connection: 0)))
+        used.lossy = true
+        used.keepsNotifiedValues = false
+        _ = used.process(ATTPDU([0x02, 0xF7, 0x00][...]), from: .local, frame: 1, time: 0)   // Exchange MTU Request
+        _ = used.process(ATTPDU([0x03, 0xF7, 0x00][...]), from: .remote, frame: 2, time: 1)  // Exchange MTU Response
+        _ = used.process(ATTPDU([0x0A, 0x03, 0x00][...]), from: .local, frame: 3, time: 2)   // Read Request, unanswered
+        _ = used.process(ATTPDU([0x16, 0x03, 0x00, 0x00, 0x00, 0x01][...]), from: .local, frame: 4, time: 3)  // Prepare Write
+        _ = used.finish(at: 60_000_000_000)
+        XCTAssertEqual(used.mtu, 247)
+        XCTAssertFalse(used.timedOut.isEmpty)
+
+        let peer = GATTServer.peer(PeerKey(address: BDAddr(2), type: 1, connection: 0))
+        let reused = store.bearer(local: .local(adapter: 0), remote: peer, mtu: 64, reusing: used)
+        let fresh = store.bearer(local: .local(adapter: 0), remote: peer, mtu: 64)
+        XCTAssertTrue(reused === used)
+        let a = Mirror(reflecting: reused).children, b = Mirror(reflecting: fresh).children
+        XCTAssertEqual(a.count, 15, "a stored property was added or removed: reset it in ATTBearer.reuse")
+        for (x, y) in zip(a, b) where x.label != "serial" {
+            XCTAssertEqual(String(describing: x.value), String(describing: y.value), x.label ?? "?")
+        }
+        XCTAssertTrue(reused.remote === fresh.remote, "the new peer's database")
+        XCTAssertEqual(reused.serial + 1, fresh.serial, "a serial of its own, as a new bearer has")
+    }
+
     /// Through the dissector: the second connection is the first one's object, with its own id,
     /// handle and role, the default ATT_MTU, no pairing and only its own pending request.
     func testTheNextConnectionTakesNoneOfTheEndedOnesState() throws {
