@@ -746,10 +746,7 @@ final class MalformedFieldFinder: FieldSink {
     func add(_ label: FieldLabel, _ value: FieldValue) { look(value) }
 
     private func look(_ value: FieldValue) {
-        switch value {
-        case .error(let why): found.append(why.string)
-        default: break
-        }
+        if case .error(let why) = value { found.append(why.string) }
     }
 }
 

@@ -69,8 +69,8 @@ public struct AuthRequirements: Sendable, Equatable {
         }
     }
 
-    /// The one list of the names, as the set bits of `nameBits`: the bonding flags' value picks
-    /// one of the first four, the other requirements follow in their bits' order.
+    /// The one list of the names, as set bits of `nameTable`: the bonding flags' value picks one
+    /// of the first four, the other requirements follow in their bits' order.
     private static let nameTable = ["No Bonding", "Bonding", "Bonding Flags Reserved (0x2)", "Bonding Flags Reserved (0x3)",
                                     "MITM", "SC", "Keypress", "CT2"]
     private var setNames: SetBitNames {
