@@ -23,11 +23,11 @@ public enum AuditEvent {
     /// A scan started or stopped (`Scan` holds the one definition of when: the scan model in
     /// `ScanModel`). A scan still on at the end of the capture gets no `scanStopped` but a
     /// `scanAtEnd`, as it stood then (what it brought in, `Scan.yield`), before the rules close.
-    /// Boxed (`indirect`): a scan is larger than every other event, and an event the size of the
-    /// largest one would be copied so for every advertising report.
-    indirect case scanStarted(Scan)
-    indirect case scanStopped(Scan)
-    indirect case scanAtEnd(Scan)
+    /// Held in place, not boxed: a box is a heap allocation per scan event, and the larger event
+    /// costs the other events nothing measurable (events are lent, not copied).
+    case scanStarted(Scan)
+    case scanStopped(Scan)
+    case scanAtEnd(Scan)
     /// LE Create Connection or LE Extended Create Connection (v1, v2) sent by the host.
     case createConnection(adapter: UInt16, peer: BDAddr?, peerType: UInt8?)
     /// Connection Complete with success; `connection.isCentral` tells whether this host initiated it.
@@ -52,9 +52,9 @@ public enum AuditEvent {
     /// advertiser showed (`AdvertiserModel`): one event per report.
     case advertisingData(AdvertisingDataObservation)
     /// This host started or stopped advertising on an adapter (`HostAdvertisingModel`: an enable
-    /// while off, a disable while on, a central connecting to it). Boxed, as scans are: rare and large.
-    indirect case advertisingStarted(HostAdvertising)
-    indirect case advertisingStopped(HostAdvertising)
+    /// while off, a disable while on, a central connecting to it).
+    case advertisingStarted(HostAdvertising)
+    case advertisingStopped(HostAdvertising)
     /// How the host set an adapter (or an advertising set) to advertise.
     case advertisingParameters(HostAdvertisingParameters)
     /// L2CAP traffic other than ATT on a connection (SMP, signalling, SDP, RFCOMM, ...): the link is
@@ -64,7 +64,7 @@ public enum AuditEvent {
     case platform(PlatformGuess)
     /// Whose a connection is (the app's, the OS's, another app's), told when it opens and again
     /// when later evidence changes it.
-    indirect case connectionOwner(Connection, ConnectionOrigin)
+    case connectionOwner(Connection, ConnectionOrigin)
 }
 
 /// An ATT PDU as the auditor sees it.
