@@ -152,6 +152,8 @@ public struct ConnectionTable<State> {
     @usableFromInline var place: [Int] = []
     /// Slot count - 1 (a mask rather than a division).
     @usableFromInline var mask = 0
+    /// States taken out and handed back (`keep`), whose storage new states take over (`ReusableState`).
+    @usableFromInline var spares: [State] = []
     /// The most slots, a power of two.
     public let capacity: Int
     @usableFromInline static var empty: Int { .min }
@@ -259,3 +261,53 @@ public struct ConnectionTable<State> {
         mask = n - 1
     }
 }
+
+/// Per-connection state whose storage can serve again: a new state takes over (`adopt`) the lists
+/// of one judged before, emptied, and with them the room they grew to. A table of such states keeps
+/// a few handed back (`keep`) for its new states, so connections that come and go allocate nothing
+/// for them once the first few have.
+public protocol ReusableState {
+    /// Takes `old`'s lists, emptied, for this state's own, which are empty: the state is new.
+    mutating func adopt(_ old: inout Self)
+}
+
+extension ConnectionTable where State: ReusableState {
+    /// Keeps `state`, taken out and judged, for a new connection's state to take its storage (at most four).
+    @inlinable
+    public mutating func keep(_ state: consuming State) {
+        if spares.count < 4 { spares.append(state) }
+    }
+
+    /// `update`, a new state taking over the storage of one kept.
+    @inlinable @inline(__always)
+    public mutating func update<R>(_ id: Int, default make: @autoclosure () -> State, _ body: (inout State) -> R) -> R {
+        if !contains(id) { put(renewed(make()), id) }
+        return body(&states[slot(id)]!)
+    }
+
+    /// `state`, made new, with the storage of a kept state when there is one.
+    @inlinable
+    public mutating func renewed(_ state: consuming State) -> State {
+        guard var old = spares.popLast() else { return state }
+        state.adopt(&old)
+        return state
+    }
+}
+
+/// A collection that can be emptied keeping its room.
+public protocol Emptiable {
+    mutating func removeAll(keepingCapacity: Bool)
+}
+
+extension Emptiable {
+    /// Takes `old`'s storage, emptied, in place of this collection's (empty) one: its room serves again.
+    @inlinable
+    public mutating func takeRoom(of old: inout Self) {
+        swap(&self, &old)
+        removeAll(keepingCapacity: true)
+    }
+}
+
+extension Array: Emptiable {}
+extension Set: Emptiable {}
+extension Dictionary: Emptiable {}

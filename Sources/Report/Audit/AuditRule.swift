@@ -342,10 +342,18 @@ protocol PerConnectionRule: AuditRule {
     /// The order states still open at the end of the capture are closed in (default: connection
     /// order). Findings that share a subject keep the first one's message.
     func closingOrder(_ open: [(id: Int, state: ConnectionState)]) -> [(id: Int, state: ConnectionState)]
+    /// Takes a state back once judged: a `ReusableState` goes to `states` for a new connection's.
+    mutating func recycle(_ state: consuming ConnectionState)
+}
+
+extension PerConnectionRule where ConnectionState: ReusableState {
+    mutating func recycle(_ state: consuming ConnectionState) { states.keep(state) }
 }
 
 extension PerConnectionRule {
     func closingOrder(_ open: [(id: Int, state: ConnectionState)]) -> [(id: Int, state: ConnectionState)] { open }
+
+    mutating func recycle(_ state: consuming ConnectionState) {}
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
         if case .disconnected(let c, _) = event { disconnected(c, at: frame, emit: emit) }
@@ -353,7 +361,9 @@ extension PerConnectionRule {
 
     /// The connection ended: its state, if any, is closed and dropped.
     mutating func disconnected(_ c: Connection, at frame: FrameRef, emit: RuleContext) {
-        if let s = states.removeValue(forKey: c.id) { close(s, of: c, .disconnected(frame), emit: emit) }
+        guard let s = states.removeValue(forKey: c.id) else { return }
+        close(s, of: c, .disconnected(frame), emit: emit)
+        recycle(consume s)
     }
 
     mutating func finish(at frame: FrameRef?, emit: RuleContext) { closeAll(at: frame, emit: emit) }
@@ -392,6 +402,8 @@ protocol PerScanRule: AuditRule {
     func update(_ state: inout ScanState, to s: Scan)
     /// Judges a scan's state, taken out of `scans`, and emits what it decides.
     mutating func close(_ state: ScanState, adapter: UInt16, _ end: ScanEnd, emit: RuleContext)
+    /// Takes a scan's state back once judged, for its storage to serve again. Nothing by default.
+    mutating func recycle(_ state: consuming ScanState)
 }
 
 extension PerScanRule {
@@ -404,6 +416,7 @@ extension PerScanRule {
             if var state = scans.removeValue(forKey: s.adapter) {
                 update(&state, to: s)
                 close(state, adapter: s.adapter, .stopped(frame), emit: emit)
+                recycle(consume state)
             }
         case .scanAtEnd(let s):
             if var state = scans[s.adapter] {
@@ -417,6 +430,8 @@ extension PerScanRule {
     }
 
     func update(_ state: inout ScanState, to s: Scan) {}
+
+    mutating func recycle(_ state: consuming ScanState) {}
 
     mutating func finish(at frame: FrameRef?, emit: RuleContext) { closeAll(at: frame, emit: emit) }
 

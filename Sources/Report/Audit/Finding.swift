@@ -233,9 +233,13 @@ public struct Finding: Sendable {
     mutating func absorb(_ o: Finding) {
         count += o.count
         if o.severity > severity { severity = o.severity }
-        for occurrence in o.occurrences {
-            if later.count < Occurrence.kept { later.append(occurrence) } else { later[later.count - 1] = occurrence }
-        }
+        keep(Occurrence(message: o.message, subject: o.subject, evidence: o.evidence, decisive: o.decisive))
+        for occurrence in o.later { keep(occurrence) }
+    }
+
+    /// One more later occurrence: the first `Occurrence.kept`, then each one in the last place.
+    private mutating func keep(_ occurrence: Occurrence) {
+        if later.count < Occurrence.kept { later.append(occurrence) } else { later[later.count - 1] = occurrence }
     }
 
     /// `findings` in report order: by first frame, then decisive frame, then rule id (stable). The

@@ -86,7 +86,7 @@ struct UUIDSet {
 
 /// A map with a fixed capacity: when full, the oldest inserted key goes. Keeps per-advertiser or
 /// per-handle state flat whatever the capture's size.
-struct BoundedMap<Key: Hashable, Value> {
+struct BoundedMap<Key: Hashable, Value>: Emptiable {
     private(set) var storage: [Key: Value] = [:]
     private var order: [Key] = []
     private var head = 0
@@ -138,10 +138,10 @@ struct BoundedMap<Key: Hashable, Value> {
         return storage.removeValue(forKey: key)
     }
 
-    mutating func removeAll() {
+    mutating func removeAll(keepingCapacity keep: Bool = false) {
         forget()
-        storage.removeAll()
-        order.removeAll()
+        storage.removeAll(keepingCapacity: keep)
+        order.removeAll(keepingCapacity: keep)
         head = 0
     }
 
@@ -379,23 +379,37 @@ struct FrameRun {
 }
 
 /// The first run of `need` events within `window` of each other: a rule's threshold "N times in T".
+/// The last events, up to `need`, wait in a ring of `need` places at `base` in a list its owner
+/// keeps for all its windows: one list per connection, which serves the next one's, rather than
+/// one per window.
 struct FirstWindow {
-    /// The last events, up to `need`, until the window is found.
-    private var recent: [FrameRef] = []
+    /// Events in the ring (at most `need`), and the place the next one goes.
+    private var held = 0, next = 0
     /// The window's first and decisive event, once found.
     private(set) var found: (first: FrameRef, decisive: FrameRef)?
 
+    /// The ring of a new window: `need` places added to `ring`, where it starts.
+    static func place(in ring: inout [FrameRef], need: Int, filler: FrameRef) -> Int {
+        defer { ring.append(contentsOf: repeatElement(filler, count: need)) }
+        return ring.count
+    }
+
     /// Counts one event; true when it completes the window.
-    mutating func add(_ frame: FrameRef, need: Int, window: Int64) -> Bool {
+    mutating func add(_ frame: FrameRef, need: Int, window: Int64, ring: inout [FrameRef], base: Int) -> Bool {
         guard found == nil else { return false }
-        recent.append(frame)
-        if recent.count > need { recent.removeFirst() }
-        guard recent.count == need, frame.time &- recent[0].time <= window else { return false }
-        found = (recent[0], frame)
-        recent = []
+        ring[base &+ next] = frame
+        next = next &+ 1 == need ? 0 : next &+ 1
+        if held < need { held &+= 1 }
+        guard held == need else { return false }
+        // Full: the oldest of the last `need` sits where the next one goes.
+        let first = ring[base &+ next]
+        guard frame.time &- first.time <= window else { return false }
+        found = (first, frame)
         return true
     }
 
     /// Starts the run again from the next event.
-    mutating func restart() { if found == nil { recent.removeAll(keepingCapacity: true) } }
+    mutating func restart() {
+        if found == nil { held = 0; next = 0 }
+    }
 }

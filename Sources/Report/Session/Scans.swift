@@ -238,8 +238,10 @@ struct ScanModel {
     mutating func flush<S: AuditEventSink>(before time: Int64, _ sink: S) {
         guard holding else { return }
         var still = false
-        for (adapter, a) in adapters.entries {
-            guard let held = a.held, let s = a.on else { continue }
+        // By index: iterating `entries` would hold the table's lists, and each update would copy them.
+        for i in adapters.keys.indices {
+            let adapter = adapters.keys[i]
+            guard let held = adapters.values[i].held, let s = adapters.values[i].on else { continue }
             if held.time < time {
                 adapters.update(adapter) { $0.on = nil; $0.held = nil }
                 sink.observe(.scanStopped(ended(s)), at: held)

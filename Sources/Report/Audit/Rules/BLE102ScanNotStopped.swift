@@ -21,6 +21,8 @@ struct BLE102ScanNotStopped: PerScanRule {
     private var links = AdapterTable<[(FrameRef, Int)]>()
     /// When the earliest judgement is due (`.max`: none pending).
     private var nextDeadline = Int64.max
+    /// The emptied `pending` of the last scan judged, for the next one's (`recycle`).
+    private var sparePending: [(FrameRef, Int)] = []
 
     init(settings: RuleSettings) { graceSetting = settings.duration("grace") }
 
@@ -69,8 +71,13 @@ struct BLE102ScanNotStopped: PerScanRule {
     mutating func start(_ s: Scan, at frame: FrameRef) -> Open? {
         let during = links[s.adapter]?.last
         if during != nil { nextDeadline = min(nextDeadline, frame.time &+ graceSetting) }
-        return Open(scan: s, during: during)
+        var open = Open(scan: s, during: during)
+        open.pending.takeRoom(of: &sparePending)
+        return open
     }
+
+    /// The list of connections of a scan judged serves the next scan's.
+    mutating func recycle(_ state: consuming Open) { sparePending.takeRoom(of: &state.pending) }
 
     /// A scan that stopped was judged as it ran (`check`); one still on at the end of the capture
     /// is judged for each connection made during it.
@@ -92,7 +99,9 @@ struct BLE102ScanNotStopped: PerScanRule {
     private mutating func check(now: FrameRef, emit: RuleContext) {
         let grace = graceSetting
         var next = Int64.max
-        for (adapter, s) in scans.entries {
+        // By index: iterating `entries` would hold the table's lists, and each update would copy them.
+        for i in scans.keys.indices {
+            let adapter = scans.keys[i], s = scans.values[i]
             var kept: [(FrameRef, Int)] = []
             for (connected, id) in s.pending {
                 guard now.time &- connected.time > grace else {

@@ -5,7 +5,7 @@ import Decoders
 struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
     static let info = RuleInfo.ble201
 
-    struct State {
+    struct State: ReusableState {
         /// The discovery's requests.
         var requests: FrameRun
         var reachedEnd = false
@@ -18,6 +18,11 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
         var discovered: Set<BluetoothUUID> = []
         /// The frame of the last ATT PDU seen on the link.
         var lastATT = 0
+
+        mutating func adopt(_ old: inout State) {
+            used.takeRoom(of: &old.used)
+            discovered.takeRoom(of: &old.discovered)
+        }
     }
 
     static let consumes: AuditEventKinds = [.att, .discovery, .disconnected]
@@ -46,7 +51,7 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
            a.attributeType == GATTType.primaryService {
             if !states.contains(c.id) {
                 if a.handle == 0x0001 && (a.endHandle ?? 0xFFFF) == 0xFFFF {
-                    var s = State(requests: FrameRun(from: frame))
+                    var s = states.renewed(State(requests: FrameRun(from: frame)))
                     s.requests.add(frame)
                     states[c.id] = s
                 }

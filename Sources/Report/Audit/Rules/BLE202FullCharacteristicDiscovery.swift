@@ -13,13 +13,18 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
         var used = false
     }
 
-    struct State {
+    struct State: ReusableState {
         var ranges: [Range] = []
         /// Ranges not used yet: once all are, a use has nothing to look for.
         var unused = 0
         var flaggedWhole: Set<ATTOpcode> = []
         /// The frame of the last ATT PDU seen on the link.
         var lastATT = 0
+
+        mutating func adopt(_ old: inout State) {
+            ranges.takeRoom(of: &old.ranges)
+            flaggedWhole.takeRoom(of: &old.flaggedWhole)
+        }
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
@@ -69,10 +74,12 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
     }
 
     func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
-        let unused = s.ranges.filter { !$0.used }
-        guard let first = unused.first, let last = unused.last else { return }
+        // Most connections use every range they discover: nothing to list.
+        guard s.unused > 0 else { return }
         // A HID device's host discovers everything by its profile; an encrypted sniffed link hides the use.
         if s.ranges.contains(where: { $0.service == hidService }) || c.hidesUse(after: s.lastATT) { return }
+        let unused = s.ranges.filter { !$0.used }
+        guard let first = unused.first, let last = unused.last else { return }
         var msg: Message = """
             characteristic discovery over \(plural: unused.count, "service range") whose characteristics were \
             never used:

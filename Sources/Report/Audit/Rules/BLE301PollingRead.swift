@@ -13,15 +13,22 @@ struct BLE301PollingRead: PerConnectionRule {
         var reads: FrameRun
         var characteristic: BluetoothUUID?
         var properties: UInt8?
-        /// First window that reached the threshold.
+        /// First window that reached the threshold, its ring at `ring` in the state's `rings`.
         var window = FirstWindow()
+        var ring: Int
     }
 
-    struct State {
+    struct State: ReusableState {
         /// The handles read, in order of their first read: a connection reads a few, so they are
-        /// searched in order (the oldest goes past 1,024).
+        /// searched in order (the oldest goes past 1,024, and a new one takes its ring).
         var handles: [Handle] = []
+        var rings: [FrameRef] = []
         var polled = false
+
+        mutating func adopt(_ old: inout State) {
+            handles.takeRoom(of: &old.handles)
+            rings.takeRoom(of: &old.rings)
+        }
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
@@ -46,20 +53,22 @@ struct BLE301PollingRead: PerConnectionRule {
             if let found = s.handles.firstIndex(where: { $0.handle == h && $0.byType == t }) {
                 i = found
             } else {
-                if s.handles.count == 1024 { s.handles.removeFirst() }
-                s.handles.append(Handle(handle: h, byType: t, reads: FrameRun(from: frame)))
+                let ring = s.handles.count == 1024 ? s.handles.removeFirst().ring
+                    : FirstWindow.place(in: &s.rings, need: need, filler: frame)
+                s.handles.append(Handle(handle: h, byType: t, reads: FrameRun(from: frame), ring: ring))
                 i = s.handles.count - 1
             }
-            if Self.read(&s.handles[i], a, frame, need: need, window: window) { s.polled = true }
+            if Self.read(&s.handles[i], a, frame, need: need, window: window, rings: &s.rings) { s.polled = true }
         }
     }
 
     /// Counts one read of a handle; true when it completes the first window of `need` reads.
-    private static func read(_ r: inout Handle, _ a: ATTObservation, _ frame: FrameRef, need: Int, window: Int64) -> Bool {
+    private static func read(_ r: inout Handle, _ a: ATTObservation, _ frame: FrameRef, need: Int, window: Int64,
+                             rings: inout [FrameRef]) -> Bool {
         r.reads.add(frame)
         if r.byType == nil, a.characteristic != nil { r.characteristic = a.characteristic }
         if a.properties != nil { r.properties = a.properties }
-        return r.window.add(frame, need: need, window: window)
+        return r.window.add(frame, need: need, window: window, ring: &rings, base: r.ring)
     }
 
     func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {

@@ -16,9 +16,11 @@ struct BLE302RedundantRead: PerConnectionRule {
         var reads: FrameRun
     }
 
-    struct State {
+    struct State: ReusableState {
         /// By characteristic: a Read Request and a Read By Type of its UUID read the same value.
         var values: [BluetoothUUID: Handle] = [:]
+
+        mutating func adopt(_ old: inout State) { values.takeRoom(of: &old.values) }
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]

@@ -13,8 +13,10 @@ struct BLE303TruncatedNotification: PerConnectionRule, OptionlessRule {
         var first: (FrameRef, FrameRef)?
     }
 
-    struct State {
+    struct State: ReusableState {
         var handles = BoundedMap<UInt16, Handle>(capacity: 256)
+
+        mutating func adopt(_ old: inout State) { handles.takeRoom(of: &old.handles) }
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]

@@ -5,7 +5,7 @@ import Decoders
 struct BLE401IdleConnection: PerConnectionRule {
     static let info = RuleInfo.ble401
 
-    struct State {
+    struct State: ReusableState {
         var lastData: FrameRef
         var gap: (FrameRef, FrameRef)?
         var subscribed: Set<UInt16> = []
@@ -14,6 +14,8 @@ struct BLE401IdleConnection: PerConnectionRule {
         /// A handle never discovered that got a 2-octet write of 0x0001/0x0002: a subscription
         /// made from a cached database, once a notification or indication follows.
         var cachedCCCD: UInt16?
+
+        mutating func adopt(_ old: inout State) { subscribed.takeRoom(of: &old.subscribed) }
     }
 
     private let idleSetting: Int64
@@ -42,11 +44,12 @@ struct BLE401IdleConnection: PerConnectionRule {
         case .connected(let c):
             // LE links the host holds as central; a BR/EDR link serves profiles the app does not hold.
             guard c.isCentral != false, c.isLE else { return }
-            states[c.id] = State(lastData: frame)
+            states[c.id] = states.renewed(State(lastData: frame))
         case .disconnectCommand(let adapter, let handle, _):
             guard let id = states.newest(where: { emit.connection($0).map { $0.adapter == adapter && $0.handle == handle } ?? false }),
                   let c = emit.connection(id), let s = states.removeValue(forKey: id) else { return }
             close(s, of: c, .disconnected(frame), emit: emit)
+            recycle(consume s)
         case .disconnected(let c, _):
             disconnected(c, at: frame, emit: emit)
         default: break

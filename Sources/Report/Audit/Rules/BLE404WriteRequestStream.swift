@@ -14,16 +14,24 @@ struct BLE404WriteRequestStream: PerConnectionRule {
         var first: FrameRef
         var last: FrameRef
         var mtu = 23
-        /// The first window that reached the threshold.
+        /// The first window that reached the threshold, its ring at `ring` in the state's `rings`.
         var window = FirstWindow()
+        var ring: Int
     }
 
-    struct State {
-        /// The handles written, in order of their first write (the oldest goes past 64).
+    struct State: ReusableState {
+        /// The handles written, in order of their first write (the oldest goes past 64, and a new
+        /// one takes its ring).
         var handles: [Handle] = []
+        var rings: [FrameRef] = []
         var streamed = false
         /// When the peer last answered a Write Request.
         var lastResponse: Int64?
+
+        mutating func adopt(_ old: inout State) {
+            handles.takeRoom(of: &old.handles)
+            rings.takeRoom(of: &old.rings)
+        }
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
@@ -53,8 +61,9 @@ struct BLE404WriteRequestStream: PerConnectionRule {
             if let found = s.handles.firstIndex(where: { $0.handle == h }) {
                 i = found
             } else {
-                if s.handles.count == 64 { s.handles.removeFirst() }
-                s.handles.append(Handle(handle: h, first: frame, last: frame))
+                let ring = s.handles.count == 64 ? s.handles.removeFirst().ring
+                    : FirstWindow.place(in: &s.rings, need: need, filler: frame)
+                s.handles.append(Handle(handle: h, first: frame, last: frame, ring: ring))
                 i = s.handles.count - 1
             }
             s.handles[i].writes += 1
@@ -63,7 +72,9 @@ struct BLE404WriteRequestStream: PerConnectionRule {
             if a.characteristic != nil { s.handles[i].characteristic = a.characteristic }
             if a.properties != nil { s.handles[i].properties = a.properties }
             if !waited { s.handles[i].window.restart() }
-            if s.handles[i].window.add(frame, need: need, window: window) { s.streamed = true }
+            if s.handles[i].window.add(frame, need: need, window: window, ring: &s.rings, base: s.handles[i].ring) {
+                s.streamed = true
+            }
         }
     }
 

@@ -43,7 +43,7 @@ struct BLE601SensitiveDataUnencrypted: PerConnectionRule {
         var kind: Kinds
     }
 
-    struct State {
+    struct State: ReusableState {
         var encrypted = false
         /// By the side that asked: each side has at most one request outstanding.
         var pendingLocal: Pending?
@@ -51,6 +51,8 @@ struct BLE601SensitiveDataUnencrypted: PerConnectionRule {
         /// Few per connection (at most 64): a list searched in order rather than a hashed table.
         var accesses: [Access] = []
         var encryptedAt: FrameRef?
+
+        mutating func adopt(_ old: inout State) { accesses.takeRoom(of: &old.accesses) }
     }
 
     static let consumes: AuditEventKinds = [.encryptionChanged, .att, .disconnected]
