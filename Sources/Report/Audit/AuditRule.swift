@@ -301,12 +301,12 @@ extension AuditRule {
     /// `actor` says whose behaviour it is: this host's (judged against the platform) or the peer's.
     /// `scan`: the scan it is about, whose owner is then the finding's; otherwise the auditor
     /// takes the owner of the subject's connection.
-    func finding(_ message: Message, subject: FindingSubject, evidence: [FrameRef], decisive: FrameRef,
+    func finding(_ message: Message, subject: FindingSubject, evidence: consuming [FrameRef], decisive: FrameRef,
                  detail: String = "", severity: Severity? = nil, actor: Finding.Actor = .host,
                  scan: Scan? = nil) -> Finding {
         var f = Finding(rule: Self.info.id, ruleName: Self.info.name, severity: severity ?? Self.info.severity,
-                        message: message.string, subject: subject, evidence: evidence, decisive: decisive, detail: detail,
-                        actor: actor)
+                        message: message.string, subject: subject, evidence: consume evidence, decisive: decisive,
+                        detail: detail, actor: actor)
         f.owner = scan?.owner
         f.scan = scan?.number
         return f

@@ -201,20 +201,17 @@ public struct Finding: Sendable {
     public var lastDecisive: FrameRef { later.last?.decisive ?? decisive }
 
     public init(rule: String, ruleName: String, severity: Severity, message: String, subject: FindingSubject,
-                evidence: [FrameRef], decisive: FrameRef, detail: String = "", actor: Actor = .host) {
+                evidence: consuming [FrameRef], decisive: FrameRef, detail: String = "", actor: Actor = .host) {
         self.actor = actor
         self.rule = rule
         self.ruleName = ruleName
         self.severity = severity
         self.message = message
         self.subject = subject
-        // In frame order (stable), one per frame: sorted and thinned in one array, made at its
-        // final size (a capture's findings are kept until its report).
-        var ev = evidence
-        if !ev.contains(where: { $0.number == decisive.number }) {
-            ev.reserveCapacity(evidence.count + 1)
-            ev.append(decisive)
-        }
+        // In frame order (stable), one per frame: sorted and thinned in the array given, which
+        // the finding takes over (a capture's findings are kept until its report).
+        var ev = consume evidence
+        if !ev.contains(where: { $0.number == decisive.number }) { ev.append(decisive) }
         ev.sort { $0.number < $1.number }
         var kept = 0
         for i in ev.indices where kept == 0 || ev[kept - 1].number != ev[i].number {

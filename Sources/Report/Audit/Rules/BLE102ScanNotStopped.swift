@@ -88,7 +88,7 @@ struct BLE102ScanNotStopped: PerScanRule {
             let end = frame ?? connected
             emit(finding("""
                 scanning never disabled before the capture ended, although this host connected to \
-                \(c.peer?.description ?? "the peer") (\(seconds: end.time &- connected.time) before the end)
+                \(peer: c.peer) (\(seconds: end.time &- connected.time) before the end)
                 """,
                          subject: .connection(c), evidence: [s.scan.start, connected], decisive: connected, scan: s.scan))
         }
@@ -112,7 +112,7 @@ struct BLE102ScanNotStopped: PerScanRule {
                 guard let c = emit.connection(id) else { continue }
                 emit(finding("""
                     scanning still enabled \(seconds: now.time &- connected.time) after this host connected to \
-                    \(c.peer?.description ?? "the peer") (scan started \(seconds: connected.time &- s.scan.start.time) before)
+                    \(peer: c.peer) (scan started \(seconds: connected.time &- s.scan.start.time) before)
                     """,
                              subject: .connection(c), evidence: [s.scan.start, connected, now], decisive: now, scan: s.scan))
             }
@@ -121,7 +121,7 @@ struct BLE102ScanNotStopped: PerScanRule {
                 if now.time &- s.scan.start.time > grace, let c = emit.connection(id) {
                     emit(finding("""
                         scanning started again \(seconds: s.scan.start.time &- connected.time) after this host connected to \
-                        \(c.peer?.description ?? "the peer") and kept on while connected (still on \
+                        \(peer: c.peer) and kept on while connected (still on \
                         \(seconds: now.time &- s.scan.start.time) later)
                         """,
                                  subject: .connection(c), evidence: [connected, s.scan.start, now], decisive: s.scan.start,

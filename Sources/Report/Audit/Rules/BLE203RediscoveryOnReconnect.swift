@@ -59,7 +59,7 @@ struct BLE203RediscoveryOnReconnect: PerConnectionRule, OptionlessRule {
         states[c.id] = true
         if let p = peers[c.peerKey], p.connectionID != c.id, !p.serviceChanged, let why = Self.cacheValid(p, bonded: c.encrypted) {
             emit(finding("""
-                full discovery repeated on connection #\(c.id) to \(c.peerKey.description) (first on connection \
+                full discovery repeated on connection #\(c.id) to \(c.peerKey) (first on connection \
                 #\(p.connectionID)), although the cached handles were valid: \(why)
                 """,
                          subject: .connection(c), evidence: [p.frame, frame], decisive: frame, detail: "rediscovery"))

@@ -10,7 +10,7 @@ struct BLE602JustWorksPairing: OptionlessRule {
         guard case .pairing(let c, let p) = event, !p.failed else { return }
         if p.method == .justWorks {
             let kind = p.secureConnections ? "LE Secure Connections" : "LE legacy"
-            emit(finding("Just Works pairing with \(c.peer?.description ?? "the peer") (\(kind)): no MITM protection",
+            emit(finding("Just Works pairing with \(peer: c.peer) (\(kind)): no MITM protection",
                          subject: .connection(c), evidence: [frame], decisive: frame, detail: "just works", actor: .peer))
         }
         if !p.secureConnections && p.bothSupportSecureConnections {

@@ -12,13 +12,12 @@ struct BLE603PairingKeysRecoverable: OptionlessRule {
         switch event {
         case .pairing(let c, let p):
             guard !p.failed, !p.secureConnections else { return }
-            let peer = c.peer?.description ?? "the peer"
             switch p.method {
             case .justWorks:
-                emit(finding("LE legacy Just Works pairing with \(peer): its TK is 0, so anyone who captured it has the STK and every key distributed under it",
+                emit(finding("LE legacy Just Works pairing with \(peer: c.peer): its TK is 0, so anyone who captured it has the STK and every key distributed under it",
                              subject: .connection(c), evidence: [frame], decisive: frame, detail: "legacy just works", actor: .peer))
             case .passkey:
-                emit(finding("LE legacy Passkey Entry pairing with \(peer): the passkey is found from the captured confirm values in at most 1,000,000 tries (under a second), and with it every key distributed",
+                emit(finding("LE legacy Passkey Entry pairing with \(peer: c.peer): the passkey is found from the captured confirm values in at most 1,000,000 tries (under a second), and with it every key distributed",
                              subject: .connection(c), evidence: [frame], decisive: frame, detail: "legacy passkey", actor: .peer))
             case .numericComparison, .oob, .unknown:
                 return
