@@ -852,8 +852,11 @@ public final class ATTResult {
 
     /// The text of the attributes described, by handle, kept across refills: values are written
     /// and notified over and over on a few attributes, and their text is then made once rather
-    /// than per frame.
+    /// than per frame. A handle's text before (`displaced`) is kept too: one handle names two
+    /// attributes by turns when two peers' databases share it, or a database before and after a
+    /// rediscovery.
     private var described: [Key16: Described] = [:]
+    private var displaced: [Key16: Described] = [:]
     /// A struct, not a tuple: a tuple read out of the dictionary was copied through its run-time
     /// metadata (about 55 instructions a frame on `-v`).
     private struct Described {
@@ -867,10 +870,28 @@ public final class ATTResult {
     /// With whether its text is plain (`TextLine.write(plain:)`).
     func describe(_ a: GATTAttribute) -> (text: String, plain: Bool) {
         if let d = described[Key16(a.handle)], d.attribute == a { return (d.text, d.plain) }
-        let (text, plain) = TextLine.makeChecked(a.writeDescription)
-        if described.count >= ATTResult.describedLimit { described.removeAll(keepingCapacity: true) }
-        described[Key16(a.handle)] = Described(attribute: a, text: text, plain: plain)
-        return (text, plain)
+        return describeAgain(a)
+    }
+
+    /// `describe` of an attribute whose text is not the one kept for its handle.
+    @inline(never)
+    private func describeAgain(_ a: GATTAttribute) -> (text: String, plain: Bool) {
+        let h = Key16(a.handle)
+        let current = described[h]
+        let d: Described
+        if let before = displaced[h], before.attribute == a {
+            d = before
+        } else {
+            let (text, plain) = TextLine.makeChecked(a.writeDescription)
+            d = Described(attribute: a, text: text, plain: plain)
+            if described.count >= ATTResult.describedLimit {
+                described.removeAll(keepingCapacity: true)
+                displaced.removeAll(keepingCapacity: true)
+            }
+        }
+        described[h] = d
+        displaced[h] = current
+        return (d.text, d.plain)
     }
 }
 
