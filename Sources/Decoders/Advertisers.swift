@@ -280,7 +280,7 @@ final class AdvertiserState {
         if r.txPowerValue != nil, txPower == nil { txPower = r.txPowerValue }
         guard !data.isEmpty else { return }
         let ad = AdvertisingData(data, legacy: r.isLegacy)
-        problems += ad.problems.count
+        problems += ad.problemCount
         for s in ad.structures {
             switch s.type {
             case ADType.flags: flags = s.data.first

@@ -7,10 +7,23 @@ public struct AdvertisingData: Dissectable, Sendable {
     public let data: Bytes
     /// The well-formed structures, in order, read from `data` as they are visited.
     public let structures: ADStructures
-    /// Rule breaks found while walking the structures (decoding stops at a framing fault).
-    public let problems: [ADProblem]
+    /// How many rule breaks walking the structures finds (decoding stops at a framing fault).
+    /// They are not kept: the few callers that list them walk again (`problems`, `writeFields`).
+    public let problemCount: Int
     /// Zero bytes after the last structure (controllers pad legacy data to 31 bytes).
     public let paddingLength: Int
+    let legacy: Bool
+
+    /// The rule breaks, in the order of their offsets.
+    public var problems: [ADProblem] {
+        var list: [ADProblem] = []
+        if problemCount > 0 { forEachProblem { list.append($0) } }
+        return list
+    }
+
+    private func forEachProblem(_ body: (ADProblem) -> Void) {
+        _ = Self.walk(data, legacy: legacy) { body($0); return true }
+    }
 
     /// Legacy advertising data is at most 31 bytes (Core Vol 6 Part B 2.3.1).
     public static let legacyMaximum = 31
@@ -21,10 +34,11 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     public init(_ data: Bytes, legacy: Bool) {
         self.data = data
-        var problems: [ADProblem] = []
-        let (end, padding) = Self.walk(data, legacy: legacy) { problems.append($0); return true }
+        self.legacy = legacy
+        var problems = 0
+        let (end, padding) = Self.walk(data, legacy: legacy) { _ in problems &+= 1; return true }
         structures = ADStructures(data: data, endIndex: end)
-        self.problems = problems
+        problemCount = problems
         self.paddingLength = padding
     }
 
@@ -258,7 +272,7 @@ public struct AdvertisingData: Dissectable, Sendable {
             Self.part("Appearance ", &parts, &s)
             if let n = AssignedNumbers.appearanceName(a) { s.write(plain: n) } else { s.write(hex: a, width: 4) }
         }
-        if !problems.isEmpty { Self.part("malformed", &parts, &s) }
+        if problemCount > 0 { Self.part("malformed", &parts, &s) }
         if parts == 0 {
             if structures.isEmpty { s += "no data" } else { s.write(structures.count); s += " AD structures" }
         }
@@ -274,20 +288,21 @@ public struct AdvertisingData: Dissectable, Sendable {
     public var fields: [Field] { FieldList.build(writeFields) }
 
     public func writeFields(to out: FieldSink) {
-        var pending = problems.makeIterator()
-        var next = pending.next()
-        for s in structures {
-            s.writeField(to: out)
-            // A length fault of this structure is shown right after it.
-            while let p = next, p.offset == s.offset {
+        var structure = structures.makeIterator()
+        if problemCount > 0 {
+            // Found again, in the walk's order: a fault goes right after the structure at its
+            // offset (a length fault after its structure), the structures before it first; one
+            // whose offset no structure has, and every fault after it, after the last structure.
+            var written: Int?
+            forEachProblem { p in
+                while written != p.offset, let s = structure.next() {
+                    s.writeField(to: out)
+                    written = s.offset
+                }
                 out.malformed(.adProblem(p))
-                next = pending.next()
             }
         }
-        while let p = next {
-            out.malformed(.adProblem(p))
-            next = pending.next()
-        }
+        while let s = structure.next() { s.writeField(to: out) }
         if paddingLength > 0 { out.add("Padding", .uint(UInt64(paddingLength), hex: 0)) }
     }
 }

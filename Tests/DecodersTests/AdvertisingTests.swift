@@ -225,6 +225,25 @@ final class AdvertisingDataTests: XCTestCase {
         XCTAssertTrue(adRender(ad.fields).contains("Trailing Bytes: 01"))
     }
 
+    /// A fault is listed right after the structure at its offset; one at an offset no structure
+    /// has (legacy data past 31 bytes), and every fault found after it, after the last structure.
+    func testFaultsAreListedAfterTheirStructure() {
+        func topLevel(_ ad: AdvertisingData) -> [String] {
+            adRender(ad.fields).components(separatedBy: "\n").filter { !$0.isEmpty && !$0.hasPrefix(" ") }
+                .map { String($0.prefix { $0 != ":" }) }
+        }
+        let list = AdvertisingData(adHex("0403 0d1801 020a04"))
+        XCTAssertEqual(list.problemCount, 1)
+        XCTAssertEqual(topLevel(list), ["Complete List of 16-bit Service or Service Class UUIDs", "Malformed", "Tx Power Level"])
+        let data = [UInt8](adHex("0403 0d1801 1dff4c00")) + [UInt8](repeating: 0x11, count: 26)
+        let long = AdvertisingData(data[...], legacy: true)
+        XCTAssertEqual(long.problems.map(\.kind), [.tooLongForLegacy, .badUUIDListLength], "in the walk's order")
+        XCTAssertEqual(topLevel(long), ["Complete List of 16-bit Service or Service Class UUIDs", "Manufacturer Specific Data",
+                                        "Malformed", "Malformed"])
+        XCTAssertTrue(adRender(long.fields).contains("legacy advertising data of 35 bytes exceeds 31\nMalformed: ERROR UUID list"),
+                      adRender(long.fields))
+    }
+
     func testLegacyTooLong() {
         let data = [UInt8]([0x21, 0xFF, 0x4C, 0x00]) + [UInt8](repeating: 0x11, count: 30)
         let ad = AdvertisingData(data[...], legacy: true)
