@@ -403,7 +403,13 @@ extension CharacteristicValues {
     static func appearance(_ b: inout ValueBuilder) throws(DecodeError) {
         let v = try b.r.u16()
         let n = AssignedNumbers.appearanceName(v) ?? "Unknown"
-        b.add(Field("Appearance", .named(UInt64(v), hex: 4, n)), "Appearance " + n + " (" + Hex.prefixed(v, width: 4) + ")")
+        b.add(Field("Appearance", .named(UInt64(v), hex: 4, n))) {
+            $0 += "Appearance "
+            $0.write(n)
+            $0 += " ("
+            $0.write(hex: v, width: 4)
+            $0 += ")"
+        }
     }
 
     static func reconnectionAddress(_ b: inout ValueBuilder) throws(DecodeError) {
@@ -673,7 +679,12 @@ extension CharacteristicValues {
         let m = try b.r.uint(width: 5), oui = try b.r.u24()
         b.add(Field("Manufacturer Identifier", .uint(m, hex: 10)))
         b.add(Field("Organizationally Unique Identifier", .uint(UInt64(oui), hex: 6)))
-        b.part("System ID " + Hex.prefixed(m, width: 10) + ", OUI " + Hex.prefixed(oui, width: 6))
+        b.write(continuing: false) {
+            $0 += "System ID "
+            $0.write(hex: m, width: 10)
+            $0 += ", OUI "
+            $0.write(hex: oui, width: 6)
+        }
     }
 
     /// PnP ID: vendor ID source (1 Bluetooth SIG, 2 USB-IF), vendor, product, version 0xJJMN.
@@ -686,8 +697,16 @@ extension CharacteristicValues {
         b.add(Field("Product ID", .uint(UInt64(product), hex: 4)))
         let v = "\(version >> 8).\(version >> 4 & 0xF).\(version & 0xF)"
         b.add(Field("Product Version", .uint(UInt64(version), hex: 4), [Field("Text", .text(v))]))
-        b.part("Vendor " + Hex.prefixed(vendor, width: 4) + (company.map { " (" + $0 + ")" } ?? " (" + srcName + ")")
-                       + ", Product " + Hex.prefixed(product, width: 4) + ", Version " + v)
+        b.write(continuing: false) {
+            $0 += "Vendor "
+            $0.write(hex: vendor, width: 4)
+            $0 += " ("
+            $0.write(company ?? srcName)
+            $0 += "), Product "
+            $0.write(hex: product, width: 4)
+            $0 += ", Version "
+            $0.write(v)
+        }
     }
 
     /// Current Time (CTS 3.1): Exact Time 256 and the adjust reason.
@@ -771,6 +790,11 @@ extension CharacteristicValues {
         let n = GATTValueTables.name(GATTValueTables.reportTypes, type)
         b.add(Field("Report ID", .uint(UInt64(id), hex: 2)))
         b.add(Field("Report Type", .named(UInt64(type), hex: 2, n)))
-        b.part("Report ID \(id), " + n)
+        b.write(continuing: false) {
+            $0 += "Report ID "
+            $0.write(Int(id))
+            $0 += ", "
+            $0.write(n)
+        }
     }
 }
