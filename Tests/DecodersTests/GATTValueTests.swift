@@ -195,7 +195,8 @@ extension GATTValueTests {
         }
         var g = SystemRandomNumberGenerator()
         let samples: [Double] = [0, -0.0, 0.0004, -0.0004, 0.0005, 1, -1, 9.9995, 123.456, -98.7654, 1e12, 0.830078125]
-        for x in samples + (0..<2000).map { _ in Double.random(in: -1e6...1e6, using: &g) } {
+        let random = (0..<2000).map { _ in Double.random(in: -1e6...1e6, using: &g) }
+        for x in samples + random {
             for d in 0...4 { XCTAssertEqual(fixed(x, d), reference(x, d), "\(x) with \(d) decimals") }
         }
         XCTAssertEqual(fixed(.nan, 2), "NaN")
