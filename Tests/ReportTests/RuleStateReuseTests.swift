@@ -33,6 +33,11 @@ final class RuleStateReuseTests: XCTestCase {
         }
     }
 
+    private struct Counted: Windowed {
+        var id: Int
+        var window: FirstWindow
+    }
+
     /// The ring finds the same window as the last `need` events kept in a list.
     func testFirstWindowRingFindsTheWindowOfTheLastEvents() {
         var seed: UInt64 = 0x2545_F491_4F6C_DD1D
@@ -42,22 +47,21 @@ final class RuleStateReuseTests: XCTestCase {
         }
         for _ in 0..<500 {
             let need = 1 + next(6), window = Int64(1 + next(20))
-            var ring: [FrameRef] = []
-            // Two windows share the ring, as two handles of one connection do.
-            let other = FirstWindow.place(in: &ring, need: 3, filler: FrameRef(number: 0, time: 0))
-            let base = FirstWindow.place(in: &ring, need: need, filler: FrameRef(number: 0, time: 0))
-            var w = FirstWindow(), o = FirstWindow()
+            // Two windows share the rings, as two handles of one connection do.
+            var list = WindowedList<Counted>(limit: 8)
+            let other = list.index(where: { $0.id == 1 }, need: 3, at: FrameRef(number: 0, time: 0)) { Counted(id: 1, window: $0) }
+            let me = list.index(where: { $0.id == 2 }, need: need, at: FrameRef(number: 0, time: 0)) { Counted(id: 2, window: $0) }
             var recent: [FrameRef] = [], expected: (Int, Int)?
             var time: Int64 = 0
             for n in 1...40 {
                 time += Int64(next(8))
                 let f = FrameRef(number: n, time: time)
                 if next(10) == 0 {
-                    w.restart()
+                    list[me].window.restart()
                     if expected == nil { recent = [] }
                 }
-                _ = o.add(FrameRef(number: -n, time: time), need: 3, window: 0, ring: &ring, base: other)
-                let completed = w.add(f, need: need, window: window, ring: &ring, base: base)
+                _ = list.add(FrameRef(number: -n, time: time), to: other, need: 3, window: 0)
+                let completed = list.add(f, to: me, need: need, window: window)
                 var found = false
                 if expected == nil {
                     recent.append(f)
@@ -69,8 +73,18 @@ final class RuleStateReuseTests: XCTestCase {
                 }
                 XCTAssertEqual(completed, found)
             }
-            XCTAssertEqual(w.found.map { [$0.first.number, $0.decisive.number] }, expected.map { [$0.0, $0.1] })
+            XCTAssertEqual(list[me].window.found.map { [$0.first.number, $0.decisive.number] }, expected.map { [$0.0, $0.1] })
         }
+    }
+
+    /// Past its limit a list drops its oldest element, and the new one takes its ring.
+    func testWindowedListDropsTheOldestForANewOne() {
+        var list = WindowedList<Counted>(limit: 2)
+        let at = FrameRef(number: 1, time: 0)
+        for id in 1...3 { _ = list.index(where: { $0.id == id }, need: 4, at: at) { Counted(id: id, window: $0) } }
+        XCTAssertEqual(list.elements.map(\.id), [2, 3])
+        XCTAssertEqual(list.elements.map(\.window.base), [4, 0], "the third took the first's ring")
+        XCTAssertEqual(list.index(where: { $0.id == 2 }, need: 4, at: at) { Counted(id: 9, window: $0) }, 0, "found, not added")
     }
 
     /// Connections one after the other, to different peers, alternately polling a value and reading

@@ -46,12 +46,19 @@ struct Message: ExpressibleByStringInterpolation {
         /// "0x180D", or the 128-bit form off the Bluetooth base.
         mutating func appendInterpolation(_ u: BluetoothUUID) { write { $0.write(u) } }
 
-        /// What a line writes of a number, handle, address or UUID (ASCII), made on the stack and
-        /// added to the text without a String of its own.
+        /// What a line writes of a number, handle, address or UUID (ASCII), made on the stack and added to
+        /// the text 15 bytes at a time: each piece a small String, which takes no allocation.
         private mutating func write(_ body: (inout TextLine) -> Void) {
             TextLine.onStack { line in
                 body(&line)
-                line.withUnsafeBytes { for b in $0 { text.unicodeScalars.append(Unicode.Scalar(b)) } }
+                line.withUnsafeBytes { bytes in
+                    var at = 0
+                    while at < bytes.count {
+                        let end = min(at &+ 15, bytes.count)
+                        text += String(decoding: UnsafeBufferPointer(rebasing: bytes[at..<end]), as: UTF8.self)
+                        at = end
+                    }
+                }
             }
         }
 

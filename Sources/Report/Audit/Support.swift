@@ -380,22 +380,19 @@ struct FrameRun {
 
 /// The first run of `need` events within `window` of each other: a rule's threshold "N times in T".
 /// The last events, up to `need`, wait in a ring of `need` places at `base` in a list its owner
-/// keeps for all its windows: one list per connection, which serves the next one's, rather than
-/// one per window.
+/// keeps for all its windows (`WindowedList`): one list per connection, which serves the next
+/// one's, rather than one per window.
 struct FirstWindow {
+    let base: Int
     /// Events in the ring (at most `need`), and the place the next one goes.
     private var held = 0, next = 0
     /// The window's first and decisive event, once found.
     private(set) var found: (first: FrameRef, decisive: FrameRef)?
 
-    /// The ring of a new window: `need` places added to `ring`, where it starts.
-    static func place(in ring: inout [FrameRef], need: Int, filler: FrameRef) -> Int {
-        defer { ring.append(contentsOf: repeatElement(filler, count: need)) }
-        return ring.count
-    }
+    init(base: Int) { self.base = base }
 
     /// Counts one event; true when it completes the window.
-    mutating func add(_ frame: FrameRef, need: Int, window: Int64, ring: inout [FrameRef], base: Int) -> Bool {
+    mutating func add(_ frame: FrameRef, need: Int, window: Int64, ring: inout [FrameRef]) -> Bool {
         guard found == nil else { return false }
         ring[base &+ next] = frame
         next = next &+ 1 == need ? 0 : next &+ 1
@@ -411,5 +408,50 @@ struct FirstWindow {
     /// Starts the run again from the next event.
     mutating func restart() {
         if found == nil { held = 0; next = 0 }
+    }
+}
+
+/// What a rule counts in a first window: a handle read, a handle written.
+protocol Windowed {
+    var window: FirstWindow { get set }
+}
+
+/// A connection's windowed things (handles) in order of their first event, at most `limit`: the
+/// oldest goes for a new one, which takes its ring. The windows' rings share one list.
+struct WindowedList<Element: Windowed>: Emptiable {
+    private(set) var elements: [Element] = []
+    private var rings: [FrameRef] = []
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// The first element that `matches`, else `make`'s, added with a window of `need` events.
+    mutating func index(where matches: (Element) -> Bool, need: Int, at frame: FrameRef,
+                        make: (FirstWindow) -> Element) -> Int {
+        if let i = elements.firstIndex(where: matches) { return i }
+        let base: Int
+        if elements.count == limit {
+            base = elements.removeFirst().window.base
+        } else {
+            base = rings.count
+            rings.append(contentsOf: repeatElement(frame, count: need))
+        }
+        elements.append(make(FirstWindow(base: base)))
+        return elements.count &- 1
+    }
+
+    subscript(i: Int) -> Element {
+        get { elements[i] }
+        _modify { yield &elements[i] }
+    }
+
+    /// Counts one event of element `i`; true when it completes the element's window.
+    mutating func add(_ frame: FrameRef, to i: Int, need: Int, window: Int64) -> Bool {
+        elements[i].window.add(frame, need: need, window: window, ring: &rings)
+    }
+
+    mutating func removeAll(keepingCapacity keep: Bool) {
+        elements.removeAll(keepingCapacity: keep)
+        rings.removeAll(keepingCapacity: keep)
     }
 }

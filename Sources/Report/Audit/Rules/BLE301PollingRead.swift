@@ -6,29 +6,24 @@ import Wire
 struct BLE301PollingRead: PerConnectionRule {
     static let info = RuleInfo.ble301
 
-    struct Handle {
+    struct Handle: Windowed {
         var handle: UInt16
         /// For reads by characteristic UUID (Read By Type): the UUID, read over the range from `handle`.
         var byType: BluetoothUUID?
         var reads: FrameRun
         var characteristic: BluetoothUUID?
         var properties: UInt8?
-        /// First window that reached the threshold, its ring at `ring` in the state's `rings`.
-        var window = FirstWindow()
-        var ring: Int
+        /// First window that reached the threshold.
+        var window: FirstWindow
     }
 
     struct State: ReusableState {
         /// The handles read, in order of their first read: a connection reads a few, so they are
-        /// searched in order (the oldest goes past 1,024, and a new one takes its ring).
-        var handles: [Handle] = []
-        var rings: [FrameRef] = []
+        /// searched in order.
+        var handles = WindowedList<Handle>(limit: 1024)
         var polled = false
 
-        mutating func adopt(_ old: inout State) {
-            handles.takeRoom(of: &old.handles)
-            rings.takeRoom(of: &old.rings)
-        }
+        mutating func adopt(_ old: inout State) { handles.takeRoom(of: &old.handles) }
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
@@ -49,33 +44,21 @@ struct BLE301PollingRead: PerConnectionRule {
         let t = a.opcode == .readByTypeRequest ? a.attributeType : nil
         let need = max(1, readsSetting), window = windowSetting
         states.update(c.id, default: State()) { s in
-            let i: Int
-            if let found = s.handles.firstIndex(where: { $0.handle == h && $0.byType == t }) {
-                i = found
-            } else {
-                let ring = s.handles.count == 1024 ? s.handles.removeFirst().ring
-                    : FirstWindow.place(in: &s.rings, need: need, filler: frame)
-                s.handles.append(Handle(handle: h, byType: t, reads: FrameRun(from: frame), ring: ring))
-                i = s.handles.count - 1
+            let i = s.handles.index(where: { $0.handle == h && $0.byType == t }, need: need, at: frame) {
+                Handle(handle: h, byType: t, reads: FrameRun(from: frame), window: $0)
             }
-            if Self.read(&s.handles[i], a, frame, need: need, window: window, rings: &s.rings) { s.polled = true }
+            s.handles[i].reads.add(frame)
+            if t == nil, a.characteristic != nil { s.handles[i].characteristic = a.characteristic }
+            if a.properties != nil { s.handles[i].properties = a.properties }
+            if s.handles.add(frame, to: i, need: need, window: window) { s.polled = true }
         }
-    }
-
-    /// Counts one read of a handle; true when it completes the first window of `need` reads.
-    private static func read(_ r: inout Handle, _ a: ATTObservation, _ frame: FrameRef, need: Int, window: Int64,
-                             rings: inout [FrameRef]) -> Bool {
-        r.reads.add(frame)
-        if r.byType == nil, a.characteristic != nil { r.characteristic = a.characteristic }
-        if a.properties != nil { r.properties = a.properties }
-        return r.window.add(frame, need: need, window: window, ring: &rings, base: r.ring)
     }
 
     func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         let need = max(1, readsSetting)
         // Most connections poll nothing.
         guard s.polled else { return }
-        for r in s.handles.filter({ $0.window.found != nil }).sorted(by: { $0.handle < $1.handle }) {
+        for r in s.handles.elements.filter({ $0.window.found != nil }).sorted(by: { $0.handle < $1.handle }) {
             guard let (first, decisive) = r.window.found else { continue }
             let h = r.handle
             let canNotify = r.properties.map { $0 & 0x30 != 0 }

@@ -6,7 +6,7 @@ import Wire
 struct BLE404WriteRequestStream: PerConnectionRule {
     static let info = RuleInfo.ble404
 
-    struct Handle {
+    struct Handle: Windowed {
         var handle: UInt16
         var characteristic: BluetoothUUID?
         var properties: UInt8?
@@ -14,24 +14,18 @@ struct BLE404WriteRequestStream: PerConnectionRule {
         var first: FrameRef
         var last: FrameRef
         var mtu = 23
-        /// The first window that reached the threshold, its ring at `ring` in the state's `rings`.
-        var window = FirstWindow()
-        var ring: Int
+        /// The first window that reached the threshold.
+        var window: FirstWindow
     }
 
     struct State: ReusableState {
-        /// The handles written, in order of their first write (the oldest goes past 64, and a new
-        /// one takes its ring).
-        var handles: [Handle] = []
-        var rings: [FrameRef] = []
+        /// The handles written, in order of their first write.
+        var handles = WindowedList<Handle>(limit: 64)
         var streamed = false
         /// When the peer last answered a Write Request.
         var lastResponse: Int64?
 
-        mutating func adopt(_ old: inout State) {
-            handles.takeRoom(of: &old.handles)
-            rings.takeRoom(of: &old.rings)
-        }
+        mutating func adopt(_ old: inout State) { handles.takeRoom(of: &old.handles) }
     }
 
     static let consumes: AuditEventKinds = [.att, .disconnected]
@@ -57,14 +51,8 @@ struct BLE404WriteRequestStream: PerConnectionRule {
         states.update(c.id, default: State()) { s in
             // Sent right after the last answer: the write waited on it. Otherwise a new run starts.
             let waited = s.lastResponse.map { frame.time &- $0 <= gap } ?? false
-            let i: Int
-            if let found = s.handles.firstIndex(where: { $0.handle == h }) {
-                i = found
-            } else {
-                let ring = s.handles.count == 64 ? s.handles.removeFirst().ring
-                    : FirstWindow.place(in: &s.rings, need: need, filler: frame)
-                s.handles.append(Handle(handle: h, first: frame, last: frame, ring: ring))
-                i = s.handles.count - 1
+            let i = s.handles.index(where: { $0.handle == h }, need: need, at: frame) {
+                Handle(handle: h, first: frame, last: frame, window: $0)
             }
             s.handles[i].writes += 1
             s.handles[i].last = frame
@@ -72,15 +60,13 @@ struct BLE404WriteRequestStream: PerConnectionRule {
             if a.characteristic != nil { s.handles[i].characteristic = a.characteristic }
             if a.properties != nil { s.handles[i].properties = a.properties }
             if !waited { s.handles[i].window.restart() }
-            if s.handles[i].window.add(frame, need: need, window: window, ring: &s.rings, base: s.handles[i].ring) {
-                s.streamed = true
-            }
+            if s.handles.add(frame, to: i, need: need, window: window) { s.streamed = true }
         }
     }
 
     func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         guard s.streamed else { return }
-        for w in s.handles.sorted(by: { $0.handle < $1.handle }) {
+        for w in s.handles.elements.sorted(by: { $0.handle < $1.handle }) {
             // Only where the peer accepts writes that need no answer.
             guard let (first, decisive) = w.window.found, let p = w.properties, p & 0x04 != 0 else { continue }
             var msg: Message = """
