@@ -359,7 +359,7 @@ extension PerConnectionRule {
         if case .disconnected(let c, _) = event { disconnected(c, at: frame, emit: emit) }
     }
 
-    /// The connection ended: its state, if any, is closed and dropped.
+    /// The connection ended: its state, if any, is closed, then handed back (`recycle`).
     mutating func disconnected(_ c: Connection, at frame: FrameRef, emit: RuleContext) {
         guard let s = states.removeValue(forKey: c.id) else { return }
         close(s, of: c, .disconnected(frame), emit: emit)
