@@ -129,9 +129,18 @@ public struct PeerKey: Hashable, Sendable, CustomStringConvertible {
     public let type: UInt8?
     let connection: Int
 
-    public var description: String {
-        guard let a = address else { return "connection #\(connection) (address unknown)" }
-        return a.description + (type == 1 ? " (random)" : type == 0 ? " (public)" : "")
+    public var description: String { TextLine.make(write) }
+
+    /// "D4:AB:CD:00:00:01 (random)", or "connection #3 (address unknown)".
+    public func write(to s: inout TextLine) {
+        guard let a = address else {
+            s += "connection #"
+            s.write(connection)
+            s += " (address unknown)"
+            return
+        }
+        s.write(a)
+        if type == 1 { s += " (random)" } else if type == 0 { s += " (public)" }
     }
 }
 

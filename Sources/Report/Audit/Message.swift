@@ -34,15 +34,7 @@ struct Message: ExpressibleByStringInterpolation {
         mutating func appendInterpolation(peer a: BDAddr?) {
             if let a { appendInterpolation(a) } else { text += "the peer" }
         }
-        /// "d4:ab:cd:00:00:01 (random)", as `PeerKey.description`.
-        mutating func appendInterpolation(_ k: PeerKey) {
-            guard let a = k.address else {
-                text += k.description
-                return
-            }
-            appendInterpolation(a)
-            text += k.type == 1 ? " (random)" : k.type == 0 ? " (public)" : ""
-        }
+        mutating func appendInterpolation(_ k: PeerKey) { write { k.write(to: &$0) } }
         /// "0x180D", or the 128-bit form off the Bluetooth base.
         mutating func appendInterpolation(_ u: BluetoothUUID) { write { $0.write(u) } }
 
