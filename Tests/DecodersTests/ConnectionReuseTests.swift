@@ -126,4 +126,13 @@ final class ConnectionReuseTests: XCTestCase {
         XCTAssertEqual(b.pending.local.count, 0, "the first connection's request is not this one's")
         XCTAssertEqual(b.pending.remote.map(\.handle), [0x0005])
     }
+
+    /// A peer is named by its address and type, or by the connection it was seen in.
+    func testPeerKeyText() {
+        let a = BDAddr(0xD4AB_CD00_0001)
+        XCTAssertEqual(PeerKey(address: a, type: 1, connection: 3).description, a.description + " (random)")
+        XCTAssertEqual(PeerKey(address: a, type: 0, connection: 3).description, a.description + " (public)")
+        XCTAssertEqual(PeerKey(address: a, type: nil, connection: 3).description, a.description)
+        XCTAssertEqual(PeerKey(address: nil, type: nil, connection: 3).description, "connection #3 (address unknown)")
+    }
 }
