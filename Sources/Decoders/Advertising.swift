@@ -12,9 +12,10 @@ public struct AdvertisingData: Dissectable, Sendable {
     public let problemCount: Int
     /// Zero bytes after the last structure (controllers pad legacy data to 31 bytes).
     public let paddingLength: Int
+    /// Held to the legacy 31-byte limit (a walk again finds the same faults).
     let legacy: Bool
 
-    /// The rule breaks, in the order of their offsets.
+    /// The rule breaks, in the order the walk finds them (a legacy data's length first).
     public var problems: [ADProblem] {
         var list: [ADProblem] = []
         if problemCount > 0 { forEachProblem { list.append($0) } }
