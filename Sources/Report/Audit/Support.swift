@@ -407,7 +407,9 @@ struct FirstWindow {
 
     /// Starts the run again from the next event.
     mutating func restart() {
-        if found == nil { held = 0; next = 0 }
+        guard found == nil else { return }
+        held = 0
+        next = 0
     }
 }
 
