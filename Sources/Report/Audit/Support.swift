@@ -20,8 +20,6 @@ extension ATTOpcodeSet {
     static let responses = ATTOpcodeSet(kinds: [.response])
     /// Client reads of a value (`isValueRead`): Read, Read Blob, Read By Type.
     static let valueReads = ATTOpcodeSet([.readRequest, .readBlobRequest, .readByTypeRequest])
-    /// What a `ReadTracker` looks at: value reads, and the responses that may end one.
-    static let readTracked = valueReads.union(responses)
     /// PDUs that may touch an attribute value (`usesAttribute`): reads, writes, notifications.
     static let valueUses = ATTOpcodeSet([.readRequest, .readBlobRequest, .readMultipleRequest, .writeRequest,
                                          .prepareWriteRequest, .handleValueNotification, .handleValueIndication,
@@ -30,7 +28,9 @@ extension ATTOpcodeSet {
 }
 
 extension ATTObservation {
-    /// A read of one attribute's value by the client.
+    /// A read of one attribute's value by the client. Inlined: a call on an observation being
+    /// built copies it whole first.
+    @inline(__always)
     var isValueRead: Bool {
         switch opcode {
         case .readRequest, .readBlobRequest: return kind == .request
@@ -333,13 +333,17 @@ struct ReadTracker {
     private var lastFull = false
     private var awaiting = false
 
-    /// The client's reads and the server's responses: the PDUs that may start or end a read.
+    /// The client's reads of a value and every response: the PDUs that may start or end a read.
+    /// Opcodes compared rather than a set's bits, which a static set would load through its lazy
+    /// initialiser on every PDU.
     @inline(__always)
     static func looksAt(_ a: ATTObservation) -> Bool {
-        (a.origin == .local || a.kind == .response) && ATTOpcodeSet.readTracked.contains(a.opcode)
+        a.kind == .response || a.origin == .local
+            && (a.opcode == .readRequest || a.opcode == .readBlobRequest || a.opcode == .readByTypeRequest)
     }
 
     /// For a client read request: true for a new read, false for a continuation; nil for other PDUs.
+    @inline(__always)
     mutating func classify(_ a: ATTObservation) -> Bool? {
         if a.kind == .response, awaiting, a.origin == .remote {
             awaiting = false
