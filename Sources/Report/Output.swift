@@ -563,6 +563,28 @@ public final class Output {
     }
 }
 
+extension TextLine {
+    /// `s` as a quoted JSON string: the bytes of `JSONText.quoted(s)`, without making that String.
+    mutating func write(jsonQuoted s: String) {
+        write(byte: 0x22)
+        if s.utf8.withContiguousStorageIfAvailable({ u in JSONText.escape(u) { write(buffer: $0) } }) == nil {
+            var s = s
+            s.withUTF8 { u in JSONText.escape(u) { write(buffer: $0) } }
+        }
+        write(byte: 0x22)
+    }
+
+    /// What `body` writes, as a quoted JSON string (written on the stack first, then escaped).
+    mutating func write(jsonQuotedBy body: (inout TextLine) -> Void) {
+        write(byte: 0x22)
+        TextLine.onStack { t in
+            body(&t)
+            t.withUnsafeBytes { u in JSONText.escape(u) { write(buffer: $0) } }
+        }
+        write(byte: 0x22)
+    }
+}
+
 /// JSON string escaping, defined once: what `Output` writes and what `quoted` returns.
 public enum JSONText {
     /// `s` as a quoted JSON string.

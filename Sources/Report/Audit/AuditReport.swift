@@ -221,13 +221,15 @@ public struct AuditReport {
             if groups[key] == nil { order.append(key) }
             groups[key, default: []].append(i)
         }
+        // The connections of a group or a finding, gathered into one list for every line.
+        var ids: [Int] = []
         for key in order {
             let members = groups[key] ?? []
             out.write("  ")
-            writeGroupLabel(members.map { a.findings[$0] }, to: &out)
+            writeGroupLabel(members, of: a.findings, ids: &ids, to: &out)
             out.write(byte: 0x0A)
             for i in members {
-                writeLine(a.findings[i], colour: colour, platform: a.platform.platform, to: &out)
+                writeLine(a.findings[i], colour: colour, platform: a.platform.platform, ids: &ids, to: &out)
                 if out.count >= chunk {
                     write(out.string)
                     out.clear()
@@ -246,7 +248,7 @@ public struct AuditReport {
                 out.write(f.ruleName)
                 out.write(": ")
                 out.write(f.message)
-                writeCount(f, to: &out)
+                writeCount(f, ids: &ids, to: &out)
                 writeFrames(f, to: &out)
                 out.write(byte: 0x0A)
                 if let why = f.advice {
@@ -300,14 +302,12 @@ public struct AuditReport {
     }
 
     /// A device's heading: "peer 83:40:09:7b:f0:68 (connections #1, #2)", "this host (adapter 0)".
-    private static func writeGroupLabel(_ findings: [Finding], to out: inout TextLine) {
-        guard let first = findings.first else { return }
-        let s = first.subject
+    private static func writeGroupLabel(_ members: [Int], of findings: [Finding], ids: inout [Int], to out: inout TextLine) {
+        guard let first = members.first else { return }
+        let s = findings[first].subject
         guard s.kind == .connection, let address = s.identity ?? s.address else { return s.write(label: &out) }
-        var ids: [Int] = []
-        for f in findings {
-            for o in f.occurrences { if let c = o.subject.connectionID, !ids.contains(c) { ids.append(c) } }
-        }
+        ids.removeAll(keepingCapacity: true)
+        for i in members { findings[i].addConnections(to: &ids) }
         ids.sort()
         out.write("peer ")
         out.write(address)
@@ -323,10 +323,25 @@ public struct AuditReport {
 
     /// "#1, #2, #5", shortened to the first and last few when long.
     private static func writeConnections(_ ids: [Int], to out: inout TextLine) {
-        let shown = ids.count > 8 ? Array(ids.prefix(5)) + [-1] + Array(ids.suffix(2)) : ids
-        for (k, id) in shown.enumerated() {
-            if k > 0 { out.write(", ") }
-            if id < 0 { out.write("...") } else { out.write(byte: UInt8(ascii: "#")); out.write(id) }
+        func connection(_ id: Int) {
+            out.write(byte: UInt8(ascii: "#"))
+            out.write(id)
+        }
+        guard ids.count > 8 else {
+            for k in ids.indices {
+                if k > 0 { out.write(", ") }
+                connection(ids[k])
+            }
+            return
+        }
+        for k in 0..<5 {
+            connection(ids[k])
+            out.write(", ")
+        }
+        out.write("...")
+        for k in ids.count - 2..<ids.count {
+            out.write(", ")
+            connection(ids[k])
         }
     }
 
@@ -354,12 +369,12 @@ public struct AuditReport {
         if list.count > attributionsShown { out.write("    ... and " + String(list.count - attributionsShown) + " more\n") }
     }
 
-    private static func writeCount(_ f: borrowing Finding, to out: inout TextLine) {
+    private static func writeCount(_ f: borrowing Finding, ids: inout [Int], to out: inout TextLine) {
         guard f.count > 1 else { return }
         out.write(" (x")
         out.write(f.count)
-        var ids: [Int] = []
-        for o in f.occurrences { if let c = o.subject.connectionID, !ids.contains(c) { ids.append(c) } }
+        ids.removeAll(keepingCapacity: true)
+        f.addConnections(to: &ids)
         ids.sort()
         if ids.count > 1 {
             out.write(": connections ")
@@ -387,7 +402,8 @@ public struct AuditReport {
 
     /// One finding's line, written from the finding in place (a copy costs a retain per string),
     /// and under it what to change on the platform.
-    private static func writeLine(_ f: borrowing Finding, colour: Bool, platform: Platform, to out: inout TextLine) {
+    private static func writeLine(_ f: borrowing Finding, colour: Bool, platform: Platform, ids: inout [Int],
+                                  to out: inout TextLine) {
         func paint(_ s: String, _ code: String) { Self.paint(s, code, colour: colour, to: &out) }
         out.write("    ")
         paint(paddedSeverity[f.severity.rawValue], f.suppressed ? "2" : f.severity == .error ? "31" : f.severity == .warning ? "33" : "36")
@@ -397,7 +413,7 @@ public struct AuditReport {
         out.write(f.ruleName)
         out.write(": ")
         out.write(display: f.message)
-        writeCount(f, to: &out)
+        writeCount(f, ids: &ids, to: &out)
         writeFrames(f, to: &out)
         if f.suppressed { paint(" (baseline)", "2") }
         out.write(byte: 0x0A)
@@ -442,7 +458,7 @@ public struct AuditReport {
                 out.write(",\"" + key + "\":[")
                 for (j, f) in list.enumerated() {
                     if j > 0 { out.write(",") }
-                    out.write(findingJSON(f, guidance: infos[f.rule]?.guidance ?? ""))
+                    Self.writeJSON(f, guidance: infos[f.rule]?.guidance ?? "", to: &out.line)
                 }
                 out.write("]")
             }
@@ -473,39 +489,100 @@ public struct AuditReport {
             + ",\"reason\":" + js(x.owner.reason) + "}"
     }
 
-    private func findingJSON(_ f: Finding, guidance: String) -> String {
-        let js = JSONText.quoted
-        var o = "{\"rule\":" + js(f.rule) + ",\"name\":" + js(f.ruleName) + ",\"severity\":" + js(f.severity.name)
-            + ",\"message\":" + js(f.message) + ",\"subject\":" + subjectJSON(f.subject)
-            + ",\"frames\":[" + f.evidence.map(frameJSON).joined(separator: ",") + "],\"decisive\":"
-            + frameJSON(f.decisive) + ",\"fingerprint\":" + js(f.fingerprint)
-            + ",\"suppressed\":" + (f.suppressed ? "true" : "false") + ",\"actor\":"
-            + (f.actor == .host ? "\"host\"" : "\"peer\"") + ",\"count\":" + String(f.count)
-        if let a = f.advice { o += ",\"advice\":" + js(a) }
-        if let w = f.owner { o += ",\"owner\":" + js(w.kind.rawValue) }
-        o += ",\"occurrences\":["
-        for (k, x) in f.occurrences.enumerated() {
-            if k > 0 { o += "," }
-            o += "{\"message\":" + js(x.message) + ",\"subject\":" + subjectJSON(x.subject) + ",\"frames\":["
-                + x.evidence.map(frameJSON).joined(separator: ",") + "],\"decisive\":" + frameJSON(x.decisive) + "}"
+    private static func writeJSON(_ f: borrowing Finding, guidance: String, to o: inout TextLine) {
+        o.write(plain: "{\"rule\":")
+        o.write(jsonQuoted: f.rule)
+        o.write(plain: ",\"name\":")
+        o.write(jsonQuoted: f.ruleName)
+        o.write(plain: ",\"severity\":")
+        o.write(jsonQuoted: f.severity.name)
+        writeJSON(f.message, f.subject, f.evidence, f.decisive, to: &o)
+        o.write(plain: ",\"fingerprint\":")
+        o.write(jsonQuoted: f.fingerprint)
+        o.write(plain: f.suppressed ? ",\"suppressed\":true" : ",\"suppressed\":false")
+        o.write(plain: f.actor == .host ? ",\"actor\":\"host\"" : ",\"actor\":\"peer\"")
+        o.write(plain: ",\"count\":")
+        o.write(f.count)
+        if let a = f.advice {
+            o.write(plain: ",\"advice\":")
+            o.write(jsonQuoted: a)
         }
-        return o + "],\"guidance\":" + js(guidance) + "}"
+        if let w = f.owner {
+            o.write(plain: ",\"owner\":")
+            o.write(jsonQuoted: w.kind.rawValue)
+        }
+        // The first occurrence is the finding's own, then the later ones kept.
+        o.write(plain: ",\"occurrences\":[{")
+        writeJSON(f.message, f.subject, f.evidence, f.decisive, to: &o, first: true)
+        o.write(byte: 0x7D)
+        for x in f.later {
+            o.write(plain: ",{")
+            writeJSON(x.message, x.subject, x.evidence, x.decisive, to: &o, first: true)
+            o.write(byte: 0x7D)
+        }
+        o.write(plain: "],\"guidance\":")
+        o.write(jsonQuoted: guidance)
+        o.write(byte: 0x7D)
     }
 
-    private func subjectJSON(_ s: FindingSubject) -> String {
-        var o = "{\"kind\":\"" + s.kind.rawValue + "\",\"label\":" + JSONText.quoted(s.label)
-            + ",\"adapter\":" + String(s.adapter)
-        if let c = s.connectionID { o += ",\"connection\":" + String(c) }
-        if let h = s.handle { o += ",\"handle\":" + String(h) }
-        if let a = s.address { o += ",\"address\":\"" + a.description + "\"" }
-        if let t = s.addressType { o += ",\"address_type\":" + String(t) }
-        if let i = s.identity { o += ",\"identity\":\"" + i.description + "\"" }
-        return o + "}"
+    /// `"message":...,"subject":{...},"frames":[...],"decisive":{...}`, after a comma unless `first`.
+    private static func writeJSON(_ message: String, _ subject: FindingSubject, _ evidence: [FrameRef], _ decisive: FrameRef,
+                                  to o: inout TextLine, first: Bool = false) {
+        o.write(plain: first ? "\"message\":" : ",\"message\":")
+        o.write(jsonQuoted: message)
+        o.write(plain: ",\"subject\":")
+        writeJSON(subject, to: &o)
+        o.write(plain: ",\"frames\":[")
+        for (k, e) in evidence.enumerated() {
+            if k > 0 { o.write(byte: 0x2C) }
+            writeJSON(e, to: &o)
+        }
+        o.write(plain: "],\"decisive\":")
+        writeJSON(decisive, to: &o)
     }
 
-    private func frameJSON(_ f: FrameRef) -> String {
-        "{\"number\":" + String(f.number) + ",\"time\":" + String(f.time) + ",\"offset\":" + String(f.fileOffset)
-            + ",\"length\":" + String(f.fileLength) + "}"
+    private static func writeJSON(_ s: FindingSubject, to o: inout TextLine) {
+        o.write(plain: "{\"kind\":\"")
+        o.write(plain: s.kind.rawValue)
+        o.write(plain: "\",\"label\":")
+        o.write(jsonQuotedBy: { s.write(label: &$0) })
+        o.write(plain: ",\"adapter\":")
+        o.write(s.adapter)
+        if let c = s.connectionID {
+            o.write(plain: ",\"connection\":")
+            o.write(c)
+        }
+        if let h = s.handle {
+            o.write(plain: ",\"handle\":")
+            o.write(h)
+        }
+        if let a = s.address {
+            o.write(plain: ",\"address\":\"")
+            o.write(a)
+            o.write(byte: 0x22)
+        }
+        if let t = s.addressType {
+            o.write(plain: ",\"address_type\":")
+            o.write(t)
+        }
+        if let i = s.identity {
+            o.write(plain: ",\"identity\":\"")
+            o.write(i)
+            o.write(byte: 0x22)
+        }
+        o.write(byte: 0x7D)
+    }
+
+    private static func writeJSON(_ f: FrameRef, to o: inout TextLine) {
+        o.write(plain: "{\"number\":")
+        o.write(f.number)
+        o.write(plain: ",\"time\":")
+        o.write(f.time)
+        o.write(plain: ",\"offset\":")
+        o.write(f.fileOffset)
+        o.write(plain: ",\"length\":")
+        o.write(f.fileLength)
+        o.write(byte: 0x7D)
     }
 
     // MARK: SARIF 2.1.0
@@ -727,7 +804,10 @@ public struct AuditReport {
 }
 
 /// Collects a report's text; reports are small next to the captures they describe.
+/// What a report is written into, as bytes, then handed on as one String: the findings of JSON
+/// are written into it piece by piece, where Strings joined per occurrence made several each.
 final class TextSink {
-    var text = ""
-    func write(_ s: String) { text += s }
+    var line = TextLine(capacity: 1 << 16)
+    func write(_ s: String) { line.write(plain: s) }
+    var text: String { line.string }
 }

@@ -197,6 +197,14 @@ public struct Finding: Sendable {
         [Occurrence(message: message, subject: subject, evidence: evidence, decisive: decisive)] + later
     }
 
+    /// Adds the connections its occurrences are about to `ids`, each once (without building
+    /// `occurrences`).
+    func addConnections(to ids: inout [Int]) {
+        func add(_ s: FindingSubject) { if let c = s.connectionID, !ids.contains(c) { ids.append(c) } }
+        add(subject)
+        for o in later { add(o.subject) }
+    }
+
     /// The last occurrence's frame that decided it.
     public var lastDecisive: FrameRef { later.last?.decisive ?? decisive }
 
@@ -235,8 +243,14 @@ public struct Finding: Sendable {
     }
 
     /// One more later occurrence: the first `Occurrence.kept`, then each one in the last place.
+    /// Room is made for 8, then for all: a list grown by doubling was made again up to seven times.
     private mutating func keep(_ occurrence: Occurrence) {
-        if later.count < Occurrence.kept { later.append(occurrence) } else { later[later.count - 1] = occurrence }
+        if later.count < Occurrence.kept {
+            if later.count == later.capacity { later.reserveCapacity(later.isEmpty ? 8 : Occurrence.kept) }
+            later.append(occurrence)
+        } else {
+            later[later.count - 1] = occurrence
+        }
     }
 
     /// `findings` in report order: by first frame, then decisive frame, then rule id (stable). The

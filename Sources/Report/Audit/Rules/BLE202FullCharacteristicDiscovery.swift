@@ -78,17 +78,26 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
         guard s.unused > 0 else { return }
         // A HID device's host discovers everything by its profile; an encrypted sniffed link hides the use.
         if s.ranges.contains(where: { $0.service == hidService }) || c.hidesUse(after: s.lastATT) { return }
-        let unused = s.ranges.filter { !$0.used }
-        guard let first = unused.first, let last = unused.last else { return }
+        // Walked in place: a filtered copy of the ranges was a list made per connection.
+        var count = 0
+        var first: Range?, last: Range?
+        for r in s.ranges where !r.used {
+            count += 1
+            if first == nil { first = r }
+            last = r
+        }
+        guard let first, let last else { return }
         var msg: Message = """
-            characteristic discovery over \(plural: unused.count, "service range") whose characteristics were \
+            characteristic discovery over \(plural: count, "service range") whose characteristics were \
             never used:
             """
-        for (i, r) in unused.prefix(4).enumerated() {
-            msg += "\(i == 0 ? " " : ", ")\(handle: r.start)-\(handle: r.end)"
+        var listed = 0
+        for r in s.ranges where !r.used && listed < 4 {
+            msg += "\(listed == 0 ? " " : ", ")\(handle: r.start)-\(handle: r.end)"
             if let u = r.service { msg += " (\(service: u))" }
+            listed += 1
         }
-        if unused.count > 4 { msg += ", ..." }
+        if count > 4 { msg += ", ..." }
         emit(finding(msg,
                      subject: .connection(c), evidence: [first.frame, last.frame], decisive: first.frame,
                      detail: "unused ranges"))
