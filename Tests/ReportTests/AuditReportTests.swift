@@ -259,6 +259,43 @@ final class AuditReportTests: XCTestCase {
         XCTAssertTrue(md.contains("BLE402 reconnect-before-disconnected"))
     }
 
+    /// One peer's finding over twelve connections: the text lists the first five and the last two
+    /// of them, and the JSON each occurrence with its own message, subject and frames.
+    func testFindingOverManyConnections() throws {
+        let peer = BDAddr(0xC0FF_EE00_0002)
+        func subject(_ n: Int) -> FindingSubject {
+            FindingSubject(kind: .connection, adapter: 0, connectionID: n, handle: UInt16(0x40 + n), address: peer, addressType: 0)
+        }
+        func occurrence(_ n: Int) -> Finding {
+            let frame = FrameRef(number: 100 * n, time: Int64(n) * 1_000_000_000)
+            return Finding(rule: "BLE301", ruleName: "polling-read", severity: .warning, message: "read \"x\" \(n) times",
+                           subject: subject(n), evidence: [FrameRef(number: 100 * n - 1, time: 0)], decisive: frame)
+        }
+        var f = occurrence(1)
+        for n in 2...12 { f.absorb(occurrence(n)) }
+        let report = AuditReport(audits: [CaptureAudit(path: "many.pcap", findings: [f])])
+        let text = report.render(.text)
+        XCTAssertTrue(text.contains("  peer c0:ff:ee:00:00:02 (connections #1, #2, #3, #4, #5, ..., #11, #12)\n"), text)
+        XCTAssertTrue(text.contains("read \"x\" 1 times (x12: connections #1, #2, #3, #4, #5, ..., #11, #12) [frames 99, 100; last: frames 1199, 1200]"), text)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(report.render(.json).utf8)) as? [String: Any])
+        let capture = try XCTUnwrap((json["captures"] as? [[String: Any]])?.first)
+        let finding = try XCTUnwrap((capture["findings"] as? [[String: Any]])?.first)
+        XCTAssertEqual(finding["count"] as? Int, 12)
+        let occurrences = try XCTUnwrap(finding["occurrences"] as? [[String: Any]])
+        XCTAssertEqual(occurrences.count, 12)
+        for (i, o) in occurrences.enumerated() {
+            XCTAssertEqual(o["message"] as? String, "read \"x\" \(i + 1) times")
+            let subject = try XCTUnwrap(o["subject"] as? [String: Any])
+            XCTAssertEqual(subject["connection"] as? Int, i + 1)
+            XCTAssertEqual(subject["handle"] as? Int, 0x41 + i)
+            XCTAssertEqual(subject["address"] as? String, "c0:ff:ee:00:00:02")
+            XCTAssertEqual(subject["label"] as? String, "connection #\(i + 1) (handle \(Hex.prefixed(0x41 + i, width: 4)), c0:ff:ee:00:00:02)")
+            let frames = try XCTUnwrap(o["frames"] as? [[String: Any]])
+            XCTAssertEqual(frames.map { $0["number"] as? Int }, [100 * (i + 1) - 1, 100 * (i + 1)])
+            XCTAssertEqual((o["decisive"] as? [String: Any])?["time"] as? Int, (i + 1) * 1_000_000_000)
+        }
+    }
+
     func testFormatFromExtension() {
         XCTAssertEqual(AuditFormat(fileExtensionOf: "out.sarif"), .sarif)
         XCTAssertEqual(AuditFormat(fileExtensionOf: "out.json"), .json)

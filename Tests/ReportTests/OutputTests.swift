@@ -339,6 +339,15 @@ final class OutputTests: XCTestCase {
                   "é ✓ 😀", ""] {
             let buffered = try written { $0.write(jsonString: s) }
             XCTAssertEqual(Array(JSONText.quoted(s).utf8), buffered, s)
+            // A report's line (the audit's JSON) escapes the same, from a String or from what a
+            // body writes, a line's worth longer than its room on the stack included.
+            var line = TextLine()
+            line.write(jsonQuoted: s)
+            XCTAssertEqual(line.string, JSONText.quoted(s), s)
+            let long = String(repeating: s + "|", count: 300)
+            var byBody = TextLine()
+            byBody.write(jsonQuotedBy: { $0.write(long) })
+            XCTAssertEqual(byBody.string, JSONText.quoted(long), s)
         }
         XCTAssertEqual(JSONText.quoted("a\u{1}\"b"), "\"a\\u0001\\\"b\"")
     }
