@@ -325,8 +325,7 @@ public final class AuditFeed {
         if a == nil, pdu.opcode == .writeRequest, pdu.valueLength == 2, let x = pdu.valuePrefix, x == 1 || x == 2 {
             cccd = x
         }
-        att.opcode = pdu.opcode
-        att.kind = kind
+        (att.opcode, att.kind) = (pdu.opcode, kind)
         att.handle = pdu.handle
         att.endHandle = pdu.endHandle
         att.attributeType = pdu.attributeType

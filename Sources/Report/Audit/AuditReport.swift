@@ -101,12 +101,15 @@ public struct AuditReport {
 
     public init(audits: [CaptureAudit]) { self.audits = audits }
 
+    /// Written as the report's bytes, never made a String (a report can hold thousands of findings).
     public func write(_ format: AuditFormat, to out: Output) {
-        out.write(render(format))
+        out.write(rendered(format).line)
         out.flush()
     }
 
-    public func render(_ format: AuditFormat) -> String {
+    public func render(_ format: AuditFormat) -> String { rendered(format).text }
+
+    private func rendered(_ format: AuditFormat) -> TextSink {
         let out = TextSink()
         switch format {
         case .text: text(out)
@@ -116,7 +119,7 @@ public struct AuditReport {
         case .markdown: markdown(out)
         case .html: out.write(HTMLReport.render(audits: audits, generator: toolName + " " + toolVersion))
         }
-        return out.text
+        return out
     }
 
     /// Findings by severity (unsuppressed) and suppressed.
@@ -548,28 +551,23 @@ public struct AuditReport {
         o.write(jsonQuotedBy: { s.write(label: &$0) })
         o.write(plain: ",\"adapter\":")
         o.write(s.adapter)
-        if let c = s.connectionID {
-            o.write(plain: ",\"connection\":")
-            o.write(c)
+        // The members a subject has: numbers, and addresses as strings.
+        func member(_ key: String, _ n: Int?) {
+            guard let n else { return }
+            o.write(plain: key)
+            o.write(n)
         }
-        if let h = s.handle {
-            o.write(plain: ",\"handle\":")
-            o.write(h)
-        }
-        if let a = s.address {
-            o.write(plain: ",\"address\":\"")
+        func member(_ key: String, _ a: BDAddr?) {
+            guard let a else { return }
+            o.write(plain: key)
             o.write(a)
             o.write(byte: 0x22)
         }
-        if let t = s.addressType {
-            o.write(plain: ",\"address_type\":")
-            o.write(t)
-        }
-        if let i = s.identity {
-            o.write(plain: ",\"identity\":\"")
-            o.write(i)
-            o.write(byte: 0x22)
-        }
+        member(",\"connection\":", s.connectionID)
+        member(",\"handle\":", s.handle.map(Int.init))
+        member(",\"address\":\"", s.address)
+        member(",\"address_type\":", s.addressType.map(Int.init))
+        member(",\"identity\":\"", s.identity)
         o.write(byte: 0x7D)
     }
 
