@@ -801,9 +801,9 @@ public struct AuditReport {
     private func md(_ s: String) -> String { DisplayText.escaped(s, .markdown) }
 }
 
-/// Collects a report's text; reports are small next to the captures they describe.
-/// What a report is written into, as bytes, then handed on as one String: the findings of JSON
-/// are written into it piece by piece, where Strings joined per occurrence made several each.
+/// Collects a report's text as bytes, handed to the output as they are (or made one String for
+/// `render`): JSON's findings are written into it piece by piece, where Strings joined for each
+/// occurrence made several allocations each.
 final class TextSink {
     var line = TextLine(capacity: 1 << 16)
     func write(_ s: String) { line.write(plain: s) }
