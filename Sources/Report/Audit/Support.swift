@@ -334,12 +334,11 @@ struct ReadTracker {
     private var awaiting = false
 
     /// The client's reads of a value and every response: the PDUs that may start or end a read.
-    /// Opcodes compared rather than a set's bits, which a static set would load through its lazy
-    /// initialiser on every PDU.
+    /// Told by `isValueRead` rather than a set's bits, which a static set would load through its
+    /// lazy initialiser on every PDU.
     @inline(__always)
     static func looksAt(_ a: ATTObservation) -> Bool {
-        a.kind == .response || a.origin == .local
-            && (a.opcode == .readRequest || a.opcode == .readBlobRequest || a.opcode == .readByTypeRequest)
+        a.kind == .response || a.origin == .local && a.isValueRead
     }
 
     /// For a client read request: true for a new read, false for a continuation; nil for other PDUs.
