@@ -198,7 +198,9 @@ public final class GATTDatabase {
     /// lookups by handle and a walk over the services.
     /// Made at the first lookup: the copies a rediscovery compares hold none.
     private var described: [GATTAttribute?] = []
-    private static let describedSlots = 8
+    /// Enough that the handles of one link's usual traffic seldom share a slot (at 8, handles
+    /// 0x0010 and 0x0020 did, and each use of one described the other again).
+    private static let describedSlots = 32
     /// The last value of each handle, keyed with `WordHash` (`Key16`): looked up for every
     /// notification.
     var values: [Key16: GATTValue] = [:]
@@ -364,13 +366,13 @@ public final class GATTDatabase {
         let slot = Int(h) & (GATTDatabase.describedSlots - 1)
         if slot < described.count, let a = described[slot], a.handle == h { return a }
         let a = describe(h)
-        if described.isEmpty { described = Array(repeating: nil, count: GATTDatabase.describedSlots) }
+        if described.isEmpty { described.append(contentsOf: repeatElement(nil, count: GATTDatabase.describedSlots)) }
         described[slot] = a
         return a
     }
 
     private func forgetDescribed() {
-        for i in described.indices where described[i] != nil { described[i] = nil }
+        if !described.isEmpty { described.removeAll(keepingCapacity: true) }
     }
 
     private func describe(_ h: UInt16) -> GATTAttribute {
@@ -403,7 +405,14 @@ public final class GATTDatabase {
 
     /// The characteristic value handle whose CCCD is at `h`, when `h` is a discovered CCCD.
     func characteristic(ofCCCD h: UInt16) -> UInt16? {
-        guard descriptors[h]?.uuid16 == 0x2902 else { return nil }
+        // The described attribute answers without hashing the handle, except for a handle
+        // discovered as a characteristic value, which may be listed as a descriptor too.
+        let a = attribute(h)
+        switch a.role {
+        case .descriptor: guard a.uuid?.uuid16 == 0x2902 else { return nil }
+        case .characteristicValue: guard descriptors[h]?.uuid16 == 0x2902 else { return nil }
+        default: return nil
+        }
         return owner(ofDescriptor: h)
     }
 
@@ -1056,6 +1065,9 @@ public final class ATTBearer {
 
     var pending = BothSides<[Pending]>(local: [], remote: [])
     var pendingIndications = BothSides<[Pending]>(local: [], remote: [])
+    /// No pending transaction times out before this time (a bound, lowered as requests are
+    /// queued and made exact by each sweep): a PDU before it sweeps no queue.
+    private var expiresAfter = Int64.max
     /// The result handed out last (`process`), shared with the store's other bearers.
     private let results: ATTResultSlot
     var prepared = BothSides<[PreparedWrite]>(local: [], remote: [])
@@ -1095,6 +1107,7 @@ public final class ATTBearer {
         pending.remote.removeAll(keepingCapacity: true)
         pendingIndications.local.removeAll(keepingCapacity: true)
         pendingIndications.remote.removeAll(keepingCapacity: true)
+        expiresAfter = .max
         prepared.local.removeAll(keepingCapacity: true)
         prepared.remote.removeAll(keepingCapacity: true)
     }
@@ -1168,7 +1181,8 @@ public final class ATTBearer {
             if pendingIndications[side.other].isEmpty {
                 result.notes.append(.unsolicited)
             } else {
-                let p = pendingIndications[side.other].removeFirst()
+                let p = pendingIndications[side.other].count == 1 ? pendingIndications[side.other].removeLast()
+                    : pendingIndications[side.other].removeFirst()
                 result.request = ATTRequestInfo(frame: p.tx.frame, opcode: p.tx.opcode, rtt: time &- p.tx.time)
             }
         case .unknown: break
@@ -1186,23 +1200,25 @@ public final class ATTBearer {
     }
 
     func expire(before time: Int64, into notes: inout SmallList<ATTNote>) {
-        // Notifications and commands, most of a busy link, leave nothing open.
-        if pending.local.isEmpty, pending.remote.isEmpty, pendingIndications.local.isEmpty, pendingIndications.remote.isEmpty { return }
+        guard time > expiresAfter else { return }
+        var next = Int64.max
+        // The first request's time read in place: binding `q.first` copies the whole request.
         func sweep(_ q: inout [Pending]) {
-            while let p = q.first, time &- p.tx.time > ATTBearer.transactionTimeout {
-                q.removeFirst()
-                timedOut.append(p.tx)
-                notes.append(.timedOut(p.tx))
+            while !q.isEmpty, time &- q[0].tx.time > ATTBearer.transactionTimeout {
+                let tx = q.removeFirst().tx
+                timedOut.append(tx)
+                notes.append(.timedOut(tx))
             }
+            if !q.isEmpty { next = min(next, q[0].tx.time &+ ATTBearer.transactionTimeout) }
         }
         sweep(&pending.local)
         sweep(&pendingIndications.local)
         sweep(&pending.remote)
         sweep(&pendingIndications.remote)
+        expiresAfter = next
     }
 
-    func enqueue(_ q: inout [Pending], _ p: Pending, _ result: ATTResult) {
-        var p = p
+    func enqueue(_ q: inout [Pending], _ p: consuming Pending, _ result: ATTResult) {
         p.lossMark = losses
         if lossy, let last = q.last, last.lossMark != losses {
             result.notes.append(.responseNotCaptured(pendingFrame: last.tx.frame))
@@ -1213,6 +1229,7 @@ public final class ATTBearer {
             result.pipelined = true
         }
         if q.count >= ATTBearer.maxPending { q.removeFirst() }
+        expiresAfter = min(expiresAfter, p.tx.time &+ ATTBearer.transactionTimeout)
         q.append(p)
     }
 
@@ -1340,7 +1357,8 @@ public final class ATTBearer {
         var p: Pending?
         defer { if let p { recycle(p) } }
         if !pending[side.other].isEmpty {
-            let first = pending[side.other].removeFirst()
+            // Most links have one request outstanding: taking the last moves nothing up.
+            let first = pending[side.other].count == 1 ? pending[side.other].removeLast() : pending[side.other].removeFirst()
             p = first
             result.request = ATTRequestInfo(frame: first.tx.frame, opcode: first.tx.opcode, rtt: time &- first.tx.time)
             if pdu.opcode != .errorResponse, let e = first.tx.opcode.expectedResponse, e != pdu.opcode {

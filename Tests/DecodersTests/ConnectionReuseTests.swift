@@ -67,7 +67,7 @@ final class ConnectionReuseTests: XCTestCase {
         let fresh = store.bearer(local: .local(adapter: 0), remote: peer, mtu: 64)
         XCTAssertTrue(reused === used)
         let a = Mirror(reflecting: reused).children, b = Mirror(reflecting: fresh).children
-        XCTAssertEqual(a.count, 15, "a stored property was added or removed: reset it in ATTBearer.reuse")
+        XCTAssertEqual(a.count, 16, "a stored property was added or removed: reset it in ATTBearer.reuse")
         for (x, y) in zip(a, b) where x.label != "serial" {
             XCTAssertEqual(String(describing: x.value), String(describing: y.value), x.label ?? "?")
         }

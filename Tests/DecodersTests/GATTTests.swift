@@ -29,6 +29,29 @@ final class GATTTests: XCTestCase {
 
     func hex(_ s: String) -> String { Hex.string(Array(s.utf8)[...]) }
 
+    /// A transaction times out 30 s after it was sent, whichever queue holds it (requests of
+    /// either side, indications) and however many PDUs go by before: not a PDU sooner.
+    func testTimeoutsAcrossQueues() {
+        let bearer = store.bearer(local: "host", remote: "sensor")
+        let L = Side.local, R = Side.remote
+        func step(_ frame: Int, _ side: Side, _ hex: String, _ ms: Int64) -> [Int] {
+            run(bearer, [Step(frame: frame, side: side, hex: hex, ms: ms)])
+            return bearer.timedOut.map(\.frame)
+        }
+        XCTAssertEqual(step(1, L, "0a0300", 0), [])                 // Read Request, never answered
+        XCTAssertEqual(step(2, R, "1d030001", 10_000), [])          // Handle Value Indication, never confirmed
+        XCTAssertEqual(step(3, R, "1b030001", 30_000), [])          // 30 s on the dot: not yet
+        XCTAssertEqual(step(4, R, "1b030001", 30_001), [1])
+        XCTAssertEqual(step(5, R, "1b030001", 40_000), [1])
+        XCTAssertEqual(step(6, L, "0a0300", 40_001), [1, 2])        // the indication's turn; a new request
+        XCTAssertEqual(step(7, R, "0b01", 40_030), [1, 2])          // answered
+        XCTAssertEqual(step(8, R, "1b030001", 90_000), [1, 2])      // nothing left to time out
+        XCTAssertEqual(step(9, R, "0a0300", 90_001), [1, 2])        // the peer reads this host
+        XCTAssertEqual(step(10, R, "1b030001", 120_001), [1, 2])
+        XCTAssertEqual(step(11, R, "1b030001", 120_002), [1, 2, 9])
+        XCTAssertTrue(results[11]?.notes.contains { if case .timedOut(let tx) = $0 { tx.frame == 9 } else { false } } ?? false)
+    }
+
     func testReconstruction() {
         let t = self
         let bearer = t.store.bearer(local: "host", remote: "sensor")
