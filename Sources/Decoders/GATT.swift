@@ -1295,7 +1295,8 @@ public final class ATTBearer {
     }
 
     /// An answered request's storage, kept for the next request (`refill`).
-    private func recycle(_ p: Pending) {
+    private func recycle(_ p: Pending?) {
+        guard let p else { return }
         if p.handles.capacity > results.spareHandles.capacity { results.spareHandles = p.handles }
         if let w = p.written, w.capacity > results.spareWritten.capacity { results.spareWritten = w }
     }
@@ -1354,17 +1355,18 @@ public final class ATTBearer {
 
     func response(_ pdu: ATTPDU, _ side: Side, _ frame: Int, _ time: Int64, _ result: ATTResult) {
         let server = database(of: side)
-        var p: Pending?
-        defer { if let p { recycle(p) } }
+        let p: Pending?
+        defer { recycle(p) }
         if !pending[side.other].isEmpty {
             // Most links have one request outstanding: taking the last moves nothing up.
             let first = pending[side.other].count == 1 ? pending[side.other].removeLast() : pending[side.other].removeFirst()
-            p = first
             result.request = ATTRequestInfo(frame: first.tx.frame, opcode: first.tx.opcode, rtt: time &- first.tx.time)
             if pdu.opcode != .errorResponse, let e = first.tx.opcode.expectedResponse, e != pdu.opcode {
                 result.notes.append(.unexpectedResponse(expected: e))
             }
+            p = consume first
         } else {
+            p = nil
             result.notes.append(.unsolicited)
         }
         switch pdu.opcode {
