@@ -101,6 +101,19 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
     /// The line as a String.
     public var string: String { withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
 
+    /// The line added to `text` 15 bytes at a time: each piece a small String, which takes no
+    /// allocation, where the whole line as one String would take one past 15 bytes.
+    public func append(to text: inout String) {
+        withUnsafeBytes { bytes in
+            var at = 0
+            while at < bytes.count {
+                let end = min(at &+ 15, bytes.count)
+                text += String(decoding: UnsafeBufferPointer(rebasing: bytes[at..<end]), as: UTF8.self)
+                at = end
+            }
+        }
+    }
+
     /// `body`'s writing as a String: how types that write their summary also offer it as a value.
     public static func make(_ body: (inout TextLine) -> Void) -> String { makeChecked(body).text }
 

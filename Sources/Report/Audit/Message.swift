@@ -39,18 +39,11 @@ struct Message: ExpressibleByStringInterpolation {
         mutating func appendInterpolation(_ u: BluetoothUUID) { write { $0.write(u) } }
 
         /// What a line writes of a number, handle, address or UUID (ASCII), made on the stack and added to
-        /// the text 15 bytes at a time: each piece a small String, which takes no allocation.
+        /// the text without allocating (`TextLine.append(to:)`).
         private mutating func write(_ body: (inout TextLine) -> Void) {
             TextLine.onStack { line in
                 body(&line)
-                line.withUnsafeBytes { bytes in
-                    var at = 0
-                    while at < bytes.count {
-                        let end = min(at &+ 15, bytes.count)
-                        text += String(decoding: UnsafeBufferPointer(rebasing: bytes[at..<end]), as: UTF8.self)
-                        at = end
-                    }
-                }
+                line.append(to: &text)
             }
         }
 
