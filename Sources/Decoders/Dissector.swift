@@ -31,9 +31,9 @@ public final class Dissector {
     /// Set for outputs that show or count malformed frames: then each frame is checked for faults
     /// only a layer's full decode finds (`Decoded.fieldFault`). The audit does not need it.
     public let findsFieldFaults: Bool
-    /// False for the audit, which reads no attribute's value: notified values are not kept
-    /// (`ATTBearer.keepsNotifiedValues`).
-    public let keepsNotifiedValues: Bool
+    /// False for the audit, `links` and `diff`, which read no attribute's value: values are not
+    /// kept (`ATTBearer.keepsValues`).
+    public let keepsValues: Bool
     /// Advertising events seen over the air, to count each once.
     private var advertisingEvents = LLAdvertisingEvents()
     /// Full-decode verdicts of commands and events already seen, by content (bounded).
@@ -92,9 +92,9 @@ public final class Dissector {
     ///     `maxEndedKept`); a pass that only looks at frames as they come (the audit) keeps none.
     public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [], temporaryKeys: [LTK] = [], givenKeys: [LinkKey] = [],
                 privateKeys: [[UInt8]] = [], identityKeys: [IdentityKey] = [], maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
-                findsFieldFaults: Bool = true, keepsNotifiedValues: Bool = true) {
+                findsFieldFaults: Bool = true, keepsValues: Bool = true) {
         self.findsFieldFaults = findsFieldFaults
-        self.keepsNotifiedValues = keepsNotifiedValues
+        self.keepsValues = keepsValues
         endedKept = min(max(keepEnded, 0), Dissector.maxEndedKept)
         advertisers = trackAdvertisers ? Advertisers(candidateUUIDs: candidateUUIDs, maxTracked: maxAdvertisers) : nil
         linkLayer = LinkLayerTracker(keys: keys)
@@ -517,7 +517,7 @@ public final class Dissector {
         c.spareBearer = nil
         let b = gatt.bearer(local: .local(adapter: c.adapter), remote: .peer(c.peerKey), mtu: mtu, reusing: spare)
         b.lossy = c.overTheAir
-        b.keepsNotifiedValues = keepsNotifiedValues
+        b.keepsValues = keepsValues
         return b
     }
 

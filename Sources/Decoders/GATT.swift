@@ -1036,10 +1036,10 @@ public final class ATTBearer {
     /// sent lost its response in the capture rather than being pipelined, so responses pair with
     /// the latest request, unless the link layer shows that nothing was missed in between.
     public var lossy = false
-    /// False where nothing reads the values a peer notifies or indicates (the audit): they are
-    /// then not kept in its database, a dictionary update for every notification. Values read
-    /// or written are kept still (long reads build on them).
-    public var keepsNotifiedValues = true
+    /// False where nothing reads attribute values (the audit, `links`, `diff`): a value notified,
+    /// indicated, read or written is then not kept in the database (a dictionary update for each),
+    /// nor a long read's pieces put together. Each PDU's result still names its attributes.
+    public var keepsValues = true
     /// On a lossy capture, how many times the link layer has seen the sniffer miss packets so far
     /// (`Connection.linkLosses`).
     var losses = 0
@@ -1100,7 +1100,7 @@ public final class ATTBearer {
         localRxMTU = nil
         remoteRxMTU = nil
         lossy = false
-        keepsNotifiedValues = true
+        keepsValues = true
         losses = 0
         timedOut.removeAll(keepingCapacity: true)
         pending.local.removeAll(keepingCapacity: true)
@@ -1156,11 +1156,11 @@ public final class ATTBearer {
             let db = database(of: side)
             if case .handleValue(let h, let span) = parameters {
                 let v = bytes[span]
-                if keepsNotifiedValues { db.setValue(h, v, frame: frame) }
+                keep(h, v, in: db, frame: frame)
                 entry(db, h, v, result)
             } else {
                 for hv in ATTPDU(copy bytes, layout).handleValues {
-                    if keepsNotifiedValues { db.setValue(hv.handle, hv.value, frame: frame) }
+                    keep(hv.handle, hv.value, in: db, frame: frame)
                     entry(db, hv.handle, hv.value, result)
                 }
             }
@@ -1168,7 +1168,7 @@ public final class ATTBearer {
             let db = database(of: side)
             let pdu = ATTPDU(copy bytes, layout)
             if let h = pdu.handle, let v = pdu.value {
-                if keepsNotifiedValues { db.setValue(h, v, frame: frame) }
+                keep(h, v, in: db, frame: frame)
                 entry(db, h, v, result)
                 // Service Changed: the names stay useful until the client rediscovers, which
                 // then starts a new version if the database did change.
@@ -1261,7 +1261,8 @@ public final class ATTBearer {
             for h in list { entry(server, h, nil, result) }
         case .writeRequest:
             write(pdu, server: server, frame, result, apply: false)
-            if let v = pdu.value { p.written = ATTBearer.refill(&results.spareWritten, with: v.prefix(GATTDatabase.maxValueLength)) }
+            // Where values are not kept, only the first octet counts (a CCCD's bits).
+            if let v = pdu.value { p.written = ATTBearer.refill(&results.spareWritten, with: v.prefix(keepsValues ? GATTDatabase.maxValueLength : 1)) }
         case .prepareWriteRequest:
             if let h = pdu.handle, let o = pdu.offset, let v = pdu.value {
                 entry(server, h, v, result)
@@ -1301,6 +1302,11 @@ public final class ATTBearer {
         if let w = p.written, w.capacity > results.spareWritten.capacity { results.spareWritten = w }
     }
 
+    /// `v` as `h`'s value in `db`, where values are kept.
+    @inline(__always) func keep(_ h: UInt16, _ v: some Collection<UInt8>, in db: GATTDatabase, frame: Int) {
+        if keepsValues { db.setValue(h, v, frame: frame) }
+    }
+
     func setRxMTU(_ m: UInt16, _ side: Side, _ result: ATTResult) {
         if side == .local { localRxMTU = m } else { remoteRxMTU = m }
         if let a = localRxMTU, let b = remoteRxMTU {
@@ -1326,7 +1332,7 @@ public final class ATTBearer {
         }
         for h in order {
             let buf = buffers[h] ?? []
-            server.setValue(h, buf, frame: frame)
+            keep(h, buf, in: server, frame: frame)
             result.notes.append(.reassembled(length: buf.count, complete: true))
             entry(server, h, buf[...], result)
         }
@@ -1344,7 +1350,7 @@ public final class ATTBearer {
     /// Records a written value; a CCCD write also sets its characteristic's subscription.
     @discardableResult
     func store(_ h: UInt16, _ v: some Collection<UInt8>, _ server: GATTDatabase, _ frame: Int, apply: Bool) -> GATTSubscription? {
-        if apply { server.setValue(h, v, frame: frame) }
+        if apply { keep(h, v, in: server, frame: frame) }
         guard let vh = server.characteristic(ofCCCD: h), let bits = v.first else { return nil }
         let s = GATTSubscription(notify: bits & 1 != 0, indicate: bits & 2 != 0, frame: frame)
         if apply { server.setSubscription(vh, s) }
@@ -1397,7 +1403,7 @@ public final class ATTBearer {
             for e in pdu.information { server.addInformation(handle: e.handle, uuid: e.uuid) }
         case .readResponse:
             if let h = p?.handle, p?.tx.opcode == .readRequest, let v = pdu.value {
-                server.setValue(h, v, frame: frame)
+                keep(h, v, in: server, frame: frame)
                 entry(server, h, v, result)
             }
         case .readBlobResponse:
@@ -1407,7 +1413,7 @@ public final class ATTBearer {
         case .readMultipleVariableResponse:
             if let req = p, req.tx.opcode == .readMultipleVariableRequest {
                 for (h, v) in zip(req.handles, pdu.lengthValues) {
-                    server.setValue(h, v, frame: frame)
+                    keep(h, v, in: server, frame: frame)
                     entry(server, h, v, result)
                 }
             }
@@ -1453,7 +1459,7 @@ public final class ATTBearer {
             default:
                 // Read Using Characteristic UUID: the handle is a value of that type.
                 if let t = p?.type, !server.isDeclared(e.handle) { server.setTypeHint(e.handle, t) }
-                server.setValue(e.handle, e.value, frame: frame)
+                keep(e.handle, e.value, in: server, frame: frame)
                 entry(server, e.handle, e.value, result)
             }
         }
@@ -1461,6 +1467,7 @@ public final class ATTBearer {
 
     /// Long reads: a Read Blob at offset n continues the value when n bytes are known.
     func blob(_ h: UInt16, _ offset: Int, _ v: Bytes, _ server: GATTDatabase, _ frame: Int, _ result: ATTResult) {
+        guard keepsValues else { return entry(server, h, v, result) }
         let have = server.valueLength(h)
         guard offset <= have else {
             result.notes.append(.offsetGap(have: have, offset: offset))

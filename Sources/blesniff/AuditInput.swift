@@ -52,7 +52,7 @@ func auditCapture(_ path: String, into auditor: Auditor, configuration: AuditCon
     let keys = configuration.keys
     let dissector = Dissector(temporaryKeys: keys.flatMap(\.temporaryKeys), givenKeys: keys.flatMap(\.linkKeys),
                               privateKeys: keys.flatMap(\.privateKeys), identityKeys: keys.flatMap(\.identityKeys),
-                              keepEnded: 0, findsFieldFaults: false, keepsNotifiedValues: false)
+                              keepEnded: 0, findsFieldFaults: false, keepsValues: false)
     let feed = AuditFeed(dissector: dissector, configuration: configuration)
     auditor.resolveAddresses(with: dissector.resolver)
     var last: FrameRef?

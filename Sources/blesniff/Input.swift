@@ -61,10 +61,10 @@ struct DecodeOptions: ParsableArguments {
     /// A dissector with every key the options give: LTKs, TKs, the keys files' keys and IRKs.
     func dissector(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [],
                    maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
-                   findsFieldFaults: Bool = true, keepsNotifiedValues: Bool = true) -> Dissector {
+                   findsFieldFaults: Bool = true, keepsValues: Bool = true) -> Dissector {
         Dissector(trackAdvertisers: trackAdvertisers, candidateUUIDs: candidateUUIDs, keys: keys, temporaryKeys: temporaryKeys,
                   givenKeys: givenKeys, privateKeys: privateKeys, identityKeys: identityKeys, maxAdvertisers: maxAdvertisers, keepEnded: keepEnded,
-                  findsFieldFaults: findsFieldFaults, keepsNotifiedValues: keepsNotifiedValues)
+                  findsFieldFaults: findsFieldFaults, keepsValues: keepsValues)
     }
 
     /// The captures to decode as one each: every file alone, or all together with --merge.

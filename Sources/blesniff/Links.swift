@@ -45,7 +45,7 @@ struct Links: ParsableCommand {
         var ok = true
         for group in decoding.groups(files) {
             let file = group.joined(separator: " + ")
-            let dissector = decoding.dissector(keepEnded: 0, findsFieldFaults: false, keepsNotifiedValues: false)
+            let dissector = decoding.dissector(keepEnded: 0, findsFieldFaults: false, keepsValues: false)
             let feed = AuditFeed(dissector: dissector)
             let links = LinkCollector()
             var frames = 0

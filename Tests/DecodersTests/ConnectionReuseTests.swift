@@ -53,7 +53,7 @@ final class ConnectionReuseTests: XCTestCase {
         let store = GATTStore<GATTServer>()
         let used = store.bearer(local: .local(adapter: 0), remote: .peer(PeerKey(address: BDAddr(1), type: 0, connection: 0)))
         used.lossy = true
-        used.keepsNotifiedValues = false
+        used.keepsValues = false
         _ = used.process(ATTPDU([0x02, 0xF7, 0x00][...]), from: .local, frame: 1, time: 0)   // Exchange MTU Request
         _ = used.process(ATTPDU([0x03, 0xF7, 0x00][...]), from: .remote, frame: 2, time: 1)  // Exchange MTU Response
         _ = used.process(ATTPDU([0x0A, 0x03, 0x00][...]), from: .local, frame: 3, time: 2)   // Read Request, unanswered

@@ -237,20 +237,33 @@ final class GATTTests: XCTestCase {
         XCTAssertNil(fresh.remote.lastValue(3))
     }
 
-    /// The audit's bearers keep no notified or indicated value, yet each PDU's result still names
-    /// its handle and carries its value; a value read is kept as before.
-    func testNotifiedValuesNotKeptWhereNothingReadsThem() {
+    /// The audit's bearers keep no attribute value, notified, indicated, read (whole or in blobs)
+    /// or written, yet each PDU's result still names its handle and carries its value, and a CCCD
+    /// write still subscribes.
+    func testValuesNotKeptWhereNothingReadsThem() {
         let bearer = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
-        bearer.keepsNotifiedValues = false
+        bearer.keepsValues = false
+        bearer.remote.addCharacteristic(declaration: 0x0F, properties: 0x10, valueHandle: 0x10, uuid: BluetoothUUID(uuid16: 0x2A37))
+        bearer.remote.addInformation(handle: 0x11, uuid: BluetoothUUID(uuid16: 0x2902))
         let n = bearer.process(ATTPDU(bytes("1b1000063c")), from: .remote, frame: 1, time: 0)
         XCTAssertEqual(n.entries.first?.attribute.handle, 0x10)
         XCTAssertEqual(n.entries.first?.value.map(Array.init), [0x06, 0x3C])
         _ = bearer.process(ATTPDU(bytes("1d11000102")), from: .remote, frame: 2, time: 0)
         XCTAssertNil(bearer.remote.lastValue(0x10))
-        XCTAssertNil(bearer.remote.lastValue(0x11))
         _ = bearer.process(ATTPDU(bytes("0a1200")), from: .local, frame: 3, time: 0)
-        _ = bearer.process(ATTPDU(bytes("0b07")), from: .remote, frame: 4, time: 0)
-        XCTAssertEqual(bearer.remote.lastValue(0x12)?.bytes, [0x07])
+        let read = bearer.process(ATTPDU(bytes("0b07")), from: .remote, frame: 4, time: 0)
+        XCTAssertEqual(read.entries.first?.attribute.handle, 0x12)
+        XCTAssertEqual(read.entries.first?.value.map(Array.init), [0x07])
+        XCTAssertNil(bearer.remote.lastValue(0x12))
+        _ = bearer.process(ATTPDU(bytes("0c12000100")), from: .local, frame: 5, time: 0)
+        let blob = bearer.process(ATTPDU(bytes("0d0809")), from: .remote, frame: 6, time: 0)
+        XCTAssertEqual(blob.entries.first?.value.map(Array.init), [0x08, 0x09])
+        XCTAssertNil(bearer.remote.lastValue(0x12))
+        _ = bearer.process(ATTPDU(bytes("12110001")), from: .local, frame: 7, time: 0)
+        _ = bearer.process(ATTPDU(bytes("13")), from: .remote, frame: 8, time: 0)
+        XCTAssertNil(bearer.remote.lastValue(0x11))
+        XCTAssertEqual(bearer.remote.subscription(0x10)?.notify, true)
+        XCTAssertEqual(bearer.remote.subscription(0x10)?.frame, 7)
 
         let kept = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
         _ = kept.process(ATTPDU(bytes("1b1000063c")), from: .remote, frame: 1, time: 0)
