@@ -72,6 +72,23 @@ final class AuditConnectionRulesTests: XCTestCase {
         assertNone(audit(s, only: "BLE401"))
     }
 
+    /// A pause is judged by the subscriptions it was under: the one before the subscription counts,
+    /// a longer one while notifications were on does not.
+    func testBLE401PauseJudgedByTheSubscriptionsOfItsTime() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(1, att(c, .local, 0x0A, .request, handle: 3))
+        s.add(40.5, att(c, .local, 0x12, .request, handle: 0x0013, cccd: 0x0001))
+        s.add(41, att(c, .remote, 0x1B, .notification, handle: 0x0012, length: 2))
+        s.add(120, att(c, .remote, 0x1B, .notification, handle: 0x0012, length: 2))
+        s.add(121, att(c, .local, 0x12, .request, handle: 0x0013, cccd: 0x0000))
+        s.add(122, .disconnectCommand(adapter: 0, handle: c.handle, peer: nil))
+        s.add(122.1, .disconnected(c, reason: 0x16))
+        assertOne(audit(s, only: "BLE401"), "BLE401", .warning, frames: [2, 3], decisive: 3,
+                  message: ["no ACL data (ATT, SMP, L2CAP) for 39.5 s"])
+    }
+
     func testBLE401NoDisconnectAfterUnsubscribing() {
         var s = EventStream()
         let c = s.connection()

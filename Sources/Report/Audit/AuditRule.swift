@@ -116,6 +116,12 @@ public final class RuleContext {
     /// one on named (an ATT PDU, the connection, its owner, an encryption change, a pairing, a
     /// discovery), until its disconnection has been judged.
     func connection(_ id: Int) -> Connection? { open[id] }
+
+    /// When data last went over the open connection with this number (`LinkActivity`).
+    func lastData(_ id: Int) -> FrameRef? { open.activity(id)?.last }
+
+    /// The longest pause in its data since the last call (`LinkActivity.takePause`).
+    func takePause(_ id: Int) -> (from: FrameRef, to: FrameRef)? { open.takePause(id) }
 }
 
 /// One check over the event stream. A rule keeps small per-connection or per-advertiser state, sees

@@ -144,7 +144,7 @@ public final class Auditor: AuditEventSink {
             rulesObserve(o, at: frame)
             return
         }
-        if bit & Self.namingKinds != 0 { open.add(namedBy: event) }
+        if bit & Self.namingKinds != 0 { open.add(namedBy: event, at: frame) }
         advance(to: frame)
         for r in byKind[k] { r._withUnsafeGuaranteedRef { $0.observe(event, frame, emit) } }
         if k == Self.disconnectedKind, case .disconnected(let c, _) = event { open.remove(c.id) }
@@ -195,16 +195,17 @@ public final class Auditor: AuditEventSink {
 
     /// An ATT PDU, lent to each rule.
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
-        let discovered = open.add(c, discovering: a.startsDiscovery)
+        let discovered = open.att(c, discovering: a.startsDiscovery, at: frame)
         advance(to: frame)
         for r in attRules[Int(a.opcode.rawValue) | (discovered ? 256 : 0)] {
             r._withUnsafeGuaranteedRef { $0.observeATT(a, c, frame, emit) }
         }
     }
 
-    /// Other L2CAP traffic on a connection, lent to each rule. Its connection is not added to the
-    /// open ones (`namingKinds`).
+    /// Other L2CAP traffic on a connection: data on it (`LinkActivity`), and lent to each rule. Its
+    /// connection is not added to the open ones (`namingKinds`).
     public func observeLinkData(_ c: Connection, at frame: FrameRef) {
+        open.data(c, at: frame)
         advance(to: frame)
         for r in byKind[Self.linkDataKind] { r._withUnsafeGuaranteedRef { $0.observeLinkData(c, frame, emit) } }
     }

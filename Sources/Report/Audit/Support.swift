@@ -47,9 +47,19 @@ extension ATTObservation {
     }
 
     /// The PDU touches an attribute value (read, write, notification): use of the characteristic.
+    /// The opcodes of `ATTOpcodeSet.valueUses`, matched here rather than through the set, a
+    /// lazily made global whose every read is a call.
     var usesAttribute: Bool {
-        guard ATTOpcodeSet.valueUses.contains(opcode) else { return false }
-        return opcode == .readByTypeRequest ? !GATTType.isDeclaration(attributeType) : handle != nil
+        switch opcode {
+        case .readByTypeRequest:
+            return !GATTType.isDeclaration(attributeType)
+        case .readRequest, .readBlobRequest, .readMultipleRequest, .writeRequest, .prepareWriteRequest,
+             .handleValueNotification, .handleValueIndication, .readMultipleVariableRequest,
+             .multipleHandleValueNotification, .writeCommand, .signedWriteCommand:
+            return handle != nil
+        default:
+            return false
+        }
     }
 }
 

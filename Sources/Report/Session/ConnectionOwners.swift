@@ -71,14 +71,15 @@ struct ConnectionOwners {
 
     /// Services that only the OS's own clients use: a connection that discovers or uses one is the OS's.
     static func systemService(_ u: BluetoothUUID) -> String? {
-        if u == findMy { return "Apple's Find My service (7DFC9000-…): iOS checks its accessories itself" }
+        // Find My's UUID as its two halves: a lazily made global would be a call on every PDU.
+        if u.high == 0x7DFC9000_7D1C4951, u.low == 0x86AA8D97_28F8D66C {
+            return "Apple's Find My service (7DFC9000-…): iOS checks its accessories itself"
+        }
         switch u.uuid16 {
         case 0xFD44?: return "Apple's Find My accessory service (0xFD44): iOS checks its accessories itself"
         default: return nil
         }
     }
-
-    static let findMy = BluetoothUUID("7DFC9000-7D1C-4951-86AA-8D9728F8D66C")!
 
     /// The connection's owner when `u`, a service it discovered or used, settles it; once per connection.
     mutating func service(_ u: BluetoothUUID, on c: Connection) -> ActivityOwner? {

@@ -5,8 +5,10 @@ import Decoders
 struct BLE401IdleConnection: PerConnectionRule {
     static let info = RuleInfo.ble401
 
+    /// When data last went over the link, and its pauses, are the auditor's (`LinkActivity`): the
+    /// rule takes the pauses when its subscriptions change and when the connection ends, and is
+    /// not called for each PDU.
     struct State: ReusableState {
-        var lastData: FrameRef
         var gap: (FrameRef, FrameRef)?
         var subscribed: Set<UInt16> = []
         var unsubscribed: FrameRef?
@@ -30,7 +32,9 @@ struct BLE401IdleConnection: PerConnectionRule {
         afterUnsubscribeSetting = settings.duration("after-unsubscribe")
     }
 
-    static let consumes: AuditEventKinds = [.connected, .att, .linkData, .disconnectCommand, .disconnected]
+    static let consumes: AuditEventKinds = [.connected, .att, .disconnectCommand, .disconnected]
+    /// Writes (to a CCCD), and notifications and indications (which confirm a CCCD written from a cache).
+    static let attOpcodes = ATTOpcodeSet([.writeRequest, .writeCommand]).union(ATTOpcodeSet(kinds: [.notification, .indication]))
     static let checksTime = true
 
     var nextTick: Int64 { nextDeadline }
@@ -44,7 +48,7 @@ struct BLE401IdleConnection: PerConnectionRule {
         case .connected(let c):
             // LE links the host holds as central; a BR/EDR link serves profiles the app does not hold.
             guard c.isCentral != false, c.isLE else { return }
-            states[c.id] = states.renewed(State(lastData: frame))
+            states[c.id] = states.renewed(State())
         case .disconnectCommand(let adapter, let handle, _):
             guard let id = states.newest(where: { emit.connection($0).map { $0.adapter == adapter && $0.handle == handle } ?? false }),
                   let c = emit.connection(id), let s = states.removeValue(forKey: id) else { return }
@@ -56,17 +60,26 @@ struct BLE401IdleConnection: PerConnectionRule {
         }
     }
 
-    mutating func observeLinkData(on c: Connection, at frame: FrameRef, emit: RuleContext) { data(c, frame) }
-
     mutating func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef,
                              emit: RuleContext) {
-        data(c, frame, notified: !a.isCCCD && a.origin == .remote && (a.kind == .notification || a.kind == .indication))
+        let idle = idleSetting
+        // A notification or indication confirms a CCCD written from a cached database.
+        if !a.isCCCD, a.origin == .remote, a.kind == .notification || a.kind == .indication {
+            states.modify(c.id) { s in
+                guard let h = s.cachedCCCD else { return }
+                Self.settle(&s, c.id, emit, idle: idle)
+                if s.subscribed.count < 256 { s.subscribed.insert(h) }
+                s.cachedCCCD = nil
+            }
+            return
+        }
         if !a.isCCCD, a.origin == .local, a.opcode == .writeRequest, a.cccdValue != nil, let h = a.handle {
             states.modify(c.id) { $0.cachedCCCD = h }
         }
         guard a.origin == .local, a.isCCCD, let v = a.cccdValue, let h = a.handle,
               a.opcode == .writeRequest || a.opcode == .writeCommand else { return }
         let waits = states.modify(c.id) { s -> Bool in
+            Self.settle(&s, c.id, emit, idle: idle)
             if v & 0x3 != 0 {
                 if s.subscribed.count < 256 { s.subscribed.insert(h) }
                 s.unsubscribed = nil
@@ -87,20 +100,27 @@ struct BLE401IdleConnection: PerConnectionRule {
 
     mutating func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
         var s = s
+        let idle = idleSetting
+        Self.settle(&s, c.id, emit, idle: idle)
+        // The pause from the last data to the end.
+        let last = emit.lastData(c.id)
+        func pause(to end: FrameRef) {
+            if let last, s.subscribed.isEmpty { Self.consider(&s, last, end, idle: idle) }
+        }
         switch end {
         case .disconnected(let frame):
             if s.unsubscribed != nil && !s.unsubscribeFlagged { judgeUnsubscribed(&s, of: c, now: frame, emit: emit) }
-            gapEnds(&s, at: frame)
+            pause(to: frame)
             reportGap(s, of: c, stillOpen: false, emit: emit)
         case .captureEnded(let frame):
             // A sniffer that stopped seeing the link lost it (or it ended unseen): it was open up to
             // its last packet, not to the end of the capture.
             if c.overTheAir, let f = frame, f.time &- c.lastActivity > Self.lostAfter(c) {
-                gapEnds(&s, at: FrameRef(number: s.lastData.number, time: c.lastActivity))
+                if let last { pause(to: FrameRef(number: last.number, time: c.lastActivity)) }
                 reportGap(s, of: c, stillOpen: false, emit: emit)
                 return
             }
-            if let f = frame { gapEnds(&s, at: f) }
+            if let f = frame { pause(to: f) }
             reportGap(s, of: c, stillOpen: true, emit: emit)
         }
     }
@@ -110,38 +130,19 @@ struct BLE401IdleConnection: PerConnectionRule {
         Int64(c.supervisionTimeout ?? 600) * 10_000_000
     }
 
-    /// Data on the link. `notified`: a notification or indication, which confirms a cached CCCD
-    /// write (`cachedCCCD`); taken in the same update, one table lookup a PDU.
-    @inline(__always)
-    private mutating func data(_ c: Connection, _ frame: FrameRef, notified: Bool = false) {
-        let counts = c.isCentral != false && c.isLE
-        // Only links seen opening: a handle that appears with data alone (a capture that starts
-        // mid-connection, a controller's vendor channel) has no known start.
-        guard counts || notified else { return }
-        let idle = idleSetting
-        states.modify(c.id) { s in
-            if counts {
-                Self.gapEnds(&s, at: frame, idle: idle)
-                s.lastData = frame
-            }
-            if notified, let h = s.cachedCCCD {
-                if s.subscribed.count < 256 { s.subscribed.insert(h) }
-                s.cachedCCCD = nil
-            }
-        }
+    /// Judges the longest pause in the link's data since the last call (`LinkActivity.takePause`)
+    /// by the subscriptions it was under, which have not changed since: called before they change.
+    private static func settle(_ s: inout State, _ id: Int, _ emit: RuleContext, idle: Int64) {
+        guard let (from, to) = emit.takePause(id), s.subscribed.isEmpty else { return }
+        consider(&s, from, to, idle: idle)
     }
 
-    /// Keeps the longest gap with no data while no notification was on.
-    private func gapEnds(_ s: inout State, at frame: FrameRef) {
-        Self.gapEnds(&s, at: frame, idle: idleSetting)
-    }
-
-    @inline(__always)
-    private static func gapEnds(_ s: inout State, at frame: FrameRef, idle: Int64) {
-        let gap = frame.time &- s.lastData.time
-        guard s.subscribed.isEmpty, gap > idle else { return }
+    /// Keeps the longest pause with no data while no notification was on (the first of equal ones).
+    private static func consider(_ s: inout State, _ from: FrameRef, _ to: FrameRef, idle: Int64) {
+        let gap = to.time &- from.time
+        guard gap > idle else { return }
         if let g = s.gap, g.1.time &- g.0.time >= gap { return }
-        s.gap = (s.lastData, frame)
+        s.gap = (from, to)
     }
 
     private func reportGap(_ s: State, of c: Connection, stillOpen: Bool, emit: RuleContext) {

@@ -9,7 +9,9 @@ struct BLE601SensitiveDataUnencrypted: PerConnectionRule {
         0x2A80, 0x2A81, 0x2A82, 0x2A84, 0x2A85, 0x2A86, 0x2A87, 0x2A88, 0x2A8A, 0x2A8B, 0x2A8C, 0x2A8D,
         0x2A8E, 0x2A8F, 0x2A90, 0x2A91, 0x2A92, 0x2A93, 0x2A94, 0x2A95, 0x2A96, 0x2A97, 0x2A98, 0x2AA2,
     ]
-    static let userDataService = BluetoothUUID(uuid16: 0x181C)
+    /// The User Data Service (0x181C), every characteristic of which is personal: its 16-bit
+    /// alias, a constant (a `BluetoothUUID` global is made lazily, a call on every PDU).
+    static let userDataService16: UInt16 = 0x181C
 
     /// How an attribute was accessed, as bits in the alphabetical order of their names (the report
     /// lists them sorted).
@@ -65,7 +67,7 @@ struct BLE601SensitiveDataUnencrypted: PerConnectionRule {
 
     private func isSensitive(_ a: ATTObservation) -> BluetoothUUID? {
         guard !a.isCCCD else { return nil }
-        if let u = a.characteristic, sensitive.contains(u) || a.service == Self.userDataService { return u }
+        if let u = a.characteristic, sensitive.contains(u) || a.service?.uuid16 == Self.userDataService16 { return u }
         if a.opcode == .readByTypeRequest, let u = a.attributeType, sensitive.contains(u) { return u }
         return nil
     }
