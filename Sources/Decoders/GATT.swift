@@ -856,6 +856,9 @@ public final class ATTResult {
 
     func hold(_ bytes: consuming Bytes, _ layout: ATTLayout) { pdu = ATTPDU(bytes, layout) }
 
+    /// Lends the PDU held to `body`, where it lies.
+    @inline(__always) func withPDU<R>(_ body: (borrowing ATTPDU) -> R) -> R { pdu.lend(body) }
+
     public var attribute: GATTAttribute? { entries.first?.attribute }
     public var value: Bytes? { entries.first?.value }
 
@@ -1148,26 +1151,29 @@ public final class ATTBearer {
         expire(before: time, into: &result.notes)
         if let fault { result.notes.append(.malformed(fault.description)) }
         if length > mtu { result.notes.append(.exceedsMTU(length: length, mtu: mtu)) }
+        // The result takes the bytes first, and each handler borrows its PDU where it lies: a PDU
+        // made for a handler from a copy of the bytes cost a retain, a release and its destroy.
+        result.hold(bytes, layout)
         switch kind {
-        case .request: request(ATTPDU(copy bytes, layout), side, frame, time, result)
-        case .response: response(ATTPDU(copy bytes, layout), side, frame, time, result)
-        case .command: write(ATTPDU(copy bytes, layout), server: database(of: side.other), frame, result, apply: true)
+        case .request: result.withPDU { request($0, side, frame, time, result) }
+        case .response: result.withPDU { response($0, side, frame, time, result) }
+        case .command: result.withPDU { write($0, server: database(of: side.other), frame, result, apply: true) }
         case .notification:
             let db = database(of: side)
             if case .handleValue(let h, let span) = parameters {
-                let v = bytes[span]
+                let v = result.withPDU { $0[span] }
                 keep(h, v, in: db, frame: frame)
                 entry(db, h, v, result)
             } else {
-                for hv in ATTPDU(copy bytes, layout).handleValues {
+                for hv in result.withPDU({ $0.handleValues }) {
                     keep(hv.handle, hv.value, in: db, frame: frame)
                     entry(db, hv.handle, hv.value, result)
                 }
             }
         case .indication:
             let db = database(of: side)
-            let pdu = ATTPDU(copy bytes, layout)
-            if let h = pdu.handle, let v = pdu.value {
+            let (handle, value) = result.withPDU { ($0.handle, $0.value) }
+            if let h = handle, let v = value {
                 keep(h, v, in: db, frame: frame)
                 entry(db, h, v, result)
                 // Service Changed: the names stay useful until the client rediscovers, which
@@ -1187,7 +1193,6 @@ public final class ATTBearer {
             }
         case .unknown: break
         }
-        result.hold(bytes, layout)
         return result
     }
 
