@@ -1249,25 +1249,22 @@ public final class ATTBearer {
 
     func request(_ pdu: ATTPDU, _ side: Side, _ frame: Int, _ time: Int64, _ result: ATTResult) {
         let server = database(of: side.other)
-        var p = Pending(tx: ATTTransaction(frame: frame, opcode: pdu.opcode, time: time, side: side))
-        p.handle = pdu.handle
-        p.offset = pdu.offset
-        p.type = pdu.attributeType
+        var searched: BluetoothUUID?, handles: [UInt16] = [], written: [UInt8]?
         switch pdu.opcode {
         case .exchangeMTURequest:
             if let m = pdu.mtu { setRxMTU(m, side, result) }
         case .findByTypeValueRequest:
-            if let v = pdu.value { p.searched = BluetoothUUID(littleEndian: v) }
+            if let v = pdu.value { searched = BluetoothUUID(littleEndian: v) }
         case .readRequest, .readBlobRequest:
             if let h = pdu.handle { entry(server, h, nil, result) }
         case .readMultipleRequest, .readMultipleVariableRequest:
             let list = pdu.handleList
-            p.handles = ATTBearer.refill(&results.spareHandles, with: list)
+            handles = ATTBearer.refill(&results.spareHandles, with: list)
             for h in list { entry(server, h, nil, result) }
         case .writeRequest:
             write(pdu, server: server, frame, result, apply: false)
             // Where values are not kept, only the first octet counts (a CCCD's bits).
-            if let v = pdu.value { p.written = ATTBearer.refill(&results.spareWritten, with: v.prefix(keepsValues ? GATTDatabase.maxValueLength : 1)) }
+            if let v = pdu.value { written = ATTBearer.refill(&results.spareWritten, with: v.prefix(keepsValues ? GATTDatabase.maxValueLength : 1)) }
         case .prepareWriteRequest:
             if let h = pdu.handle, let o = pdu.offset, let v = pdu.value {
                 entry(server, h, v, result)
@@ -1288,7 +1285,11 @@ public final class ATTBearer {
             }
         default: break
         }
-        enqueue(&pending[side], p, result)
+        // Made in the call, and so moved into the queue: a request built in a variable was copied
+        // into it (retaining its lists), then destroyed.
+        enqueue(&pending[side], Pending(tx: ATTTransaction(frame: frame, opcode: pdu.opcode, time: time, side: side),
+                                        handle: pdu.handle, offset: pdu.offset, type: pdu.attributeType,
+                                        searched: searched, handles: handles, written: written), result)
     }
 
     /// `elements` in the storage `spare` held, taken from it (emptied, its room kept).

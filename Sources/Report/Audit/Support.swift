@@ -48,7 +48,8 @@ extension ATTObservation {
 
     /// The PDU touches an attribute value (read, write, notification): use of the characteristic.
     /// The opcodes of `ATTOpcodeSet.valueUses`, matched here rather than through the set, a
-    /// lazily made global whose every read is a call.
+    /// lazily made global whose every read is a call. Inlined, as `isValueRead` is.
+    @inline(__always)
     var usesAttribute: Bool {
         switch opcode {
         case .readByTypeRequest:
