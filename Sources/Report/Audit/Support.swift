@@ -20,11 +20,25 @@ extension ATTOpcodeSet {
     static let responses = ATTOpcodeSet(kinds: [.response])
     /// Client reads of a value (`isValueRead`): Read, Read Blob, Read By Type.
     static let valueReads = ATTOpcodeSet([.readRequest, .readBlobRequest, .readByTypeRequest])
-    /// PDUs that may touch an attribute value (`usesAttribute`): reads, writes, notifications.
-    static let valueUses = ATTOpcodeSet([.readRequest, .readBlobRequest, .readMultipleRequest, .writeRequest,
-                                         .prepareWriteRequest, .handleValueNotification, .handleValueIndication,
-                                         .readMultipleVariableRequest, .multipleHandleValueNotification,
-                                         .writeCommand, .signedWriteCommand, .readByTypeRequest])
+    /// PDUs that may touch an attribute value (`ATTOpcode.mayUseValue`): reads, writes, notifications.
+    static let valueUses = ATTOpcodeSet((0...255).map { ATTOpcode(UInt8($0)) }.filter(\.mayUseValue))
+}
+
+extension ATTOpcode {
+    /// A PDU of this opcode may touch an attribute value (read, write, notification): the one list,
+    /// matched in place on the path of every PDU (`usesAttribute`) and made a set for the rules'
+    /// opcodes (`ATTOpcodeSet.valueUses`), whose every read is a call to its lazy initialiser.
+    @inline(__always)
+    var mayUseValue: Bool {
+        switch self {
+        case .readRequest, .readBlobRequest, .readMultipleRequest, .writeRequest, .prepareWriteRequest,
+             .handleValueNotification, .handleValueIndication, .readMultipleVariableRequest,
+             .multipleHandleValueNotification, .writeCommand, .signedWriteCommand, .readByTypeRequest:
+            return true
+        default:
+            return false
+        }
+    }
 }
 
 extension ATTObservation {
@@ -47,20 +61,11 @@ extension ATTObservation {
     }
 
     /// The PDU touches an attribute value (read, write, notification): use of the characteristic.
-    /// The opcodes of `ATTOpcodeSet.valueUses`, matched here rather than through the set, a
-    /// lazily made global whose every read is a call. Inlined, as `isValueRead` is.
+    /// Inlined, as `isValueRead` is.
     @inline(__always)
     var usesAttribute: Bool {
-        switch opcode {
-        case .readByTypeRequest:
-            return !GATTType.isDeclaration(attributeType)
-        case .readRequest, .readBlobRequest, .readMultipleRequest, .writeRequest, .prepareWriteRequest,
-             .handleValueNotification, .handleValueIndication, .readMultipleVariableRequest,
-             .multipleHandleValueNotification, .writeCommand, .signedWriteCommand:
-            return handle != nil
-        default:
-            return false
-        }
+        guard opcode.mayUseValue else { return false }
+        return opcode == .readByTypeRequest ? !GATTType.isDeclaration(attributeType) : handle != nil
     }
 }
 

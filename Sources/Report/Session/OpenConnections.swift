@@ -13,6 +13,12 @@ final class OpenConnections {
         /// This host, as client, has started a discovery on it (`ATTObservation.startsDiscovery`).
         var discovered = false
         var activity: LinkActivity
+
+        /// Opened at `frame`: its activity starts there.
+        init(_ c: Connection, at frame: FrameRef) {
+            connection = c
+            activity = LinkActivity(at: frame)
+        }
     }
 
     /// As large as the dissector's table: a connection stays here as long as a rule may hold its state.
@@ -27,13 +33,13 @@ final class OpenConnections {
     func takePause(_ id: Int) -> (from: FrameRef, to: FrameRef)? { table.modify(id) { $0.activity.takePause() } ?? nil }
 
     @inline(__always) private func add(_ c: Connection, at frame: FrameRef) {
-        if !table.contains(c.id) { table[c.id] = Link(connection: c, activity: LinkActivity(at: frame)) }
+        if !table.contains(c.id) { table[c.id] = Link(c, at: frame) }
     }
 
     /// An ATT PDU at `frame`: adds its connection and counts it as data; true when the client has
     /// discovered on the link, this PDU included.
     @inline(__always) func att(_ c: Connection, discovering: Bool, at frame: FrameRef) -> Bool {
-        table.update(c.id, default: Link(connection: c, activity: LinkActivity(at: frame))) { link in
+        table.update(c.id, default: Link(c, at: frame)) { link in
             if discovering { link.discovered = true }
             link.activity.data(at: frame)
             return link.discovered
@@ -53,7 +59,7 @@ final class OpenConnections {
     func add(namedBy event: AuditEvent, at frame: FrameRef) {
         switch event {
         case .connected(let c):
-            table.update(c.id, default: Link(connection: c, activity: LinkActivity(at: frame))) { $0.activity = LinkActivity(at: frame) }
+            table.update(c.id, default: Link(c, at: frame)) { $0.activity = LinkActivity(at: frame) }
         case .disconnected(let c, _), .encryptionChanged(let c, _), .att(let c, _), .pairing(let c, _),
              .pairingDebugKey(let c, _), .linkData(let c), .connectionOwner(let c, _), .discovery(let c, _):
             add(c, at: frame)
