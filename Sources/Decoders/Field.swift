@@ -160,9 +160,10 @@ extension FieldValue {
         AssignedNumbers.companyName(id).map { .named(UInt64(id), hex: 4, $0, quotes: AssignedNumbers.companyNameHasQuotes(id)) }
     }
 
-    /// A copy made case by case: numbers, booleans, addresses and UUIDs are plain bits, rebuilt
-    /// without the value witness the compiler calls to copy the whole enum (about 40
-    /// instructions a field, whatever its case). Only values holding references go through it.
+    /// A copy made case by case, without the value witness the compiler calls to copy the whole
+    /// enum (about 80 instructions a field, whatever its case): numbers, booleans, addresses and
+    /// UUIDs are plain bits, and a name, a unit, bytes or text costs the one retain of its storage.
+    /// Only derived text and errors, with references of their own, go through the witness.
     @inline(__always) var copied: FieldValue {
         switch self {
         case .none: return .none
@@ -171,7 +172,14 @@ extension FieldValue {
         case .bool(let b): return .bool(b)
         case .address(let a): return .address(a)
         case .uuid(let u): return .uuid(u)
-        default: return self
+        case .named(let n, let hex, let name, let quotes): return .named(n, hex: hex, name, quotes: quotes)
+        case .quantity(let n, let hex, let q, let unit): return .quantity(n, hex: hex, q, unit: unit)
+        case .signed(let n, let unit): return .signed(n, unit: unit)
+        case .bytes(let b): return .bytes(b)
+        case .received(let b): return .received(b)
+        case .text(let t): return .text(t)
+        case .flags(let n, let hex, let names): return .flags(n, hex: hex, names)
+        case .derived, .error: return self
         }
     }
 
