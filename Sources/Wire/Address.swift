@@ -18,14 +18,18 @@ public struct BDAddr: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// Writes the `textLength` characters of `description`: text outputs write addresses
     /// straight into their buffers with it.
+    /// All twelve digits are made at once (`Hex.digitWord`) and stored with their colons as two
+    /// words and a byte, where a byte at a time took about 140 instructions an address.
     @inlinable public func store(into c: inout TextCursor) {
-        var shift: UInt64 = 40
-        while true {
-            c.appendHex(raw >> shift & 0xFF, digits: 2, lower: true)
-            if shift == 0 { break }
-            c.append(UInt8(ascii: ":"))
-            shift -= 8
-        }
+        // Digits first in memory: as numbers, the first digit in the low byte.
+        let high = Hex.digitWord(raw >> 32, count: 4, lower: true).littleEndian
+        let low = Hex.digitWord(raw, count: 8, lower: true).littleEndian
+        let colon: UInt64 = 0x3A
+        // "hh:hh:ll" "<:>ll:ll:l" "l"
+        let first = high & 0xFFFF | colon << 16 | (high >> 16 & 0xFFFF) << 24 | colon << 40 | (low & 0xFFFF) << 48
+        let second = colon | (low >> 16 & 0xFFFF) << 8 | colon << 24 | (low >> 32 & 0xFFFF) << 32 | colon << 48
+            | (low >> 48 & 0xFF) << 56
+        c.append(words: first.littleEndian, second.littleEndian, UInt8(truncatingIfNeeded: low >> 56))
     }
 
     /// "aa:bb:cc:dd:ee:ff", most significant byte first, in either case; nil for anything else.
