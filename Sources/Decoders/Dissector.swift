@@ -312,7 +312,7 @@ public final class Dissector {
                 // The basic header survived (Android's filtered logs keep the first octets): its
                 // length and channel are shown, as tshark does, and nothing above it.
                 if truncated, let length = data.le16(0), let cid = data.le16(2) {
-                    d.l2cap = L2CAPFrame(cid: cid, length: length, payload: data.from(4))
+                    d.l2cap = L2CAPFrame(cid: cid, length: length, captured: max(data.count &- 4, 0))
                 }
             }
             c.lastActivity = time
@@ -337,9 +337,9 @@ public final class Dissector {
         if case .malformed(let why, let frames)? = dropped { d.problem(.l2capReassembly, why + " (frames \(frames.map(String.init).joined(separator: ", ")))") }
         // Consumed, and the frame moved into the decode last: each copy of it is two retains.
         switch consume result {
-        case .frame(let f):
-            upper(&d, p, f, c, side)
-            d.l2cap = consume f
+        case .frame(let f, let payload):
+            upper(&d, p, f.cid, payload, c, side)
+            d.l2cap = f
         case .pending(let have, let of):
             d.fragment = (have, of)
         case .malformed(let why, _):
@@ -452,36 +452,37 @@ public final class Dissector {
     }
 
     /// Hands a whole L2CAP frame to the protocol of its channel.
-    private func upper(_ d: inout Decoded, _ p: PacketHeader, _ f: L2CAPFrame, _ c: Connection, _ side: Side) {
+    /// The payload is consumed: the protocol that keeps it (ATT) takes it without another reference.
+    private func upper(_ d: inout Decoded, _ p: PacketHeader, _ cid: UInt16, _ payload: consuming Bytes, _ c: Connection, _ side: Side) {
         let n = p.number
-        switch f.cid {
+        switch cid {
         case L2CAPChannel.att:
             c.isLE = true
-            let layout = ATTLayout(f.payload)
+            let layout = ATTLayout(payload)
             // H4 captures without direction: the client sends requests, commands and confirmations.
             let from = p.direction != .unknown || d.isOverTheAir ? side
                 : [.request, .command, .confirmation].contains(layout.kind) ? Side.local : .remote
-            d.upper = .att(att(f.payload, layout, on: bearer(c), from, &d, p))
+            d.upper = .att(att(payload, layout, on: bearer(c), from, &d, p))
         case L2CAPChannel.smp:
-            let pdu = SMPPDU(f.payload)
+            let pdu = SMPPDU(payload)
             c.isLE = true
             c.pairing.feed(pdu, from: side, frame: n)
             if let m = pdu.malformed { d.problem(.smp, "SMP: " + m) }
             smpKeys(pdu, from: side, on: c, &d, frame: n)
             d.upper = .smp(pdu)
         case L2CAPChannel.leSignaling, L2CAPChannel.signaling:
-            let frame = SignalingFrame(f.payload, channel: f.cid == L2CAPChannel.signaling ? .bredr : .le)
-            if f.cid == L2CAPChannel.leSignaling { c.isLE = true } else { c.isLE = false }
+            let frame = SignalingFrame(payload, channel: cid == L2CAPChannel.signaling ? .bredr : .le)
+            if cid == L2CAPChannel.leSignaling { c.isLE = true } else { c.isLE = false }
             c.channels.feed(frame, from: side, frame: n)
             if let m = frame.malformed { d.problem(.l2capSignaling, "L2CAP signaling: " + m) }
             for cmd in frame.commands { if let m = cmd.malformed { d.problem(.l2capSignaling, cmd.name + ": " + m) } }
             d.upper = .signaling(frame)
         case 0x0040...:
-            guard let ch = c.channels.channel(cid: f.cid, from: side) else {
-                d.upper = .raw(cid: f.cid, f.payload)
+            guard let ch = c.channels.channel(cid: cid, from: side) else {
+                d.upper = .raw(cid: cid, payload)
                 return
             }
-            let result = ch.receive(f.payload, from: side, frame: n)
+            let result = ch.receive(payload, from: side, frame: n)
             if case .malformed(let why) = result { d.problem(.creditBasedChannel, "K-frame: " + why) }
             if ch.isATTOverBREDR, case .sdu(let sdu, _) = result {
                 // The connection's one ATT bearer, on a dynamic channel instead of CID 0x0004.
@@ -495,12 +496,12 @@ public final class Dissector {
                 let key = ch.local.cid
                 let b = c.eatt[key] ?? newBearer(c, mtu: Int(min(ch.local.mtu, ch.remote.mtu)))
                 c.eatt[key] = b
-                d.upper = .att(att(sdu[...], ATTLayout(sdu[...]), on: b, side, &d, p), eattCID: f.cid)
+                d.upper = .att(att(sdu[...], ATTLayout(sdu[...]), on: b, side, &d, p), eattCID: cid)
                 return
             }
-            d.upper = .channel(cid: f.cid, psm: ch.psm, result)
+            d.upper = .channel(cid: cid, psm: ch.psm, result)
         default:
-            d.upper = .raw(cid: f.cid, f.payload)
+            d.upper = .raw(cid: cid, payload)
         }
     }
 

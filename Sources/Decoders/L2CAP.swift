@@ -47,22 +47,25 @@ public struct ACLHeader: Sendable {
                                        "First Automatically Flushable", "Complete L2CAP PDU"]
 }
 
-/// A basic L2CAP frame, whole: the channel and its information payload.
+/// A basic L2CAP frame's header, as a decode keeps it: its payload went to the protocol of its
+/// channel, which holds what it needs of it (a decode that kept the payload too held a second
+/// reference to the same bytes, a retain and a release a frame).
 public struct L2CAPFrame: Sendable {
     public let cid: UInt16
     /// Length from the basic header.
     public let length: UInt16
-    public let payload: Bytes
+    /// Payload bytes the capture holds: `length`, unless it cut the packet short.
+    public let captured: Int
     /// Frames this PDU was reassembled from (empty when it came in one ACL packet).
     public var fragments: [Int] { reassembledFrom ?? [] }
     /// Nil, not an empty array, for a PDU in one packet, most of them: an empty array costs a
     /// retain where it is made and a release where the frame is dropped.
     let reassembledFrom: [Int]?
 
-    init(cid: UInt16, length: UInt16, payload: Bytes, fragments: [Int]? = nil) {
+    init(cid: UInt16, length: UInt16, captured: Int, fragments: [Int]? = nil) {
         self.cid = cid
         self.length = length
-        self.payload = payload
+        self.captured = captured
         reassembledFrom = fragments
     }
 }
@@ -86,7 +89,8 @@ public struct L2CAPReassembler: Sendable {
     public init() {}
 
     public enum Result: Sendable {
-        case frame(L2CAPFrame)
+        /// A whole frame: its header and its information payload.
+        case frame(L2CAPFrame, payload: Bytes)
         /// A fragment was stored; the PDU is not complete yet.
         case pending(have: Int, of: Int)
         /// The fragment could not be used; decoding goes on with the next one.
@@ -114,7 +118,7 @@ public struct L2CAPReassembler: Sendable {
             }
             let total = Int(len) + 4
             if data.count == total, let cid = data.le16(2) {
-                return (.frame(L2CAPFrame(cid: cid, length: len, payload: data.from(4))), dropped)
+                return (.frame(L2CAPFrame(cid: cid, length: len, captured: total &- 4), payload: data.from(4)), dropped)
             }
             if data.count > total {
                 return (.malformed("ACL data longer than the L2CAP length (\(data.count) > \(total))", dropped: [frame]), dropped)
@@ -141,9 +145,9 @@ public struct L2CAPReassembler: Sendable {
             return (r, nil)
         }
         let whole = buffer[...]
-        let f = L2CAPFrame(cid: whole.le16(2) ?? 0, length: UInt16(expected - 4), payload: whole.from(4), fragments: frames)
+        let f = L2CAPFrame(cid: whole.le16(2) ?? 0, length: UInt16(expected - 4), captured: expected &- 4, fragments: frames)
         expected = 0
-        return (.frame(f), nil)
+        return (.frame(f, payload: whole.from(4)), nil)
     }
 
     /// The reassembler of an ended connection made ready for a new one: nothing pending, the

@@ -18,7 +18,7 @@ extension Decoded {
                 if let fragments = l2cap?.reassembledFrom, !fragments.isEmpty {
                     out.add("Reassembled From Frames", .derived(.frameNumbers(fragments)))
                 }
-                if packet.truncated, let have = l2cap?.payload.count {
+                if packet.truncated, let have = l2cap?.captured {
                     out.add("Payload", .derived(.truncatedPayload(have: have, of: Int(length))))
                 }
             }

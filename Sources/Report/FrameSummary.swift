@@ -62,7 +62,7 @@ extension Decoded {
                 line += "L2CAP "
                 if let name = L2CAPChannel.name(f.cid) { line.write(name) } else { line += "CID "; line.write(hex: f.cid, width: 4) }
                 line += ", "
-                line.write(f.payload.count)
+                line.write(f.captured)
                 line += " of "
                 line.write(f.length)
                 line += " bytes (truncated in the capture)"

@@ -185,9 +185,10 @@ final class L2CAPTests: XCTestCase {
     func testSinglePacketNeedsNoCopy() {
         var r = L2CAPReassembler()
         let data: [UInt8] = [0x03, 0x00, 0x04, 0x00, 0x0A, 0x03, 0x00]
-        guard case .frame(let f) = r.add(data[...], start: true, frame: 1).0 else { return XCTFail() }
+        guard case .frame(let f, let payload) = r.add(data[...], start: true, frame: 1).0 else { return XCTFail() }
         XCTAssertEqual(f.cid, 4)
-        XCTAssertEqual(Array(f.payload), [0x0A, 0x03, 0x00])
+        XCTAssertEqual(f.captured, 3)
+        XCTAssertEqual(Array(payload), [0x0A, 0x03, 0x00])
         XCTAssertTrue(f.fragments.isEmpty)
     }
 
@@ -198,8 +199,9 @@ final class L2CAPTests: XCTestCase {
         let third: [UInt8] = [0x49]
         guard case .pending(3 + 2, 9) = r.add(first[...], start: true, frame: 7).0 else { return XCTFail() }
         guard case .pending(8, 9) = r.add(second[...], start: false, frame: 8).0 else { return XCTFail() }
-        guard case .frame(let f) = r.add(third[...], start: false, frame: 10).0 else { return XCTFail() }
-        XCTAssertEqual(Array(f.payload), [0x1B, 0x12, 0x00, 0x48, 0x49])
+        guard case .frame(let f, let payload) = r.add(third[...], start: false, frame: 10).0 else { return XCTFail() }
+        XCTAssertEqual(Array(payload), [0x1B, 0x12, 0x00, 0x48, 0x49])
+        XCTAssertEqual(f.captured, 5)
         XCTAssertEqual(f.fragments, [7, 8, 10])
     }
 
@@ -229,7 +231,9 @@ final class L2CAPTests: XCTestCase {
         let whole = continuation([0x0A, 0x0B])
         XCTAssertTrue(whole.problems.isEmpty, "\(whole.problems)")
         XCTAssertEqual(whole.l2cap?.fragments, [number - 1, number])
-        XCTAssertEqual(whole.l2cap.map { Array($0.payload) }, [0x1B, 0x10, 0x00, 0x0A, 0x0B])
+        XCTAssertEqual(whole.l2cap?.captured, 5)
+        guard case .att(let r, _)? = whole.upper else { return XCTFail("no ATT PDU") }
+        XCTAssertEqual(Array(r.pdu.bytes), [0x1B, 0x10, 0x00, 0x0A, 0x0B])
     }
 
     func testContinuationWithoutStartIsReportedNotMerged() {
@@ -245,8 +249,8 @@ final class L2CAPTests: XCTestCase {
         let (res, dropped) = r.add([0x01, 0x00, 0x04, 0x00, 0x1E][...], start: true, frame: 2)
         guard case .malformed(_, let frames)? = dropped else { return XCTFail() }
         XCTAssertEqual(frames, [1])
-        guard case .frame(let f) = res else { return XCTFail() }
-        XCTAssertEqual(Array(f.payload), [0x1E])
+        guard case .frame(_, let payload) = res else { return XCTFail() }
+        XCTAssertEqual(Array(payload), [0x1E])
     }
 
     func testLyingLengthsNeverMerge() {
@@ -260,8 +264,8 @@ final class L2CAPTests: XCTestCase {
     func testStartShorterThanLengthField() {
         var r = L2CAPReassembler()
         guard case .pending = r.add([0x03][...], start: true, frame: 1).0 else { return XCTFail() }
-        guard case .frame(let f) = r.add([0x00, 0x04, 0x00, 1, 2, 3][...], start: false, frame: 2).0 else { return XCTFail() }
+        guard case .frame(let f, let payload) = r.add([0x00, 0x04, 0x00, 1, 2, 3][...], start: false, frame: 2).0 else { return XCTFail() }
         XCTAssertEqual(f.cid, 4)
-        XCTAssertEqual(Array(f.payload), [1, 2, 3])
+        XCTAssertEqual(Array(payload), [1, 2, 3])
     }
 }

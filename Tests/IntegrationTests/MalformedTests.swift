@@ -186,7 +186,7 @@ final class MalformedTests: XCTestCase {
         XCTAssertEqual(o.frame(3)?.fragment?.of, 304)
         XCTAssertTrue(problems(o, 4).contains("L2CAP PDU incomplete: 7 of 304 bytes"), problems(o, 4))
         XCTAssertTrue(problems(o, 4).contains("frames 3"), problems(o, 4))
-        XCTAssertEqual(o.frame(4)?.l2cap?.payload.count, 3, "the new PDU still decodes")
+        XCTAssertEqual(o.frame(4)?.l2cap?.captured, 3, "the new PDU still decodes")
         assertClean(o, [5])
         try assertExit("l2cap_length_lies.btsnoop", 0)
     }
@@ -195,7 +195,7 @@ final class MalformedTests: XCTestCase {
         let o = decode("fragments_without_start.btsnoop")
         for n in [2, 3] { XCTAssertTrue(problems(o, n).contains("continuation fragment without a start"), problems(o, n)) }
         XCTAssertEqual(o.frame(4)?.l2cap?.cid, L2CAPChannel.att)
-        XCTAssertEqual(o.frame(5)?.l2cap?.payload.count, 6)
+        XCTAssertEqual(o.frame(5)?.l2cap?.captured, 6)
         assertClean(o, [1, 4, 5])
     }
 
@@ -203,8 +203,15 @@ final class MalformedTests: XCTestCase {
         let o = decode("interleaved_fragments.btsnoop")
         assertClean(o, [1, 2, 3, 4, 5, 6])
         let a = try XCTUnwrap(o.frame(5)?.l2cap), b = try XCTUnwrap(o.frame(6)?.l2cap)
-        XCTAssertEqual(Array(a.payload), [0x0B] + Array("HRM-1".utf8))
-        XCTAssertEqual(Array(b.payload), [0x0B] + Array("sensor two".utf8))
+        // The reassembled payloads went to ATT whole: Read Responses.
+        func pdu(_ n: Int) -> [UInt8]? {
+            guard case .att(let r, _)? = o.frame(n)?.upper else { return nil }
+            return Array(r.pdu.bytes)
+        }
+        XCTAssertEqual(pdu(5), [0x0B] + Array("HRM-1".utf8))
+        XCTAssertEqual(pdu(6), [0x0B] + Array("sensor two".utf8))
+        XCTAssertEqual(a.captured, 6)
+        XCTAssertEqual(b.captured, 11)
         XCTAssertEqual(a.fragments, [3, 5])
         XCTAssertEqual(b.fragments, [4, 6])
         XCTAssertEqual(o.frame(5)?.connection?.handle, 0x40)
@@ -254,8 +261,8 @@ final class MalformedTests: XCTestCase {
     func testHandlesOutOfOrder() throws {
         let o = decode("handles_out_of_order.btsnoop")
         XCTAssertEqual(o.frames.count, 7)
-        XCTAssertEqual(o.frame(3)?.l2cap?.payload.count, 20)
-        XCTAssertEqual(o.frame(5)?.l2cap?.payload.count, 14)
+        XCTAssertEqual(o.frame(3)?.l2cap?.captured, 20)
+        XCTAssertEqual(o.frame(5)?.l2cap?.captured, 14)
         assertClean(o, [1, 2, 4, 6, 7])
         try assertExit("handles_out_of_order.btsnoop", 0)
     }
