@@ -149,40 +149,52 @@ public final class AuditFeed {
         }
         // L2CAP payloads, from HCI ACL data or link-layer data PDUs. A controller's vendor debug
         // channel (ACL data on a handle no Connection Complete opened) is no connection.
-        if let c = d.connection, c.handle == PlatformDetector.vendorDebugHandle, c.createdFrame == nil {
-            if let g = platform.vendorDebugData(frame: number) { sink.observe(.platform(g), at: at) }
-        } else if let c = d.connection {
-            // Matched in place: binding the whole upper layer first copied it.
-            switch d.upper {
-            case .att(let r, _)?:
-                var o = ATTObservation(origin: r.side, opcode: .errorResponse, kind: .unknown)
-                observe(r, c, d, into: &o)
-                let found = o.opcode == .readByGroupTypeResponse || o.opcode == .readByTypeResponse ? found(r) : nil
-                if let u = o.service ?? found?.first, let owner = owners.service(u, on: c) {
-                    sink.observe(.connectionOwner(c, ConnectionOrigin(owner: owner)), at: at)
-                }
-                if let found {
-                    sink.observe(.discovery(c, DiscoveryObservation(origin: o.origin, opcode: o.opcode, service: o.service,
-                                                                    found: found)), at: at)
-                }
-                sink.observeATT(o, on: c, at: at)
-            case .smp?:
+        // The connection read from the decode where it is passed: bound to a name and used across
+        // calls, it was retained for every frame.
+        if d.connection != nil { linkEvents(d.connection.unsafelyUnwrapped, d, at, sink) }
+    }
+
+    /// What a frame on a connection says: its ATT PDU, its pairing, or only that the link is in use.
+    @inline(__always) private func linkEvents<S: AuditEventSink>(_ c: Connection, _ d: Decoded, _ at: FrameRef, _ sink: S) {
+        if c.handle == PlatformDetector.vendorDebugHandle, c.createdFrame == nil {
+            if let g = platform.vendorDebugData(frame: at.number) { sink.observe(.platform(g), at: at) }
+            return
+        }
+        // Matched in place: binding the whole upper layer first copied it.
+        switch d.upper {
+        case .att(let r, _)?:
+            att(r, on: c, d, at, sink)
+        case .smp?:
+            sink.observeLinkData(c, at: at)
+            // A pairing is reported once its method is known: in the frame of its Pairing Response.
+            if let last = c.pairing.outcomes.last, last.responseFrame == at.number {
+                sink.observe(.pairing(c, Self.pairing(last)), at: at)
+            }
+            if let last = c.pairing.outcomes.last, last.debugKeyFrame == at.number, let side = last.debugKeyFrom {
+                sink.observe(.pairingDebugKey(c, fromInitiator: side == last.initiator), at: at)
+            }
+        default:
+            // Any other L2CAP traffic, or a fragment of it, is the link in use; so is a sniffed
+            // data PDU that stayed encrypted (unreadable, but not idle).
+            if d.l2cap != nil || d.fragment != nil || d.linkLayer?.encryption == .encrypted {
                 sink.observeLinkData(c, at: at)
-                // A pairing is reported once its method is known: in the frame of its Pairing Response.
-                if let last = c.pairing.outcomes.last, last.responseFrame == number {
-                    sink.observe(.pairing(c, Self.pairing(last)), at: at)
-                }
-                if let last = c.pairing.outcomes.last, last.debugKeyFrame == number, let side = last.debugKeyFrom {
-                    sink.observe(.pairingDebugKey(c, fromInitiator: side == last.initiator), at: at)
-                }
-            default:
-                // Any other L2CAP traffic, or a fragment of it, is the link in use; so is a sniffed
-                // data PDU that stayed encrypted (unreadable, but not idle).
-                if d.l2cap != nil || d.fragment != nil || d.linkLayer?.encryption == .encrypted {
-                    sink.observeLinkData(c, at: at)
-                }
             }
         }
+    }
+
+    /// An ATT PDU's events: who the link serves, what a discovery found, and the PDU itself.
+    private func att<S: AuditEventSink>(_ r: ATTResult, on c: Connection, _ d: Decoded, _ at: FrameRef, _ sink: S) {
+        var o = ATTObservation(origin: r.side, opcode: .errorResponse, kind: .unknown)
+        observe(r, c, d, into: &o)
+        let found = o.opcode == .readByGroupTypeResponse || o.opcode == .readByTypeResponse ? found(r) : nil
+        if let u = o.service ?? found?.first, let owner = owners.service(u, on: c) {
+            sink.observe(.connectionOwner(c, ConnectionOrigin(owner: owner)), at: at)
+        }
+        if let found {
+            sink.observe(.discovery(c, DiscoveryObservation(origin: o.origin, opcode: o.opcode, service: o.service,
+                                                            found: found)), at: at)
+        }
+        sink.observeATT(o, on: c, at: at)
     }
 
     // MARK: Commands
