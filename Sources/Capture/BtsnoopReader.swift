@@ -65,11 +65,11 @@ final class BtsnoopReader {
         guard try source.requireWhole(total, of: "this record", frame: number, at: at, truncation: &truncation) else {
             return nil
         }
-        let bytes = source.consume(total)
+        let data = source.consume(total, after: Self.recordHeaderLength)
         drops = UInt64(cumulativeDrops)
         return Record(number: number, timestamp: (micros &- Self.epochDelta) &* 1000,
                       linkType: LinkType.btsnoop(datalink), flags: flags,
-                      data: bytes.dropFirst(Self.recordHeaderLength), originalLength: Int(originalLength),
+                      data: data, originalLength: Int(originalLength),
                       fileOffset: at, fileLength: total)
     }
 

@@ -121,6 +121,16 @@ final class ByteSource {
         return s
     }
 
+    /// Consumes a record of `n` bytes (made available by `require`) and returns what follows its
+    /// `header` bytes: one slice of the buffer, where slicing the whole record and then dropping
+    /// its header made two (a retain and a release more a record).
+    func consume(_ n: Int, after header: Int) -> ArraySlice<UInt8> {
+        let s = buffer[(start &+ header)..<(start &+ n)]
+        start &+= n
+        offset &+= Int64(n)
+        return s
+    }
+
     /// Back to the start of a regular file, discarding what is buffered.
     func rewind() -> Bool {
         guard fileSize != nil, lseek(fd, off_t(initialPosition), SEEK_SET) == initialPosition else { return false }

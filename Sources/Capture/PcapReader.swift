@@ -59,14 +59,15 @@ final class PcapReader {
         guard caplen <= limit, caplen <= len else { return try delegate(number) }
         let total = Self.recordHeaderLength &+ Int(caplen)
         guard try source.require(total) else { return try delegate(number) }
-        let bytes = source.consume(total)
         // As libpcap reads them: signed 32-bit in host order, unsigned when it swaps the bytes;
-        // microseconds are scaled to nanoseconds.
-        let sec = bigEndian ? Int64(bytes.be32(at: 0)) : Int64(Int32(bitPattern: bytes.le32(at: 0)))
-        let frac = bigEndian ? Int64(bytes.be32(at: 4)) : Int64(Int32(bitPattern: bytes.le32(at: 4)))
+        // microseconds are scaled to nanoseconds. Read in place, before the record is consumed.
+        let secWord = source.u32(at: 0, bigEndian: bigEndian), fracWord = source.u32(at: 4, bigEndian: bigEndian)
+        let sec = bigEndian ? Int64(secWord) : Int64(Int32(bitPattern: secWord))
+        let frac = bigEndian ? Int64(fracWord) : Int64(Int32(bitPattern: fracWord))
         let ns = sec &* 1_000_000_000 &+ (nanoseconds ? frac : frac &* 1000)
+        let data = source.consume(total, after: Self.recordHeaderLength)
         return Record(number: number, timestamp: ns, linkType: libpcap.linkType, flags: 0,
-                      data: bytes.dropFirst(Self.recordHeaderLength), originalLength: Int(len),
+                      data: data, originalLength: Int(len),
                       fileOffset: at, fileLength: total)
     }
 
