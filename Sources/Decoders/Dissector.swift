@@ -37,7 +37,7 @@ public final class Dissector {
     /// Advertising events seen over the air, to count each once.
     private var advertisingEvents = LLAdvertisingEvents()
     /// Full-decode verdicts of commands and events already seen, by content (bounded).
-    private var faultMemo: [UInt64: Bool] = [:]
+    private var faultMemo: [Key64: Bool] = [:]
     /// Looks for faults in the full decodes `faultMemo` learns from: one for every frame.
     private let faultFinder = MalformedFieldFinder()
     static let faultMemoCapacity = 4096
@@ -164,7 +164,7 @@ public final class Dissector {
     private func memoised(_ d: inout Decoded, kind: UInt64) -> Bool {
         var hash = FNV1a(seed: kind)
         hash.add(d.packet.payload)
-        let h = hash.value
+        let h = Key64(hash.value)
         if let known = faultMemo[h] { return known }
         if faultMemo.count >= Self.faultMemoCapacity { faultMemo.removeAll(keepingCapacity: true) }
         faultFinder.found.removeAll(keepingCapacity: true)
