@@ -14,6 +14,7 @@ extension FailOn: ExpressibleByArgument {}
 /// `blesniff audit FILE...`: checks captures against the best-practice rules and reports for CI.
 struct Audit: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "audit",
         abstract: "Check captures against BLE best-practice rules (see `blesniff rules`).",
         discussion: """
             Exit status: 0 when no unsuppressed finding is at or above --fail-on, 1 when one is, 2 when \

@@ -8,6 +8,7 @@ import Wire
 
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "convert",
         abstract: "Convert captures to another capture format.",
         discussion: """
             Reads any input blesniff reads (pcap, pcapng, btsnoop, PacketLogger, Android bug report zip \

@@ -4,6 +4,7 @@ import Report
 
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "devices",
         abstract: "Summarise every advertiser seen in the captures.",
         discussion: """
             For each advertiser: address and type, names, flags, appearance, services (16-bit ones also \

@@ -37,6 +37,7 @@ struct DeviceFilterOption: ParsableArguments {
 
 struct Fields: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "fields",
         abstract: "List the fields a display filter can test, with their types.",
         discussion: """
             Field names are the keys of read --format json: a layer (att, hci_event, …) and the keys \

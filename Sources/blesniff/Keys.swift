@@ -4,6 +4,7 @@ import Report
 
 struct Keys: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "keys",
         abstract: "List every key the captures reveal and what each one unlocks.",
         discussion: """
             LTKs (with EDIV and Rand, or of LE Secure Connections), IRKs with their identity address and \

@@ -5,6 +5,7 @@ import Wire
 
 struct Links: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "links",
         abstract: "Why each connection is slow and how it was set up: throughput against what its parameters allow.",
         discussion: """
             For each LE connection: a verdict first (the value octets per second it achieved, the most its \

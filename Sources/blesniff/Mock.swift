@@ -10,6 +10,7 @@ import Glibc
 /// Bumble script anyone can run.
 struct Mock: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "mock",
         abstract: "Write a Python (Bumble) peripheral that stands in for a device seen in a capture.",
         discussion: """
             The script advertises the device's advertising data and scan response, serves the GATT \

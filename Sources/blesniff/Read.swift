@@ -4,6 +4,7 @@ import Report
 
 struct Read: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "read",
         abstract: "Decode captures frame by frame.",
         discussion: """
             Reads pcap, pcapng and btsnoop files (or - for standard input), detected by content. \

@@ -4,7 +4,7 @@ import Report
 
 /// `blesniff rules [ID]`: the audit rule catalogue, with the settings configuration gives them.
 struct Rules: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the audit rules, or describe one in full.")
+    static let configuration = CommandConfiguration(commandName: "rules", abstract: "List the audit rules, or describe one in full.")
 
     @Argument(help: "A rule id (BLE301) or name (polling-read) to describe in full.")
     var rule: String?
