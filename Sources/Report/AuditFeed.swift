@@ -151,7 +151,7 @@ public final class AuditFeed {
         // channel (ACL data on a handle no Connection Complete opened) is no connection.
         // The connection read from the decode where it is passed: bound to a name and used across
         // calls, it was retained for every frame.
-        if d.connection != nil { linkEvents(d.connection.unsafelyUnwrapped, d, at, sink) }
+        if d.connection != nil { linkEvents(d.connection!, d, at, sink) }
     }
 
     /// What a frame on a connection says: its ATT PDU, its pairing, or only that the link is in use.
