@@ -278,7 +278,7 @@ public final class AuditFeed {
             let b = d.hciParameters
             guard let sub = b.first, AdvertisingReports.isReport(subevent: sub) else { return }
             let adapter = d.packet.adapter
-            AdvertisingReports.forEach(subevent: sub, (consume b).dropFirst()) { r, reports in
+            AdvertisingReports.forEach(subevent: sub, (consume b).from(1)) { r, reports in
                 guard r.syncHandle == nil else { return }
                 report(r, in: reports, adapter: adapter, at, sink)
             }
