@@ -249,35 +249,33 @@ public struct SMPPDU: Dissectable, Sendable {
         [.keypress],
     ]
 
-    /// The whole PDU, opcode included.
+    /// The whole PDU, opcode included: all it holds. The command and the fault are read from it when
+    /// asked (a few times for each of the few SMP frames), where keeping them made a decode's upper
+    /// layer, and so every frame's decode, 120 bytes: a public key's two coordinates.
     public let raw: Bytes
-    /// The opcode byte; nil for an empty PDU.
-    public let opcode: UInt8?
-    /// The decoded command; nil when the opcode is unknown or the PDU is too short.
-    public let command: SMPCommand?
-    /// Why the PDU breaks the specification, or nil.
-    public let malformed: String?
 
-    public init(_ bytes: Bytes) {
-        raw = bytes
-        guard let code = bytes.byte(0) else {
-            opcode = nil; command = nil; malformed = "empty SMP PDU"
-            return
-        }
-        opcode = code
-        guard let op = SMPOpcode(rawValue: code) else {
-            command = nil; malformed = "unknown SMP opcode " + Hex.prefixed(code, width: 2)
-            return
-        }
-        let params = bytes.from(1)
-        let need = SMPPDU.layouts[Int(code) - 1].reduce(0) { $0 + $1.width }
-        if params.count < need {
-            command = nil
-            malformed = "\(op.name) needs \(need) parameter bytes, has \(params.count)"
-            return
-        }
-        malformed = params.count > need ? "\(params.count - need) bytes after \(op.name)" : nil
-        command = SMPPDU.decode(op, params)
+    public init(_ bytes: Bytes) { raw = bytes }
+
+    /// The opcode byte; nil for an empty PDU.
+    public var opcode: UInt8? { raw.byte(0) }
+    /// The decoded command; nil when the opcode is unknown or the PDU is too short.
+    public var command: SMPCommand? {
+        guard let op = raw.byte(0).flatMap(SMPOpcode.init(rawValue:)) else { return nil }
+        let params = raw.from(1)
+        return params.count < SMPPDU.parameterLength(op) ? nil : SMPPDU.decode(op, params)
+    }
+    /// Why the PDU breaks the specification, or nil.
+    public var malformed: String? {
+        guard let code = raw.byte(0) else { return "empty SMP PDU" }
+        guard let op = SMPOpcode(rawValue: code) else { return "unknown SMP opcode " + Hex.prefixed(code, width: 2) }
+        let have = raw.count &- 1, need = SMPPDU.parameterLength(op)
+        if have < need { return "\(op.name) needs \(need) parameter bytes, has \(have)" }
+        return have > need ? "\(have - need) bytes after \(op.name)" : nil
+    }
+
+    /// Parameter bytes the command's layout takes.
+    static func parameterLength(_ op: SMPOpcode) -> Int {
+        SMPPDU.layouts[Int(op.rawValue) - 1].reduce(0) { $0 + $1.width }
     }
 
     /// Decodes parameters already known to be long enough.
