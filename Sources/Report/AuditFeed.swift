@@ -334,7 +334,7 @@ public final class AuditFeed {
         // A client that kept the server's handles from an earlier connection (a bonded cache)
         // subscribes without discovering: a 2-octet Write Request of 0x0001 or 0x0002 to a handle
         // discovery never named may be a CCCD write (the rules confirm it by what follows).
-        if a == nil, pdu.opcode == .writeRequest, pdu.valueLength == 2, let x = pdu.valuePrefix, x == 1 || x == 2 {
+        if pdu.opcode == .writeRequest, pdu.valueLength == 2, a == nil, let x = pdu.valuePrefix, x == 1 || x == 2 {
             cccd = x
         }
         (att.opcode, att.kind) = (pdu.opcode, kind)
