@@ -335,7 +335,8 @@ public final class Dissector {
             ? c.reassembly.sent.add(data, start: start, frame: n)
             : c.reassembly.received.add(data, start: start, frame: n)
         if case .malformed(let why, let frames)? = dropped { d.problem(.l2capReassembly, why + " (frames \(frames.map(String.init).joined(separator: ", ")))") }
-        // Consumed, and the frame moved into the decode last: each copy of it is two retains.
+        // Consumed: the payload goes to its channel's protocol without another reference, and the
+        // header into the decode.
         switch consume result {
         case .frame(let f, let payload):
             upper(&d, p, f.cid, payload, c, side)

@@ -18,6 +18,7 @@ public struct BDAddr: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// Writes the `textLength` characters of `description`: text outputs write addresses
     /// straight into their buffers with it.
+    ///
     /// All twelve digits are made at once (`Hex.digitWord`) and stored with their colons as two
     /// words and a byte, where a byte at a time took about 140 instructions an address.
     @inlinable public func store(into c: inout TextCursor) {
