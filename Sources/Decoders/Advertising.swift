@@ -89,7 +89,7 @@ public struct AdvertisingData: Dissectable, Sendable {
     // MARK: Typed accessors
 
     /// Flags AD (0x01) value.
-    public var flags: UInt8? { first(ADType.flags).flatMap { $0.data.byte(0) } }
+    public var flags: UInt8? { firstValue(ADType.flags).flatMap { $0.start < $0.end ? data[data.startIndex &+ $0.start] : nil } }
 
     /// The local name, preferring the complete one.
     public var localName: (name: String, complete: Bool)? {
@@ -103,8 +103,8 @@ public struct AdvertisingData: Dissectable, Sendable {
 
     /// Raw local name bytes (no String building) and whether the name is complete.
     public var localNameBytes: (bytes: Bytes, complete: Bool)? {
-        if let s = first(ADType.completeLocalName) { return (s.data, true) }
-        if let s = first(ADType.shortenedLocalName) { return (s.data, false) }
+        if let r = firstValue(ADType.completeLocalName) { return (value(r.start, r.end), true) }
+        if let r = firstValue(ADType.shortenedLocalName) { return (value(r.start, r.end), false) }
         return nil
     }
 
@@ -169,10 +169,16 @@ public struct AdvertisingData: Dissectable, Sendable {
     }
 
     /// TX Power Level (0x0A) in dBm.
-    public var txPower: Int8? { first(ADType.txPowerLevel).flatMap { $0.data.byte(0) }.map { Int8(bitPattern: $0) } }
+    public var txPower: Int8? {
+        guard let r = firstValue(ADType.txPowerLevel), r.start < r.end else { return nil }
+        return Int8(bitPattern: data[data.startIndex &+ r.start])
+    }
 
     /// Appearance (0x19).
-    public var appearance: UInt16? { first(ADType.appearance).flatMap { $0.data.le16(0) } }
+    public var appearance: UInt16? {
+        guard let r = firstValue(ADType.appearance), r.end &- r.start >= 2 else { return nil }
+        return data.le16(at: r.start)
+    }
 
     /// An Apple iBeacon in the manufacturer data.
     public var iBeacon: IBeacon? {
@@ -192,6 +198,19 @@ public struct AdvertisingData: Dissectable, Sendable {
         while i < structures.endIndex {
             if data.byte(i + 1) == type { return structures[i] }
             i = structures.index(after: i)
+        }
+        return nil
+    }
+
+    /// Where the first structure of a type has its value (offsets as `forEachValue` gives them),
+    /// found in place: building the structure copied a slice of the data.
+    @inline(__always)
+    func firstValue(_ type: UInt8) -> (start: Int, end: Int)? {
+        var i = 0
+        while i < structures.endIndex {
+            let next = structures.index(after: i)
+            if data[data.startIndex &+ i &+ 1] == type { return (i &+ 2, next) }
+            i = next
         }
         return nil
     }
@@ -241,10 +260,13 @@ public struct AdvertisingData: Dissectable, Sendable {
         let present = typeBits()
         func has(_ bits: UInt64) -> Bool { present & bits != 0 }
         if has(ADType.bit(ADType.flags)), let f = flags { Self.part("Flags ", &parts, &s); s.write(hex: f, width: 2) }
-        if has(ADType.bit(ADType.shortenedLocalName) | ADType.bit(ADType.completeLocalName)), let n = localNameBytes {
-            Self.part(n.complete ? "Name \"" : "Short name \"", &parts, &s)
-            s.write(received: n.bytes.prefix { $0 != 0 })
-            s.write(byte: UInt8(ascii: "\""))
+        if has(ADType.bit(ADType.shortenedLocalName) | ADType.bit(ADType.completeLocalName)) {
+            let complete = firstValue(ADType.completeLocalName)
+            if let r = complete ?? firstValue(ADType.shortenedLocalName) {
+                Self.part(complete != nil ? "Name \"" : "Short name \"", &parts, &s)
+                s.write(received: value(r.start, r.end).prefix { $0 != 0 })
+                s.write(byte: UInt8(ascii: "\""))
+            }
         }
         var listed = false
         if has(ADType.serviceListBits) {

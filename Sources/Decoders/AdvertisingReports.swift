@@ -82,7 +82,9 @@ public struct AdvertisingReport: Sendable {
 
     /// Name of the PDU for legacy event types ("ADV_IND"), else the set properties.
     public var eventTypeName: String {
-        if let pdu = legacyPDUName { return pdu.description }
+        if legacyPDUName != nil {
+            return eventType < 0x100 ? AdvertisingReports.legacyNameTexts[UInt8(eventType)] ?? "Reserved" : "Reserved"
+        }
         if let pdu = AdvertisingReports.legacyPDUByProperties[UInt8(properties & 0x1F)], isLegacy { return pdu }
         return AdvertisingReports.propertyText[Int(properties & 0x7F)]
     }
@@ -120,6 +122,8 @@ public enum AdvertisingReports {
     public static let periodic: UInt8 = 0x0F, periodicV2: UInt8 = 0x25
 
     static let legacyNames: ByteTable<StaticString> = [0: "ADV_IND", 1: "ADV_DIRECT_IND", 2: "ADV_SCAN_IND", 3: "ADV_NONCONN_IND", 4: "SCAN_RSP"]
+    /// The same as Strings, made once: a field's name is a String.
+    static let legacyNameTexts = legacyNames.map(\.description)
     /// Legacy event types as extended event type bits (Core Vol 4 Part E 7.7.65.13, table of legacy PDUs).
     /// SCAN_RSP does not say which PDU it answered; it is marked scannable, not connectable.
     static let legacyProperties: [UInt16] = [0x13, 0x15, 0x12, 0x10, 0x1A]
