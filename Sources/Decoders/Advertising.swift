@@ -345,7 +345,8 @@ public struct ADStructures: Collection, Sendable {
     public let endIndex: Int
     public var startIndex: Int { 0 }
 
-    public func index(after i: Int) -> Int { i + 1 + Int(data.byte(i) ?? 0) }
+    /// Below `endIndex` every structure's length octet is there (`AdvertisingData.walk`).
+    public func index(after i: Int) -> Int { i &+ 1 &+ Int(data[data.startIndex &+ i]) }
 
     public subscript(i: Int) -> ADStructure {
         let start = data.startIndex + i + 2
