@@ -191,11 +191,20 @@ public final class LLFrame: Dissectable {
     /// Written into the line piece by piece: a sniffer capture prints one per frame.
     public func writeSummary(to s: inout TextLine) {
         if let d = direction { s.write(d.arrow); s.write(byte: 32) }
-        pdu.writeSummary(to: &s)
+        // Matched in place, each case's PDU bound alone: `pdu.writeSummary` copied the whole PDU
+        // out of the frame through its value witness, and the encryption test once more.
+        var encryptedData = false
+        switch pdu {
+        case .advertising(let a): a.writeSummary(to: &s)
+        case .data(let d):
+            d.writeSummary(to: &s)
+            encryptedData = encryption == .encrypted && d.length > 0
+        case .none: s += "No link-layer packet"
+        }
         if isRetransmission { s += " [retransmission]" }
         if sequence == .unknown { s += " [after missed packets]" }
         if crc == .invalid { s += " [bad CRC]" }
-        if encryption == .encrypted, case .data(let d) = pdu, d.length > 0 { s += " [encrypted]" }
+        if encryptedData { s += " [encrypted]" }
         // A malformed frame is marked once, by whoever prints the frame (its problems are the frame's).
     }
 
@@ -210,7 +219,12 @@ public final class LLFrame: Dissectable {
         }
         if let c = connection { out.add("Connection", .uint(UInt64(c), hex: 0)) }
         if let d = direction { out.add("Direction", .text(d == .centralToPeripheral ? "Central → Peripheral" : "Peripheral → Central")) }
-        pdu.writeFields(to: out)
+        // Each case's PDU bound alone, as in `writeSummary`.
+        switch pdu {
+        case .advertising(let a): a.writeFields(to: out)
+        case .data(let d): d.writeFields(to: out)
+        case .none: break
+        }
         if let c = crcValue {
             let status: String
             switch crc {
