@@ -394,7 +394,13 @@ extension AdvertisingReport {
             else if let n = AdvertisingReports.addressTypeNames[addressType] { s += " ("; s.write(plain: n); s.write(byte: UInt8(ascii: ")")) }
         }
         if let r = rssiValue { s.write(byte: 32); s.write(r); s += " dBm" }
-        if !dataRange.isEmpty { s.write(byte: 32); advertisingData(in: bytes).writeSummary(to: &s) }
+        if !dataRange.isEmpty {
+            s.write(byte: 32)
+            let data = data(in: bytes)
+            let (dataStart, dataCount, at) = (data.startIndex, data.count, s.count)
+            AdvertisingData(data, legacy: hasLegacyData).writeSummary(to: &s)
+            s.markAdvertisingSummary(from: at, dataStart: dataStart, dataCount: dataCount)
+        }
     }
 }
 

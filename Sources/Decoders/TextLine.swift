@@ -16,6 +16,8 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
     /// the air, a control byte. A line without it holds literals, numbers and names from the
     /// specification's tables only, and its printer need not scan it.
     @usableFromInline var mayNeedEscape = false
+    /// Where the line holds the summary of a report's advertising data (`markAdvertisingSummary`).
+    public private(set) var advertisingSummary = AdvertisingSummaryMark()
     /// Where a line with no room yet points: an empty line costs no allocation.
     nonisolated(unsafe) private static let none = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
@@ -81,6 +83,20 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
     public mutating func clear() {
         used = 0
         mayNeedEscape = false
+        advertisingSummary = AdvertisingSummaryMark()
+    }
+
+    /// The bytes from `start` to the end are the summary of the advertising data at `dataStart`
+    /// (`dataCount` octets) in the frame's bytes (`AdvertisingData.writeSummary`): a printer that
+    /// writes the same data's summary again in the frame's fields copies it.
+    mutating func markAdvertisingSummary(from start: Int, dataStart: Int, dataCount: Int) {
+        advertisingSummary = AdvertisingSummaryMark(text: start..<used, dataStart: dataStart, dataCount: dataCount)
+    }
+
+    /// The bytes in `range` as another line's, with what they may need escaped.
+    public mutating func write(_ range: Range<Int>, of other: borrowing TextLine) {
+        if other.mayNeedEscape { mayNeedEscape = true }
+        other.withUnsafeBytes { append(UnsafeBufferPointer(rebasing: $0[range.clamped(to: 0..<$0.count)])) }
     }
 
     public var count: Int { used }
@@ -272,5 +288,24 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
     @inlinable @inline(__always)
     public static func += (line: inout TextLine, s: StaticString) {
         s.withUTF8Buffer { line.append(UnsafeRawBufferPointer($0)) }
+    }
+}
+
+/// Where a line holds the summary of a report's advertising data, and where that data lies in the
+/// frame's bytes (`Bytes` indices): within one frame, the same place is the same data.
+public struct AdvertisingSummaryMark: Sendable {
+    public private(set) var text = 0..<0
+    private var dataStart = 0, dataCount = -1
+
+    /// None.
+    public init() {}
+
+    init(text: Range<Int>, dataStart: Int, dataCount: Int) {
+        (self.text, self.dataStart, self.dataCount) = (text, dataStart, dataCount)
+    }
+
+    /// Whether `data`, from the same frame, is the data summarised.
+    @inline(__always) public func holds(_ data: Bytes) -> Bool {
+        data.startIndex == dataStart && data.count == dataCount
     }
 }

@@ -38,6 +38,8 @@ public final class FramePrinter {
         self.verbose = verbose
         out = output
         fieldWriter = FieldRendering.TextWriter(output, indent: 6)
+        // `read -v` writes an advertising report's summary line, then the same summary as a field.
+        output.keepsAdvertisingSummary = verbose && format == .text
     }
 
     /// Times are printed relative to the capture's start (`CaptureStart`), also when the first
@@ -74,6 +76,7 @@ public final class FramePrinter {
                 out.write(label: name)
                 out.write(byte: 10)
             }
+            out.forgetAdvertisingSummary()
         }
         if hexDump { Self.writeHexDump(Self.frameBytes(d.packet), to: out) }
     }
@@ -182,6 +185,7 @@ public final class FramePrinter {
         line.clear()
         d.writeSummary(to: &line)
         out.write(jsonString: line)
+        out.keepAdvertisingSummary(of: line)
         out.write(",\"layers\":{")
         // Each layer's fields are gathered (JSON groups siblings that share a key), then written
         // when the next layer starts. The state lives in the printer: locals a closure shares
@@ -193,6 +197,7 @@ public final class FramePrinter {
             jsonLayer = name
         }
         writeJSONLayer()
+        out.forgetAdvertisingSummary()
         out.write(byte: UInt8(ascii: "}"))
         let reasons = d.malformedReasons
         if !reasons.isEmpty {

@@ -25,6 +25,11 @@ public final class Output {
     private let chunk = 1 << 16
     /// Where derived text is written before it is escaped into the buffer; reused frame after frame.
     private var scratch = TextLine(capacity: 256)
+    /// The advertising data summary of the frame's summary line, kept for its fields when
+    /// `keepsAdvertisingSummary` (`read -v`, JSON): the second is then copied, not written again.
+    private var advertisingSummary = TextLine(capacity: 128)
+    private var advertisingSummaryMark = AdvertisingSummaryMark()
+    public var keepsAdvertisingSummary = false
     /// The JSON keys of field labels, made once for this output's frames.
     let keys = JSONKeys()
     /// Layers' JSON by shape, recorded once for this output's frames.
@@ -413,6 +418,7 @@ public final class Output {
         let at = storage + count
         var line = TextLine(lent: UnsafeMutableBufferPointer(start: at, count: capacity &- count))
         body(&line)
+        if keepsAdvertisingSummary { keepAdvertisingSummary(of: line) }
         if line.isInLentRoom, line.isPlainByConstruction || line.withUnsafeBytes(DisplayText.isPlainLine) {
             count &+= line.count
             if count >= chunk { flush() }
@@ -424,10 +430,28 @@ public final class Output {
         write(display: scratch)
     }
 
+    /// Keeps the advertising data summary `line` holds, if any, for the frame's fields.
+    public func keepAdvertisingSummary(of line: borrowing TextLine) {
+        advertisingSummaryMark = line.advertisingSummary
+        guard !advertisingSummaryMark.text.isEmpty else { return }
+        advertisingSummary.clear()
+        advertisingSummary.write(advertisingSummaryMark.text, of: line)
+    }
+
+    /// The frame is written: its summary is not another frame's.
+    public func forgetAdvertisingSummary() { advertisingSummaryMark = AdvertisingSummaryMark() }
+
+    /// Whether `t` is the summary kept (`keepAdvertisingSummary`).
+    @inline(__always) private func isKept(_ t: DerivedText) -> Bool {
+        if case .advertisingSummary(let b, _) = t { return advertisingSummaryMark.holds(b) }
+        return false
+    }
+
     /// Derived text for a terminal, escaped as `DisplayText` says.
     public func write(display t: DerivedText) {
         // A reason given as text is escaped as any text is.
         if case .reason(let s) = t { return write(display: s) }
+        if isKept(t) { return write(display: advertisingSummary) }
         scratch.clear()
         t.write(to: &scratch)
         write(display: scratch)
@@ -436,6 +460,7 @@ public final class Output {
     /// Derived text as a quoted JSON string.
     public func write(jsonString t: DerivedText) {
         if case .reason(let s) = t { return write(jsonString: s) }
+        if isKept(t) { return write(jsonString: advertisingSummary) }
         scratch.clear()
         t.write(to: &scratch)
         write(jsonString: scratch)

@@ -58,6 +58,31 @@ final class OutputTests: XCTestCase {
         XCTAssertEqual(String(decoding: try written { $0.write(int: Int64.min) }, as: UTF8.self), String(Int64.min))
     }
 
+    /// `read -v` and JSON write an advertising report's data summary twice: in the frame's summary
+    /// line and as the field. The second is copied from the first only for the report the line
+    /// summarised: in an event of two reports, each field is its own data's summary.
+    func testEachReportsDataSummaryIsItsOwn() throws {
+        let first: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x09, 0x48, 0x52]          // flags, name "HR"
+        let second: [UInt8] = [0x03, 0x03, 0x0D, 0x18, 0x02, 0x0A, 0x04]         // UUID 0x180D, TX 4 dBm
+        func report(_ type: UInt8, _ address: UInt8, _ data: [UInt8]) -> [UInt8] {
+            [type, 0x00, address, 0, 0, 0, 0, 0xC0, UInt8(data.count)] + data + [0xC4]
+        }
+        let params: [UInt8] = [0x02, 0x02] + report(0x00, 1, first) + report(0x04, 2, second)
+        let p = Packet(number: 1, timestamp: 0, direction: .received, adapter: 0, kind: .hci(.event),
+                       payload: Bytes([0x3E, UInt8(params.count)] + params))
+        let d = Dissector().dissect(p)
+        let summaries = [first, second].map { AdvertisingData($0[...], legacy: true).summary }
+        XCTAssertNotEqual(summaries[0], summaries[1])
+        let text = String(decoding: try written { FramePrinter(format: .text, verbose: true, output: $0).print(d) }, as: UTF8.self)
+        let fields = text.split(separator: "\n").filter { $0.contains("Advertising Data: ") }
+        XCTAssertEqual(fields.map { String($0.split(separator: ": ", maxSplits: 1)[1]) }, summaries)
+        let json = String(decoding: try written { FramePrinter(format: .json, verbose: false, output: $0).print(d) }, as: UTF8.self)
+        for s in summaries {
+            let escaped = s.replacingOccurrences(of: "\"", with: "\\\"")
+            XCTAssertTrue(json.contains("\"advertising_data\":{\"value\":\"\(escaped)\""), s)
+        }
+    }
+
     /// A frame's columns, stored in one piece for the common frame, are what the general path
     /// writes; frames they do not fit are left to it.
     func testFrameColumnsAreWhatTheGeneralPathWrites() throws {
