@@ -430,16 +430,22 @@ public final class Output {
         write(display: scratch)
     }
 
-    /// Keeps the advertising data summary `line` holds, if any, for the frame's fields.
-    public func keepAdvertisingSummary(of line: borrowing TextLine) {
-        advertisingSummaryMark = line.advertisingSummary
-        guard !advertisingSummaryMark.text.isEmpty else { return }
+    /// Keeps the advertising data summary `line` holds, if any, for the frame's fields (until
+    /// `forgetAdvertisingSummary`).
+    @inline(__always) public func keepAdvertisingSummary(of line: borrowing TextLine) {
+        if _slowPath(!line.advertisingSummary.text.isEmpty) { keep(line.advertisingSummary, of: line) }
+    }
+
+    private func keep(_ mark: AdvertisingSummaryMark, of line: borrowing TextLine) {
+        advertisingSummaryMark = mark
         advertisingSummary.clear()
-        advertisingSummary.write(advertisingSummaryMark.text, of: line)
+        advertisingSummary.write(mark.text, of: line)
     }
 
     /// The frame is written: its summary is not another frame's.
-    public func forgetAdvertisingSummary() { advertisingSummaryMark = AdvertisingSummaryMark() }
+    @inline(__always) public func forgetAdvertisingSummary() {
+        if _slowPath(!advertisingSummaryMark.text.isEmpty) { advertisingSummaryMark = AdvertisingSummaryMark() }
+    }
 
     /// Whether `t` is the summary kept (`keepAdvertisingSummary`).
     @inline(__always) private func isKept(_ t: DerivedText) -> Bool {
