@@ -447,29 +447,23 @@ public final class Output {
         if _slowPath(!advertisingSummaryMark.text.isEmpty) { advertisingSummaryMark = AdvertisingSummaryMark() }
     }
 
-    /// Whether `t` is the summary kept (`keepAdvertisingSummary`).
-    @inline(__always) private func isKept(_ t: DerivedText) -> Bool {
-        if case .advertisingSummary(let b, _) = t { return advertisingSummaryMark.holds(b) }
-        return false
-    }
-
     /// Derived text for a terminal, escaped as `DisplayText` says.
-    public func write(display t: DerivedText) {
-        // A reason given as text is escaped as any text is.
-        if case .reason(let s) = t { return write(display: s) }
-        if isKept(t) { return write(display: advertisingSummary) }
-        scratch.clear()
-        t.write(to: &scratch)
-        write(display: scratch)
-    }
+    public func write(display t: DerivedText) { write(t, json: false) }
 
     /// Derived text as a quoted JSON string.
-    public func write(jsonString t: DerivedText) {
-        if case .reason(let s) = t { return write(jsonString: s) }
-        if isKept(t) { return write(jsonString: advertisingSummary) }
+    public func write(jsonString t: DerivedText) { write(t, json: true) }
+
+    /// Derived text for a terminal or as a JSON string: the summary kept when `t` is that
+    /// (`keepAdvertisingSummary`), else written into the scratch line first. A reason given as
+    /// text is escaped as any text is.
+    private func write(_ t: DerivedText, json: Bool) {
+        if case .reason(let s) = t { return json ? write(jsonString: s) : write(display: s) }
+        if case .advertisingSummary(let b, _) = t, advertisingSummaryMark.holds(b) {
+            return json ? write(jsonString: advertisingSummary) : write(display: advertisingSummary)
+        }
         scratch.clear()
         t.write(to: &scratch)
-        write(jsonString: scratch)
+        if json { write(jsonString: scratch) } else { write(display: scratch) }
     }
 
     /// Text for a terminal, escaped as `DisplayText` says.
