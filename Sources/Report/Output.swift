@@ -29,7 +29,7 @@ public final class Output {
     /// `keepsAdvertisingSummary` (`read -v`, JSON): the second is then copied, not written again.
     private var advertisingSummary = TextLine(capacity: 128)
     private var advertisingSummaryMark = AdvertisingSummaryMark()
-    public var keepsAdvertisingSummary = false
+    var keepsAdvertisingSummary = false
     /// The JSON keys of field labels, made once for this output's frames.
     let keys = JSONKeys()
     /// Layers' JSON by shape, recorded once for this output's frames.
@@ -432,7 +432,7 @@ public final class Output {
 
     /// Keeps the advertising data summary `line` holds, if any, for the frame's fields (until
     /// `forgetAdvertisingSummary`).
-    @inline(__always) public func keepAdvertisingSummary(of line: borrowing TextLine) {
+    @inline(__always) func keepAdvertisingSummary(of line: borrowing TextLine) {
         if _slowPath(!line.advertisingSummary.text.isEmpty) { keep(line.advertisingSummary, of: line) }
     }
 
@@ -443,7 +443,7 @@ public final class Output {
     }
 
     /// The frame is written: its summary is not another frame's.
-    @inline(__always) public func forgetAdvertisingSummary() {
+    @inline(__always) func forgetAdvertisingSummary() {
         if _slowPath(!advertisingSummaryMark.text.isEmpty) { advertisingSummaryMark = AdvertisingSummaryMark() }
     }
 
