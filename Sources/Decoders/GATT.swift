@@ -940,11 +940,12 @@ extension ATTResult: Dissectable {
                 }
             }
         }
-        for n in notes {
-            switch n {
+        // By index, the kind tested before the note is read: iterating copied every note.
+        for i in notes.indices {
+            switch notes[i] {
             case .pipelined, .responseNotCaptured, .timedOut, .unexpectedResponse, .exceedsMTU:
                 s += " ["
-                n.write(to: &s)
+                notes[i].write(to: &s)
                 s.write(byte: UInt8(ascii: "]"))
             default: break
             }
