@@ -101,13 +101,6 @@ public struct AdvertisingData: Dissectable, Sendable {
     /// A name as devices send it: UTF-8, some stacks adding a C terminator that is not part of it.
     static func name(_ b: Bytes) -> String { String(decoding: b.prefix { $0 != 0 }, as: UTF8.self) }
 
-    /// Raw local name bytes (no String building) and whether the name is complete.
-    public var localNameBytes: (bytes: Bytes, complete: Bool)? {
-        if let r = firstValue(ADType.completeLocalName) { return (value(r.start, r.end), true) }
-        if let r = firstValue(ADType.shortenedLocalName) { return (value(r.start, r.end), false) }
-        return nil
-    }
-
     /// Service UUIDs from the 16/32/128-bit lists, each with whether its list is complete.
     public var serviceUUIDs: [ListedUUID] {
         var out: [ListedUUID] = []

@@ -82,7 +82,7 @@ public struct AdvertisingReport: Sendable {
 
     /// Name of the PDU for legacy event types ("ADV_IND"), else the set properties.
     public var eventTypeName: String {
-        if legacyPDUName != nil {
+        if hasLegacyPDU {
             return eventType < 0x100 ? AdvertisingReports.legacyNameTexts[UInt8(eventType)] ?? "Reserved" : "Reserved"
         }
         if let pdu = AdvertisingReports.legacyPDUByProperties[UInt8(properties & 0x1F)], isLegacy { return pdu }
@@ -94,9 +94,12 @@ public struct AdvertisingReport: Sendable {
         if let pdu = legacyPDUName { s += pdu } else { s.write(eventTypeName) }
     }
 
+    /// A legacy or directed report: its event type is a legacy PDU's.
+    private var hasLegacyPDU: Bool { subevent == AdvertisingReports.legacy || subevent == AdvertisingReports.directed }
+
     /// A legacy or directed report's PDU name (short enough to be a String without an allocation).
     private var legacyPDUName: StaticString? {
-        guard subevent == AdvertisingReports.legacy || subevent == AdvertisingReports.directed else { return nil }
+        guard hasLegacyPDU else { return nil }
         return eventType < 0x100 ? AdvertisingReports.legacyNames[UInt8(eventType)] ?? "Reserved" : "Reserved"
     }
 }
