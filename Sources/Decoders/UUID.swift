@@ -84,16 +84,24 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible, Compar
     public static let stringLength = 36
 
     /// Writes `uuidString`'s 36 bytes, for printers that write into their own buffer.
-    public func storeString(into c: inout TextCursor) {
-        c.appendHex(high >> 32, digits: 8)
-        c.append(UInt8(ascii: "-"))
-        c.appendHex(high >> 16, digits: 4)
-        c.append(UInt8(ascii: "-"))
-        c.appendHex(high, digits: 4)
-        c.append(UInt8(ascii: "-"))
-        c.appendHex(low >> 48, digits: 4)
-        c.append(UInt8(ascii: "-"))
-        c.appendHex(low, digits: 12)
+    ///
+    /// The digits are made four or eight at a time (`Hex.digitWord`) and stored with the hyphens
+    /// as four words and a 32-bit tail, where a digit at a time took about 400 instructions.
+    @inlinable public func storeString(into c: inout TextCursor) {
+        // Digits first in memory: as numbers, the first digit in the low byte.
+        let d0 = Hex.digitWord(high >> 32, count: 8, lower: false).littleEndian
+        let d1 = Hex.digitWord(high >> 16, count: 4, lower: false).littleEndian
+        let d2 = Hex.digitWord(high, count: 4, lower: false).littleEndian
+        let d3 = Hex.digitWord(low >> 48, count: 4, lower: false).littleEndian
+        let d4 = Hex.digitWord(low >> 32, count: 4, lower: false).littleEndian
+        let d5 = Hex.digitWord(low, count: 8, lower: false).littleEndian
+        let hyphen: UInt64 = 0x2D
+        // "dddddddd" "-dddd-dd" "dd-dddd-" "dddddddd" "dddd"
+        let second = hyphen | (d1 & 0xFFFF_FFFF) << 8 | hyphen << 40 | (d2 & 0xFFFF) << 48
+        let third = (d2 >> 16 & 0xFFFF) | hyphen << 16 | (d3 & 0xFFFF_FFFF) << 24 | hyphen << 56
+        let fourth = (d4 & 0xFFFF_FFFF) | (d5 & 0xFFFF_FFFF) << 32
+        c.append(words: d0.littleEndian, second.littleEndian, third.littleEndian, fourth.littleEndian,
+                 UInt32(truncatingIfNeeded: d5 >> 32).littleEndian)
     }
 
     /// Short form when on the base ("0x180D"), else the full form.
