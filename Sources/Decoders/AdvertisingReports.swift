@@ -212,54 +212,49 @@ public enum AdvertisingReports {
         }
     }
 
-    /// How legacy and directed reports start: event type, address type, address.
-    @inline(__always)
-    static func advertiser(_ r: inout ByteReader) throws(DecodeError) -> (type: UInt8, addressType: UInt8, address: BDAddr) {
-        (try r.u8(), try r.u8(), try r.address())
-    }
+    /// The fixed fields before a report's data (or its end), each report's checked at once
+    /// (`ByteReader.fields`, a width a nibble from the lowest): event type, address type, address,
+    /// then data length (legacy), direct address type, direct address and RSSI (directed), or
+    /// PHYs, SID, TX power, RSSI, periodic interval, direct address type, direct address and data
+    /// length (extended).
+    static let legacyFields: UInt64 = 0x1611, directedFields: UInt64 = 0x16_1611
+    static let extendedFields: UInt64 = 0x1612_1111_1612
 
     static func legacyReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
-        let (type, addrType, addr) = try advertiser(&r)
-        let len = Int(try r.u8())
-        let data = try r.range(len)
+        let i = try r.fields(9, widths: Self.legacyFields)
+        let type = r.u8(at: i)
+        let data = try r.range(Int(r.u8(at: i &+ 8)))
         let props = Int(type) < legacyProperties.count ? legacyProperties[Int(type)] : 0
         var rep = AdvertisingReport(subevent: legacy, eventType: UInt16(type), properties: props,
-                                    addressType: addrType, address: addr, dataRange: data)
+                                    addressType: r.u8(at: i &+ 1), address: r.address(at: i &+ 2), dataRange: data)
         rep.rssi = try r.i8()
         return rep
     }
 
     static func directedReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
-        let (type, addrType, addr) = try advertiser(&r)
-        var rep = AdvertisingReport(subevent: directed, eventType: UInt16(type), properties: 0x15,
-                                    addressType: addrType, address: addr, dataRange: r.index..<r.index)
-        rep.directAddressType = try r.u8()
-        rep.directAddress = try r.address()
-        rep.rssi = try r.i8()
+        let i = try r.fields(16, widths: Self.directedFields)
+        var rep = AdvertisingReport(subevent: directed, eventType: UInt16(r.u8(at: i)), properties: 0x15,
+                                    addressType: r.u8(at: i &+ 1), address: r.address(at: i &+ 2), dataRange: (i &+ 8)..<(i &+ 8))
+        rep.directAddressType = r.u8(at: i &+ 8)
+        rep.directAddress = r.address(at: i &+ 9)
+        rep.rssi = r.i8(at: i &+ 15)
         return rep
     }
 
     static func extendedReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
-        let type = try r.u16()
-        let addrType = try r.u8()
-        let addr = try r.address()
-        let primary = try r.u8(), secondary = try r.u8(), sid = try r.u8()
-        let tx = try r.i8(), rssi = try r.i8()
-        let interval = try r.u16()
-        let dType = try r.u8()
-        let dAddr = try r.address()
-        let len = Int(try r.u8())
-        var rep = AdvertisingReport(subevent: extended, eventType: type, properties: type, addressType: addrType,
-                                    address: addr, dataRange: try r.range(len))
-        rep.primaryPHY = primary
-        rep.secondaryPHY = secondary
-        rep.sid = sid
-        rep.txPower = tx
-        rep.rssi = rssi
-        rep.periodicInterval = interval
+        let i = try r.fields(24, widths: Self.extendedFields)
+        let type = r.u16(at: i)
+        var rep = AdvertisingReport(subevent: extended, eventType: type, properties: type, addressType: r.u8(at: i &+ 2),
+                                    address: r.address(at: i &+ 3), dataRange: try r.range(Int(r.u8(at: i &+ 23))))
+        rep.primaryPHY = r.u8(at: i &+ 9)
+        rep.secondaryPHY = r.u8(at: i &+ 10)
+        rep.sid = r.u8(at: i &+ 11)
+        rep.txPower = r.i8(at: i &+ 12)
+        rep.rssi = r.i8(at: i &+ 13)
+        rep.periodicInterval = r.u16(at: i &+ 14)
         if type & 0x04 != 0 {
-            rep.directAddressType = dType
-            rep.directAddress = dAddr
+            rep.directAddressType = r.u8(at: i &+ 16)
+            rep.directAddress = r.address(at: i &+ 17)
         }
         return rep
     }

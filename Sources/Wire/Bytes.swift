@@ -121,6 +121,36 @@ public struct ByteReader: Sendable {
         return BDAddr(low | UInt64(bytes[i + 4]) << 32 | UInt64(bytes[i + 5]) << 40)
     }
 
+    /// Consumes a run of fixed-width fields checked at once, `total` octets in all, and returns the
+    /// index in `bytes` of the first, for `u8(at:)` and the like: one check for a report's header
+    /// rather than one a field. Where the run does not fit, it throws what reading the fields one
+    /// by one throws: the first that does not fit, and what was left for it. `widths` holds each
+    /// field's width in a nibble, the first field's lowest (an array would be fetched each call).
+    @inlinable @inline(__always)
+    public mutating func fields(_ total: Int, widths: UInt64) throws(DecodeError) -> Int {
+        let start = index
+        if _slowPath(remaining < total) {
+            var w = widths
+            while w != 0 {
+                try need(Int(w & 0xF))
+                index += Int(w & 0xF)
+                w >>= 4
+            }
+        }
+        index = start &+ total
+        return start
+    }
+
+    /// The octet at `i`, an index in `bytes` from `fields`.
+    @inlinable @inline(__always) public func u8(at i: Int) -> UInt8 { bytes[i] }
+    @inlinable @inline(__always) public func i8(at i: Int) -> Int8 { Int8(bitPattern: bytes[i]) }
+    @inlinable @inline(__always) public func u16(at i: Int) -> UInt16 { UInt16(bytes[i]) | UInt16(bytes[i &+ 1]) << 8 }
+    /// The six octets of a device address at `i`, least significant first.
+    @inlinable @inline(__always) public func address(at i: Int) -> BDAddr {
+        let low = UInt64(bytes[i]) | UInt64(bytes[i &+ 1]) << 8 | UInt64(bytes[i &+ 2]) << 16 | UInt64(bytes[i &+ 3]) << 24
+        return BDAddr(low | UInt64(bytes[i &+ 4]) << 32 | UInt64(bytes[i &+ 5]) << 40)
+    }
+
     /// Looks at a byte without consuming it.
     @inlinable public func peek(_ ahead: Int = 0) -> UInt8? {
         let i = index + ahead

@@ -97,6 +97,30 @@ final class AdvertisingReportsTests: XCTestCase {
         XCTAssertTrue(text.contains("Advertising SID: 0x01"), text)
     }
 
+    /// A report's fixed fields are checked at once; cut anywhere, the fault names the field that
+    /// does not fit and what was left for it, as reading them one by one does.
+    func testTruncatedReportNamesTheFieldCut() {
+        // Subevent, one whole report, and each field's width in order (data and RSSI after them).
+        let layouts: [(UInt8, String, [Int])] = [
+            (0x02, "01 00 01 665544332211 03 020106 c4", [1, 1, 6, 1, 3, 1]),
+            (0x0B, "01 01 01 665544332211 01 aabbccddeeff c0", [1, 1, 6, 1, 6, 1]),
+            (0x0D, "01 1300 01 665544332211 01 00 ff 7f c4 0000 00 000000000000 03 020106",
+             [2, 1, 6, 1, 1, 1, 1, 1, 2, 1, 6, 1, 3]),
+        ]
+        for (subevent, whole, widths) in layouts {
+            let bytes = Array(adHex(whole))
+            XCTAssertNil(AdvertisingReports.parse(subevent: subevent, bytes[...]).malformed, "\(subevent)")
+            for cut in 1..<bytes.count {
+                // The field the cut falls in, and what of it is left.
+                var start = 1, field = 0
+                while start + widths[field] <= cut { start += widths[field]; field += 1 }
+                let expected = "report 1 truncated: needed \(widths[field]) bytes, \(cut - start) left"
+                XCTAssertEqual(AdvertisingReports.parse(subevent: subevent, bytes[..<cut]).malformed, expected,
+                               "subevent \(subevent) cut at \(cut)")
+            }
+        }
+    }
+
     func testDirectedAndPeriodic() {
         let d = AdvertisingReports.parse(subevent: 0x0B, adHex("01 01 01 665544332211 01 aabbccddeeff c0"))
         XCTAssertNil(d.malformed)
