@@ -674,13 +674,21 @@ public enum JSONText {
         guard let base = u.baseAddress else { return i }
         let raw = UnsafeRawPointer(base)
         let ones: UInt64 = 0x0101_0101_0101_0101
+        @inline(__always) func marks(_ x: UInt64) -> UInt64 {
+            let quote = x ^ (0x22 &* ones), backslash = x ^ (0x5C &* ones)
+            return (x | ((x &- 0x20 &* ones) & ~x) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash))
+                & 0x8080_8080_8080_8080
+        }
         var i = i
         while i &+ 8 <= u.count {
-            let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            let quote = x ^ (0x22 &* ones), backslash = x ^ (0x5C &* ones)
-            let marks = x | ((x &- 0x20 &* ones) & ~x) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
-            if marks & 0x8080_8080_8080_8080 != 0 { break }
+            if marks(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) != 0 { return i }
             i &+= 8
+        }
+        // The last few bytes, in the word that ends where the text does (the bytes of it before
+        // `i`, passed already, shifted out): most text then needs no byte-by-byte tail.
+        if i < u.count && u.count >= 8 {
+            let x = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: u.count &- 8, as: UInt64.self))
+            if marks(x) >> (8 &* UInt64(truncatingIfNeeded: 8 &- (u.count &- i))) == 0 { return u.count }
         }
         return i
     }

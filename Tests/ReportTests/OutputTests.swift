@@ -303,6 +303,30 @@ final class OutputTests: XCTestCase {
         }
     }
 
+    /// A special byte after another: the plain run resumes after the first escape, and the last
+    /// word's check (which overlaps bytes before the run) must still find the second.
+    func testJSONStringsEscapeASecondByteAfterAnEscape() throws {
+        let specials: [[UInt8]] = [[0x22], [0x01], [0xC3, 0xA9], [0xFF]]
+        for length in 2..<20 {
+            for first in 0..<length {
+                for second in (first + 1)..<min(length, first + 10) {
+                    for a in specials {
+                        for b in specials {
+                            var bytes = [UInt8](repeating: UInt8(ascii: "m"), count: length)
+                            bytes.replaceSubrange(first..<min(first + a.count, length), with: a)
+                            guard second < length else { continue }
+                            bytes.replaceSubrange(second..<min(second + b.count, length), with: b)
+                            let text = Array(bytes.prefix(length))
+                            let json = try written { $0.write(jsonString: Bytes(text)) }
+                            let decoded = try JSONSerialization.jsonObject(with: Data(json), options: .fragmentsAllowed) as? String
+                            XCTAssertEqual(decoded, String(decoding: text, as: UTF8.self), "\(text)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Names are copied into JSON, but the few company names that hold quotation marks are
     /// escaped: every company's field is valid JSON and gives back its name. In text the quotes
     /// stay as they are.
