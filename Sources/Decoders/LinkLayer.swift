@@ -37,26 +37,27 @@ public struct LLPacket: Sendable {
     /// bytes are ignored, a short packet keeps what there is (no CRC). `coded`: an octet holding the
     /// Coding Indicator follows the access address.
     public init?(_ b: borrowing Bytes, coded: Bool = false) {
-        guard b.count >= (coded ? 5 : 4), let lo = b.le16(0), let hi = b.le16(2) else { return nil }
-        accessAddress = UInt32(lo) | UInt32(hi) << 16
-        codingIndicator = coded ? b.byte(4).map { $0 & 0x03 } : nil
-        let rest = b.from(coded ? 5 : 4)
-        guard let len = rest.byte(1) else {
-            pdu = rest
+        // By index: each slice of the record (what follows the access address, the PDU, the
+        // CRC) was a retain and a release.
+        let s = b.startIndex, start = s &+ (coded ? 5 : 4), end = b.endIndex
+        guard start <= end else { return nil }
+        accessAddress = UInt32(b[s]) | UInt32(b[s &+ 1]) << 8 | UInt32(b[s &+ 2]) << 16 | UInt32(b[s &+ 3]) << 24
+        codingIndicator = coded ? b[s &+ 4] & 0x03 : nil
+        guard end &- start >= 2 else {
+            pdu = b[start..<end]
             crc = nil
             crcAsNumber = nil
             return
         }
-        let pduLen = 2 + Int(len)
-        if rest.count >= pduLen + 3 {
-            pdu = rest.prefix(pduLen)
-            let c = rest.from(pduLen)
+        let pduEnd = start &+ 2 &+ Int(b[start &+ 1])
+        if end &- pduEnd >= 3 {
+            pdu = b[start..<pduEnd]
+            let c0 = b[pduEnd], c1 = b[pduEnd &+ 1], c2 = b[pduEnd &+ 2]
             // Bytes on air are sent LSB first; the CRC is sent bit 23 first.
-            crc = UInt32(LLCRC.reverse(c.byte(0) ?? 0)) << 16 | UInt32(LLCRC.reverse(c.byte(1) ?? 0)) << 8
-                | UInt32(LLCRC.reverse(c.byte(2) ?? 0))
-            crcAsNumber = UInt32(c.byte(0) ?? 0) | UInt32(c.byte(1) ?? 0) << 8 | UInt32(c.byte(2) ?? 0) << 16
+            crc = UInt32(LLCRC.reverse(c0)) << 16 | UInt32(LLCRC.reverse(c1)) << 8 | UInt32(LLCRC.reverse(c2))
+            crcAsNumber = UInt32(c0) | UInt32(c1) << 8 | UInt32(c2) << 16
         } else {
-            pdu = rest.prefix(pduLen)
+            pdu = b[start..<Swift.min(pduEnd, end)]
             crc = nil
             crcAsNumber = nil
         }

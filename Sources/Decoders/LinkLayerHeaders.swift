@@ -183,73 +183,78 @@ public struct LLPseudoHeader: Sendable {
     }
 
     private static func parseNordic(_ h: inout LLPseudoHeader, _ record: Bytes) -> (packet: Bytes, malformed: String?) {
-        var r = ByteReader(record)
-        do {
-            var headerLength: Int
-            var payloadLength: Int
-            if record.byte(0) == 0xBE && record.byte(1) == 0xEF {
-                // Version 0 (legacy): marker, packet ID, counter, 2 unused, payload length.
-                try r.skip(2)
-                h.protocolVersion = 0
-                h.packetID = try r.u8()
-                h.packetCounter = try r.u16()
-                try r.skip(2)
-                payloadLength = Int(try r.u8())
-                headerLength = 8
-            } else {
-                h.board = try r.u8()
-                guard let version = record.byte(3) else { throw DecodeError.truncated(needed: 4, available: record.count) }
-                h.protocolVersion = version
-                if version == 1 {
-                    headerLength = Int(try r.u8()) + 1
-                    payloadLength = Int(try r.u8())
-                } else {
-                    payloadLength = Int(try r.u16())
-                    headerLength = 7
-                }
-                try r.skip(1) // protocol version, read above
-                h.packetCounter = try r.u16()
-                h.packetID = try r.u8()
-            }
-            h.lengthMismatch = headerLength &+ payloadLength != record.count
-            // Event packet header: length, flags, channel, RSSI, event counter, time.
-            let eventLength: Int
-            if h.protocolVersion == 0 { eventLength = 10 } else { eventLength = Int(try r.u8()) }
-            let flags = try r.u8()
-            let channel = try r.u8()
-            let rssi = try r.u8()
-            h.eventCounter = try r.u16()
-            h.nordicTime = try r.u32()
-            h.nordicFlags = flags
-            h.channel = channel
-            h.rssi = Int8(truncatingIfNeeded: -Int(rssi))
-            h.crcChecked = true
-            h.crcValid = flags & 1 != 0
-            h.phy = (flags >> 4) & 7
-            // Version 3 says the kind in the packet ID; older ones by the access address.
-            if h.protocolVersion ?? 0 >= 3 {
-                h.channelKind = h.packetID == 0x06 ? .data : h.packetID == 0x02 ? .advertising : .unknown
-            } else {
-                let aa = r.bytes.from(r.offset)
-                if let lo = aa.le16(0), let hi = aa.le16(2) {
-                    h.channelKind = UInt32(lo) | UInt32(hi) << 16 == LLPacket.advertisingAccessAddress ? .advertising : .data
-                }
-            }
-            if h.channelKind == .data {
-                h.centralToPeripheral = flags & 2 != 0
-                h.micChecked = flags & 4 != 0
-                h.decrypted = h.micChecked
-                h.micValid = h.micChecked && flags & 8 != 0
-            } else if h.channelKind == .advertising, channel < 37 {
-                h.auxType = (flags >> 1) & 3
-            }
-            _ = eventLength
-            let packet = r.rest()
-            return (packet, h.lengthMismatch ? "nRF Sniffer header length \(headerLength) + payload \(payloadLength) ≠ record \(record.count)" : nil)
-        } catch {
-            return (record[record.endIndex...], "nRF Sniffer header truncated (\(record.count) bytes)")
+        // Read where the fields lie, each group after one test of the length: a record cut short
+        // keeps the fields before the cut, as a field-by-field read would.
+        let s = record.startIndex, n = record.count
+        func u16(_ i: Int) -> UInt16 { UInt16(record[s &+ i]) | UInt16(record[s &+ i &+ 1]) << 8 }
+        func truncated() -> (packet: Bytes, malformed: String?) {
+            (record[record.endIndex...], "nRF Sniffer header truncated (\(n) bytes)")
         }
+        let headerLength: Int, payloadLength: Int
+        if n >= 2 && record[s] == 0xBE && record[s &+ 1] == 0xEF {
+            // Version 0 (legacy): marker, packet ID, counter, 2 unused, payload length.
+            h.protocolVersion = 0
+            guard n >= 3 else { return truncated() }
+            h.packetID = record[s &+ 2]
+            guard n >= 5 else { return truncated() }
+            h.packetCounter = u16(3)
+            guard n >= 8 else { return truncated() }
+            payloadLength = Int(record[s &+ 7])
+            headerLength = 8
+        } else {
+            // Board, header and payload lengths (version 1) or the payload length, protocol
+            // version, counter, packet ID.
+            guard n >= 1 else { return truncated() }
+            h.board = record[s]
+            guard n >= 4 else { return truncated() }
+            let version = record[s &+ 3]
+            h.protocolVersion = version
+            if version == 1 {
+                headerLength = Int(record[s &+ 1]) &+ 1
+                payloadLength = Int(record[s &+ 2])
+            } else {
+                payloadLength = Int(u16(1))
+                headerLength = 7
+            }
+            guard n >= 6 else { return truncated() }
+            h.packetCounter = u16(4)
+            guard n >= 7 else { return truncated() }
+            h.packetID = record[s &+ 6]
+        }
+        h.lengthMismatch = headerLength &+ payloadLength != n
+        // Event packet header: length (not in version 0), flags, channel, RSSI, event counter, time.
+        guard n >= 13 else { return truncated() }
+        h.eventCounter = u16(11)
+        guard n >= nordicHeaderLength else { return truncated() }
+        h.nordicTime = UInt32(u16(13)) | UInt32(u16(15)) << 16
+        let flags = record[s &+ 8], channel = record[s &+ 9]
+        h.nordicFlags = flags
+        h.channel = channel
+        h.rssi = Int8(truncatingIfNeeded: -Int(record[s &+ 10]))
+        h.crcChecked = true
+        h.crcValid = flags & 1 != 0
+        h.phy = (flags >> 4) & 7
+        // Version 3 says the kind in the packet ID; older ones by the access address.
+        if h.protocolVersion ?? 0 >= 3 {
+            h.channelKind = h.packetID == 0x06 ? .data : h.packetID == 0x02 ? .advertising : .unknown
+        } else if n >= nordicHeaderLength &+ 4 {
+            let aa = UInt32(u16(nordicHeaderLength)) | UInt32(u16(nordicHeaderLength &+ 2)) << 16
+            h.channelKind = aa == LLPacket.advertisingAccessAddress ? .advertising : .data
+        }
+        if h.channelKind == .data {
+            h.centralToPeripheral = flags & 2 != 0
+            h.micChecked = flags & 4 != 0
+            h.decrypted = h.micChecked
+            h.micValid = h.micChecked && flags & 8 != 0
+        } else if h.channelKind == .advertising, channel < 37 {
+            h.auxType = (flags >> 1) & 3
+        }
+        let packet = record[(s &+ nordicHeaderLength)...]
+        return (packet, h.lengthMismatch ? "nRF Sniffer header length \(headerLength) + payload \(payloadLength) ≠ record \(n)" : nil)
     }
+
+    /// The nRF Sniffer's packet and event headers, in every protocol version.
+    static let nordicHeaderLength = 17
 }
 
 extension LLPseudoHeader: Dissectable {

@@ -94,6 +94,49 @@ final class LinkLayerPDUTests: XCTestCase {
         XCTAssertTrue(m.problems.isEmpty, "\(m.problems)")
     }
 
+    /// The nRF Sniffer's headers cut at every length: the fields before the cut are kept, as a
+    /// field-by-field read keeps them, and anything shorter than both headers (17 octets) is
+    /// truncated; the access address and PDU follow them.
+    func testNordicHeaderCutAtEveryLength() {
+        let air = Self.hex("d6be898e 0009e8dd6ee5c578020105 c63c96")
+        let v3 = [0, 28, 0, 3, 0x34, 0x12, 0x02] + [10, 0x01, 37, 60, 0x78, 0x56, 0xE8, 0x03, 0, 0] + air
+        let v0 = [0xBE, 0xEF, 0x06, 0x34, 0x12, 0, 0, 27] + [0x01, 37, 60, 0x78, 0x56, 0xE8, 0x03, 0, 0] + air
+        for (record, legacy) in [(v3, false), (v0, true)] {
+            for n in 0...record.count {
+                let (h, packet, problem) = LLPseudoHeader.parse(linkType: LinkType.nordicBLE, ArraySlice(record.prefix(n)))
+                // Version 0 is known from its marker (2 octets), a later one from octet 3; one
+                // octet of a marker is read as a board number.
+                XCTAssertEqual(h.protocolVersion, legacy ? (n >= 2 ? 0 : nil) : (n >= 4 ? 3 : nil), "\(legacy) \(n)")
+                XCTAssertEqual(h.board, n < 1 ? nil : legacy ? (n == 1 ? 0xBE : nil) : 0, "\(legacy) \(n)")
+                XCTAssertEqual(h.packetID, n >= (legacy ? 3 : 7) ? (legacy ? 6 : 2) : nil, "\(legacy) \(n)")
+                XCTAssertEqual(h.packetCounter, n >= (legacy ? 5 : 6) ? 0x1234 : nil, "\(legacy) \(n)")
+                XCTAssertEqual(h.eventCounter, n >= 13 ? 0x5678 : nil, "\(legacy) \(n)")
+                XCTAssertEqual(h.nordicTime, n >= 17 ? 1000 : nil, "\(legacy) \(n)")
+                XCTAssertEqual(h.rssi, n >= 17 ? -60 : nil, "\(legacy) \(n)")
+                if n < 17 {
+                    XCTAssertEqual(problem, "nRF Sniffer header truncated (\(n) bytes)")
+                    XCTAssertTrue(packet.isEmpty)
+                } else {
+                    XCTAssertEqual(Array(packet), Array(record[17..<n]))
+                    if n == record.count { XCTAssertNil(problem) }
+                }
+            }
+        }
+    }
+
+    /// A packet cut anywhere keeps its access address and what there is of its PDU; the CRC only
+    /// when all three of its octets are there.
+    func testPacketCutAtEveryLength() {
+        let air = Self.hex("d6be898e 0009e8dd6ee5c578020105 c63c96")
+        for n in 0...air.count {
+            let p = LLPacket(ArraySlice(air.prefix(n)))
+            guard n >= 4 else { XCTAssertNil(p, "\(n)"); continue }
+            XCTAssertEqual(p?.accessAddress, LLPacket.advertisingAccessAddress)
+            XCTAssertEqual(p.map { Array($0.pdu) }, Array(air[4..<min(n, 15)]), "\(n)")
+            XCTAssertEqual(p?.crcAsNumber, n == air.count ? 0x963CC6 : nil, "\(n)")
+        }
+    }
+
     func testPseudoHeader256() {
         let (h, packet, problem) = LLPseudoHeader.parse(linkType: LinkType.leLLWithPHDR, ArraySlice(Self.crackleADVIND))
         XCTAssertNil(problem)
