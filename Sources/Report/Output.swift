@@ -202,15 +202,42 @@ public final class Output {
 
     @inline(never)
     private func write(magnitude m: UInt64, negative: Bool) {
-        if negative { append(UInt8(ascii: "-")) }
-        // Written in place, two digits a step from the end: at most 20 bytes.
-        let n = TextCursor.decimalDigits(m)
-        if count &+ n <= chunk {
-            Self.storeRight(m, storage + count, width: n)
-            count &+= n
-        } else {
-            withRoom(n) { $0.appendDecimal(m, digits: n) }
+        // Eight digits a word (`TextCursor.decimalWord`), each word stored whole: at most 21
+        // bytes with the sign, and the slack the last word's store runs past them.
+        guard count &+ 32 <= chunk else {
+            if negative { append(UInt8(ascii: "-")) }
+            withRoom(TextCursor.decimalDigits(m)) { $0.appendDecimal(m, digits: TextCursor.decimalDigits(m)) }
+            return
         }
+        let raw = UnsafeMutableRawPointer(storage + count)
+        var n = 0
+        if negative {
+            raw.storeBytes(of: UInt8(ascii: "-"), as: UInt8.self)
+            n = 1
+        }
+        let word: UInt64 = 100_000_000
+        if m < word {
+            n &+= Self.store(leading: m, at: raw + n)
+        } else {
+            let high = m / word
+            if high < word {
+                n &+= Self.store(leading: high, at: raw + n)
+            } else {
+                n &+= Self.store(leading: high / word, at: raw + n)
+                raw.storeBytes(of: TextCursor.decimalWord(high % word).littleEndian, toByteOffset: n, as: UInt64.self)
+                n &+= 8
+            }
+            raw.storeBytes(of: TextCursor.decimalWord(m % word).littleEndian, toByteOffset: n, as: UInt64.self)
+            n &+= 8
+        }
+        count &+= n
+    }
+
+    /// `v` (below 10^8) without its leading zeros, stored as a word at `p`: how many digits it has.
+    @inline(__always) private static func store(leading v: UInt64, at p: UnsafeMutableRawPointer) -> Int {
+        let n = TextCursor.decimalDigits(v)
+        p.storeBytes(of: (TextCursor.decimalWord(v) >> (8 &* UInt64(truncatingIfNeeded: 8 &- n))).littleEndian, as: UInt64.self)
+        return n
     }
 
     /// Appends `v` right-aligned in `width` columns (every frame's number): its digits counted

@@ -114,6 +114,20 @@ public struct TextCursor: ~Copyable {
         p[1] = q[1]
     }
 
+    /// The eight decimal digits of `v` (below 10^8, zero-padded) in one word, as a number whose
+    /// lowest byte is the first digit (stored little-endian, they read in order). Halves, pairs
+    /// and digits are split in parallel lanes of the word: a multiply and a shift each, where
+    /// writing pairs from the end took a division each.
+    @inlinable @inline(__always) public static func decimalWord(_ v: UInt64) -> UInt64 {
+        // Two lanes of 32 bits (the first four digits in the low one), then four of 16, then
+        // eight of 8. x * 10486 >> 20 is x / 100 below 10^4; x * 103 >> 10 is x / 10 below 100.
+        let halves = v / 10_000 | (v % 10_000) << 32
+        let high = (halves &* 10_486) >> 20 & 0x0000_007F_0000_007F
+        let pairs = high | (halves &- high &* 100) << 16
+        let tens = (pairs &* 103) >> 10 & 0x000F_000F_000F_000F
+        return (tens | (pairs &- tens &* 10) << 8) | 0x3030_3030_3030_3030
+    }
+
     /// How many decimal digits `m` has (at least one): four at a time, then the last few.
     @inlinable @inline(__always) public static func decimalDigits(_ m: UInt64) -> Int {
         var n = 1, rest = m

@@ -382,6 +382,34 @@ final class OutputTests: XCTestCase {
         XCTAssertTrue(bytes == expected)
     }
 
+    /// Numbers are written eight digits a word: every count of digits, each side of every power
+    /// of ten, the largest and the most negative, are what `String` spells.
+    func testNumbersOfEveryLengthAreWhatStringSpells() throws {
+        var values: [UInt64] = [0, UInt64.max, UInt64(Int64.max), UInt64(Int64.max) + 1]
+        var p: UInt64 = 1
+        for _ in 0...19 {
+            values += [p &- 1, p, p &+ 1, p &* 3 &+ 7]
+            if p <= UInt64.max / 10 { p *= 10 } else { break }
+        }
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<2000 { values.append(UInt64.random(in: 0...UInt64.max, using: &rng) >> UInt64.random(in: 0...63, using: &rng)) }
+        var expected = ""
+        let bytes = try written { out in
+            for v in values {
+                out.write(uint: v)
+                out.write(byte: 32)
+                expected += "\(v) "
+                let i = Int64(bitPattern: v)
+                out.write(int: i)
+                out.write(byte: 32)
+                expected += "\(i) "
+            }
+            out.write(int: Int64.min)
+            expected += "\(Int64.min)"
+        }
+        XCTAssertEqual(String(decoding: bytes, as: UTF8.self), expected)
+    }
+
     /// `JSONText.quoted` is the buffer's escaping: the same bytes for every special character.
     func testQuotedStringsAreWhatTheBufferWrites() throws {
         for s in ["plain", "quote \" and backslash \\", "tab\tnewline\nreturn\r", "nul \u{0} unit \u{1F} del \u{7F}",
