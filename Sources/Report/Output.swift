@@ -234,10 +234,12 @@ public final class Output {
     }
 
     /// `v` (below 10^8) without its leading zeros, stored as a word at `p`: how many digits it has.
+    /// The zeros are counted in the word (its low bytes that are "0"), not by dividing.
     @inline(__always) private static func store(leading v: UInt64, at p: UnsafeMutableRawPointer) -> Int {
-        let n = TextCursor.decimalDigits(v)
-        p.storeBytes(of: (TextCursor.decimalWord(v) >> (8 &* UInt64(truncatingIfNeeded: 8 &- n))).littleEndian, as: UInt64.self)
-        return n
+        let digits = TextCursor.decimalWord(v)
+        let zeros = min((digits ^ 0x3030_3030_3030_3030).trailingZeroBitCount >> 3, 7)
+        p.storeBytes(of: (digits >> (8 &* UInt64(truncatingIfNeeded: zeros))).littleEndian, as: UInt64.self)
+        return 8 &- zeros
     }
 
     /// Appends `v` right-aligned in `width` columns (every frame's number): its digits counted
