@@ -362,19 +362,20 @@ public final class LinkLayerTracker {
     public func process(_ packet: Packet) -> LLFrame {
         let linkType: UInt32
         if case .linkLayer(let t) = packet.kind { linkType = t } else { linkType = LinkType.leLL }
+        // The header parsed in place here and copied into the frame once: parsed into the frame
+        // and read back, it was copied twice.
+        var h = LLPseudoHeader(linkType: linkType)
+        let (bytes, problem) = LLPseudoHeader.parse(packet.payload, into: &h)
         let frame: LLFrame
         if isKnownUniquelyReferenced(&spare), let s = spare {
             // The last frame handed out is held by nobody else any more: it is filled again, so
             // a stream of frames allocates none (a consumer that keeps one keeps its own).
-            s.reset(number: packet.number, header: LLPseudoHeader(linkType: linkType))
+            s.reset(number: packet.number, header: h)
             frame = s
         } else {
-            frame = LLFrame(number: packet.number, header: LLPseudoHeader(linkType: linkType))
+            frame = LLFrame(number: packet.number, header: h)
             spare = frame
         }
-        // Parsed into the frame, where the header stays: returned, it was copied twice a frame.
-        let (bytes, problem) = LLPseudoHeader.parse(packet.payload, into: &frame.header)
-        let h = frame.header
         if let problem { frame.problems.append(problem) }
         // Both sniffer headers that name the PHY (256 and 272) put the Coding Indicator of an LE
         // Coded packet in an octet after the access address, as tshark reads them.
