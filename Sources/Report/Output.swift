@@ -206,7 +206,8 @@ public final class Output {
         // bytes with the sign, and the slack the last word's store runs past them.
         guard count &+ 32 <= chunk else {
             if negative { append(UInt8(ascii: "-")) }
-            withRoom(TextCursor.decimalDigits(m)) { $0.appendDecimal(m, digits: TextCursor.decimalDigits(m)) }
+            let n = TextCursor.decimalDigits(m)
+            withRoom(n) { $0.appendDecimal(m, digits: n) }
             return
         }
         let raw = UnsafeMutableRawPointer(storage + count)
