@@ -117,8 +117,7 @@ public struct ByteReader: Sendable {
         try need(6)
         let i = index
         index = i + 6
-        let low = UInt64(bytes[i]) | UInt64(bytes[i + 1]) << 8 | UInt64(bytes[i + 2]) << 16 | UInt64(bytes[i + 3]) << 24
-        return BDAddr(low | UInt64(bytes[i + 4]) << 32 | UInt64(bytes[i + 5]) << 40)
+        return address(at: i)
     }
 
     /// Consumes a run of fixed-width fields checked at once, `total` octets in all, and returns the
