@@ -57,6 +57,11 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
         return t
     }()
     static let table: [String?] = literals.map { $0.map(\.description) }
+    /// `name` of every opcode, as labels (a field's value holds no reference to its name).
+    static let labels = FieldLabel.table(byOctet: { ATTOpcode($0).name })
+
+    /// `name` as a label.
+    public var label: FieldLabel { ATTOpcode.labels[Int(rawValue)] }
 
     static let defined: [UInt8: StaticString] = [
         0x01: "Error Response",
@@ -134,6 +139,9 @@ public enum ATTError {
         0xFD: "Client Characteristic Configuration Descriptor Improperly Configured",
         0xFE: "Procedure Already in Progress", 0xFF: "Out of Range",
     ]
+
+    /// `name` of every code, as labels.
+    static let labels = FieldLabel.table(byOctet: name)
 
     public static func name(_ code: UInt8) -> String {
         if Int(code) < names.count { return names[Int(code)] }
@@ -754,7 +762,7 @@ extension ATTPDU: Dissectable {
     public var fields: [Field] { FieldList.build(writeFields) }
 
     public func writeFields(to out: FieldSink) {
-        out.begin("Opcode", .named(UInt64(opcode.rawValue), hex: 2, opcode.name))
+        out.begin("Opcode", .named(UInt64(opcode.rawValue), hex: 2, opcode.label))
         out.add("Authentication Signature Flag", .bool(opcode.hasSignature))
         out.add("Command Flag", .bool(opcode.isCommand))
         out.add("Method", .uint(UInt64(opcode.method), hex: 2))
@@ -774,9 +782,9 @@ extension ATTPDU: Dissectable {
         switch parameters {
         case .none: break
         case .error(let op, let h, let code):
-            out.add("Request Opcode in Error", .named(UInt64(op.rawValue), hex: 2, op.name))
+            out.add("Request Opcode in Error", .named(UInt64(op.rawValue), hex: 2, op.label))
             handle("Attribute Handle in Error", h)
-            out.add("Error Code", .named(UInt64(code), hex: 2, ATTError.name(code)))
+            out.add("Error Code", .named(UInt64(code), hex: 2, ATTError.labels[Int(code)]))
         case .mtu(let m):
             out.add(opcode == .exchangeMTURequest ? "Client Rx MTU" : "Server Rx MTU", .uint(UInt64(m), hex: 0))
         case .range(let r):
@@ -854,7 +862,7 @@ extension ATTPDU: Dissectable {
             out.add("Value Offset", .uint(UInt64(o), hex: 0))
             out.add("Part Attribute Value", .bytes(bytes[v]))
         case .executeWrite(let f):
-            out.add("Flags", .named(UInt64(f), hex: 2, ATTPDU.executeFlagName(f)))
+            out.add("Flags", .named(UInt64(f), hex: 2, FieldLabel(ATTPDU.executeFlagName(f))))
         case .handleLengthValues:
             for hv in handleValues {
                 out.begin("Handle Length Value Tuple", .none)

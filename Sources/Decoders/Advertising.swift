@@ -384,7 +384,7 @@ public struct ADStructure: Sendable {
     public func writeField(to out: FieldSink) {
         out.begin(ADType.label(type), .none)
         out.add("Length", .uint(UInt64(data.count + 1), hex: 0))
-        out.add("Type", .named(UInt64(type), hex: 2, name))
+        out.add("Type", .named(UInt64(type), hex: 2, ADType.label(type)))
         ADValue.write(type: type, data, to: out)
         out.end()
     }
@@ -701,7 +701,7 @@ enum ADValue {
     static func appearanceField(_ v: UInt16) -> Field { FieldList.build { writeAppearance(v, to: $0) }[0] }
 
     static func writeAppearance(_ v: UInt16, to out: FieldSink) {
-        out.begin("Appearance", .named(UInt64(v), hex: 4, AssignedNumbers.appearanceName(v) ?? "Unknown"))
+        out.begin("Appearance", .named(UInt64(v), hex: 4, AssignedNumbers.appearanceName(v).map(FieldLabel.init) ?? "Unknown"))
         out.add("Category", .uint(UInt64(v >> 6), hex: 3))
         out.add("Subcategory", .uint(UInt64(v & 0x3F), hex: 2))
         out.end()
@@ -709,7 +709,7 @@ enum ADValue {
 
     static let serviceClasses = ["Limited Discoverable Mode", "LE Audio", "Reserved", "Positioning", "Networking",
                                  "Rendering", "Capturing", "Object Transfer", "Audio", "Telephony", "Information"]
-    static let majorDeviceClasses: ByteTable<String> = [
+    static let majorDeviceClasses: ByteTable<FieldLabel> = [
         0: "Miscellaneous", 1: "Computer", 2: "Phone", 3: "LAN/Network Access Point", 4: "Audio/Video",
         5: "Peripheral", 6: "Imaging", 7: "Wearable", 8: "Toy", 9: "Health", 31: "Uncategorized",
     ]
@@ -775,7 +775,7 @@ enum ADValue {
         return [Field("BD_ADDR", .address(a)), Field("Address Type", .named(UInt64(t & 1), hex: 2, t & 1 == 0 ? "Public" : "Random"))]
     }
 
-    static let leRoles = [0: "Only Peripheral Role supported", 1: "Only Central Role supported",
+    static let leRoles: [Int: FieldLabel] = [0: "Only Peripheral Role supported", 1: "Only Central Role supported",
                           2: "Peripheral and Central Role supported; Peripheral Role preferred for connection establishment",
                           3: "Peripheral and Central Role supported; Central Role preferred for connection establishment"]
 
@@ -789,7 +789,7 @@ enum ADValue {
         }
         let rest = String(decoding: d.dropFirst(used), as: UTF8.self)
         let scheme = URISchemes.name(code)
-        return [Field("Scheme", .named(UInt64(code), hex: 4, scheme ?? "Unknown")),
+        return [Field("Scheme", .named(UInt64(code), hex: 4, scheme.map(FieldLabel.init) ?? "Unknown")),
                 Field("URI", .text((scheme ?? "") + rest))]
     }
 
@@ -845,7 +845,7 @@ enum ADValue {
         return out
     }
 
-    static let phyNames = [0: "LE 1M", 1: "LE 2M", 2: "LE Coded"]
+    static let phyNames: [Int: FieldLabel] = [0: "LE 1M", 1: "LE 2M", 2: "LE Coded"]
 
     static func rsi(_ d: Bytes) -> [Field] {
         var r = ByteReader(d)

@@ -89,6 +89,16 @@ public struct AdvertisingReport: Sendable {
         return AdvertisingReports.propertyText[Int(properties & 0x7F)]
     }
 
+    /// `eventTypeName` as a label.
+    var eventTypeLabel: FieldLabel {
+        if hasLegacyPDU {
+            guard eventType < 0x100, let n = AdvertisingReports.legacyNames[UInt8(eventType)] else { return "Reserved" }
+            return FieldLabel(stringLiteral: n)
+        }
+        if let pdu = AdvertisingReports.legacyPDULabels[UInt8(properties & 0x1F)], isLegacy { return pdu }
+        return AdvertisingReports.propertyTextLabels[Int(properties & 0x7F)]
+    }
+
     /// Writes `eventTypeName`, a legacy report's copied as the literal it is.
     func writeEventTypeName(to s: inout TextLine) {
         if let pdu = legacyPDUName { s += pdu } else { s.write(eventTypeName) }
@@ -109,7 +119,9 @@ public enum AdvertisingDataStatus: UInt8, Sendable {
     /// Periodic v2: the controller failed to receive an AUX_SYNC_SUBEVENT_RSP.
     case notReceived = 0xFF
 
-    public var name: String {
+    public var name: String { label.string }
+
+    public var label: FieldLabel {
         switch self {
         case .complete: return "Complete"
         case .incompleteMore: return "Incomplete, more data to come"
@@ -134,6 +146,7 @@ public enum AdvertisingReports {
         0x13: "ADV_IND", 0x15: "ADV_DIRECT_IND", 0x12: "ADV_SCAN_IND", 0x10: "ADV_NONCONN_IND",
         0x1B: "SCAN_RSP to ADV_IND", 0x1A: "SCAN_RSP to ADV_SCAN_IND",
     ]
+    static let legacyPDULabels = legacyPDUByProperties.map(FieldLabel.init)
     static let propertyBits = ["Connectable", "Scannable", "Directed", "Scan Response", "Legacy"]
     static let propertyLabels = propertyBits.map(FieldLabel.init)
     /// "Report 1" ... "Report 255" (an event holds at most 255), made once.
@@ -142,6 +155,7 @@ public enum AdvertisingReports {
     /// `propertyNames` joined, for the seven bits they depend on, made once: every extended
     /// report's summary names them.
     static let propertyText = propertySets.map { $0.joined(separator: ", ") }
+    static let propertyTextLabels = FieldLabel.table(propertyText)
     static let propertySets = (0..<128).map { SetBitNames(propertyNames(UInt16($0))) }
 
     static func propertyNames(_ p: UInt16) -> [String] {
@@ -153,8 +167,9 @@ public enum AdvertisingReports {
     public static let addressTypeNames: ByteTable<String> = [0x00: "Public Device Address", 0x01: "Random Device Address",
                                           0x02: "Public Identity Address", 0x03: "Random (static) Identity Address",
                                           0xFE: "Random Device Address (unresolved)", 0xFF: "Anonymous"]
-    public static let phyNames = [0x00: "No packets on the secondary advertising channel", 0x01: "LE 1M", 0x02: "LE 2M", 0x03: "LE Coded"]
-    static let cteNames = [0x00: "AoA Constant Tone Extension", 0x01: "AoD Constant Tone Extension with 1 µs slots",
+    static let addressTypeLabels = addressTypeNames.map(FieldLabel.init)
+    public static let phyNames: [Int: FieldLabel] = [0x00: "No packets on the secondary advertising channel", 0x01: "LE 1M", 0x02: "LE 2M", 0x03: "LE Coded"]
+    static let cteNames: [Int: FieldLabel] = [0x00: "AoA Constant Tone Extension", 0x01: "AoD Constant Tone Extension with 1 µs slots",
                            0x02: "AoD Constant Tone Extension with 2 µs slots", 0xFF: "No Constant Tone Extension"]
 
     @inlinable public static func isReport(subevent: UInt8) -> Bool {
@@ -314,7 +329,7 @@ public enum AdvertisingReports {
 
 extension AdvertisingReport {
     static func addressType(_ t: UInt8) -> FieldValue {
-        .named(UInt64(t), hex: 2, AdvertisingReports.addressTypeNames[t] ?? "Reserved")
+        .named(UInt64(t), hex: 2, AdvertisingReports.addressTypeLabels[t] ?? "Reserved")
     }
 
     static func address(_ label: FieldLabel, _ a: BDAddr, type: UInt8, to out: FieldSink) {
@@ -338,16 +353,16 @@ extension AdvertisingReport {
             if let c = cteType { out.add("CTE Type", .named(UInt64(c), hex: 2, AdvertisingReports.cteNames[Int(c)] ?? "Reserved")) }
             if let c = periodicEventCounter { out.add("Periodic Event Counter", .uint(UInt64(c), hex: 0)) }
             if let s = periodicSubevent { out.add("Subevent", .uint(UInt64(s), hex: 0)) }
-            out.add("Data Status", .named(UInt64(periodicDataStatus ?? 0), hex: 2, dataStatus.name))
+            out.add("Data Status", .named(UInt64(periodicDataStatus ?? 0), hex: 2, dataStatus.label))
         } else {
             if subevent == AdvertisingReports.extended {
                 out.begin("Event Type", .flags(UInt64(eventType), hex: 4, AdvertisingReports.propertySets[Int(properties & 0x7F)]))
                 for (i, label) in AdvertisingReports.propertyLabels.enumerated() { out.add(label, .bool(properties >> UInt16(i) & 1 == 1)) }
-                out.add("Data Status", .named(UInt64(properties >> 5 & 3), hex: 1, dataStatus.name))
+                out.add("Data Status", .named(UInt64(properties >> 5 & 3), hex: 1, dataStatus.label))
                 if let pdu = AdvertisingReports.legacyPDUByProperties[UInt8(properties & 0x1F)], isLegacy { out.add("Legacy PDU", .text(pdu)) }
                 out.end()
             } else {
-                out.add("Event Type", .named(UInt64(eventType), hex: 2, eventTypeName))
+                out.add("Event Type", .named(UInt64(eventType), hex: 2, eventTypeLabel))
             }
             out.add("Address Type", AdvertisingReport.addressType(addressType))
             AdvertisingReport.address("Address", address, type: addressType, to: out)

@@ -288,7 +288,7 @@ struct ValueBuilder: ~Copyable {
         if let d = f.double, d.isFinite {
             add(Field(label, .quantity(raw, hex: hex, d, unit: unit), [Field("Text", .text(f.description))]), part)
         } else {
-            add(Field(label, .named(raw, hex: hex, f.description)), part)
+            add(Field(label, .named(raw, hex: hex, FieldLabel(f.description))), part)
         }
     }
 
@@ -370,7 +370,7 @@ extension CharacteristicValues {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let v = try b.r.u8()
             let n = GATTValueTables.name(names, v)
-            b.add(Field(label, .named(UInt64(v), hex: 2, n))) { $0.write(label: label); $0 += " "; $0.write(n) }
+            b.add(Field(label, .named(UInt64(v), hex: 2, FieldLabel(n)))) { $0.write(label: label); $0 += " "; $0.write(n) }
         }
     }
 
@@ -378,7 +378,7 @@ extension CharacteristicValues {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let v = try b.r.u8()
             let n = v == 0 ? no : v == 1 ? yes : "Reserved"
-            b.add(Field(label, .named(UInt64(v), hex: 2, n))) { $0.write(label: label); $0 += " "; $0.write(n) }
+            b.add(Field(label, .named(UInt64(v), hex: 2, FieldLabel(n)))) { $0.write(label: label); $0 += " "; $0.write(n) }
         }
     }
 
@@ -403,7 +403,7 @@ extension CharacteristicValues {
     static func appearance(_ b: inout ValueBuilder) throws(DecodeError) {
         let v = try b.r.u16()
         let n = AssignedNumbers.appearanceName(v) ?? "Unknown"
-        b.add(Field("Appearance", .named(UInt64(v), hex: 4, n))) {
+        b.add(Field("Appearance", .named(UInt64(v), hex: 4, FieldLabel(n)))) {
             $0 += "Appearance "
             $0.write(n)
             $0 += " ("
@@ -493,7 +493,7 @@ extension CharacteristicValues {
             if f & 4 != 0 {
                 let t = try b.r.u8()
                 let n = GATTValueTables.name(GATTValueTables.temperatureTypes, t)
-                b.add(Field("Temperature Type", .named(UInt64(t), hex: 2, n)), n)
+                b.add(Field("Temperature Type", .named(UInt64(t), hex: 2, FieldLabel(n))), n)
             }
         }
     }
@@ -514,7 +514,7 @@ extension CharacteristicValues {
         if f & 4 != 0 { try b.sfloat("Pulse Rate", "bpm", summary: "Pulse") }
         if f & 8 != 0 {
             let u = try b.r.u8()
-            b.add(Field("User ID", .named(UInt64(u), hex: 2, u == 0xFF ? "Unknown User" : "User \(u)")))
+            b.add(Field("User ID", .named(UInt64(u), hex: 2, FieldLabel(u == 0xFF ? "Unknown User" : "User \(u)"))))
         }
         if f & 0x10 != 0 {
             let s = try b.r.u16()
@@ -541,8 +541,8 @@ extension CharacteristicValues {
             try b.sfloat("Glucose Concentration", f & 4 != 0 ? "mol/L" : "kg/L", summary: "Concentration")
             let ts = try b.r.u8()
             let loc = GATTValueTables.glucoseLocations[ts >> 4] ?? "Reserved"
-            b.add(Field("Type", .named(UInt64(ts & 0xF), hex: 1, GATTValueTables.name(GATTValueTables.glucoseTypes, ts & 0xF))))
-            b.add(Field("Sample Location", .named(UInt64(ts >> 4), hex: 1, loc)))
+            b.add(Field("Type", .named(UInt64(ts & 0xF), hex: 1, FieldLabel(GATTValueTables.name(GATTValueTables.glucoseTypes, ts & 0xF)))))
+            b.add(Field("Sample Location", .named(UInt64(ts >> 4), hex: 1, FieldLabel(loc))))
         }
         if f & 8 != 0 {
             let s = try b.r.u16()
@@ -570,7 +570,7 @@ extension CharacteristicValues {
         if f & 2 != 0 { try b.dateTime("Time Stamp", summary: false) }
         if f & 4 != 0 {
             let u = try b.r.u8()
-            b.add(Field("User ID", .named(UInt64(u), hex: 2, u == 0xFF ? "Unknown User" : "User \(u)")))
+            b.add(Field("User ID", .named(UInt64(u), hex: 2, FieldLabel(u == 0xFF ? "Unknown User" : "User \(u)"))))
         }
         if f & 8 != 0 {
             let bmi = try b.r.u16(), h = try b.r.u16()
@@ -691,7 +691,7 @@ extension CharacteristicValues {
     static func pnpID(_ b: inout ValueBuilder) throws(DecodeError) {
         let src = try b.r.u8(), vendor = try b.r.u16(), product = try b.r.u16(), version = try b.r.u16()
         let srcName = src == 1 ? "Bluetooth SIG" : src == 2 ? "USB Implementer's Forum" : "Reserved"
-        b.add(Field("Vendor ID Source", .named(UInt64(src), hex: 2, srcName)))
+        b.add(Field("Vendor ID Source", .named(UInt64(src), hex: 2, FieldLabel(srcName))))
         let company = src == 1 ? AssignedNumbers.companyName(vendor) : nil
         b.add(Field("Vendor ID", (src == 1 ? .company(vendor) : nil) ?? .uint(UInt64(vendor), hex: 4)))
         b.add(Field("Product ID", .uint(UInt64(product), hex: 4)))
@@ -714,7 +714,7 @@ extension CharacteristicValues {
         try b.dateTime("Date Time", summary: true)
         let dow = try b.r.u8(), frac = try b.r.u8(), reason = try b.r.u8()
         let day = GATTValueTables.name(GATTValueTables.daysOfWeek, dow)
-        b.add(Field("Day of Week", .named(UInt64(dow), hex: 2, day)), day)
+        b.add(Field("Day of Week", .named(UInt64(dow), hex: 2, FieldLabel(day))), day)
         b.add(Field("Fractions256", .quantity(UInt64(frac), hex: 0, Double(frac) / 256, unit: "s")))
         b.flags("Adjust Reason", reason, ["Manual Time Update", "External Reference Time Update",
                                           "Change of Time Zone", "Change of DST"])
@@ -724,7 +724,7 @@ extension CharacteristicValues {
         try b.dateTime("Date Time", summary: true)
         let dow = try b.r.u8()
         let day = GATTValueTables.name(GATTValueTables.daysOfWeek, dow)
-        b.add(Field("Day of Week", .named(UInt64(dow), hex: 2, day)), day)
+        b.add(Field("Day of Week", .named(UInt64(dow), hex: 2, FieldLabel(day))), day)
     }
 
     /// Local Time Information: time zone in 15-minute steps (−128 unknown), DST offset.
@@ -738,7 +738,7 @@ extension CharacteristicValues {
             b.add(Field("Time Zone", .signed(Int64(minutes), unit: "min")), "Time Zone " + text)
         }
         let n = GATTValueTables.dstOffsets[dst] ?? "Reserved"
-        b.add(Field("DST Offset", .named(UInt64(dst), hex: 2, n)), n)
+        b.add(Field("DST Offset", .named(UInt64(dst), hex: 2, FieldLabel(n))), n)
     }
 
     static func hidInformation(_ b: inout ValueBuilder) throws(DecodeError) {
@@ -760,12 +760,12 @@ extension CharacteristicValues {
     static func presentationFormat(_ b: inout ValueBuilder) throws(DecodeError) {
         let format = try b.r.u8(), exponent = try b.r.i8(), unit = try b.r.u16(), ns = try b.r.u8(), desc = try b.r.u16()
         let fname = GATTValueTables.formatName(format), uname = GATTValueTables.unitName(unit)
-        b.add(Field("Format", .named(UInt64(format), hex: 2, fname)))
+        b.add(Field("Format", .named(UInt64(format), hex: 2, FieldLabel(fname))))
         b.add(Field("Exponent", .int(Int64(exponent))))
-        b.add(Field("Unit", .named(UInt64(unit), hex: 4, uname)))
+        b.add(Field("Unit", .named(UInt64(unit), hex: 4, FieldLabel(uname))))
         b.add(Field("Name Space", .named(UInt64(ns), hex: 2, ns == 1 ? "Bluetooth SIG" : "Reserved")))
         let dname = ns == 1 ? GATTValueTables.descriptionName(desc) : "Unknown"
-        b.add(Field("Description", .named(UInt64(desc), hex: 4, dname)))
+        b.add(Field("Description", .named(UInt64(desc), hex: 4, FieldLabel(dname))))
         b.part("Format " + fname + ", Exponent \(exponent), Unit " + uname + (ns == 1 && desc != 0 ? ", " + dname : ""))
     }
 
@@ -789,7 +789,7 @@ extension CharacteristicValues {
         let id = try b.r.u8(), type = try b.r.u8()
         let n = GATTValueTables.name(GATTValueTables.reportTypes, type)
         b.add(Field("Report ID", .uint(UInt64(id), hex: 2)))
-        b.add(Field("Report Type", .named(UInt64(type), hex: 2, n)))
+        b.add(Field("Report Type", .named(UInt64(type), hex: 2, FieldLabel(n))))
         b.write(continuing: false) {
             $0 += "Report ID "
             $0.write(Int(id))

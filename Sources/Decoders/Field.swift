@@ -55,6 +55,28 @@ public struct FieldLabel: ExpressibleByStringLiteral, Hashable, @unchecked Senda
     public func hash(into hasher: inout Hasher) { hasher.combine(bytes: UnsafeRawBufferPointer(utf8)) }
 }
 
+extension FieldLabel {
+    /// A table's names as labels, made at once: their bytes copied into one block kept for the
+    /// process, none interned. A field names its value from the table without a reference.
+    public static func table(_ names: [String?]) -> [FieldLabel?] {
+        let total = names.reduce(0) { $0 + ($1?.utf8.count ?? 0) }
+        let block = UnsafeMutablePointer<UInt8>.allocate(capacity: max(total, 1))
+        var at = 0
+        return names.map { name in
+            guard let name else { return nil }
+            let n = UnsafeMutableBufferPointer(start: block + at, count: name.utf8.count).initialize(from: name.utf8).1
+            defer { at += n }
+            return FieldLabel(start: block + at, count: n)
+        }
+    }
+
+    /// The same, for a table with a name at every index.
+    public static func table(_ names: [String]) -> [FieldLabel] { table(names.map(Optional.some)).map { $0! } }
+
+    /// The names a function gives every octet, as labels read by index.
+    public static func table(byOctet name: (UInt8) -> String) -> [FieldLabel] { table((0...255).map { name(UInt8($0)) }) }
+}
+
 /// The interned labels (`FieldLabel.init(_:)`), behind a lock: decoders may run on several threads.
 private final class FieldLabelStore: @unchecked Sendable {
     static let shared = FieldLabelStore()
@@ -136,8 +158,9 @@ public enum FieldValue: Sendable {
     /// the specification's or the assigned numbers' wording, or made from it and numbers ("User 3"),
     /// never text a device sent: nothing in it is escaped for a terminal or in JSON, so outputs
     /// copy it (debug builds check that; `NameTextTests` checks every table). Only a few company
-    /// names hold quotation marks (`quotes`, see `company`): JSON escapes those.
-    case named(UInt64, hex: Int, String, quotes: Bool = false)
+    /// names hold quotation marks (`quotes`, see `company`): JSON escapes those. The name is a
+    /// label (a literal, or a table's text interned once), so a field holding it holds no reference.
+    case named(UInt64, hex: Int, FieldLabel, quotes: Bool = false)
     /// A raw value and what it means in a unit: 0x0010 → 10 ms. The unit, like a name, is the
     /// specification's: written as it is.
     case quantity(UInt64, hex: Int, Double, unit: String)
@@ -157,8 +180,12 @@ public enum FieldValue: Sendable {
 extension FieldValue {
     /// A company identifier named from the assigned numbers; nil where they do not list it.
     public static func company(_ id: UInt16) -> FieldValue? {
-        AssignedNumbers.companyName(id).map { .named(UInt64(id), hex: 4, $0, quotes: AssignedNumbers.companyNameHasQuotes(id)) }
+        let name = id < 0x1000 ? companyLabels[Int(id)] : AssignedNumbers.companyName(id).map(FieldLabel.init)
+        return name.map { .named(UInt64(id), hex: 4, $0, quotes: AssignedNumbers.companyNameHasQuotes(id)) }
     }
+
+    /// `AssignedNumbers.companiesByID` as labels.
+    private static let companyLabels = FieldLabel.table(AssignedNumbers.companiesByID)
 
     /// A copy made case by case, without the value witness the compiler calls to copy the whole
     /// enum (about 80 instructions a field, whatever its case): numbers, booleans, addresses and

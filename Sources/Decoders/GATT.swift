@@ -975,7 +975,7 @@ extension ATTResult: Dissectable {
         pdu.lend { $0.writeFields(to: out) }
         if let r = request {
             out.begin("Request In Frame", .uint(UInt64(r.frame), hex: 0))
-            out.add("Request Opcode", .named(UInt64(r.opcode.rawValue), hex: 2, r.opcode.name))
+            out.add("Request Opcode", .named(UInt64(r.opcode.rawValue), hex: 2, r.opcode.label))
             out.end()
             out.add("Response Time", .quantity(UInt64(max(0, r.rtt)), hex: 0, Double(r.rtt) / 1e6, unit: "ms"))
         }

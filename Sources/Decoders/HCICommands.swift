@@ -21,6 +21,12 @@ public enum HCICommands {
         return "Unknown Command (" + Hex.prefixed(opcode, width: 4) + ")"
     }
 
+    /// `name(opcode)` as a label: a known command's literal, another's text interned.
+    public static func label(_ opcode: UInt16) -> FieldLabel {
+        if let i = index(opcode) { return FieldLabel(stringLiteral: table[i].name) }
+        return FieldLabel(name(opcode))
+    }
+
     /// Writes `name(opcode)`: a known command's name copied as the literal it is.
     public static func writeName(_ opcode: UInt16, to line: inout TextLine) {
         if let i = index(opcode) { line += table[i].name } else { line.write(name(opcode)) }
@@ -656,7 +662,7 @@ extension HCICommands {
                 let i = octet * 8 + bit
                 let op = i < supportedCommandBits.count ? supportedCommandBits[i] : 0
                 if op != 0 {
-                    out.add("Command", .named(UInt64(op), hex: 4, name(op)))
+                    out.add("Command", .named(UInt64(op), hex: 4, label(op)))
                 } else {
                     out.add("Command", .text("Reserved (octet \(octet) bit \(bit))"))
                 }

@@ -7,6 +7,9 @@ public enum HCIErrors {
         Int(code) < names.count ? names[Int(code)] : "Unknown Error (" + Hex.prefixed(code, width: 2) + ")"
     }
 
+    /// `name` of every code, as labels.
+    static let labels = FieldLabel.table(byOctet: name)
+
     /// Writes `name(code)`: a known code's name copied as the literal it is.
     public static func writeName(_ code: UInt8, to line: inout TextLine) {
         if Int(code) < literals.count { line += literals[Int(code)] } else { line.write(name(code)) }

@@ -17,6 +17,10 @@ public enum HCIEvents {
         subeventIndex[Int(sub)] >= 0 ? subeventNames[Int(subeventIndex[Int(sub)])] : "Unknown LE Subevent (" + Hex.prefixed(sub, width: 2) + ")"
     }
 
+    /// `name` and `leSubeventName` of every code, as labels.
+    static let labels = FieldLabel.table(byOctet: name)
+    static let subeventLabels = FieldLabel.table(byOctet: leSubeventName)
+
     /// Writes `name(code)`: a known event's name copied as the literal it is.
     public static func writeName(_ code: UInt8, to line: inout TextLine) {
         let i = Int(eventIndex[Int(code)])
@@ -45,7 +49,7 @@ public enum HCIEvents {
         case commandStatus: ParamDecoder.write(commandStatusSpec, params, to: out)
         case leMeta:
             guard let sub = params.first else { return out.malformed("LE Meta event without Subevent Code") }
-            out.add("Subevent Code", .named(UInt64(sub), hex: 2, leSubeventName(sub)))
+            out.add("Subevent Code", .named(UInt64(sub), hex: 2, subeventLabels[Int(sub)]))
             writeLESubeventParameters(sub, params.dropFirst(), to: out)
         default:
             let i = eventIndex[Int(code)]
@@ -77,7 +81,7 @@ public enum HCIEvents {
         guard let n = try? r.u8() else { return out.malformed("Command Complete without Num HCI Command Packets") }
         out.add("Num HCI Command Packets", .uint(UInt64(n), hex: 0))
         guard let op = try? r.u16() else { return out.malformed("Command Complete without Command Opcode") }
-        out.add("Command Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)))
+        out.add("Command Opcode", .named(UInt64(op), hex: 4, HCICommands.label(op)))
         HCICommands.writeReturnParameters(opcode: op, r.rest(), to: out)
     }
 
@@ -85,7 +89,7 @@ public enum HCIEvents {
         .status, .u8("Num HCI Command Packets", .dec),
         .custom("Command Opcode") { (r, out) throws(DecodeError) in
             let op = try r.u16()
-            out.add("Command Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)))
+            out.add("Command Opcode", .named(UInt64(op), hex: 4, HCICommands.label(op)))
         },
     ]
 

@@ -11,8 +11,8 @@ enum ParamFormat: Sendable {
     case dec
     /// An HCI error code (Status, Reason), named by `HCIErrors`.
     case status
-    /// Enumerated value, index = value; "" or out of range = reserved.
-    case names([String])
+    /// Enumerated value, index = value; "" or out of range = reserved (`names(_:)` makes the labels).
+    case labels([FieldLabel])
     /// Enumerated value with a sparse or external table.
     case lookup(@Sendable (UInt64) -> String?)
     /// raw × factor, in unit (0x0010 slots of 0.625 ms → 10 ms).
@@ -23,6 +23,11 @@ enum ParamFormat: Sendable {
     case dBm
     /// Two's complement value in the given unit.
     case signed(String)
+}
+
+extension ParamFormat {
+    /// Enumerated value named by `table`, index = value.
+    static func names(_ table: [String]) -> ParamFormat { .labels(FieldLabel.table(table)) }
 }
 
 /// One parameter (or group of parameters) of an HCI packet, in wire order.
@@ -199,11 +204,11 @@ enum ParamDecoder {
         switch f {
         case .hex: return .uint(v, hex: digits)
         case .dec: return .uint(v, hex: 0)
-        case .status: return .named(v, hex: 2, HCIErrors.name(UInt8(truncatingIfNeeded: v)))
-        case .names(let t):
-            let name = v < UInt64(t.count) && !t[Int(v)].isEmpty ? t[Int(v)] : "Reserved"
+        case .status: return .named(v, hex: 2, HCIErrors.labels[Int(UInt8(truncatingIfNeeded: v))])
+        case .labels(let t):
+            let name: FieldLabel = v < UInt64(t.count) && !t[Int(v)].isEmpty ? t[Int(v)] : "Reserved"
             return .named(v, hex: digits, name)
-        case .lookup(let fn): return .named(v, hex: digits, fn(v) ?? "Reserved")
+        case .lookup(let fn): return .named(v, hex: digits, fn(v).map(FieldLabel.init) ?? "Reserved")
         case .unit(let factor, let unit): return .quantity(v, hex: digits, Double(v) * factor, unit: unit)
         case .flags(let t): return .flags(v, hex: digits, SetBitNames(v, in: t, reserved: true))
         case .dBm:
@@ -397,12 +402,12 @@ enum HCINames {
     /// Class of Device (Assigned Numbers 2.8): service class bits, major and minor device class.
     static let majorServiceClasses = ["Limited Discoverable Mode", "LE audio", "", "Positioning", "Networking", "Rendering",
                                       "Capturing", "Object Transfer", "Audio", "Telephony", "Information"]
-    static let majorDeviceClasses = ["Miscellaneous", "Computer", "Phone", "LAN/Network Access Point", "Audio/Video",
+    static let majorDeviceClasses: [FieldLabel] = ["Miscellaneous", "Computer", "Phone", "LAN/Network Access Point", "Audio/Video",
                                      "Peripheral", "Imaging", "Wearable", "Toy", "Health"]
 
     static func classOfDevice(_ v: UInt32) -> Field {
         let major = UInt64(v >> 8 & 0x1F)
-        let majorName = major == 0x1F ? "Uncategorized" : major < UInt64(majorDeviceClasses.count) ? majorDeviceClasses[Int(major)] : "Reserved"
+        let majorName: FieldLabel = major == 0x1F ? "Uncategorized" : major < UInt64(majorDeviceClasses.count) ? majorDeviceClasses[Int(major)] : "Reserved"
         return Field("Class of Device", .uint(UInt64(v), hex: 6), [
             Field("Major Service Classes", .flags(UInt64(v >> 13), hex: 3, SetBitNames(UInt64(v >> 13), in: majorServiceClasses, reserved: true))),
             Field("Major Device Class", .named(major, hex: 2, majorName)),

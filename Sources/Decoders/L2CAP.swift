@@ -11,7 +11,10 @@ public enum L2CAPChannel {
     public static let smp: UInt16 = 0x0006
     public static let smpBREDR: UInt16 = 0x0007
 
-    public static func name(_ cid: UInt16) -> String? {
+    public static func name(_ cid: UInt16) -> String? { label(cid)?.string }
+
+    /// `name` as a label.
+    public static func label(_ cid: UInt16) -> FieldLabel? {
         switch cid {
         case signaling: return "L2CAP Signaling"
         case connectionless: return "Connectionless"
@@ -43,7 +46,7 @@ public struct ACLHeader: Sendable {
 
     public var isStart: Bool { boundary != 1 }
 
-    public static let boundaryNames = ["First Non-Automatically-Flushable", "Continuing Fragment",
+    public static let boundaryNames: [FieldLabel] = ["First Non-Automatically-Flushable", "Continuing Fragment",
                                        "First Automatically Flushable", "Complete L2CAP PDU"]
 }
 

@@ -418,7 +418,7 @@ public struct SignalingPDU: Dissectable, Sendable {
 
     public var fields: [Field] {
         var out = [
-            Field("Command Code", .named(UInt64(code), hex: 2, name)),
+            Field("Command Code", .named(UInt64(code), hex: 2, FieldLabel(name))),
             Field("Identifier", .uint(UInt64(identifier), hex: 2)),
             Field("Length", .uint(UInt64(length), hex: 0)),
         ]
@@ -433,10 +433,10 @@ public struct SignalingPDU: Dissectable, Sendable {
 
     static func cid(_ label: FieldLabel, _ v: UInt16) -> Field { Field(label, .uint(UInt64(v), hex: 4)) }
     static func named(_ label: FieldLabel, _ v: UInt16, _ table: [String]) -> Field {
-        Field(label, .named(UInt64(v), hex: 4, SignalingNames.lookup(table, v)))
+        Field(label, .named(UInt64(v), hex: 4, FieldLabel(SignalingNames.lookup(table, v))))
     }
     static func psm(_ label: FieldLabel, _ v: UInt16, le: Bool) -> Field {
-        Field(label, .named(UInt64(v), hex: 4, PSM.name(v, le: le)))
+        Field(label, .named(UInt64(v), hex: 4, FieldLabel(PSM.name(v, le: le))))
     }
     static func cids(_ label: FieldLabel, _ list: [UInt16]) -> [Field] { list.map { cid(label, $0) } }
 
@@ -532,7 +532,7 @@ public struct SignalingPDU: Dissectable, Sendable {
             }
             let kind = type & 0x7F
             let name = SignalingNames.lookup(SignalingNames.optionTypes, UInt16(kind))
-            var children = [Field("Type", .named(UInt64(type), hex: 2, name)), Field("Hint", .bool(type & 0x80 != 0))]
+            var children = [Field("Type", .named(UInt64(type), hex: 2, FieldLabel(name))), Field("Hint", .bool(type & 0x80 != 0))]
             if (kind == 1 || kind == 2), len == 2, let v = value.le16(0) {
                 children.append(kind == 1 ? .dec("MTU", v) : Field("Flush Timeout", .quantity(UInt64(v), hex: 4,
                                                                                                 Double(v), unit: "ms")))

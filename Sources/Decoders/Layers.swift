@@ -14,7 +14,7 @@ extension Decoded {
             layer("L2CAP")
             if let out {
                 out.add("Length", .uint(UInt64(length), hex: 0))
-                out.add("CID", L2CAPChannel.name(cid).map { .named(UInt64(cid), hex: 4, $0) } ?? .uint(UInt64(cid), hex: 4))
+                out.add("CID", L2CAPChannel.label(cid).map { .named(UInt64(cid), hex: 4, $0) } ?? .uint(UInt64(cid), hex: 4))
                 if let fragments = l2cap?.reassembledFrom, !fragments.isEmpty {
                     out.add("Reassembled From Frames", .derived(.frameNumbers(fragments)))
                 }
@@ -47,7 +47,7 @@ extension Decoded {
         switch packet.kind {
         case .monitor(let op):
             layer("Monitor")
-            out?.add("Opcode", .named(UInt64(op), hex: 4, MonitorOpcode.name(op)))
+            out?.add("Opcode", .named(UInt64(op), hex: 4, FieldLabel(MonitorOpcode.name(op))))
             if op >= MonitorOpcode.ctrlOpen, op <= MonitorOpcode.ctrlEvent, packet.payload.count >= 4 {
                 layer("MGMT")
                 if let out { _ = Management.writeFields(monitorOpcode: op, packet.payload, to: out) }
@@ -71,7 +71,7 @@ extension Decoded {
             layer("HCI Command")
             guard let out else { break }
             let params = hciParameters
-            out.begin("Opcode", .named(UInt64(op), hex: 4, HCICommands.name(op)))
+            out.begin("Opcode", .named(UInt64(op), hex: 4, HCICommands.label(op)))
             out.add("OGF", .uint(UInt64(op >> 10), hex: 2))
             out.add("OCF", .uint(UInt64(op & 0x3FF), hex: 4))
             out.end()
@@ -81,7 +81,7 @@ extension Decoded {
             layer("HCI Event")
             guard let out else { break }
             let params = hciParameters
-            out.add("Event Code", .named(UInt64(code), hex: 2, HCIEvents.name(code)))
+            out.add("Event Code", .named(UInt64(code), hex: 2, HCIEvents.labels[Int(code)]))
             out.add("Parameter Total Length", .uint(UInt64(params.count), hex: 0))
             HCIEvents.writeParameters(code: code, params, to: out)
         case .acl(let h):
@@ -133,7 +133,7 @@ extension UpperLayer {
         case .smp: return "SMP"
         case .signaling(let s): return s.channel == .le ? "LE Signaling" : "L2CAP Signaling"
         case .channel(_, let psm, _): return PSM.layerLabel(psm)
-        case .raw(let cid, _): return L2CAPChannel.name(cid).map(FieldLabel.init) ?? "L2CAP Payload"
+        case .raw(let cid, _): return L2CAPChannel.label(cid) ?? "L2CAP Payload"
         }
     }
 
@@ -152,7 +152,7 @@ extension UpperLayer {
         case .smp(let pdu): return pdu.fields
         case .signaling(let s): return s.fields
         case .channel(_, let psm, let r):
-            var out = [Field("PSM", .named(UInt64(psm), hex: 4, PSM.name(psm, le: true)))]
+            var out = [Field("PSM", .named(UInt64(psm), hex: 4, FieldLabel(PSM.name(psm, le: true))))]
             switch r {
             case .incomplete: out.append(Field("SDU", .text("segment stored, SDU incomplete")))
             case .sdu(let b, let frames):

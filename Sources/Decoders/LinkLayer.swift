@@ -65,7 +65,7 @@ public struct LLPacket: Sendable {
 
     public var isAdvertising: Bool { accessAddress == LLPacket.advertisingAccessAddress }
 
-    static let codingIndicatorNames = ["FEC Block 2 coded using S=8", "FEC Block 2 coded using S=2", "Reserved", "Reserved"]
+    static let codingIndicatorNames: [FieldLabel] = ["FEC Block 2 coded using S=8", "FEC Block 2 coded using S=2", "Reserved", "Reserved"]
 }
 
 /// CRC-24, polynomial x^24 + x^10 + x^9 + x^6 + x^4 + x^3 + x + 1 (Vol 6 Part B 3.1.1).
@@ -121,6 +121,10 @@ public enum LLCRC {
 /// Advertising PDU types (Vol 6 Part B 2.3). Some values mean another PDU on a secondary channel.
 public enum LLAdvType {
     public static func name(_ type: UInt8, secondary: Bool, auxType: UInt8?) -> String {
+        label(type, secondary: secondary, auxType: auxType).string
+    }
+
+    static func label(_ type: UInt8, secondary: Bool, auxType: UInt8?) -> FieldLabel {
         switch type & 0xF {
         case 0: return "ADV_IND"
         case 1: return "ADV_DIRECT_IND"
@@ -133,7 +137,7 @@ public enum LLAdvType {
             guard secondary else { return "ADV_EXT_IND" }
             return LLPseudoHeader.auxTypeNames[Int((auxType ?? 0) & 3)]
         case 8: return "AUX_CONNECT_RSP"
-        default: return "Reserved (\(type & 0xF))"
+        default: return FieldLabel("Reserved (\(type & 0xF))")
         }
     }
 }
@@ -166,7 +170,7 @@ public struct LLConnectInd: Sendable {
         sca = hs >> 5
     }
 
-    public static let scaNames = ["251 ppm to 500 ppm", "151 ppm to 250 ppm", "101 ppm to 150 ppm", "76 ppm to 100 ppm",
+    public static let scaNames: [FieldLabel] = ["251 ppm to 500 ppm", "151 ppm to 250 ppm", "101 ppm to 150 ppm", "76 ppm to 100 ppm",
                                   "51 ppm to 75 ppm", "31 ppm to 50 ppm", "21 ppm to 30 ppm", "0 ppm to 20 ppm"]
 
     func writeFields(to out: FieldSink) {
@@ -222,7 +226,7 @@ public struct LLExtendedHeader: Sendable {
         }
     }
 
-    public static let advModeNames = ["Non-connectable, non-scannable", "Connectable", "Scannable", "Reserved"]
+    public static let advModeNames: [FieldLabel] = ["Non-connectable, non-scannable", "Connectable", "Scannable", "Reserved"]
     static let flagNames = ["AdvA", "TargetA", "CTEInfo", "AdvDataInfo", "AuxPtr", "SyncInfo", "TxPower", "RFU"]
 
     func writeFields(to out: FieldSink) {
@@ -247,7 +251,7 @@ public struct LLExtendedHeader: Sendable {
             out.add("Clock Accuracy", .text(p >> 6 & 1 == 0 ? "51 ppm to 500 ppm" : "0 ppm to 50 ppm"))
             out.add("Offset Units", .named(UInt64(offsetUnits), hex: 0, offsetUnits == 0 ? "30 µs" : "300 µs"))
             out.add("Aux Offset", .quantity(UInt64(offset), hex: 0, Double(offset) * (offsetUnits == 0 ? 30 : 300), unit: "µs"))
-            out.add("Aux PHY", .named(UInt64(p >> 21), hex: 0, LLPhy.name(UInt8(p >> 21))))
+            out.add("Aux PHY", .named(UInt64(p >> 21), hex: 0, LLPhy.labels[Int(UInt8(truncatingIfNeeded: p >> 21))]))
             out.end()
         }
         if let s = syncInfo { out.add("SyncInfo", .bytes(s)) }
@@ -262,7 +266,9 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
     public let type: UInt8
     public let chSel: Bool, txAdd: Bool, rxAdd: Bool
     public let length: UInt8
-    public let name: String
+    /// The PDU type's name (`LLAdvType`).
+    public let label: FieldLabel
+    public var name: String { label.string }
     public let payload: Bytes
 
     public enum Body: Sendable {
@@ -287,7 +293,8 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
         txAdd = h0 & 0x40 != 0
         rxAdd = h0 & 0x80 != 0
         length = pdu.byte(1) ?? 0
-        name = LLAdvType.name(type, secondary: secondary, auxType: auxType)
+        let label = LLAdvType.label(type, secondary: secondary, auxType: auxType)
+        self.label = label
         payload = pdu.from(2)
         guard pdu.count >= 2 else { body = .malformed("PDU header truncated"); return }
         var r = ByteReader(payload)
@@ -308,7 +315,7 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
                 body = .reserved
             }
         } catch {
-            body = .malformed("\(name) payload truncated (\(payload.count) bytes)")
+            body = .malformed("\(label) payload truncated (\(payload.count) bytes)")
         }
     }
 
@@ -340,7 +347,7 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
                                     addressType: addressType, address: a, dataRange: 0..<0)
         case .extended(let h, let data):
             guard let a = h.advA, !data.isEmpty else { return nil }
-            let properties = UInt16(h.advMode & 0x03) | (type == 7 && name.hasPrefix("AUX_SCAN_RSP") ? 0x08 : 0)
+            let properties = UInt16(h.advMode & 0x03) | (type == 7 && label == "AUX_SCAN_RSP" ? 0x08 : 0)
             rep = AdvertisingReport(subevent: AdvertisingReports.extended, eventType: properties, properties: properties,
                                     addressType: addressType, address: a, dataRange: data.startIndex..<data.endIndex)
             if let t = h.txPower { rep.txPower = t }
@@ -363,7 +370,7 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
     public var summary: String { TextLine.make(writeSummary) }
 
     public func writeSummary(to s: inout TextLine) {
-        s.write(plain: name)
+        s.write(label: label)
         switch body {
         case .advertising(let a, _): s.write(byte: 32); s.write(a)
         case .direct(let a, let t): s.write(byte: 32); s.write(a); s += " → "; s.write(t)
@@ -381,7 +388,7 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
 
     public func writeFields(to out: FieldSink) {
         out.begin("Packet Header", .uint(UInt64(type) | UInt64(txAdd ? 0x40 : 0) | UInt64(rxAdd ? 0x80 : 0) | UInt64(chSel ? 0x20 : 0) | UInt64(length) << 8, hex: 4))
-        out.add("PDU Type", .named(UInt64(type), hex: 1, name))
+        out.add("PDU Type", .named(UInt64(type), hex: 1, label))
         out.add("ChSel", .named(chSel ? 1 : 0, hex: 0, chSel ? "#2" : "#1"))
         out.add("TxAdd", .named(txAdd ? 1 : 0, hex: 0, txAdd ? "Random" : "Public"))
         out.add("RxAdd", .named(rxAdd ? 1 : 0, hex: 0, rxAdd ? "Random" : "Public"))
@@ -422,7 +429,9 @@ public struct LLAdvertisingPDU: Sendable, Dissectable {
 public enum LLID: UInt8, Sendable {
     case reserved = 0, continuation = 1, start = 2, control = 3
 
-    public var name: String {
+    public var name: String { label.string }
+
+    public var label: FieldLabel {
         switch self {
         case .reserved: return "Reserved"
         case .continuation: return "Continuation fragment of an L2CAP message, or an Empty PDU"
@@ -506,7 +515,7 @@ public struct LLDataPDU: Sendable, Dissectable {
 
     public func writeFields(to out: FieldSink) {
         out.begin("Data Header", .uint(UInt64(header) | UInt64(length) << 8, hex: 4))
-        out.add("LLID", .named(UInt64(header & 3), hex: 0, llid.name))
+        out.add("LLID", .named(UInt64(header & 3), hex: 0, llid.label))
         out.add("NESN", .uint(nesn ? 1 : 0, hex: 0))
         out.add("SN", .uint(sn ? 1 : 0, hex: 0))
         out.add("More Data", .bool(md))
@@ -552,7 +561,7 @@ enum LLFieldKind: Sendable {
         out.end()
     }
 
-    static let cteTypes = ["AoA", "AoD 1 µs", "AoD 2 µs", "Reserved"]
+    static let cteTypes: [FieldLabel] = ["AoA", "AoD 1 µs", "AoD 2 µs", "Reserved"]
 
     static func writeCTEInfo(_ c: UInt8, to out: FieldSink) {
         out.begin("CTEInfo", .uint(UInt64(c), hex: 2))
@@ -583,7 +592,7 @@ enum LLFieldKind: Sendable {
             out.add(label, .quantity(v, hex: 0, Double(v) * scale, unit: unit))
         case .error:
             let v = try r.u8()
-            out.add(label, .named(UInt64(v), hex: 2, HCIErrors.name(v)))
+            out.add(label, .named(UInt64(v), hex: 2, HCIErrors.labels[Int(v)]))
         case .channelMap(let w): LLFieldKind.writeChannelMap(label, try r.uint(width: w), width: w, to: out)
         case .features:
             let v = try r.u64()

@@ -16,6 +16,8 @@ public enum LLChannelKind: UInt8, Sendable {
 public enum LLPhy {
     public static let names = ["LE 1M", "LE 2M", "LE Coded"]
     public static func name(_ v: UInt8) -> String { Int(v) < names.count ? names[Int(v)] : "Reserved (\(v))" }
+    /// `name` of every value, as labels.
+    static let labels = FieldLabel.table(byOctet: name)
 }
 
 /// What a sniffer told about one packet. Fields it did not give are nil.
@@ -280,7 +282,7 @@ extension LLPseudoHeader: Dissectable {
             if let fl = phdrFlags {
                 out.begin("Flags", .flags(UInt64(fl), hex: 4, SetBitNames(UInt64(fl) & LLPseudoHeader.phdrFlagBits, in: LLPseudoHeader.phdrFlagNames)))
                 out.add("PDU Type", .named(UInt64((fl >> 7) & 7), hex: 0, LLPseudoHeader.phdrPDUTypes[Int((fl >> 7) & 7)]))
-                out.add("PHY", .named(UInt64(fl >> 14), hex: 0, LLPhy.name(UInt8(fl >> 14))))
+                out.add("PHY", .named(UInt64(fl >> 14), hex: 0, LLPhy.labels[Int(fl >> 14)]))
                 out.end()
             }
             out.end()
@@ -307,7 +309,7 @@ extension LLPseudoHeader: Dissectable {
                 } else if let aux = auxType {
                     out.add("Aux Type", .named(UInt64(aux), hex: 0, LLPseudoHeader.auxTypeNames[Int(aux & 3)]))
                 }
-                out.add("PHY", .named(UInt64((fl >> 4) & 7), hex: 0, LLPhy.name((fl >> 4) & 7)))
+                out.add("PHY", .named(UInt64((fl >> 4) & 7), hex: 0, LLPhy.labels[Int((fl >> 4) & 7)]))
                 out.end()
             }
             if let c = channel { out.add("Channel Index", .uint(UInt64(c), hex: 0)) }
@@ -345,11 +347,11 @@ extension LLPseudoHeader: Dissectable {
         }
     }
 
-    static let phdrPDUTypes = ["Advertising or Data (unspecified direction)", "Auxiliary Advertising",
+    static let phdrPDUTypes: [FieldLabel] = ["Advertising or Data (unspecified direction)", "Auxiliary Advertising",
                                "Data, Central to Peripheral", "Data, Peripheral to Central",
                                "Connected Isochronous, Central to Peripheral", "Connected Isochronous, Peripheral to Central",
                                "Broadcast Isochronous", "Reserved"]
-    static let auxTypeNames = ["AUX_ADV_IND", "AUX_CHAIN_IND", "AUX_SYNC_IND", "AUX_SCAN_RSP"]
+    static let auxTypeNames: [FieldLabel] = ["AUX_ADV_IND", "AUX_CHAIN_IND", "AUX_SYNC_IND", "AUX_SCAN_RSP"]
     /// The LE LL pseudo header's flag bits, by bit; bits 7–9 (PDU type) and 14–15 (PHY) are
     /// fields of their own, outside `phdrFlagBits`.
     static let phdrFlagNames = ["Dewhitened", "Signal Power Valid", "Noise Power Valid", "Decrypted",

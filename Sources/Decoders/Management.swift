@@ -60,6 +60,19 @@ public enum Management {
 
     static let addressTypes = ["BR/EDR", "LE Public", "LE Random"]
 
+    /// The names as labels: a known command's or event's from its table, another's text interned.
+    private static let commandLabels = FieldLabel.table(commands), eventLabels = FieldLabel.table(events)
+    private static let statusLabels = FieldLabel.table(byOctet: statusName)
+    private static let addressTypeLabels = FieldLabel.table(addressTypes)
+
+    static func commandLabel(_ op: UInt16) -> FieldLabel {
+        Int(op) < commandLabels.count && op > 0 ? commandLabels[Int(op)] : FieldLabel(commandName(op))
+    }
+
+    static func eventLabel(_ code: UInt16) -> FieldLabel {
+        Int(code) < eventLabels.count && code > 0 ? eventLabels[Int(code)] : FieldLabel(eventName(code))
+    }
+
     public static func commandName(_ op: UInt16) -> String {
         Int(op) < commands.count && op > 0 ? commands[Int(op)] : "Unknown Command (" + Hex.prefixed(op, width: 4) + ")"
     }
@@ -144,7 +157,7 @@ public enum Management {
         switch op {
         case MonitorOpcode.ctrlCommand:
             guard let code = payload.le16(4) else { break }
-            out.add("Opcode", .named(UInt64(code), hex: 4, commandName(code)))
+            out.add("Opcode", .named(UInt64(code), hex: 4, commandLabel(code)))
             let params = payload.from(6)
             if code == 0x0023 || code == 0x0024 || code == 0x0041 || code == 0x003A, let t = params.byte(0) {
                 out.add("Address Type", .flags(UInt64(t), hex: 2, SetBitNames(UInt64(t), in: addressTypes)))
@@ -152,15 +165,15 @@ public enum Management {
             out.add("Parameters", .bytes(params))
         case MonitorOpcode.ctrlEvent:
             guard let code = payload.le16(4) else { break }
-            out.add("Event Code", .named(UInt64(code), hex: 4, eventName(code)))
+            out.add("Event Code", .named(UInt64(code), hex: 4, eventLabel(code)))
             var params = payload.from(6)
             if code == 0x0001 || code == 0x0002, let cmd = params.le16(0), let status = params.byte(2) {
-                out.add("Command Opcode", .named(UInt64(cmd), hex: 4, commandName(cmd)))
-                out.add("Status", .named(UInt64(status), hex: 2, statusName(status)))
+                out.add("Command Opcode", .named(UInt64(cmd), hex: 4, commandLabel(cmd)))
+                out.add("Status", .named(UInt64(status), hex: 2, statusLabels[Int(status)]))
                 params = params.from(3)
             } else if addressEvents.contains(code), let a = address(params), let t = params.byte(6) {
                 out.add("Address", .address(a))
-                out.add("Address Type", .named(UInt64(t), hex: 2, Int(t) < addressTypes.count ? addressTypes[Int(t)] : "Unknown"))
+                out.add("Address Type", .named(UInt64(t), hex: 2, Int(t) < addressTypeLabels.count ? addressTypeLabels[Int(t)] : "Unknown"))
                 params = params.from(7)
             } else if code == 0x0013, let t = params.byte(0), let on = params.byte(1) {
                 out.add("Address Type", .flags(UInt64(t), hex: 2, SetBitNames(UInt64(t), in: addressTypes)))

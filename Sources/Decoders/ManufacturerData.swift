@@ -178,6 +178,7 @@ enum AppleContinuity {
     ]
 
     static func name(_ type: UInt8) -> String? { names[type] }
+    private static let labels = names.map(FieldLabel.init)
 
     static func write(_ data: Bytes, to out: FieldSink) {
         if let o = OverflowArea(company: ManufacturerData.apple, data: data) {
@@ -192,7 +193,7 @@ enum AppleContinuity {
             let body = len.flatMap { try? r.take(Int($0)) }
             out.begin(type == 0x02 && body != nil ? "iBeacon" : "Apple Continuity", .none)
             defer { out.end() }
-            out.add("Type", .named(UInt64(type), hex: 2, names[type] ?? "Unknown"))
+            out.add("Type", .named(UInt64(type), hex: 2, labels[type] ?? "Unknown"))
             guard let len else { out.malformed("missing length"); break }
             out.add("Length", .uint(UInt64(len), hex: 0))
             guard let body else {
@@ -211,7 +212,8 @@ enum AppleContinuity {
 /// Microsoft Beacon (company 0x0006): the first byte names the scenario.
 enum Microsoft {
     static let scenarioNames: ByteTable<String> = [0x01: "Connected Devices Platform", 0x03: "Swift Pair"]
-    static let cdpDeviceTypes: ByteTable<String> = [
+    private static let scenarioLabels = scenarioNames.map(FieldLabel.init)
+    static let cdpDeviceTypes: ByteTable<FieldLabel> = [
         1: "Xbox One", 6: "Apple iPhone", 7: "Apple iPad", 8: "Android device", 9: "Windows 10 Desktop",
         11: "Windows 10 Phone", 12: "Linux device", 13: "Windows IoT", 14: "Surface Hub", 15: "Windows laptop",
         16: "Windows tablet",
@@ -219,7 +221,7 @@ enum Microsoft {
 
     static func write(_ d: Bytes, to out: FieldSink) {
         guard let scenario = d.byte(0) else { return }
-        out.add("Scenario Type", .named(UInt64(scenario), hex: 2, scenarioNames[scenario] ?? "Unknown"))
+        out.add("Scenario Type", .named(UInt64(scenario), hex: 2, scenarioLabels[scenario] ?? "Unknown"))
         var r = ByteReader(d.from(1))
         switch scenario {
         case 0x01:
@@ -251,7 +253,7 @@ enum Microsoft {
 public enum Eddystone {
     public static let uuid16: UInt16 = 0xFEAA
 
-    static let frameNames: ByteTable<String> = [0x00: "UID", 0x10: "URL", 0x20: "TLM", 0x30: "EID"]
+    static let frameNames: ByteTable<FieldLabel> = [0x00: "UID", 0x10: "URL", 0x20: "TLM", 0x30: "EID"]
     static let schemes = ["http://www.", "https://www.", "http://", "https://"]
     static let expansions = [".com/", ".org/", ".edu/", ".net/", ".info/", ".biz/", ".gov/",
                              ".com", ".org", ".edu", ".net", ".info", ".biz", ".gov"]

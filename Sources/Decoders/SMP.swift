@@ -33,6 +33,9 @@ public enum SMPOpcode: UInt8, Sendable, CaseIterable {
     public static func name(_ code: UInt8) -> String {
         SMPOpcode(rawValue: code)?.name ?? "Unknown Opcode " + Hex.prefixed(code, width: 2)
     }
+
+    /// `name` of every code, as labels.
+    static let labels = FieldLabel.table(byOctet: name)
 }
 
 /// IO Capability (Vol 3 Part H 2.3.2, Table 3.5).
@@ -41,6 +44,7 @@ public enum IOCapability: UInt8, Sendable, CaseIterable {
 
     static let names = ["Display Only", "Display Yes/No", "Keyboard Only", "No Input, No Output", "Keyboard Display"]
     public var name: String { IOCapability.names[Int(rawValue)] }
+    static let labels = FieldLabel.table(names)
 }
 
 /// AuthReq (Vol 3 Part H 3.5.1, Figure 3.3).
@@ -77,7 +81,7 @@ public struct AuthRequirements: Sendable, Equatable {
         SetBitNames(1 << UInt64(bondingFlags) | UInt64(raw & 0x3C) << 2, in: AuthRequirements.nameTable)
     }
 
-    var bondingName: String { bondingFlags == 0 ? "No Bonding" : bondingFlags == 1 ? "Bonding" : "Reserved" }
+    var bondingName: FieldLabel { bondingFlags == 0 ? "No Bonding" : bondingFlags == 1 ? "Bonding" : "Reserved" }
 
     /// The field and its bits, sent to `out` as they are read: no array is built for them.
     func write(to out: FieldSink) {
@@ -175,6 +179,8 @@ public enum SMPFailureReason {
     public static func name(_ reason: UInt8) -> String {
         reason >= 1 && Int(reason) <= names.count ? names[Int(reason) - 1] : "Reserved"
     }
+
+    static let labels = FieldLabel.table(byOctet: name)
 }
 
 /// Keypress Notification types (Vol 3 Part H 3.5.8, Table 3.9).
@@ -187,6 +193,8 @@ public enum KeypressNotificationType {
     public static func name(_ type: UInt8) -> String {
         Int(type) < names.count ? names[Int(type)] : "Reserved"
     }
+
+    static let labels = FieldLabel.table(byOctet: name)
 }
 
 /// A fully decoded SMP command.
@@ -357,7 +365,7 @@ public struct SMPPDU: Dissectable, Sendable {
 
     public func writeFields(to out: FieldSink) {
         guard let opcode else { return out.malformed(malformed ?? "empty SMP PDU") }
-        out.add("Opcode", .named(UInt64(opcode), hex: 2, SMPOpcode.name(opcode)))
+        out.add("Opcode", .named(UInt64(opcode), hex: 2, SMPOpcode.labels[Int(opcode)]))
         guard opcode >= 1, Int(opcode) <= SMPPDU.layouts.count else {
             out.add("Data", .bytes(raw.from(1)))
             if let malformed { out.malformed(malformed) }
@@ -378,9 +386,9 @@ public struct SMPPDU: Dissectable, Sendable {
         let b = v.byte(0) ?? 0
         switch param {
         case .ioCapability:
-            out.add("IO Capability", .named(UInt64(b), hex: 2, IOCapability(rawValue: b)?.name ?? "Reserved"))
+            out.add("IO Capability", .named(UInt64(b), hex: 2, Int(b) < IOCapability.labels.count ? IOCapability.labels[Int(b)] : "Reserved"))
         case .oobFlag:
-            let name = b == 0 ? "OOB Auth. Data Not Present"
+            let name: FieldLabel = b == 0 ? "OOB Auth. Data Not Present"
                 : b == 1 ? "OOB Auth. Data From Remote Device Present" : "Reserved"
             out.add("OOB Data Flag", .named(UInt64(b), hex: 2, name))
         case .authReq:
@@ -399,14 +407,14 @@ public struct SMPPDU: Dissectable, Sendable {
             var r = ByteReader(v)
             out.add("Rand", .uint((try? r.u64()) ?? 0, hex: 16))
         case .addressType:
-            out.add("Address Type", .named(UInt64(b), hex: 2, addressTypeName(b)))
+            out.add("Address Type", .named(UInt64(b), hex: 2, FieldLabel(addressTypeName(b))))
         case .address:
             var r = ByteReader(v)
             out.add("BD_ADDR", .address((try? r.address()) ?? BDAddr(0)))
         case .reason:
-            out.add("Reason", .named(UInt64(b), hex: 2, SMPFailureReason.name(b)))
+            out.add("Reason", .named(UInt64(b), hex: 2, SMPFailureReason.labels[Int(b)]))
         case .keypress:
-            out.add("Notification Type", .named(UInt64(b), hex: 2, KeypressNotificationType.name(b)))
+            out.add("Notification Type", .named(UInt64(b), hex: 2, KeypressNotificationType.labels[Int(b)]))
         }
     }
 }

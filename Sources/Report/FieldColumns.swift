@@ -176,7 +176,7 @@ public final class FieldColumns {
     /// `digits`: tshark's form of the number (hex with that many digits, 0 decimal).
     static func format(_ v: FieldValue, part: Test.Part?, digits: Int? = nil) -> String {
         switch (part, v) {
-        case (.name?, .named(_, _, let s, _)): return s
+        case (.name?, .named(_, _, let s, _)): return s.string
         case (.name?, .uuid(let u)): return AssignedNumbers.name(u) ?? ""
         case (.uuid128?, .uuid(let u)): return u.uuidString.lowercased()
         case (.set?, .flags(_, _, let names)): return names.joined(separator: ",")

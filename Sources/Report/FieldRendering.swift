@@ -14,7 +14,7 @@ public enum FieldRendering {
         case .derived(let t): return t.string
         case .received(let b): return String(decoding: b, as: UTF8.self)
         case .bytes(let b): return b.isEmpty ? "(empty)" : Hex.string(b)
-        case .named(let n, let hex, let name, _): return name + " (" + Hex.prefixed(n, width: max(hex, 1)) + ")"
+        case .named(let n, let hex, let name, _): return name.string + " (" + Hex.prefixed(n, width: max(hex, 1)) + ")"
         case .quantity(let raw, let hex, let value, let unit):
             return decimal(value) + " " + unit + " (" + (hex > 0 ? Hex.prefixed(raw, width: hex) : String(raw)) + ")"
         case .signed(let n, let unit): return String(n) + (unit.isEmpty ? "" : " " + unit)
@@ -571,7 +571,7 @@ public enum FieldRendering {
             out.write("\"value\":")
             out.write(uint: n)
             out.write(",\"name\":\"")
-            assert(!name.contains("\""), "quotation marks not marked: \(name)")
+            assert(!name.string.contains("\""), "quotation marks not marked: \(name)")
             out.write(name: name)
             out.write(byte: UInt8(ascii: "\""))
         case .named(let n, _, let name, true):

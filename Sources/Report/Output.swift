@@ -339,17 +339,15 @@ public final class Output {
         case .named(let v, let hex, let name, _):
             // "Name (0x1B)": the name copied as it is (`write(name:)`).
             let digits = max(Hex.significantDigits(v), hex, 1)
-            guard digits <= 8, name.utf8.withContiguousStorageIfAvailable({ (u: UnsafeBufferPointer<UInt8>) -> Bool in
-                guard let base = u.baseAddress, lineStart(indent: indent, label: label, colon: true, room: u.count &+ 14) else { return false }
-                assert(DisplayText.isPlainName(name), "a name with text to escape: \(name)")
-                let p = storage + count
-                TextCursor.copyShort(from: base, count: u.count, to: p)
-                UnsafeMutableRawPointer(p + u.count).storeBytes(of: UInt16(0x2820).littleEndian, as: UInt16.self)  // " ("
-                let k = u.count &+ 2 &+ TextCursor.storeHexWord(v, digits: digits, prefix: true, lower: false, at: p + (u.count &+ 2))
-                p[k] = UInt8(ascii: ")")
-                count &+= k &+ 1
-                return true
-            }) == true else { return false }
+            let n = name.count
+            guard digits <= 8, lineStart(indent: indent, label: label, colon: true, room: n &+ 14) else { return false }
+            assert(DisplayText.isPlainName(name.string), "a name with text to escape: \(name)")
+            let p = storage + count
+            TextCursor.copyShort(from: name.start, count: n, to: p)
+            UnsafeMutableRawPointer(p + n).storeBytes(of: UInt16(0x2820).littleEndian, as: UInt16.self)  // " ("
+            let k = n &+ 2 &+ TextCursor.storeHexWord(v, digits: digits, prefix: true, lower: false, at: p + (n &+ 2))
+            p[k] = UInt8(ascii: ")")
+            count &+= k &+ 1
         case .bool(let b):
             guard lineStart(indent: indent, label: label, colon: true, room: 6) else { return false }
             // "true" or "false", stored as one word.
@@ -406,6 +404,16 @@ public final class Output {
             s.withUTF8 { writeJSON($0) }
         }
     }
+
+    /// A name from the specification's tables, copied: it has nothing a terminal escapes
+    /// (`FieldValue.named`; debug builds check).
+    @inline(__always) public func write(name l: FieldLabel) {
+        assert(DisplayText.isPlainName(l.string), "a name with text to escape: \(l)")
+        write(label: l)
+    }
+
+    /// A company's name as a quoted JSON string (a few hold quotation marks).
+    public func write(jsonString l: FieldLabel) { writeJSON(l.utf8) }
 
     /// A name or a unit from the specification, copied: it has nothing a terminal escapes
     /// (`FieldValue.named`; debug builds check).

@@ -34,7 +34,7 @@ func adValue(_ v: FieldValue) -> String {
     case .derived(let t): return t.string
     case .received(let b): return String(decoding: b, as: UTF8.self)
     case .bytes(let b): return Hex.string(b)
-    case .named(let x, let hex, let n, _): return n + " (" + (hex > 0 ? Hex.prefixed(x, width: hex) : String(x)) + ")"
+    case .named(let x, let hex, let n, _): return n.string + " (" + (hex > 0 ? Hex.prefixed(x, width: hex) : String(x)) + ")"
     case .quantity(let x, _, let d, let unit): return "\(x) = \(d) \(unit)"
     case .signed(let x, let unit): return "\(x) \(unit)"
     case .address(let a): return a.description

@@ -28,7 +28,7 @@ final class HCITests: XCTestCase {
     private func named(_ fields: [Field], _ label: String, file: StaticString = #filePath, line: UInt = #line) -> (UInt64, String)? {
         guard let f = find(fields, label) else { XCTFail("no field \(label)", file: file, line: line); return nil }
         guard case .named(let v, _, let n, _) = f.value else { XCTFail("\(label) is \(f.value)", file: file, line: line); return nil }
-        return (v, n)
+        return (v, n.string)
     }
 
     private func quantity(_ fields: [Field], _ label: String, file: StaticString = #filePath, line: UInt = #line) -> (UInt64, Double, String)? {
@@ -342,7 +342,7 @@ final class HCITests: XCTestCase {
         let (_, f) = event("0e44 01 0210 00 ffffff03ceffefffffffff7ff20fe8fe3ff783ff1c00040061ffffff7ffe20f5fff0ffffffffff07000800000000000000000000000000000000000000000000")
         guard let sc = find(f, "Supported Commands") else { return XCTFail() }
         XCTAssertEqual(sc.children.count, 237)
-        let names = sc.children.compactMap { c -> String? in if case .named(_, _, let n, _) = c.value { return n } else { return nil } }
+        let names = sc.children.compactMap { c -> String? in if case .named(_, _, let n, _) = c.value { return n.string } else { return nil } }
         XCTAssertEqual(names.first, "Inquiry")
         XCTAssertTrue(names.contains("LE Set Extended Advertising Parameters"))
         XCTAssertTrue(names.contains("Read Local Version Information"))

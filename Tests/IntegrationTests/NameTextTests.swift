@@ -55,7 +55,7 @@ final class NameTextTests: XCTestCase {
                 switch f.value {
                 case .named(_, _, let text, let quotes):
                     names += 1
-                    check(text, quotes: quotes, where_ + " \(f.label)")
+                    check(text.string, quotes: quotes, where_ + " \(f.label)")
                 case .quantity(_, _, _, let text), .signed(_, let text):
                     check(text, where_ + " \(f.label)")
                 case .flags(_, _, let set):

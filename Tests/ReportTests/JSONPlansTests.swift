@@ -27,7 +27,7 @@ final class JSONPlansTests: XCTestCase {
             }),
             // The same labels with a value of another kind: a scalar, a name, nothing.
             ("ATT", { l in
-                l.add("Handle", .named(i, hex: 4, "Handle \(i % 4)"))
+                l.add("Handle", .named(i, hex: 4, FieldLabel("Handle \(i % 4)")))
                 l.add("Value", .none)
             }),
             ("ATT", { l in

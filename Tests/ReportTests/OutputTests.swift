@@ -181,7 +181,7 @@ final class OutputTests: XCTestCase {
         var values: [FieldValue] = [.none, .bool(true), .bool(false), .int(-3), .text("text")]
         for v: UInt64 in [0, 9, 10, 99, 100, 9_999, 10_000, 0x1B, 0xFFFF_FFFF, 0x1_0000_0000] {
             for hex in [0, 1, 2, 4, 8] { values.append(.uint(v, hex: hex)) }
-            for name in names { values.append(.named(v, hex: 2, name)) }
+            for name in names { values.append(.named(v, hex: 2, FieldLabel(name))) }
         }
         for before in [0, 131_060] {
             let filler = [UInt8](repeating: UInt8(ascii: "."), count: before)
@@ -333,7 +333,8 @@ final class OutputTests: XCTestCase {
     func testCompanyNamesWithQuotesStayValidJSON() throws {
         var quoted = 0
         for id in 0...UInt16.max {
-            guard let value = FieldValue.company(id), case .named(_, _, let name, let quotes) = value else { continue }
+            guard let value = FieldValue.company(id), case .named(_, _, let label, let quotes) = value else { continue }
+            let name = label.string
             XCTAssertEqual(quotes, name.contains("\""), name)
             if quotes { quoted += 1 }
             let json = try written { out in
