@@ -235,6 +235,20 @@ extension FieldValue {
     }
 }
 
+extension AssignedNumbers {
+    /// `name(uuid)` as a label: a printer writes it with no String to retain and release.
+    public static func label(_ uuid: BluetoothUUID) -> FieldLabel? {
+        if let u = uuid.uuid16, u >= 0x1800, u < 0x3000 { return sigLabelsByUUID16[Int(u) &- 0x1800] }
+        return anyLabel[uuid]
+    }
+
+    private static let sigLabelsByUUID16 = FieldLabel.table(sigNamesByUUID16)
+    private static let anyLabel = {
+        let keys = Array(anyName.keys)
+        return Dictionary(uniqueKeysWithValues: zip(keys, FieldLabel.table(keys.map { anyName[$0] }).map { $0! }))
+    }()
+}
+
 /// The names of a bit field's set bits. Decoders hand over their table of names by bit and the
 /// value, and the names are read from it as they are printed: no list is built per frame. A list
 /// made some other way (or once, for every value) is given as it is.

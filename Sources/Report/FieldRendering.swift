@@ -221,7 +221,7 @@ public enum FieldRendering {
     private static func memberKeys(_ node: UnsafePointer<FieldList.Node>) -> MemberKeys {
         switch node.pointee.value {
         case .none: return .none
-        case .uuid(let u): return AssignedNumbers.name(u) == nil ? uuidKeys : namedUUIDKeys
+        case .uuid(let u): return AssignedNumbers.label(u) == nil ? uuidKeys : namedUUIDKeys
         case .named: return namedKeys
         case .flags: return flagsKeys
         case .error: return malformedKeys
@@ -403,7 +403,7 @@ public enum FieldRendering {
                 out.write(uuidString: u)
                 out.write(byte: UInt8(ascii: ")"))
             }
-            if let name = AssignedNumbers.name(u) {
+            if let name = AssignedNumbers.label(u) {
                 out.write(byte: 32)
                 out.write(name: name)
             }
@@ -593,7 +593,7 @@ public enum FieldRendering {
             out.write("\",\"uuid128\":\"")
             out.write(uuidString: u)
             out.write(byte: UInt8(ascii: "\""))
-            if let name = AssignedNumbers.name(u) {
+            if let name = AssignedNumbers.label(u) {
                 out.write(",\"name\":")
                 out.write(jsonName: name)
             }

@@ -122,7 +122,7 @@ final class JSONPlans {
         case .named: kind = 3
         case .flags: kind = 4
         case .error: kind = 5
-        case .uuid(let u): kind = node.pointee.end > i &+ 1 && AssignedNumbers.name(u) != nil ? 7 : 6
+        case .uuid(let u): kind = node.pointee.end > i &+ 1 && AssignedNumbers.label(u) != nil ? 7 : 6
         }
         return Field(label: node.pointee.label.address, endAndKind: UInt32(truncatingIfNeeded: node.pointee.end) << 3 | kind)
     }

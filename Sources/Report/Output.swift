@@ -412,6 +412,14 @@ public final class Output {
         write(label: l)
     }
 
+    /// A name from the specification's tables as a quoted JSON string, copied (`write(jsonName:)`).
+    @inline(__always) public func write(jsonName l: FieldLabel) {
+        assert(DisplayText.isPlainName(l.string) && JSONText.quoted(l.string).utf8.count == l.count + 2, "a name with text to escape: \(l)")
+        append(UInt8(ascii: "\""))
+        write(label: l)
+        append(UInt8(ascii: "\""))
+    }
+
     /// A company's name as a quoted JSON string (a few hold quotation marks).
     public func write(jsonString l: FieldLabel) { writeJSON(l.utf8) }
 
