@@ -439,9 +439,14 @@ public final class Output {
         append(UInt8(ascii: "\""))
     }
 
-    /// A summary line as a quoted JSON string.
+    /// A summary line as a quoted JSON string. A line of literals, numbers and the specification's
+    /// names only (`TextLine.isPlainByConstruction`) holds valid UTF-8 and no control character:
+    /// its other bytes are not looked at one by one.
     public func write(jsonString line: borrowing TextLine) {
-        line.withUnsafeBytes { writeJSON($0) }
+        let trusted = line.isPlainByConstruction
+        line.withUnsafeBytes { u in
+            if trusted { writeTrustedJSON(u) } else { writeJSON(u) }
+        }
     }
 
     /// A line of text as it was written.
@@ -533,6 +538,13 @@ public final class Output {
     private func writeJSON(_ u: UnsafeBufferPointer<UInt8>) {
         append(UInt8(ascii: "\""))
         JSONText.escape(u) { append($0) }
+        append(UInt8(ascii: "\""))
+    }
+
+    /// `writeJSON` for text that is valid UTF-8 with no control character (`JSONText.escape`).
+    private func writeTrustedJSON(_ u: UnsafeBufferPointer<UInt8>) {
+        append(UInt8(ascii: "\""))
+        JSONText.escape(u, trusted: true) { append($0) }
         append(UInt8(ascii: "\""))
     }
 
@@ -671,16 +683,18 @@ public enum JSONText {
     /// Hands `emit` the contents of a JSON string holding `u`, piece by piece: runs that need no
     /// escape as they are, a backslash escape for quotes, backslashes and control characters,
     /// and U+FFFD for each maximal ill-formed UTF-8 subpart (as `String(decoding:as:)` makes it:
-    /// lines can hold bytes as a device sent them).
+    /// lines can hold bytes as a device sent them). `trusted` text is valid UTF-8 with no control
+    /// character: only its quotes and backslashes are looked for.
     @inline(__always)
-    static func escape(_ u: UnsafeBufferPointer<UInt8>, _ emit: (UnsafeBufferPointer<UInt8>) -> Void) {
+    static func escape(_ u: UnsafeBufferPointer<UInt8>, trusted: Bool = false, _ emit: (UnsafeBufferPointer<UInt8>) -> Void) {
         var start = 0
         var i = 0
         while i < u.count {
-            i = plain(u, from: i)
+            i = plain(u, from: i, trusted: trusted)
             guard i < u.count else { break }
             let c = u[i]
-            if c >= 0x80 {
+            // Trusted text's UTF-8 passes as it is (the scan may stop inside a character).
+            if !trusted && c >= 0x80 {
                 let (scalar, length) = DisplayText.decode(u, at: i)
                 if scalar == nil {
                     if start < i { emit(UnsafeBufferPointer(rebasing: u[start..<i])) }
@@ -716,14 +730,16 @@ public enum JSONText {
     /// Where the next byte JSON does not keep as it is (a control character, quote, backslash or
     /// non-ASCII byte) may be, from `i`: text is passed eight bytes at a time, a high bit in `marks`
     /// flagging a byte to look at one by one.
-    @inline(__always) private static func plain(_ u: UnsafeBufferPointer<UInt8>, from i: Int) -> Int {
+    @inline(__always) private static func plain(_ u: UnsafeBufferPointer<UInt8>, from i: Int, trusted: Bool) -> Int {
         guard let base = u.baseAddress else { return i }
         let raw = UnsafeRawPointer(base)
         let ones: UInt64 = 0x0101_0101_0101_0101
         @inline(__always) func marks(_ x: UInt64) -> UInt64 {
+            // A byte is zero in `quote` or `backslash` where it is one of those; a high bit of `x`
+            // flags a byte anyway, or (trusted text, whose high bits are UTF-8) clears the flag.
             let quote = x ^ (0x22 &* ones), backslash = x ^ (0x5C &* ones)
-            return (x | ((x &- 0x20 &* ones) & ~x) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash))
-                & 0x8080_8080_8080_8080
+            let special = (quote &- ones) | (backslash &- ones)
+            return (trusted ? special & ~x : x | (x &- 0x20 &* ones) | special) & 0x8080_8080_8080_8080
         }
         var i = i
         while i &+ 8 <= u.count {

@@ -327,6 +327,28 @@ final class OutputTests: XCTestCase {
         }
     }
 
+    /// A line of literals and the specification's names (`TextLine.isPlainByConstruction`) is
+    /// looked at for quotes and backslashes only: wherever they are, beside multi-byte UTF-8, the
+    /// JSON string gives the line back.
+    func testPlainLinesEscapeQuotesAndBackslashesAnywhere() throws {
+        let pieces = ["\"", "\\", "—", "µ", "m"]
+        for length in 0..<20 {
+            for at in 0...length {
+                for p in pieces {
+                    for q in pieces {
+                        let text = String(repeating: "m", count: at) + p + String(repeating: "m", count: length - at) + q
+                        var line = TextLine()
+                        line.write(plain: text)
+                        XCTAssertTrue(line.isPlainByConstruction)
+                        let json = try written { $0.write(jsonString: line) }
+                        let decoded = try JSONSerialization.jsonObject(with: Data(json), options: .fragmentsAllowed) as? String
+                        XCTAssertEqual(decoded, text)
+                    }
+                }
+            }
+        }
+    }
+
     /// Names are copied into JSON, but the few company names that hold quotation marks are
     /// escaped: every company's field is valid JSON and gives back its name. In text the quotes
     /// stay as they are.
