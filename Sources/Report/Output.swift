@@ -457,6 +457,8 @@ public final class Output {
     /// A line for a terminal: controls, invisible characters and invalid UTF-8 escaped
     /// (`DisplayText.escapeLine`). A line with none of them is copied in one piece.
     public func write(display line: borrowing TextLine) {
+        // A line of literals, numbers and names needs no escape (`TextLine.isPlainByConstruction`).
+        if line.isPlainByConstruction { return write(line) }
         line.withUnsafeBytes { DisplayText.escapeLine($0) { append($0) } }
     }
 
