@@ -11,7 +11,8 @@ import Darwin
 /// text gives the same bytes after. So a label is two words with no reference: a field costs no
 /// retain or release for it, a printer copies its bytes as they are, and the JSON writer finds its key
 /// by the label's address. Labels made at run time come from the decoders' tables and small numbers,
-/// so the interned texts stay few.
+/// so the interned texts stay few. A named value's name is a label too (`FieldValue.named`): a
+/// table's names are made labels at once (`table(_:)`), not interned one by one.
 public struct FieldLabel: ExpressibleByStringLiteral, Hashable, @unchecked Sendable, CustomStringConvertible {
     /// Immutable and never freed: safe to share between threads.
     public let start: UnsafePointer<UInt8>
