@@ -57,11 +57,9 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
         return t
     }()
     static let table: [String?] = literals.map { $0.map(\.description) }
-    /// `name` of every opcode, as labels (a field's value holds no reference to its name).
-    static let labels = FieldLabel.table(byOctet: { ATTOpcode($0).name })
-
-    /// `name` as a label.
-    public var label: FieldLabel { ATTOpcode.labels[Int(rawValue)] }
+    /// `name` as a label: a known opcode's literal, another's text interned.
+    public var label: FieldLabel { ATTOpcode.labels[Int(rawValue)] ?? FieldLabel(name) }
+    private static let labels = literals.map { $0.map { FieldLabel(stringLiteral: $0) } }
 
     static let defined: [UInt8: StaticString] = [
         0x01: "Error Response",
@@ -140,8 +138,11 @@ public enum ATTError {
         0xFE: "Procedure Already in Progress", 0xFF: "Out of Range",
     ]
 
-    /// `name` of every code, as labels.
-    static let labels = FieldLabel.table(byOctet: name)
+    /// `name` as a label: a code in the table's, another's text interned.
+    static func label(_ code: UInt8) -> FieldLabel {
+        Int(code) < nameLabels.count ? nameLabels[Int(code)] : FieldLabel(name(code))
+    }
+    private static let nameLabels = FieldLabel.table(names)
 
     public static func name(_ code: UInt8) -> String {
         if Int(code) < names.count { return names[Int(code)] }
@@ -784,7 +785,7 @@ extension ATTPDU: Dissectable {
         case .error(let op, let h, let code):
             out.add("Request Opcode in Error", .named(UInt64(op.rawValue), hex: 2, op.label))
             handle("Attribute Handle in Error", h)
-            out.add("Error Code", .named(UInt64(code), hex: 2, ATTError.labels[Int(code)]))
+            out.add("Error Code", .named(UInt64(code), hex: 2, ATTError.label(code)))
         case .mtu(let m):
             out.add(opcode == .exchangeMTURequest ? "Client Rx MTU" : "Server Rx MTU", .uint(UInt64(m), hex: 0))
         case .range(let r):

@@ -58,7 +58,8 @@ public struct FieldLabel: ExpressibleByStringLiteral, Hashable, @unchecked Senda
 
 extension FieldLabel {
     /// A table's names as labels, made at once: their bytes copied into one block kept for the
-    /// process, none interned. A field names its value from the table without a reference.
+    /// process, none interned. A field names its value from the table without a reference. For
+    /// tables made once (a `static let`): each call allocates a block that is never freed.
     public static func table(_ names: [String?]) -> [FieldLabel?] {
         let total = names.reduce(0) { $0 + ($1?.utf8.count ?? 0) }
         let block = UnsafeMutablePointer<UInt8>.allocate(capacity: max(total, 1))
@@ -73,9 +74,6 @@ extension FieldLabel {
 
     /// The same, for a table with a name at every index.
     public static func table(_ names: [String]) -> [FieldLabel] { table(names.map(Optional.some)).map { $0! } }
-
-    /// The names a function gives every octet, as labels read by index.
-    public static func table(byOctet name: (UInt8) -> String) -> [FieldLabel] { table((0...255).map { name(UInt8($0)) }) }
 }
 
 /// The interned labels (`FieldLabel.init(_:)`), behind a lock: decoders may run on several threads.

@@ -173,12 +173,12 @@ private let pathLossParameters: [ParamSpec] = [
 ]
 private let transmitterTestV3: [ParamSpec] = [
     .u8("TX Channel", .dec), .u8("Test Data Length", .octets), .u8("Packet Payload", .names(HCINames.testPayload)),
-    .u8("PHY", .names(HCINames.phyCoding)), .u8("CTE Length", .dec), .u8("CTE Type", .names(HCINames.cteType)),
+    .u8("PHY", .names(HCINames.phyCoding)), .u8("CTE Length", .dec), .u8("CTE Type", .names(HCINames.cteTypeLabels)),
     .lengthData(length: "Switching Pattern Length", data: "Antenna IDs"),
 ]
 private let codecPath: [ParamSpec] = [
     .bytes("Codec ID", 5), .u8("Logical Transport Type", .names(HCINames.logicalTransportType)),
-    .u8("Direction", .names(HCINames.dataPathDirection)),
+    .u8("Direction", .names(HCINames.dataPathDirectionLabels)),
 ]
 /// Channel Sounding capabilities (Core 6.0 §7.8.130).
 private let csCapabilities: [ParamSpec] = [
@@ -405,7 +405,7 @@ extension HCICommands {
     c(0x0C80, "Read Extended Inquiry Length", [], [.status, .u16("Extended Inquiry Length", .slots)]),
     c(0x0C81, "Write Extended Inquiry Length", [.u16("Extended Inquiry Length", .slots)], ok),
     c(0x0C82, "Set Ecosystem Base Interval", [.u16("Interval", .interval)], ok),
-    c(0x0C83, "Configure Data Path", [.u8("Data Path Direction", .names(HCINames.dataPathDirection)), .u8("Data Path ID", .hex), .lengthData(length: "Vendor Specific Config Length", data: "Vendor Specific Config")], ok),
+    c(0x0C83, "Configure Data Path", [.u8("Data Path Direction", .names(HCINames.dataPathDirectionLabels)), .u8("Data Path ID", .hex), .lengthData(length: "Vendor Specific Config Length", data: "Vendor Specific Config")], ok),
     c(0x0C84, "Set Min Encryption Key Size", [.u8("Min Encryption Key Size", .octets)], ok),
 
     // Informational (OGF 0x04)
@@ -525,14 +525,14 @@ extension HCICommands {
     c(0x204C, "LE Read RF Path Compensation", [], [.status, .u16("RF TX Path Compensation Value", .signed("0.1 dB")), .u16("RF RX Path Compensation Value", .signed("0.1 dB"))]),
     c(0x204D, "LE Write RF Path Compensation", [.u16("RF TX Path Compensation Value", .signed("0.1 dB")), .u16("RF RX Path Compensation Value", .signed("0.1 dB"))], ok),
     c(0x204E, "LE Set Privacy Mode", resolvingListEntry + [.u8("Privacy Mode", .names(HCINames.privacyMode))], ok),
-    c(0x204F, "LE Receiver Test [v3]", [.u8("RX Channel", .dec), .u8("PHY", .names(HCINames.phy)), .u8("Modulation Index", .names(HCINames.modulationIndex)), .u8("Expected CTE Length", .dec), .u8("Expected CTE Type", .names(HCINames.cteType)), .u8("Slot Durations", .hex), .lengthData(length: "Switching Pattern Length", data: "Antenna IDs")], ok),
+    c(0x204F, "LE Receiver Test [v3]", [.u8("RX Channel", .dec), .u8("PHY", .names(HCINames.phy)), .u8("Modulation Index", .names(HCINames.modulationIndex)), .u8("Expected CTE Length", .dec), .u8("Expected CTE Type", .names(HCINames.cteTypeLabels)), .u8("Slot Durations", .hex), .lengthData(length: "Switching Pattern Length", data: "Antenna IDs")], ok),
     c(0x2050, "LE Transmitter Test [v3]", transmitterTestV3, ok),
-    c(0x2051, "LE Set Connectionless CTE Transmit Parameters", [.advertisingHandle, .u8("CTE Length", .dec), .u8("CTE Type", .names(HCINames.cteType)), .u8("CTE Count", .dec), .lengthData(length: "Switching Pattern Length", data: "Antenna IDs")], ok),
+    c(0x2051, "LE Set Connectionless CTE Transmit Parameters", [.advertisingHandle, .u8("CTE Length", .dec), .u8("CTE Type", .names(HCINames.cteTypeLabels)), .u8("CTE Count", .dec), .lengthData(length: "Switching Pattern Length", data: "Antenna IDs")], ok),
     c(0x2052, "LE Set Connectionless CTE Transmit Enable", [.advertisingHandle, .u8("CTE Enable", .enable)], ok),
     c(0x2053, "LE Set Connectionless IQ Sampling Enable", [.syncHandle, .u8("Sampling Enable", .enable), .u8("Slot Durations", .hex), .u8("Max Sampled CTEs", .dec), .lengthData(length: "Switching Pattern Length", data: "Antenna IDs")], [.status, .syncHandle]),
     c(0x2054, "LE Set Connection CTE Receive Parameters", [.connectionHandle, .u8("Sampling Enable", .enable), .u8("Slot Durations", .hex), .lengthData(length: "Switching Pattern Length", data: "Antenna IDs")], statusHandle),
     c(0x2055, "LE Set Connection CTE Transmit Parameters", [.connectionHandle, .u8("CTE Types", .flags(HCINames.cteType)), .lengthData(length: "Switching Pattern Length", data: "Antenna IDs")], statusHandle),
-    c(0x2056, "LE Connection CTE Request Enable", [.connectionHandle, .u8("Enable", .enable), .u16("CTE Request Interval", .dec), .u8("Requested CTE Length", .dec), .u8("Requested CTE Type", .names(HCINames.cteType))], statusHandle),
+    c(0x2056, "LE Connection CTE Request Enable", [.connectionHandle, .u8("Enable", .enable), .u16("CTE Request Interval", .dec), .u8("Requested CTE Length", .dec), .u8("Requested CTE Type", .names(HCINames.cteTypeLabels))], statusHandle),
     c(0x2057, "LE Connection CTE Response Enable", [.connectionHandle, .u8("Enable", .enable)], statusHandle),
     c(0x2058, "LE Read Antenna Information", [], [.status, .u8("Supported Switching Sampling Rates", .hex), .u8("Num Antennae", .dec), .u8("Max Switching Pattern Length", .dec), .u8("Max CTE Length", .dec)]),
     c(0x2059, "LE Set Periodic Advertising Receive Enable", [.syncHandle, .u8("Enable", .flags(HCINames.periodicReceiveEnable))], ok),
@@ -556,13 +556,13 @@ extension HCICommands {
     c(0x206B, "LE BIG Create Sync", [.u8("BIG Handle", .hex), .syncHandle, .u8("Encryption", .names(HCINames.encryption)), .bytes("Broadcast Code", 16), .u8("MSE", .dec), .u16("BIG Sync Timeout", .ms10), .array(count: "Num BIS", element: "BIS", [.u8("BIS Index", .dec)])]),
     c(0x206C, "LE BIG Terminate Sync", [.u8("BIG Handle", .hex)], [.status, .u8("BIG Handle", .hex)]),
     c(0x206D, "LE Request Peer SCA", handleOnly),
-    c(0x206E, "LE Setup ISO Data Path", [.connectionHandle, .u8("Data Path Direction", .names(HCINames.dataPathDirection)), .u8("Data Path ID", .hex), .bytes("Codec ID", 5), .u24("Controller Delay", .us), .lengthData(length: "Codec Configuration Length", data: "Codec Configuration")], statusHandle),
+    c(0x206E, "LE Setup ISO Data Path", [.connectionHandle, .u8("Data Path Direction", .names(HCINames.dataPathDirectionLabels)), .u8("Data Path ID", .hex), .bytes("Codec ID", 5), .u24("Controller Delay", .us), .lengthData(length: "Codec Configuration Length", data: "Codec Configuration")], statusHandle),
     c(0x206F, "LE Remove ISO Data Path", [.connectionHandle, .u8("Data Path Direction", .flags(HCINames.dataPathDirection))], statusHandle),
     c(0x2070, "LE ISO Transmit Test", [.connectionHandle, .u8("Payload Type", .names(HCINames.isoPayloadType))], statusHandle),
     c(0x2071, "LE ISO Receive Test", [.connectionHandle, .u8("Payload Type", .names(HCINames.isoPayloadType))], statusHandle),
     c(0x2072, "LE ISO Read Test Counters", handleOnly, isoTestCounters),
     c(0x2073, "LE ISO Test End", handleOnly, isoTestCounters),
-    c(0x2074, "LE Set Host Feature", [.u8("Bit Number", .names(HCINames.leFeatures)), .u8("Bit Value", .dec)], ok),
+    c(0x2074, "LE Set Host Feature", [.u8("Bit Number", .names(HCINames.leFeaturesLabels)), .u8("Bit Value", .dec)], ok),
     c(0x2075, "LE Read ISO Link Quality", handleOnly, [.status, .connectionHandle, .u32("TX UnACKed Packets", .dec), .u32("TX Flushed Packets", .dec), .u32("TX Last Subevent Packets", .dec), .u32("Retransmitted Packets", .dec), .u32("CRC Error Packets", .dec), .u32("RX Unreceived Packets", .dec), .u32("Duplicate Packets", .dec)]),
     c(0x2076, "LE Enhanced Read Transmit Power Level", [.connectionHandle, .u8("PHY", .names(HCINames.phyCoding))], [.status, .connectionHandle, .u8("PHY", .names(HCINames.phyCoding)), .u8("Current TX Power Level", .dBm), .u8("Max TX Power Level", .dBm)]),
     c(0x2077, "LE Read Remote Transmit Power Level", [.connectionHandle, .u8("PHY", .names(HCINames.phyCoding))]),

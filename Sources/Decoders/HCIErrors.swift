@@ -7,8 +7,9 @@ public enum HCIErrors {
         Int(code) < names.count ? names[Int(code)] : "Unknown Error (" + Hex.prefixed(code, width: 2) + ")"
     }
 
-    /// `name` of every code, as labels.
-    static let labels = FieldLabel.table(byOctet: name)
+    /// `name(code)` as a label: a known code's literal, another's text interned.
+    static func label(_ code: UInt8) -> FieldLabel { Int(code) < labels.count ? labels[Int(code)] : FieldLabel(name(code)) }
+    private static let labels = literals.map { FieldLabel(stringLiteral: $0) }
 
     /// Writes `name(code)`: a known code's name copied as the literal it is.
     public static func writeName(_ code: UInt8, to line: inout TextLine) {

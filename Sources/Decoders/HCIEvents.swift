@@ -17,9 +17,14 @@ public enum HCIEvents {
         subeventIndex[Int(sub)] >= 0 ? subeventNames[Int(subeventIndex[Int(sub)])] : "Unknown LE Subevent (" + Hex.prefixed(sub, width: 2) + ")"
     }
 
-    /// `name` and `leSubeventName` of every code, as labels.
-    static let labels = FieldLabel.table(byOctet: name)
-    static let subeventLabels = FieldLabel.table(byOctet: leSubeventName)
+    /// `name` and `leSubeventName` as labels: a known code's literal, another's text interned.
+    static func label(_ code: UInt8) -> FieldLabel { labels[Int(code)] ?? FieldLabel(name(code)) }
+    static func subeventLabel(_ sub: UInt8) -> FieldLabel { subeventLabels[Int(sub)] ?? FieldLabel(leSubeventName(sub)) }
+    /// The known codes' literals as labels, by code.
+    private static let labels = (0..<256).map { eventIndex[$0] < 0 ? nil : FieldLabel(stringLiteral: events[Int(eventIndex[$0])].name) }
+    private static let subeventLabels = (0..<256).map {
+        subeventIndex[$0] < 0 ? nil : FieldLabel(stringLiteral: subevents[Int(subeventIndex[$0])].name)
+    }
 
     /// Writes `name(code)`: a known event's name copied as the literal it is.
     public static func writeName(_ code: UInt8, to line: inout TextLine) {
@@ -49,7 +54,7 @@ public enum HCIEvents {
         case commandStatus: ParamDecoder.write(commandStatusSpec, params, to: out)
         case leMeta:
             guard let sub = params.first else { return out.malformed("LE Meta event without Subevent Code") }
-            out.add("Subevent Code", .named(UInt64(sub), hex: 2, subeventLabels[Int(sub)]))
+            out.add("Subevent Code", .named(UInt64(sub), hex: 2, subeventLabel(sub)))
             writeLESubeventParameters(sub, params.dropFirst(), to: out)
         default:
             let i = eventIndex[Int(code)]
@@ -174,7 +179,7 @@ private let cisEstablished: [ParamSpec] = [
 ]
 private let iqSamples = ParamSpec.array(count: "Sample Count", element: "Sample", [.u8("I Sample", .signed("")), .u8("Q Sample", .signed(""))])
 private let iqHeader: [ParamSpec] = [
-    .u16("RSSI", .signed("0.1 dBm")), .u8("RSSI Antenna ID", .dec), .u8("CTE Type", .names(HCINames.cteType)),
+    .u16("RSSI", .signed("0.1 dBm")), .u8("RSSI Antenna ID", .dec), .u8("CTE Type", .names(HCINames.cteTypeLabels)),
     .u8("Slot Durations", .hex), .u8("Packet Status", .hex),
 ]
 private let bigHandle = ParamSpec.u8("BIG Handle", .hex)
@@ -290,7 +295,7 @@ extension HCIEvents {
         e(0x0C, "LE PHY Update Complete", statusHandle + [.u8("TX PHY", .names(HCINames.phy)), .u8("RX PHY", .names(HCINames.phy))]),
         e(0x0D, "LE Extended Advertising Report", [.array(count: "Num Reports", element: "Report", [.u16("Event Type", .flags(HCINames.extendedReportEventType)), .u8("Address Type", .lookup(HCINames.reportAddressType)), .address("Address"), .u8("Primary PHY", .names(HCINames.phy)), .u8("Secondary PHY", .names(["No packets on the secondary advertising physical channel", "LE 1M", "LE 2M", "LE Coded"])), .u8("Advertising SID", .dec), .u8("TX Power", .dBm), .rssi, .u16("Periodic Advertising Interval", .interval), .u8("Direct Address Type", .hex), .address("Direct Address"), advertisingData])]),
         e(0x0E, "LE Periodic Advertising Sync Established", syncEstablished),
-        e(0x0F, "LE Periodic Advertising Report", [.syncHandle, .u8("TX Power", .dBm), .rssi, .u8("CTE Type", .names(HCINames.cteType + ["", "", "", "", "", "", "", "", "", "", "", "", "No Constant Tone Extension"])), .u8("Data Status", .names(HCINames.dataStatus)), advertisingData]),
+        e(0x0F, "LE Periodic Advertising Report", [.syncHandle, .u8("TX Power", .dBm), .rssi, .u8("CTE Type", .names(HCINames.cteTypeLabels + ["", "", "", "", "", "", "", "", "", "", "", "", "No Constant Tone Extension"])), .u8("Data Status", .names(HCINames.dataStatus)), advertisingData]),
         e(0x10, "LE Periodic Advertising Sync Lost", [.syncHandle]),
         e(0x11, "LE Scan Timeout", []),
         e(0x12, "LE Advertising Set Terminated", [.status, .advertisingHandle, .connectionHandle, .u8("Num Completed Extended Advertising Events", .dec)]),

@@ -11,8 +11,8 @@ enum ParamFormat: Sendable {
     case dec
     /// An HCI error code (Status, Reason), named by `HCIErrors`.
     case status
-    /// Enumerated value, index = value; "" or out of range = reserved (`names(_:)` makes the labels).
-    case labels([FieldLabel])
+    /// Enumerated value, index = value; "" or out of range = reserved.
+    case names([FieldLabel])
     /// Enumerated value with a sparse or external table.
     case lookup(@Sendable (UInt64) -> String?)
     /// raw × factor, in unit (0x0010 slots of 0.625 ms → 10 ms).
@@ -23,11 +23,6 @@ enum ParamFormat: Sendable {
     case dBm
     /// Two's complement value in the given unit.
     case signed(String)
-}
-
-extension ParamFormat {
-    /// Enumerated value named by `table`, index = value.
-    static func names(_ table: [String]) -> ParamFormat { .labels(FieldLabel.table(table)) }
 }
 
 /// One parameter (or group of parameters) of an HCI packet, in wire order.
@@ -204,8 +199,8 @@ enum ParamDecoder {
         switch f {
         case .hex: return .uint(v, hex: digits)
         case .dec: return .uint(v, hex: 0)
-        case .status: return .named(v, hex: 2, HCIErrors.labels[Int(UInt8(truncatingIfNeeded: v))])
-        case .labels(let t):
+        case .status: return .named(v, hex: 2, HCIErrors.label(UInt8(truncatingIfNeeded: v)))
+        case .names(let t):
             let name: FieldLabel = v < UInt64(t.count) && !t[Int(v)].isEmpty ? t[Int(v)] : "Reserved"
             return .named(v, hex: digits, name)
         case .lookup(let fn): return .named(v, hex: digits, fn(v).map(FieldLabel.init) ?? "Reserved")
@@ -227,82 +222,84 @@ enum ParamDecoder {
 
 /// Value tables shared by commands and events (Core Vol 4 Part E §7.8 unless noted).
 enum HCINames {
-    static let disabledEnabled = ["Disabled", "Enabled"]
+    static let disabledEnabled: [FieldLabel] = ["Disabled", "Enabled"]
     static let phyBits = ["LE 1M", "LE 2M", "LE Coded"]
     /// A PHY bit's name as a field label, for each of the eight bits, made once.
     static let phyLabels = (0..<8).map { FieldLabel($0 < phyBits.count ? phyBits[$0] : "PHY bit \($0)") }
-    static let phy = ["", "LE 1M", "LE 2M", "LE Coded"]
+    static let phy: [FieldLabel] = ["", "LE 1M", "LE 2M", "LE Coded"]
     /// LE Transmitter Test, Enhanced Read Transmit Power Level: coded PHY split by coding.
-    static let phyCoding = ["", "LE 1M", "LE 2M", "LE Coded S=8", "LE Coded S=2"]
-    static let phyOptions = ["No preferred coding", "Prefer S=2 coding", "Prefer S=8 coding"]
-    static let advPhyOptions = ["No preference", "Prefer S=2 coding", "Prefer S=8 coding", "Require S=2 coding", "Require S=8 coding"]
+    static let phyCoding: [FieldLabel] = ["", "LE 1M", "LE 2M", "LE Coded S=8", "LE Coded S=2"]
+    static let phyOptions: [FieldLabel] = ["No preferred coding", "Prefer S=2 coding", "Prefer S=8 coding"]
+    static let advPhyOptions: [FieldLabel] = ["No preference", "Prefer S=2 coding", "Prefer S=8 coding", "Require S=2 coding", "Require S=8 coding"]
     static let allPhys = ["No TX PHY preference", "No RX PHY preference"]
-    static let role = ["Central", "Peripheral"]
-    static let ownAddressType = ["Public Device Address", "Random Device Address",
+    static let role: [FieldLabel] = ["Central", "Peripheral"]
+    static let ownAddressType: [FieldLabel] = ["Public Device Address", "Random Device Address",
                                  "Resolvable Private Address or Public Address",
                                  "Resolvable Private Address or Random Address"]
-    static let addressType = ["Public Device Address", "Random Device Address"]
-    static let identityAddressType = ["Public Device Address", "Random Device Address",
+    static let addressType: [FieldLabel] = ["Public Device Address", "Random Device Address"]
+    static let identityAddressType: [FieldLabel] = ["Public Device Address", "Random Device Address",
                                       "Public Identity Address", "Random (static) Identity Address"]
-    static let identityOnly = ["Public Identity Address", "Random (static) Identity Address"]
+    static let identityOnly: [FieldLabel] = ["Public Identity Address", "Random (static) Identity Address"]
     static let filterAcceptListAddressType: @Sendable (UInt64) -> String? = { v in
-        v == 0xFF ? "Anonymous Advertisements" : v < 2 ? addressType[Int(v)] : nil
+        v == 0xFF ? "Anonymous Advertisements" : v < 2 ? addressType[Int(v)].string : nil
     }
-    static let advertisingType = ["Connectable and scannable undirected (ADV_IND)",
+    static let advertisingType: [FieldLabel] = ["Connectable and scannable undirected (ADV_IND)",
                                   "Connectable high duty cycle directed (ADV_DIRECT_IND)",
                                   "Scannable undirected (ADV_SCAN_IND)",
                                   "Non connectable undirected (ADV_NONCONN_IND)",
                                   "Connectable low duty cycle directed (ADV_DIRECT_IND)"]
-    static let advertisingReportEventType = ["ADV_IND", "ADV_DIRECT_IND", "ADV_SCAN_IND", "ADV_NONCONN_IND", "SCAN_RSP"]
-    static let advertisingFilterPolicy = ["Process scan and connection requests from all devices",
+    static let advertisingReportEventType: [FieldLabel] = ["ADV_IND", "ADV_DIRECT_IND", "ADV_SCAN_IND", "ADV_NONCONN_IND", "SCAN_RSP"]
+    static let advertisingFilterPolicy: [FieldLabel] = ["Process scan and connection requests from all devices",
                                           "Process connection requests from all devices and scan requests only from Filter Accept List",
                                           "Process scan requests from all devices and connection requests only from Filter Accept List",
                                           "Process scan and connection requests only from Filter Accept List"]
     static let channelMap = ["Channel 37", "Channel 38", "Channel 39"]
-    static let scanType = ["Passive", "Active"]
-    static let scanningFilterPolicy = ["Accept all advertisements, except directed not addressed to this device",
+    static let scanType: [FieldLabel] = ["Passive", "Active"]
+    static let scanningFilterPolicy: [FieldLabel] = ["Accept all advertisements, except directed not addressed to this device",
                                        "Accept only advertisements from Filter Accept List",
                                        "Accept all advertisements, including directed to a resolvable private address",
                                        "Accept Filter Accept List advertisements, including directed to a resolvable private address"]
-    static let initiatorFilterPolicy = ["Use Peer Address", "Use Filter Accept List"]
-    static let filterDuplicates = ["Disabled", "Enabled", "Enabled, reset for each scan period"]
-    static let clockAccuracy = ["500 ppm", "250 ppm", "150 ppm", "100 ppm", "75 ppm", "50 ppm", "30 ppm", "20 ppm"]
+    static let initiatorFilterPolicy: [FieldLabel] = ["Use Peer Address", "Use Filter Accept List"]
+    static let filterDuplicates: [FieldLabel] = ["Disabled", "Enabled", "Enabled, reset for each scan period"]
+    static let clockAccuracy: [FieldLabel] = ["500 ppm", "250 ppm", "150 ppm", "100 ppm", "75 ppm", "50 ppm", "30 ppm", "20 ppm"]
     /// Sleep clock accuracy ranges (Vol 6 Part B 2.3.3.1 SCA).
-    static let sca = ["251 ppm to 500 ppm", "151 ppm to 250 ppm", "101 ppm to 150 ppm", "76 ppm to 100 ppm",
+    static let sca: [FieldLabel] = ["251 ppm to 500 ppm", "151 ppm to 250 ppm", "101 ppm to 150 ppm", "76 ppm to 100 ppm",
                       "51 ppm to 75 ppm", "31 ppm to 50 ppm", "21 ppm to 30 ppm", "0 ppm to 20 ppm"]
     static let advertisingEventProperties = ["Connectable", "Scannable", "Directed", "High Duty Cycle Directed Connectable",
                                              "Use legacy advertising PDUs", "Omit advertiser's address", "Include TxPower"]
     static let extendedReportEventType = ["Connectable", "Scannable", "Directed", "Scan response", "Legacy PDU",
                                           "Data Status: Incomplete, more data to come", "Data Status: Incomplete, data truncated"]
     static let reportAddressType: @Sendable (UInt64) -> String? = { v in
-        v == 0xFF ? "Anonymous" : v < 4 ? identityAddressType[Int(v)] : nil
+        v == 0xFF ? "Anonymous" : v < 4 ? identityAddressType[Int(v)].string : nil
     }
-    static let dataOperation = ["Intermediate fragment", "First fragment", "Last fragment", "Complete data", "Unchanged data"]
-    static let fragmentPreference = ["Controller may fragment", "Controller should not fragment"]
+    static let dataOperation: [FieldLabel] = ["Intermediate fragment", "First fragment", "Last fragment", "Complete data", "Unchanged data"]
+    static let fragmentPreference: [FieldLabel] = ["Controller may fragment", "Controller should not fragment"]
     static let syncOptions = ["Use Periodic Advertiser List", "Reporting initially disabled", "Duplicate filtering initially enabled"]
     static let syncCTEType = ["Do not sync to packets with AoA CTE", "Do not sync to packets with AoD CTE (1 µs slots)",
                               "Do not sync to packets with AoD CTE (2 µs slots)", "Do not sync to packets with type 3 CTE",
                               "Do not sync to packets without a CTE"]
     static let cteType = ["AoA", "AoD (1 µs slots)", "AoD (2 µs slots)"]
-    static let packing = ["Sequential", "Interleaved"]
-    static let framing = ["Unframed", "Framed"]
-    static let encryption = ["Unencrypted", "Encrypted"]
+    static let cteTypeLabels = FieldLabel.table(cteType)
+    static let packing: [FieldLabel] = ["Sequential", "Interleaved"]
+    static let framing: [FieldLabel] = ["Unframed", "Framed"]
+    static let encryption: [FieldLabel] = ["Unencrypted", "Encrypted"]
     static let dataPathDirection = ["Input (Host to Controller)", "Output (Controller to Host)"]
-    static let isoPayloadType = ["Zero length", "Variable length", "Maximum length"]
-    static let privacyMode = ["Network Privacy Mode", "Device Privacy Mode"]
-    static let pastMode = ["No sync, no reports", "Sync, reports disabled", "Sync, reports enabled",
+    static let dataPathDirectionLabels = FieldLabel.table(dataPathDirection)
+    static let isoPayloadType: [FieldLabel] = ["Zero length", "Variable length", "Maximum length"]
+    static let privacyMode: [FieldLabel] = ["Network Privacy Mode", "Device Privacy Mode"]
+    static let pastMode: [FieldLabel] = ["No sync, no reports", "Sync, reports disabled", "Sync, reports enabled",
                            "Sync, reports enabled with duplicate filtering"]
     static let periodicEnable = ["Enable", "Include ADI"]
     static let periodicReceiveEnable = ["Reporting enabled", "Duplicate filtering enabled"]
     static let periodicProperties = ["", "", "", "", "", "", "Include TxPower"]
-    static let testPayload = ["PRBS9", "11110000", "10101010", "PRBS15", "11111111", "00000000", "00001111", "01010101"]
-    static let modulationIndex = ["Standard", "Stable"]
-    static let dhKeyType = ["Use generated private key", "Use debug private key"]
-    static let sleepClockAction = ["Switch to a more accurate clock", "Switch to a less accurate clock"]
-    static let dataStatus = ["Complete", "Incomplete, more data to come", "Incomplete, data truncated"]
-    static let channelSelectionAlgorithm = ["LE Channel Selection Algorithm #1", "LE Channel Selection Algorithm #2"]
-    static let pathLossZone = ["Low", "Middle", "High"]
-    static let powerReportingReason = ["Local transmit power changed", "Remote transmit power changed",
+    static let testPayload: [FieldLabel] = ["PRBS9", "11110000", "10101010", "PRBS15", "11111111", "00000000", "00001111", "01010101"]
+    static let modulationIndex: [FieldLabel] = ["Standard", "Stable"]
+    static let dhKeyType: [FieldLabel] = ["Use generated private key", "Use debug private key"]
+    static let sleepClockAction: [FieldLabel] = ["Switch to a more accurate clock", "Switch to a less accurate clock"]
+    static let dataStatus: [FieldLabel] = ["Complete", "Incomplete, more data to come", "Incomplete, data truncated"]
+    static let channelSelectionAlgorithm: [FieldLabel] = ["LE Channel Selection Algorithm #1", "LE Channel Selection Algorithm #2"]
+    static let pathLossZone: [FieldLabel] = ["Low", "Middle", "High"]
+    static let powerReportingReason: [FieldLabel] = ["Local transmit power changed", "Remote transmit power changed",
                                        "HCI_LE_Read_Remote_Transmit_Power_Level command completed"]
     static let powerLevelFlags = ["Minimum", "Maximum"]
     static let addressChangeReasons = ["Change on advertising data change", "Change on scan response data change"]
@@ -326,6 +323,7 @@ enum HCINames {
         "Unsegmented Framed Mode", "Channel Sounding", "Channel Sounding (Host Support)",
         "Channel Sounding Tone Quality Indication",
     ]
+    static let leFeaturesLabels = FieldLabel.table(leFeatures)
     /// LMP features page 0 (Vol 2 Part C 3.3).
     static let lmpFeatures = [
         "3 slot packets", "5 slot packets", "Encryption", "Slot offset", "Timing accuracy", "Role switch", "Hold mode", "Sniff mode",
@@ -340,7 +338,7 @@ enum HCINames {
     static let linkPolicy = ["Enable Role Switch", "Enable Hold Mode", "Enable Sniff Mode", "Enable Park State"]
     static let packetType: [String] = ["", "2-DH1 may not be used", "3-DH1 may not be used", "DM1", "DH1", "", "", "", "2-DH3 may not be used",
                                        "3-DH3 may not be used", "DM3", "DH3", "2-DH5 may not be used", "3-DH5 may not be used", "DM5", "DH5"]
-    static let hciVersion = ["Bluetooth Core Specification 1.0b", "Bluetooth Core Specification 1.1",
+    static let hciVersion: [FieldLabel] = ["Bluetooth Core Specification 1.0b", "Bluetooth Core Specification 1.1",
                              "Bluetooth Core Specification 1.2", "Bluetooth Core Specification 2.0 + EDR",
                              "Bluetooth Core Specification 2.1 + EDR", "Bluetooth Core Specification 3.0 + HS",
                              "Bluetooth Core Specification 4.0", "Bluetooth Core Specification 4.1",
@@ -351,44 +349,44 @@ enum HCINames {
     static let company: @Sendable (UInt64) -> String? = { v in
         v <= 0xFFFF ? AssignedNumbers.companyName(UInt16(v)) : nil
     }
-    static let linkType = ["SCO", "ACL", "eSCO"]
-    static let overflowLinkType = ["Synchronous", "ACL", "ISO"]
-    static let encryptionEnabled = ["Off", "On (E0 for BR/EDR, AES-CCM for LE)", "On (AES-CCM for BR/EDR)"]
-    static let pageScanRepetitionMode = ["R0", "R1", "R2"]
-    static let allowRoleSwitch = ["Local device will be Central, no role switch", "Local device may be Central or Peripheral"]
-    static let acceptRole = ["Become the Central", "Remain the Peripheral"]
-    static let ioCapability = ["DisplayOnly", "DisplayYesNo", "KeyboardOnly", "NoInputNoOutput"]
-    static let oobDataPresent = ["Not present", "P-192 present", "P-256 present", "P-192 and P-256 present"]
-    static let authenticationRequirements = ["MITM Protection Not Required - No Bonding", "MITM Protection Required - No Bonding",
+    static let linkType: [FieldLabel] = ["SCO", "ACL", "eSCO"]
+    static let overflowLinkType: [FieldLabel] = ["Synchronous", "ACL", "ISO"]
+    static let encryptionEnabled: [FieldLabel] = ["Off", "On (E0 for BR/EDR, AES-CCM for LE)", "On (AES-CCM for BR/EDR)"]
+    static let pageScanRepetitionMode: [FieldLabel] = ["R0", "R1", "R2"]
+    static let allowRoleSwitch: [FieldLabel] = ["Local device will be Central, no role switch", "Local device may be Central or Peripheral"]
+    static let acceptRole: [FieldLabel] = ["Become the Central", "Remain the Peripheral"]
+    static let ioCapability: [FieldLabel] = ["DisplayOnly", "DisplayYesNo", "KeyboardOnly", "NoInputNoOutput"]
+    static let oobDataPresent: [FieldLabel] = ["Not present", "P-192 present", "P-256 present", "P-192 and P-256 present"]
+    static let authenticationRequirements: [FieldLabel] = ["MITM Protection Not Required - No Bonding", "MITM Protection Required - No Bonding",
                                              "MITM Protection Not Required - Dedicated Bonding", "MITM Protection Required - Dedicated Bonding",
                                              "MITM Protection Not Required - General Bonding", "MITM Protection Required - General Bonding"]
-    static let keyType = ["Combination Key", "Local Unit Key", "Remote Unit Key", "Debug Combination Key",
+    static let keyType: [FieldLabel] = ["Combination Key", "Local Unit Key", "Remote Unit Key", "Debug Combination Key",
                           "Unauthenticated Combination Key generated from P-192",
                           "Authenticated Combination Key generated from P-192", "Changed Combination Key",
                           "Unauthenticated Combination Key generated from P-256", "Authenticated Combination Key generated from P-256"]
-    static let keypress = ["Passkey entry started", "Passkey digit entered", "Passkey digit erased", "Passkey cleared", "Passkey entry completed"]
-    static let currentMode = ["Active Mode", "Hold Mode", "Sniff Mode"]
-    static let scanEnable = ["No Scans enabled", "Inquiry Scan enabled, Page Scan disabled",
+    static let keypress: [FieldLabel] = ["Passkey entry started", "Passkey digit entered", "Passkey digit erased", "Passkey cleared", "Passkey entry completed"]
+    static let currentMode: [FieldLabel] = ["Active Mode", "Hold Mode", "Sniff Mode"]
+    static let scanEnable: [FieldLabel] = ["No Scans enabled", "Inquiry Scan enabled, Page Scan disabled",
                              "Inquiry Scan disabled, Page Scan enabled", "Inquiry Scan enabled, Page Scan enabled"]
-    static let pinType = ["Variable PIN", "Fixed PIN"]
-    static let powerLevelType = ["Current Transmit Power Level", "Maximum Transmit Power Level"]
-    static let flowControlEnable = ["Off", "ACL on, Synchronous off", "ACL off, Synchronous on", "ACL on, Synchronous on"]
-    static let inquiryMode = ["Standard Inquiry Result", "Inquiry Result with RSSI", "Inquiry Result with RSSI or Extended Inquiry Result"]
-    static let scanTypeBREDR = ["Standard Scan", "Interlaced Scan"]
-    static let flowControlMode = ["Packet based", "Data block based"]
-    static let whichClock = ["Local Clock", "Piconet Clock"]
-    static let eventFilterType = ["Clear All Filters", "Inquiry Result", "Connection Setup"]
-    static let filterConditionType = ["Return responses from all devices", "A device with a specific Class of Device",
+    static let pinType: [FieldLabel] = ["Variable PIN", "Fixed PIN"]
+    static let powerLevelType: [FieldLabel] = ["Current Transmit Power Level", "Maximum Transmit Power Level"]
+    static let flowControlEnable: [FieldLabel] = ["Off", "ACL on, Synchronous off", "ACL off, Synchronous on", "ACL on, Synchronous on"]
+    static let inquiryMode: [FieldLabel] = ["Standard Inquiry Result", "Inquiry Result with RSSI", "Inquiry Result with RSSI or Extended Inquiry Result"]
+    static let scanTypeBREDR: [FieldLabel] = ["Standard Scan", "Interlaced Scan"]
+    static let flowControlMode: [FieldLabel] = ["Packet based", "Data block based"]
+    static let whichClock: [FieldLabel] = ["Local Clock", "Piconet Clock"]
+    static let eventFilterType: [FieldLabel] = ["Clear All Filters", "Inquiry Result", "Connection Setup"]
+    static let filterConditionType: [FieldLabel] = ["Return responses from all devices", "A device with a specific Class of Device",
                                       "A device with a specific BD_ADDR"]
-    static let autoAccept = ["", "Do not auto-accept", "Auto-accept, role switch disabled", "Auto-accept, role switch enabled"]
-    static let loopbackMode = ["No Loopback", "Local Loopback", "Remote Loopback"]
-    static let readAll = ["Return the key for the BD_ADDR", "Return all stored keys"]
-    static let deleteAll = ["Delete only the key for the BD_ADDR", "Delete all stored keys"]
-    static let flushPacketType = ["Automatically flushable only"]
-    static let serviceType = ["No Traffic", "Best Effort", "Guaranteed"]
-    static let airMode = ["µ-law log", "A-law log", "CVSD", "Transparent Data"]
+    static let autoAccept: [FieldLabel] = ["", "Do not auto-accept", "Auto-accept, role switch disabled", "Auto-accept, role switch enabled"]
+    static let loopbackMode: [FieldLabel] = ["No Loopback", "Local Loopback", "Remote Loopback"]
+    static let readAll: [FieldLabel] = ["Return the key for the BD_ADDR", "Return all stored keys"]
+    static let deleteAll: [FieldLabel] = ["Delete only the key for the BD_ADDR", "Delete all stored keys"]
+    static let flushPacketType: [FieldLabel] = ["Automatically flushable only"]
+    static let serviceType: [FieldLabel] = ["No Traffic", "Best Effort", "Guaranteed"]
+    static let airMode: [FieldLabel] = ["µ-law log", "A-law log", "CVSD", "Transparent Data"]
     static let codecTransport = ["BR/EDR ACL", "BR/EDR SCO and eSCO", "LE CIS", "LE BIS"]
-    static let logicalTransportType = ["BR/EDR ACL", "BR/EDR SCO or eSCO", "LE CIS", "LE BIS"]
+    static let logicalTransportType: [FieldLabel] = ["BR/EDR ACL", "BR/EDR SCO or eSCO", "LE CIS", "LE BIS"]
     static let simplePairingOptions = ["Remote public key validation"]
     static let lmpFeaturesPage1 = ["Secure Simple Pairing (Host Support)", "LE Supported (Host)", "Previously used",
                                    "Secure Connections (Host Support)"]

@@ -81,7 +81,7 @@ extension Decoded {
             layer("HCI Event")
             guard let out else { break }
             let params = hciParameters
-            out.add("Event Code", .named(UInt64(code), hex: 2, HCIEvents.labels[Int(code)]))
+            out.add("Event Code", .named(UInt64(code), hex: 2, HCIEvents.label(code)))
             out.add("Parameter Total Length", .uint(UInt64(params.count), hex: 0))
             HCIEvents.writeParameters(code: code, params, to: out)
         case .acl(let h):

@@ -251,7 +251,7 @@ public struct LLExtendedHeader: Sendable {
             out.add("Clock Accuracy", .text(p >> 6 & 1 == 0 ? "51 ppm to 500 ppm" : "0 ppm to 50 ppm"))
             out.add("Offset Units", .named(UInt64(offsetUnits), hex: 0, offsetUnits == 0 ? "30 µs" : "300 µs"))
             out.add("Aux Offset", .quantity(UInt64(offset), hex: 0, Double(offset) * (offsetUnits == 0 ? 30 : 300), unit: "µs"))
-            out.add("Aux PHY", .named(UInt64(p >> 21), hex: 0, LLPhy.labels[Int(UInt8(truncatingIfNeeded: p >> 21))]))
+            out.add("Aux PHY", .named(UInt64(p >> 21), hex: 0, LLPhy.label(UInt8(truncatingIfNeeded: p >> 21))))
             out.end()
         }
         if let s = syncInfo { out.add("SyncInfo", .bytes(s)) }
@@ -592,7 +592,7 @@ enum LLFieldKind: Sendable {
             out.add(label, .quantity(v, hex: 0, Double(v) * scale, unit: unit))
         case .error:
             let v = try r.u8()
-            out.add(label, .named(UInt64(v), hex: 2, HCIErrors.labels[Int(v)]))
+            out.add(label, .named(UInt64(v), hex: 2, HCIErrors.label(v)))
         case .channelMap(let w): LLFieldKind.writeChannelMap(label, try r.uint(width: w), width: w, to: out)
         case .features:
             let v = try r.u64()

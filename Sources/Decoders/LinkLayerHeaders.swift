@@ -16,8 +16,9 @@ public enum LLChannelKind: UInt8, Sendable {
 public enum LLPhy {
     public static let names = ["LE 1M", "LE 2M", "LE Coded"]
     public static func name(_ v: UInt8) -> String { Int(v) < names.count ? names[Int(v)] : "Reserved (\(v))" }
-    /// `name` of every value, as labels.
-    static let labels = FieldLabel.table(byOctet: name)
+    /// `name` as a label.
+    static func label(_ v: UInt8) -> FieldLabel { Int(v) < nameLabels.count ? nameLabels[Int(v)] : FieldLabel(name(v)) }
+    private static let nameLabels = FieldLabel.table(names)
 }
 
 /// What a sniffer told about one packet. Fields it did not give are nil.
@@ -282,7 +283,7 @@ extension LLPseudoHeader: Dissectable {
             if let fl = phdrFlags {
                 out.begin("Flags", .flags(UInt64(fl), hex: 4, SetBitNames(UInt64(fl) & LLPseudoHeader.phdrFlagBits, in: LLPseudoHeader.phdrFlagNames)))
                 out.add("PDU Type", .named(UInt64((fl >> 7) & 7), hex: 0, LLPseudoHeader.phdrPDUTypes[Int((fl >> 7) & 7)]))
-                out.add("PHY", .named(UInt64(fl >> 14), hex: 0, LLPhy.labels[Int(fl >> 14)]))
+                out.add("PHY", .named(UInt64(fl >> 14), hex: 0, LLPhy.label(UInt8(truncatingIfNeeded: fl >> 14))))
                 out.end()
             }
             out.end()
@@ -309,7 +310,7 @@ extension LLPseudoHeader: Dissectable {
                 } else if let aux = auxType {
                     out.add("Aux Type", .named(UInt64(aux), hex: 0, LLPseudoHeader.auxTypeNames[Int(aux & 3)]))
                 }
-                out.add("PHY", .named(UInt64((fl >> 4) & 7), hex: 0, LLPhy.labels[Int((fl >> 4) & 7)]))
+                out.add("PHY", .named(UInt64((fl >> 4) & 7), hex: 0, LLPhy.label((fl >> 4) & 7)))
                 out.end()
             }
             if let c = channel { out.add("Channel Index", .uint(UInt64(c), hex: 0)) }

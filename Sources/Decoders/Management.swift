@@ -62,7 +62,7 @@ public enum Management {
 
     /// The names as labels: a known command's or event's from its table, another's text interned.
     private static let commandLabels = FieldLabel.table(commands), eventLabels = FieldLabel.table(events)
-    private static let statusLabels = FieldLabel.table(byOctet: statusName)
+    private static let statusLabels = FieldLabel.table(statuses)
     private static let addressTypeLabels = FieldLabel.table(addressTypes)
 
     static func commandLabel(_ op: UInt16) -> FieldLabel {
@@ -169,7 +169,7 @@ public enum Management {
             var params = payload.from(6)
             if code == 0x0001 || code == 0x0002, let cmd = params.le16(0), let status = params.byte(2) {
                 out.add("Command Opcode", .named(UInt64(cmd), hex: 4, commandLabel(cmd)))
-                out.add("Status", .named(UInt64(status), hex: 2, statusLabels[Int(status)]))
+                out.add("Status", .named(UInt64(status), hex: 2, Int(status) < statusLabels.count ? statusLabels[Int(status)] : FieldLabel(statusName(status))))
                 params = params.from(3)
             } else if addressEvents.contains(code), let a = address(params), let t = params.byte(6) {
                 out.add("Address", .address(a))

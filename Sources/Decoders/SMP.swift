@@ -34,8 +34,11 @@ public enum SMPOpcode: UInt8, Sendable, CaseIterable {
         SMPOpcode(rawValue: code)?.name ?? "Unknown Opcode " + Hex.prefixed(code, width: 2)
     }
 
-    /// `name` of every code, as labels.
-    static let labels = FieldLabel.table(byOctet: name)
+    /// `name` as a label.
+    static func label(_ code: UInt8) -> FieldLabel {
+        code >= 1 && Int(code) <= nameLabels.count ? nameLabels[Int(code) - 1] : FieldLabel(name(code))
+    }
+    private static let nameLabels = FieldLabel.table(names)
 }
 
 /// IO Capability (Vol 3 Part H 2.3.2, Table 3.5).
@@ -180,7 +183,10 @@ public enum SMPFailureReason {
         reason >= 1 && Int(reason) <= names.count ? names[Int(reason) - 1] : "Reserved"
     }
 
-    static let labels = FieldLabel.table(byOctet: name)
+    static func label(_ reason: UInt8) -> FieldLabel {
+        reason >= 1 && Int(reason) <= nameLabels.count ? nameLabels[Int(reason) - 1] : "Reserved"
+    }
+    private static let nameLabels = FieldLabel.table(names)
 }
 
 /// Keypress Notification types (Vol 3 Part H 3.5.8, Table 3.9).
@@ -194,7 +200,8 @@ public enum KeypressNotificationType {
         Int(type) < names.count ? names[Int(type)] : "Reserved"
     }
 
-    static let labels = FieldLabel.table(byOctet: name)
+    static func label(_ type: UInt8) -> FieldLabel { Int(type) < nameLabels.count ? nameLabels[Int(type)] : "Reserved" }
+    private static let nameLabels = FieldLabel.table(names)
 }
 
 /// A fully decoded SMP command.
@@ -365,7 +372,7 @@ public struct SMPPDU: Dissectable, Sendable {
 
     public func writeFields(to out: FieldSink) {
         guard let opcode else { return out.malformed(malformed ?? "empty SMP PDU") }
-        out.add("Opcode", .named(UInt64(opcode), hex: 2, SMPOpcode.labels[Int(opcode)]))
+        out.add("Opcode", .named(UInt64(opcode), hex: 2, SMPOpcode.label(opcode)))
         guard opcode >= 1, Int(opcode) <= SMPPDU.layouts.count else {
             out.add("Data", .bytes(raw.from(1)))
             if let malformed { out.malformed(malformed) }
@@ -412,9 +419,9 @@ public struct SMPPDU: Dissectable, Sendable {
             var r = ByteReader(v)
             out.add("BD_ADDR", .address((try? r.address()) ?? BDAddr(0)))
         case .reason:
-            out.add("Reason", .named(UInt64(b), hex: 2, SMPFailureReason.labels[Int(b)]))
+            out.add("Reason", .named(UInt64(b), hex: 2, SMPFailureReason.label(b)))
         case .keypress:
-            out.add("Notification Type", .named(UInt64(b), hex: 2, KeypressNotificationType.labels[Int(b)]))
+            out.add("Notification Type", .named(UInt64(b), hex: 2, KeypressNotificationType.label(b)))
         }
     }
 }
