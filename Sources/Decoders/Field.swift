@@ -158,7 +158,7 @@ public enum FieldValue: Sendable {
     /// never text a device sent: nothing in it is escaped for a terminal or in JSON, so outputs
     /// copy it (debug builds check that; `NameTextTests` checks every table). Only a few company
     /// names hold quotation marks (`quotes`, see `company`): JSON escapes those. The name is a
-    /// label (a literal, or a table's text interned once), so a field holding it holds no reference.
+    /// label (a literal, or a table's text made a label once), so a field holding it holds no reference.
     case named(UInt64, hex: Int, FieldLabel, quotes: Bool = false)
     /// A raw value and what it means in a unit: 0x0010 → 10 ms. The unit, like a name, is the
     /// specification's: written as it is.
