@@ -701,7 +701,7 @@ enum ADValue {
     static func appearanceField(_ v: UInt16) -> Field { FieldList.build { writeAppearance(v, to: $0) }[0] }
 
     static func writeAppearance(_ v: UInt16, to out: FieldSink) {
-        out.begin("Appearance", .named(UInt64(v), hex: 4, AssignedNumbers.appearanceName(v).map(FieldLabel.init) ?? "Unknown"))
+        out.begin("Appearance", .named(UInt64(v), hex: 4, AssignedNumbers.appearanceLabel(v) ?? "Unknown"))
         out.add("Category", .uint(UInt64(v >> 6), hex: 3))
         out.add("Subcategory", .uint(UInt64(v & 0x3F), hex: 2))
         out.end()

@@ -241,6 +241,16 @@ extension AssignedNumbers {
         return anyLabel[uuid]
     }
 
+    /// `appearanceName(value)` as a label: a listed value's from a table, a subcategory the
+    /// assigned numbers do not list interned (its text is made from the number).
+    public static func appearanceLabel(_ value: UInt16) -> FieldLabel? {
+        appearanceLabels[UInt32(value)] ?? appearanceName(value).map(FieldLabel.init)
+    }
+
+    private static let appearanceLabels = {
+        let keys = Array(appearances.keys)
+        return Dictionary(uniqueKeysWithValues: zip(keys, FieldLabel.table(keys.map { appearances[$0] }).map { $0! }))
+    }()
     private static let sigLabelsByUUID16 = FieldLabel.table(sigNamesByUUID16)
     private static let anyLabel = {
         let keys = Array(anyName.keys)

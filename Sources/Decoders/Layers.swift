@@ -42,12 +42,15 @@ extension Decoded {
         writeLayers(fieldsTo: nil, layer: layer)
     }
 
+    /// The monitor opcodes' names as labels (those past the list are interned when printed).
+    private static let monitorLabels = FieldLabel.table((0..<32).map { MonitorOpcode.name(UInt16($0)) })
+
     /// The one walk over the layers: their names always, their fields when `out` is given.
     private func writeLayers(fieldsTo out: FieldSink?, layer: (FieldLabel) -> Void) {
         switch packet.kind {
         case .monitor(let op):
             layer("Monitor")
-            out?.add("Opcode", .named(UInt64(op), hex: 4, FieldLabel(MonitorOpcode.name(op))))
+            out?.add("Opcode", .named(UInt64(op), hex: 4, Int(op) < Self.monitorLabels.count ? Self.monitorLabels[Int(op)] : FieldLabel(MonitorOpcode.name(op))))
             if op >= MonitorOpcode.ctrlOpen, op <= MonitorOpcode.ctrlEvent, packet.payload.count >= 4 {
                 layer("MGMT")
                 if let out { _ = Management.writeFields(monitorOpcode: op, packet.payload, to: out) }
