@@ -81,13 +81,7 @@ public struct AdvertisingReport: Sendable {
     var hasLegacyData: Bool { subevent == AdvertisingReports.legacy || isLegacy }
 
     /// Name of the PDU for legacy event types ("ADV_IND"), else the set properties.
-    public var eventTypeName: String {
-        if hasLegacyPDU {
-            return eventType < 0x100 ? AdvertisingReports.legacyNameTexts[UInt8(eventType)] ?? "Reserved" : "Reserved"
-        }
-        if let pdu = AdvertisingReports.legacyPDUByProperties[UInt8(properties & 0x1F)], isLegacy { return pdu }
-        return AdvertisingReports.propertyText[Int(properties & 0x7F)]
-    }
+    public var eventTypeName: String { eventTypeLabel.string }
 
     /// `eventTypeName` as a label.
     var eventTypeLabel: FieldLabel {
@@ -101,7 +95,7 @@ public struct AdvertisingReport: Sendable {
 
     /// Writes `eventTypeName`, a legacy report's copied as the literal it is.
     func writeEventTypeName(to s: inout TextLine) {
-        if let pdu = legacyPDUName { s += pdu } else { s.write(eventTypeName) }
+        if let pdu = legacyPDUName { s += pdu } else { s.write(label: eventTypeLabel) }
     }
 
     /// A legacy or directed report: its event type is a legacy PDU's.
@@ -137,8 +131,6 @@ public enum AdvertisingReports {
     public static let periodic: UInt8 = 0x0F, periodicV2: UInt8 = 0x25
 
     static let legacyNames: ByteTable<StaticString> = [0: "ADV_IND", 1: "ADV_DIRECT_IND", 2: "ADV_SCAN_IND", 3: "ADV_NONCONN_IND", 4: "SCAN_RSP"]
-    /// The same as Strings, made once: a field's name is a String.
-    static let legacyNameTexts = legacyNames.map(\.description)
     /// Legacy event types as extended event type bits (Core Vol 4 Part E 7.7.65.13, table of legacy PDUs).
     /// SCAN_RSP does not say which PDU it answered; it is marked scannable, not connectable.
     static let legacyProperties: [UInt16] = [0x13, 0x15, 0x12, 0x10, 0x1A]

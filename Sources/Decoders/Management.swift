@@ -73,6 +73,10 @@ public enum Management {
         Int(code) < eventLabels.count && code > 0 ? eventLabels[Int(code)] : FieldLabel(eventName(code))
     }
 
+    static func statusLabel(_ s: UInt8) -> FieldLabel {
+        Int(s) < statusLabels.count ? statusLabels[Int(s)] : FieldLabel(statusName(s))
+    }
+
     public static func commandName(_ op: UInt16) -> String {
         Int(op) < commands.count && op > 0 ? commands[Int(op)] : "Unknown Command (" + Hex.prefixed(op, width: 4) + ")"
     }
@@ -169,7 +173,7 @@ public enum Management {
             var params = payload.from(6)
             if code == 0x0001 || code == 0x0002, let cmd = params.le16(0), let status = params.byte(2) {
                 out.add("Command Opcode", .named(UInt64(cmd), hex: 4, commandLabel(cmd)))
-                out.add("Status", .named(UInt64(status), hex: 2, Int(status) < statusLabels.count ? statusLabels[Int(status)] : FieldLabel(statusName(status))))
+                out.add("Status", .named(UInt64(status), hex: 2, statusLabel(status)))
                 params = params.from(3)
             } else if addressEvents.contains(code), let a = address(params), let t = params.byte(6) {
                 out.add("Address", .address(a))

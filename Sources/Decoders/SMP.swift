@@ -356,7 +356,7 @@ public struct SMPPDU: Dissectable, Sendable {
             s.write(hex: ediv, width: 4)
         case .identityAddressInformation(let type, let address):
             s += ": "
-            s.write(addressTypeName(type))
+            s.write(label: addressTypeName(type))
             s += " "
             s.write(address)
         case .pairingKeypressNotification(let type):
@@ -414,7 +414,7 @@ public struct SMPPDU: Dissectable, Sendable {
             var r = ByteReader(v)
             out.add("Rand", .uint((try? r.u64()) ?? 0, hex: 16))
         case .addressType:
-            out.add("Address Type", .named(UInt64(b), hex: 2, FieldLabel(addressTypeName(b))))
+            out.add("Address Type", .named(UInt64(b), hex: 2, addressTypeName(b)))
         case .address:
             var r = ByteReader(v)
             out.add("BD_ADDR", .address((try? r.address()) ?? BDAddr(0)))
@@ -427,7 +427,7 @@ public struct SMPPDU: Dissectable, Sendable {
 }
 
 
-private func addressTypeName(_ t: UInt8) -> String {
+private func addressTypeName(_ t: UInt8) -> FieldLabel {
     t == 0 ? "Public" : t == 1 ? "Random Static" : "Reserved"
 }
 
