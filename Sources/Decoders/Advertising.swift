@@ -279,7 +279,7 @@ public struct AdvertisingData: Dissectable, Sendable {
         if has(ADType.bit(ADType.manufacturerSpecific)) {
             forEachManufacturerData { company, data in
                 Self.part("Mfr ", &parts, &s)
-                if let c = AssignedNumbers.companyName(company) { s.write(plain: c) } else { s.write(hex: company, width: 4) }
+                if let c = AssignedNumbers.companyLabel(company) { s.write(name: c) } else { s.write(hex: company, width: 4) }
                 if let kind = ManufacturerData.kind(company: company, data: data) { s.write(byte: 32); s.write(plain: kind) }
             }
         }

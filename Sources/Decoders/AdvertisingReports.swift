@@ -95,7 +95,7 @@ public struct AdvertisingReport: Sendable {
 
     /// Writes `eventTypeName`, a legacy report's copied as the literal it is.
     func writeEventTypeName(to s: inout TextLine) {
-        if let pdu = legacyPDUName { s += pdu } else { s.write(label: eventTypeLabel) }
+        if let pdu = legacyPDUName { s += pdu } else { s.write(name: eventTypeLabel) }
     }
 
     /// A legacy or directed report: its event type is a legacy PDU's.

@@ -229,8 +229,14 @@ struct ValueBuilder: ~Copyable {
         self.sink = sink
     }
 
+    // The sink read in place: bound to a name, it was retained and released for each field.
     private mutating func keep(_ f: Field) {
-        if let sink { sink.add(f) } else { fields.append(f) }
+        if sink != nil { sink!.add(f) } else { fields.append(f) }
+    }
+
+    /// A field without children, sent as its label and value: no `Field` is built for a sink.
+    private mutating func keep(_ label: FieldLabel, _ value: FieldValue) {
+        if sink != nil { sink!.add(label, value) } else { fields.append(Field(label, value)) }
     }
 
     mutating func add(_ f: @autoclosure () -> Field, _ part: @autoclosure () -> String? = nil) {
@@ -241,6 +247,20 @@ struct ValueBuilder: ~Copyable {
     /// A field, and a part of the summary that `write` puts straight into the line (no String).
     mutating func add(_ f: @autoclosure () -> Field, write: (inout TextLine) -> Void) {
         if wants.contains(.fields) { keep(f()) }
+        if wants.contains(.parts) {
+            startPart()
+            write(&summary)
+        }
+    }
+
+    /// A field without children and no part of the summary.
+    mutating func add(_ label: FieldLabel, _ value: @autoclosure () -> FieldValue) {
+        if wants.contains(.fields) { keep(label, value()) }
+    }
+
+    /// `add(_:write:)` for a field without children.
+    mutating func add(_ label: FieldLabel, _ value: @autoclosure () -> FieldValue, write: (inout TextLine) -> Void) {
+        if wants.contains(.fields) { keep(label, value()) }
         if wants.contains(.parts) {
             startPart()
             write(&summary)
@@ -453,7 +473,7 @@ extension CharacteristicValues {
         b.flags("Flags", f, ["Heart Rate Value Format UINT16", "Sensor Contact Detected", "Sensor Contact Supported",
                              "Energy Expended Present", "RR-Interval Present"])
         let rate = f & 1 != 0 ? UInt64(try b.r.u16()) : UInt64(try b.r.u8())
-        b.add(Field("Heart Rate Measurement Value", .quantity(rate, hex: 0, Double(rate), unit: "bpm"))) {
+        b.add("Heart Rate Measurement Value", .quantity(rate, hex: 0, Double(rate), unit: "bpm")) {
             $0 += "Heart Rate "
             $0.write(rate)
             $0 += " bpm"
@@ -473,7 +493,7 @@ extension CharacteristicValues {
             while b.r.remaining >= 2 {
                 let v = try b.r.u16()
                 let s = Double(v) / 1024
-                b.add(Field("RR-Interval", .quantity(UInt64(v), hex: 0, s, unit: "s")))
+                b.add("RR-Interval", .quantity(UInt64(v), hex: 0, s, unit: "s"))
                 b.write(continuing: listed) { $0 += listed ? " " : "RR "; $0.write(fixed: s, decimals: 3) }
                 listed = true
             }

@@ -179,12 +179,21 @@ public enum FieldValue: Sendable {
 extension FieldValue {
     /// A company identifier named from the assigned numbers; nil where they do not list it.
     public static func company(_ id: UInt16) -> FieldValue? {
-        let name = id < 0x1000 ? companyLabels[Int(id)] : AssignedNumbers.companyName(id).map(FieldLabel.init)
-        return name.map { .named(UInt64(id), hex: 4, $0, quotes: AssignedNumbers.companyNameHasQuotes(id)) }
+        AssignedNumbers.companyLabel(id).map { .named(UInt64(id), hex: 4, $0, quotes: AssignedNumbers.companyNameHasQuotes(id)) }
+    }
+}
+
+extension AssignedNumbers {
+    /// `companyName` as a label: those below 0x1000 from one table made once, the rest interned.
+    public static func companyLabel(_ id: UInt16) -> FieldLabel? {
+        id < 0x1000 ? companyLabels[Int(id)] : companyName(id).map(FieldLabel.init)
     }
 
-    /// `AssignedNumbers.companiesByID` as labels.
-    private static let companyLabels = FieldLabel.table(AssignedNumbers.companiesByID)
+    /// `companiesByID` as labels.
+    private static let companyLabels = FieldLabel.table(companiesByID)
+}
+
+extension FieldValue {
 
     /// A copy made case by case, without the value witness the compiler calls to copy the whole
     /// enum (about 80 instructions a field, whatever its case): numbers, booleans, addresses and

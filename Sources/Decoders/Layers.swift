@@ -12,21 +12,21 @@ extension Decoded {
         // (retaining its payload).
         if let length = l2cap?.length, let cid = l2cap?.cid {
             layer("L2CAP")
-            if let out {
-                out.add("Length", .uint(UInt64(length), hex: 0))
-                out.add("CID", L2CAPChannel.label(cid).map { .named(UInt64(cid), hex: 4, $0) } ?? .uint(UInt64(cid), hex: 4))
+            if out != nil {
+                out!.add("Length", .uint(UInt64(length), hex: 0))
+                out!.add("CID", L2CAPChannel.label(cid).map { .named(UInt64(cid), hex: 4, $0) } ?? .uint(UInt64(cid), hex: 4))
                 if let fragments = l2cap?.reassembledFrom, !fragments.isEmpty {
-                    out.add("Reassembled From Frames", .derived(.frameNumbers(fragments)))
+                    out!.add("Reassembled From Frames", .derived(.frameNumbers(fragments)))
                 }
                 if packet.truncated, let have = l2cap?.captured {
-                    out.add("Payload", .derived(.truncatedPayload(have: have, of: Int(length))))
+                    out!.add("Payload", .derived(.truncatedPayload(have: have, of: Int(length))))
                 }
             }
         }
         // Through the optional in place: `if let` would copy the layer (and retain what it holds).
         if let name = upper?.protocolLabel {
             layer(name)
-            if let out { upper?.writeFields(to: out) }
+            if out != nil { upper?.writeFields(to: out!) }
         }
     }
 
@@ -53,14 +53,14 @@ extension Decoded {
             out?.add("Opcode", .named(UInt64(op), hex: 4, Int(op) < Self.monitorLabels.count ? Self.monitorLabels[Int(op)] : FieldLabel(MonitorOpcode.name(op))))
             if op >= MonitorOpcode.ctrlOpen, op <= MonitorOpcode.ctrlEvent, packet.payload.count >= 4 {
                 layer("MGMT")
-                if let out { _ = Management.writeFields(monitorOpcode: op, packet.payload, to: out) }
+                if out != nil { _ = Management.writeFields(monitorOpcode: op, packet.payload, to: out!) }
             } else {
                 out?.add("Data", .bytes(packet.payload))
             }
         case .linkLayer:
             if let f = linkLayer {
                 layer("Link Layer")
-                if let out { f.writeFields(to: out) }
+                if out != nil { f.writeFields(to: out!) }
             }
             writeL2CAP(to: out, layer: layer)
         case .unsupported, .unknownHCIType, .truncatedHeader:
@@ -89,11 +89,11 @@ extension Decoded {
             HCIEvents.writeParameters(code: code, params, to: out)
         case .acl(let h):
             layer("HCI ACL")
-            if let out {
-                out.add("Handle", .uint(UInt64(h.handle), hex: 4))
-                out.add("Packet Boundary Flag", .named(UInt64(h.boundary), hex: 1, ACLHeader.boundaryNames[Int(h.boundary)]))
-                out.add("Broadcast Flag", .uint(UInt64(h.broadcast), hex: 1))
-                out.add("Data Total Length", .uint(UInt64(h.length), hex: 0))
+            if out != nil {
+                out!.add("Handle", .uint(UInt64(h.handle), hex: 4))
+                out!.add("Packet Boundary Flag", .named(UInt64(h.boundary), hex: 1, ACLHeader.boundaryNames[Int(h.boundary)]))
+                out!.add("Broadcast Flag", .uint(UInt64(h.broadcast), hex: 1))
+                out!.add("Data Total Length", .uint(UInt64(h.length), hex: 0))
             }
             writeL2CAP(to: out, layer: layer)
         case .isochronous(let h):
@@ -105,9 +105,9 @@ extension Decoded {
             layer("Keys")
             out?.add("Recovery", .text(keyNote))
         }
-        if !problems.isEmpty {
+        if hasProblems {
             layer("Malformed")
-            if let out { for p in problems { out.malformed(p.reason) } }
+            if out != nil { for p in problems { out!.malformed(p.reason) } }
         }
     }
 

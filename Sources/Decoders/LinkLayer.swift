@@ -657,7 +657,7 @@ public struct LLControlPDU: Sendable, Dissectable {
                 s += " version "
                 s.write(v)
                 s.write(byte: 0x20)
-                if let company = AssignedNumbers.companyName(c) { s.write(company) } else { s.write(hex: c, width: 4) }
+                if let company = AssignedNumbers.companyLabel(c) { s.write(name: company) } else { s.write(hex: c, width: 4) }
             }
         default: break
         }

@@ -172,6 +172,13 @@ public struct TextLine: ~Copyable, @unchecked Sendable {
         }
     }
 
+    /// A name from the specification's or the assigned numbers' tables, held as a label: plain,
+    /// as `write(plain:)` (`NameTextTests` holds each table to it).
+    public mutating func write(name l: FieldLabel) {
+        assert(!l.utf8.contains { $0 < 0x20 || $0 == 0x7F }, "a name with text to escape")
+        append(l.utf8)
+    }
+
     /// A field's label, from its bytes without a String. Escaped as other text is: a label may
     /// come from a table at run time.
     public mutating func write(label l: FieldLabel) {

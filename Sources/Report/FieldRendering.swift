@@ -433,15 +433,8 @@ public enum FieldRendering {
         let i = Int64(scaled)
         if i < 0 { out.write(byte: UInt8(ascii: "-")) }
         out.write(uint: i.magnitude / 1000)
-        var frac = i.magnitude % 1000
-        guard frac != 0 else { return }
-        out.write(byte: UInt8(ascii: "."))
-        var div: UInt64 = 100
-        while frac != 0 {
-            out.write(byte: UInt8(ascii: "0") + UInt8(frac / div))
-            frac %= div
-            div /= 10
-        }
+        let frac = i.magnitude % 1000
+        if frac != 0 { out.write(thousandths: frac) }
     }
 
     // MARK: JSON

@@ -177,9 +177,10 @@ public final class FramePrinter {
         out.write(int: d.packet.fileOffset)
         out.write(",\"length\":")
         out.write(int: Int64(d.packet.payload.count))
-        if let c = d.connection {
+        // Read in place: bound to a name, the connection was retained for the frame.
+        if d.connection != nil {
             out.write(",\"connection\":")
-            out.write(int: Int64(c.id))
+            out.write(int: Int64(d.connection!.id))
         }
         out.write(",\"summary\":")
         line.clear()
@@ -199,11 +200,14 @@ public final class FramePrinter {
         writeJSONLayer()
         out.forgetAdvertisingSummary()
         out.write(byte: UInt8(ascii: "}"))
-        let reasons = d.malformedReasons
-        if !reasons.isEmpty {
-            out.write(",\"malformed\":[")
-            out.write(reasons.map(JSONText.quoted).joined(separator: ","))
-            out.write(byte: UInt8(ascii: "]"))
+        // Asked first: the reasons are an array, built only for a frame that has them.
+        if d.isMalformed {
+            let reasons = d.malformedReasons
+            if !reasons.isEmpty {
+                out.write(",\"malformed\":[")
+                out.write(reasons.map(JSONText.quoted).joined(separator: ","))
+                out.write(byte: UInt8(ascii: "]"))
+            }
         }
         out.write("}\n")
     }

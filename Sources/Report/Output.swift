@@ -188,6 +188,24 @@ public final class Output {
         write(magnitude: v, negative: false)
     }
 
+    /// "." and `f` thousandths (1 to 999) without trailing zeros: ".5", ".25", ".125". One store
+    /// of the digits where a loop wrote and checked them one at a time.
+    func write(thousandths f: UInt64) {
+        guard count &+ 4 <= chunk else {
+            append(UInt8(ascii: "."))
+            var f = f, div: UInt64 = 100
+            while f != 0 { append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: f / div)); f %= div; div /= 10 }
+            return
+        }
+        let p = storage + count
+        let rest = f % 100
+        p[0] = UInt8(ascii: ".")
+        p[1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: f / 100)
+        guard rest != 0 else { count &+= 2; return }
+        TextCursor.storePair(rest, at: p + 2)
+        count &+= rest % 10 == 0 ? 3 : 4
+    }
+
     /// `v` below 100, with room for two bytes.
     @inline(__always)
     private func store(small v: UInt64) {
