@@ -194,7 +194,6 @@ extension AssignedNumbers {
 }
 
 extension FieldValue {
-
     /// A copy made case by case, without the value witness the compiler calls to copy the whole
     /// enum (about 80 instructions a field, whatever its case): numbers, booleans, addresses and
     /// UUIDs are plain bits, and a name, a unit, bytes or text costs the one retain of its storage.
@@ -315,12 +314,32 @@ public struct SetBitNames: Sequence, ExpressibleByArrayLiteral, Equatable, Senda
 
     public func makeIterator() -> Iterator { Iterator(names: self, rest: bits ?? 0) }
 
+    /// Calls `body` with each name in order, read from the table in place: the iterator holds a
+    /// copy of the names (a retain of the table) and returns each name retained.
+    @inline(__always) public func forEachName(_ body: (String) -> Void) {
+        table.withUnsafeBufferPointer { t in
+            guard var rest = bits else {
+                for i in t.indices { body(t[i]) }
+                return
+            }
+            while rest != 0 {
+                let bit = rest.trailingZeroBitCount
+                rest &= rest &- 1
+                if bit < t.count, !(namesReserved && t[bit].isEmpty) { body(t[bit]) }
+                else if namesReserved { body(SetBitNames.reserved[bit]) }
+            }
+        }
+    }
+
     /// "Reserved (bit n)" for every bit, made once: event masks set reserved bits as a rule.
     private static let reserved = (0..<64).map { "Reserved (bit \($0))" }
 
+    /// Whether no bit is named, from the bits alone: with `reserved` every set bit is, else those
+    /// the table reaches.
     public var isEmpty: Bool {
-        var i = makeIterator()
-        return i.next() == nil
+        guard let bits else { return table.isEmpty }
+        if namesReserved { return bits == 0 }
+        return table.count >= 64 ? bits == 0 : bits & (1 << UInt64(table.count) &- 1) == 0
     }
 
     public static func == (a: SetBitNames, b: SetBitNames) -> Bool { a.elementsEqual(b) }

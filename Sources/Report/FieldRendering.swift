@@ -411,8 +411,10 @@ public enum FieldRendering {
             out.write(hex: n, width: max(hex, 1))
             if !names.isEmpty {
                 out.write(" (")
-                for (i, name) in names.enumerated() {
-                    if i > 0 { out.write(", ") }
+                var first = true
+                names.forEachName { name in
+                    if !first { out.write(", ") }
+                    first = false
                     out.write(name: name)
                 }
                 out.write(byte: UInt8(ascii: ")"))
@@ -594,8 +596,10 @@ public enum FieldRendering {
             out.write("\"value\":")
             out.write(uint: n)
             out.write(",\"set\":[")
-            for (i, name) in names.enumerated() {
-                if i > 0 { out.write(byte: UInt8(ascii: ",")) }
+            var first = true
+            names.forEachName { name in
+                if !first { out.write(byte: UInt8(ascii: ",")) }
+                first = false
                 out.write(jsonName: name)
             }
             out.write(byte: UInt8(ascii: "]"))
