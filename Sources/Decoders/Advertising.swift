@@ -646,12 +646,13 @@ enum ADValue {
                             "Simultaneous LE and BR/EDR to Same Device Capable (Host)"]
 
     private static let flagLabels = flagNames.map(FieldLabel.init)
+    private static let flagBits = BitNames(flagNames)
 
     static func flags(_ d: Bytes) -> [Field] { FieldList.build { writeFlags(d, to: $0) } }
 
     static func writeFlags(_ d: Bytes, to out: FieldSink) {
         guard let f = d.byte(0) else { return }
-        out.begin("Flags", .flags(UInt64(f), hex: 2, SetBitNames(UInt64(f), in: flagNames, reserved: true)))
+        out.begin("Flags", .flags(UInt64(f), hex: 2, SetBitNames(UInt64(f), in: flagBits, reserved: true)))
         for (bit, label) in flagLabels.enumerated() { out.add(label, .bool(f >> UInt8(bit) & 1 == 1)) }
         if f & 0xE0 != 0 { out.add("Reserved", .uint(UInt64(f >> 5), hex: 1)) }
         out.end()
@@ -707,7 +708,7 @@ enum ADValue {
         out.end()
     }
 
-    static let serviceClasses = ["Limited Discoverable Mode", "LE Audio", "Reserved", "Positioning", "Networking",
+    static let serviceClasses: BitNames = ["Limited Discoverable Mode", "LE Audio", "Reserved", "Positioning", "Networking",
                                  "Rendering", "Capturing", "Object Transfer", "Audio", "Telephony", "Information"]
     static let majorDeviceClasses: ByteTable<FieldLabel> = [
         0: "Miscellaneous", 1: "Computer", 2: "Phone", 3: "LAN/Network Access Point", 4: "Audio/Video",
@@ -870,11 +871,13 @@ enum ADValue {
                 Field("ResponseSlotSpacing", .quantity(UInt64(spacing), hex: 2, Double(spacing) * 0.125, unit: "ms"))]
     }
 
+    static let threeDFlags: BitNames = ["Association Notification", "Battery Level Reporting",
+                                        "Send Battery Level Report on Start-up Synchronization",
+                                        "Reserved", "Reserved", "Reserved", "Reserved", "Factory Test Mode"]
+
     static func threeD(_ d: Bytes) -> [Field] {
         guard let f = d.byte(0), let loss = d.byte(1) else { return [Field("Data", .bytes(d))] }
-        let names = ["Association Notification", "Battery Level Reporting", "Send Battery Level Report on Start-up Synchronization",
-                     "Reserved", "Reserved", "Reserved", "Reserved", "Factory Test Mode"]
-        return [Field("3D Flags", .flags(UInt64(f), hex: 2, SetBitNames(UInt64(f), in: names, reserved: true))),
+        return [Field("3D Flags", .flags(UInt64(f), hex: 2, SetBitNames(UInt64(f), in: threeDFlags, reserved: true))),
                 Field("Path Loss Threshold", .quantity(UInt64(loss), hex: 2, Double(loss), unit: "dB"))]
     }
 }

@@ -141,6 +141,7 @@ public enum AdvertisingReports {
     static let legacyPDULabels = legacyPDUByProperties.map(FieldLabel.init)
     static let propertyBits = ["Connectable", "Scannable", "Directed", "Scan Response", "Legacy"]
     static let propertyLabels = propertyBits.map(FieldLabel.init)
+    static let propertyBitNames = BitNames(propertyBits)
     /// "Report 1" ... "Report 255" (an event holds at most 255), made once.
     static let numberedReports = (0...255).map { FieldLabel("Report \($0)") }
 
@@ -148,10 +149,10 @@ public enum AdvertisingReports {
     /// report's summary names them.
     static let propertyText = propertySets.map { $0.joined(separator: ", ") }
     static let propertyTextLabels = FieldLabel.table(propertyText)
-    static let propertySets = (0..<128).map { SetBitNames(propertyNames(UInt16($0))) }
+    static let propertySets = (0..<128).map { SetBitNames(BitNames(propertyNames(UInt16($0)))) }
 
     static func propertyNames(_ p: UInt16) -> [String] {
-        var out = Array(SetBitNames(UInt64(p & 0x1F), in: propertyBits))
+        var out = Array(SetBitNames(UInt64(p & 0x1F), in: propertyBitNames))
         out.append("Data Status: " + (AdvertisingDataStatus(rawValue: UInt8(p >> 5 & 3)) ?? .reserved).name)
         return out
     }

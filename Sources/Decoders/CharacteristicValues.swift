@@ -318,13 +318,15 @@ struct ValueBuilder: ~Copyable {
     }
 
     /// A flags field, and "Label: name, name" (or "none") in the summary.
-    mutating func namedFlags<T: FixedWidthInteger>(_ label: FieldLabel, _ v: T, _ names: [String]) {
+    mutating func namedFlags<T: FixedWidthInteger>(_ label: FieldLabel, _ v: T, _ names: BitNames) {
         flags(label, v, names)
         let set = SetBitNames(UInt64(v), in: names)
         part(label.string + ": " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
     }
 
-    mutating func flags<T: FixedWidthInteger>(_ label: FieldLabel, _ v: T, _ names: [String]) {
+    /// A flags field. `names` is a decoder's table, kept in a `static let` (or made once with the
+    /// decoder): a list written at the call would be looked up in the interned tables each time.
+    mutating func flags<T: FixedWidthInteger>(_ label: FieldLabel, _ v: T, _ names: BitNames) {
         guard wants.contains(.fields) else { return }
         add(Field(label, .flags(UInt64(v), hex: T.bitWidth / 4, SetBitNames(UInt64(v), in: names))))
     }
@@ -404,11 +406,11 @@ extension CharacteristicValues {
 
     /// An octet of named bits (variable length ones, like Client Supported Features, continue in
     /// later octets: the first is decoded).
-    static func flags8(_ label: FieldLabel, _ names: [String]) -> Decoder {
+    static func flags8(_ label: FieldLabel, _ names: BitNames) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in b.namedFlags(label, try b.r.u8(), names) }
     }
 
-    static func flags16(_ label: FieldLabel, _ names: [String]) -> Decoder {
+    static func flags16(_ label: FieldLabel, _ names: BitNames) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in b.namedFlags(label, try b.r.u16(), names) }
     }
 
@@ -470,8 +472,7 @@ extension CharacteristicValues {
     /// Heart Rate Measurement (HRS 3.1): flags select 16-bit rate, contact, energy, RR intervals.
     static func heartRateMeasurement(_ b: inout ValueBuilder) throws(DecodeError) {
         let f = try b.r.u8()
-        b.flags("Flags", f, ["Heart Rate Value Format UINT16", "Sensor Contact Detected", "Sensor Contact Supported",
-                             "Energy Expended Present", "RR-Interval Present"])
+        b.flags("Flags", f, heartRateFlags)
         let rate = f & 1 != 0 ? UInt64(try b.r.u16()) : UInt64(try b.r.u8())
         b.add("Heart Rate Measurement Value", .quantity(rate, hex: 0, Double(rate), unit: "bpm")) {
             $0 += "Heart Rate "
@@ -505,7 +506,7 @@ extension CharacteristicValues {
     static func temperatureMeasurement(_ label: FieldLabel) -> Decoder {
         { (b: inout ValueBuilder) throws(DecodeError) in
             let f = try b.r.u8()
-            b.flags("Flags", f, ["Fahrenheit", "Time Stamp Present", "Temperature Type Present"])
+            b.flags("Flags", f, temperatureFlags)
             let raw = try b.r.u32()
             let unit = f & 1 != 0 ? "°F" : "°C"
             b.medical("Temperature Measurement Value", MedicalFloat(float: raw), raw: UInt64(raw), hex: 8, unit, summary: label.string)
@@ -521,8 +522,7 @@ extension CharacteristicValues {
     /// Blood Pressure Measurement / Intermediate Cuff Pressure (BLS 3.1): SFLOAT compound value.
     static func bloodPressure(_ b: inout ValueBuilder) throws(DecodeError) {
         let f = try b.r.u8()
-        b.flags("Flags", f, ["Units kPa", "Time Stamp Present", "Pulse Rate Present", "User ID Present",
-                             "Measurement Status Present"])
+        b.flags("Flags", f, bloodPressureFlags)
         let unit = f & 1 != 0 ? "kPa" : "mmHg"
         let sys = try b.r.u16(), dia = try b.r.u16(), map = try b.r.u16()
         let fs = MedicalFloat(sfloat: sys), fd = MedicalFloat(sfloat: dia), fm = MedicalFloat(sfloat: map)
@@ -538,18 +538,14 @@ extension CharacteristicValues {
         }
         if f & 0x10 != 0 {
             let s = try b.r.u16()
-            b.flags("Measurement Status", s, ["Body Movement Detected", "Cuff Too Loose", "Irregular Pulse Detected",
-                                              "Pulse Rate Exceeds Upper Limit", "Pulse Rate Below Lower Limit",
-                                              "Improper Measurement Position"])
+            b.flags("Measurement Status", s, bloodPressureStatus)
         }
     }
 
     /// Glucose Measurement (GLS 3.106): sequence number, base time, optional offset and concentration.
     static func glucoseMeasurement(_ b: inout ValueBuilder) throws(DecodeError) {
         let f = try b.r.u8()
-        b.flags("Flags", f, ["Time Offset Present", "Glucose Concentration, Type and Sample Location Present",
-                             "Glucose Concentration Units mol/L", "Sensor Status Annunciation Present",
-                             "Context Information Follows"])
+        b.flags("Flags", f, glucoseFlags)
         let seq = try b.r.u16()
         b.add(Field("Sequence Number", .uint(UInt64(seq), hex: 0)), "Glucose #\(seq)")
         try b.dateTime("Base Time", summary: false)
@@ -566,19 +562,14 @@ extension CharacteristicValues {
         }
         if f & 8 != 0 {
             let s = try b.r.u16()
-            b.flags("Sensor Status Annunciation", s, [
-                "Device battery low", "Sensor malfunction", "Sample size insufficient", "Strip insertion error",
-                "Strip type incorrect", "Sensor result higher than the device can process",
-                "Sensor result lower than the device can process", "Sensor temperature too high",
-                "Sensor temperature too low", "Sensor read interrupted", "General device fault", "Time fault",
-            ])
+            b.flags("Sensor Status Annunciation", s, glucoseStatus)
         }
     }
 
     /// Weight Measurement (WSS 3.1): SI (0.005 kg, 0.001 m) or imperial (0.01 lb, 0.1 in).
     static func weightMeasurement(_ b: inout ValueBuilder) throws(DecodeError) {
         let f = try b.r.u8()
-        b.flags("Flags", f, ["Imperial Units", "Time Stamp Present", "User ID Present", "BMI and Height Present"])
+        b.flags("Flags", f, weightFlags)
         let imperial = f & 1 != 0
         let w = try b.r.u16()
         if w == 0xFFFF {
@@ -603,7 +594,7 @@ extension CharacteristicValues {
     /// CSC Measurement (CSCS 3.1): cumulative revolutions with event times in 1/1024 s.
     static func cscMeasurement(_ b: inout ValueBuilder) throws(DecodeError) {
         let f = try b.r.u8()
-        b.flags("Flags", f, ["Wheel Revolution Data Present", "Crank Revolution Data Present"])
+        b.flags("Flags", f, cyclingSpeedFlags)
         if f & 1 != 0 {
             let revs = try b.r.u32(), t = try b.r.u16()
             b.add(Field("Cumulative Wheel Revolutions", .uint(UInt64(revs), hex: 0)), "Wheel \(revs) revs")
@@ -619,7 +610,7 @@ extension CharacteristicValues {
     /// RSC Measurement (RSCS 3.1): speed in 1/256 m/s, cadence, optional stride and distance.
     static func rscMeasurement(_ b: inout ValueBuilder) throws(DecodeError) {
         let f = try b.r.u8()
-        b.flags("Flags", f, ["Instantaneous Stride Length Present", "Total Distance Present", "Running"])
+        b.flags("Flags", f, runningSpeedFlags)
         let speed = try b.r.u16(), cadence = try b.r.u8()
         b.quantity("Instantaneous Speed", raw: UInt64(speed), Double(speed) / 256, "m/s", decimals: 2, summary: "Speed")
         b.add(Field("Instantaneous Cadence", .quantity(UInt64(cadence), hex: 0, Double(cadence), unit: "/min")),
@@ -638,13 +629,7 @@ extension CharacteristicValues {
     /// Cycling Power Measurement (CPS 3.2): 16-bit flags select thirteen optional fields.
     static func cyclingPowerMeasurement(_ b: inout ValueBuilder) throws(DecodeError) {
         let f = try b.r.u16()
-        b.flags("Flags", f, ["Pedal Power Balance Present", "Pedal Power Balance Reference Left",
-                             "Accumulated Torque Present", "Accumulated Torque Source Crank",
-                             "Wheel Revolution Data Present", "Crank Revolution Data Present",
-                             "Extreme Force Magnitudes Present", "Extreme Torque Magnitudes Present",
-                             "Extreme Angles Present", "Top Dead Spot Angle Present",
-                             "Bottom Dead Spot Angle Present", "Accumulated Energy Present",
-                             "Offset Compensation Indicator"])
+        b.flags("Flags", f, cyclingPowerFlags)
         let p = Int16(bitPattern: try b.r.u16())
         b.add(Field("Instantaneous Power", .signed(Int64(p), unit: "W")), "Power \(p) W")
         if f & 0x001 != 0 {
@@ -736,8 +721,7 @@ extension CharacteristicValues {
         let day = GATTValueTables.name(GATTValueTables.daysOfWeek, dow)
         b.add(Field("Day of Week", .named(UInt64(dow), hex: 2, FieldLabel(day))), day)
         b.add(Field("Fractions256", .quantity(UInt64(frac), hex: 0, Double(frac) / 256, unit: "s")))
-        b.flags("Adjust Reason", reason, ["Manual Time Update", "External Reference Time Update",
-                                          "Change of Time Zone", "Change of DST"])
+        b.flags("Adjust Reason", reason, adjustReasons)
     }
 
     static func dayDateTime(_ b: inout ValueBuilder) throws(DecodeError) {
@@ -766,13 +750,13 @@ extension CharacteristicValues {
         let v = "\(bcd >> 8).\(Hex.padded(bcd & 0xFF, width: 2))"
         b.add(Field("bcdHID", .uint(UInt64(bcd), hex: 4), [Field("Text", .text(v))]), "HID " + v)
         b.add(Field("bCountryCode", .uint(UInt64(country), hex: 2)))
-        b.flags("Flags", f, ["RemoteWake", "NormallyConnectable"])
+        b.flags("Flags", f, hidFlags)
     }
 
     /// Client Characteristic Configuration: bit 0 notifications, bit 1 indications.
     static func cccd(_ b: inout ValueBuilder) throws(DecodeError) {
         let v = try b.r.u16()
-        b.flags("Client Characteristic Configuration", v, ["Notification", "Indication"])
+        b.flags("Client Characteristic Configuration", v, configurationBits)
         b.part(GATTSubscription.describe(notify: v & 1 != 0, indicate: v & 2 != 0))
     }
 
@@ -817,4 +801,43 @@ extension CharacteristicValues {
             $0.write(n)
         }
     }
+}
+
+extension CharacteristicValues {
+    // The names of the values' bit fields, by bit: made once, not at each value (`ValueBuilder.flags`).
+    static let heartRateFlags: BitNames = ["Heart Rate Value Format UINT16", "Sensor Contact Detected",
+                                           "Sensor Contact Supported", "Energy Expended Present",
+                                           "RR-Interval Present"]
+    static let temperatureFlags: BitNames = ["Fahrenheit", "Time Stamp Present", "Temperature Type Present"]
+    static let bloodPressureFlags: BitNames = ["Units kPa", "Time Stamp Present", "Pulse Rate Present",
+                                               "User ID Present", "Measurement Status Present"]
+    static let bloodPressureStatus: BitNames = ["Body Movement Detected", "Cuff Too Loose",
+                                                "Irregular Pulse Detected", "Pulse Rate Exceeds Upper Limit",
+                                                "Pulse Rate Below Lower Limit", "Improper Measurement Position"]
+    static let glucoseFlags: BitNames = ["Time Offset Present",
+                                         "Glucose Concentration, Type and Sample Location Present",
+                                         "Glucose Concentration Units mol/L", "Sensor Status Annunciation Present",
+                                         "Context Information Follows"]
+    static let glucoseStatus: BitNames = ["Device battery low", "Sensor malfunction", "Sample size insufficient",
+                                          "Strip insertion error", "Strip type incorrect",
+                                          "Sensor result higher than the device can process",
+                                          "Sensor result lower than the device can process",
+                                          "Sensor temperature too high", "Sensor temperature too low",
+                                          "Sensor read interrupted", "General device fault", "Time fault"]
+    static let weightFlags: BitNames = ["Imperial Units", "Time Stamp Present", "User ID Present",
+                                        "BMI and Height Present"]
+    static let cyclingSpeedFlags: BitNames = ["Wheel Revolution Data Present", "Crank Revolution Data Present"]
+    static let runningSpeedFlags: BitNames = ["Instantaneous Stride Length Present", "Total Distance Present",
+                                              "Running"]
+    static let cyclingPowerFlags: BitNames = ["Pedal Power Balance Present", "Pedal Power Balance Reference Left",
+                                              "Accumulated Torque Present", "Accumulated Torque Source Crank",
+                                              "Wheel Revolution Data Present", "Crank Revolution Data Present",
+                                              "Extreme Force Magnitudes Present",
+                                              "Extreme Torque Magnitudes Present", "Extreme Angles Present",
+                                              "Top Dead Spot Angle Present", "Bottom Dead Spot Angle Present",
+                                              "Accumulated Energy Present", "Offset Compensation Indicator"]
+    static let adjustReasons: BitNames = ["Manual Time Update", "External Reference Time Update",
+                                          "Change of Time Zone", "Change of DST"]
+    static let hidFlags: BitNames = ["RemoteWake", "NormallyConnectable"]
+    static let configurationBits: BitNames = ["Notification", "Indication"]
 }

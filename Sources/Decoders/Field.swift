@@ -76,13 +76,28 @@ extension FieldLabel {
     public static func table(_ names: [String]) -> [FieldLabel] { table(names.map(Optional.some)).map { $0! } }
 }
 
-/// The interned labels (`FieldLabel.init(_:)`), behind a lock: decoders may run on several threads.
+/// The interned labels (`FieldLabel.init(_:)`) and bit names (`BitNames`), behind a lock: decoders
+/// may run on several threads.
 private final class FieldLabelStore: @unchecked Sendable {
     static let shared = FieldLabelStore()
     private var labels: [String: FieldLabel] = [:]
+    private var tables: [[String]: BitNames] = [:]
     private var lock = pthread_mutex_t()
 
     private init() { pthread_mutex_init(&lock, nil) }
+
+    /// A bit field's names (`BitNames`): each list made once, its labels in one block.
+    func intern(_ names: [String]) -> BitNames {
+        pthread_mutex_lock(&lock)
+        defer { pthread_mutex_unlock(&lock) }
+        if let t = tables[names] { return t }
+        let labels = FieldLabel.table(names)
+        let block = UnsafeMutableBufferPointer<FieldLabel>.allocate(capacity: max(labels.count, 1))
+        _ = block.initialize(from: labels)
+        let t = BitNames(labels: UnsafeBufferPointer(start: block.baseAddress, count: labels.count))
+        tables[names] = t
+        return t
+    }
 
     func intern(_ text: String) -> FieldLabel {
         pthread_mutex_lock(&lock)
@@ -222,12 +237,11 @@ extension FieldValue {
     /// (`FieldList.removeAll`); one passed in memory, as a parameter, still goes through the witness.
     @inline(__always) consuming func drop() {
         switch consume self {
-        case .none, .uint, .int, .bool, .address, .uuid: break
+        case .none, .uint, .int, .bool, .address, .uuid, .flags: break
         case .named(_, _, let name, _): _ = name
         case .quantity(_, _, _, let unit), .signed(_, let unit): _ = unit
         case .bytes(let b), .received(let b): _ = b
         case .text(let t): _ = t
-        case .flags(_, _, let names): _ = names
         case .derived(let d), .error(let d): _ = d
         }
     }
@@ -236,7 +250,7 @@ extension FieldValue {
     /// one (a String, bytes, a table of names) must never be listed here: it would not be released.
     @inline(__always) var isPlain: Bool {
         switch self {
-        case .none, .uint, .int, .bool, .address, .uuid: return true
+        case .none, .uint, .int, .bool, .address, .uuid, .flags: return true
         default: return false
         }
     }
@@ -266,78 +280,97 @@ extension AssignedNumbers {
     }()
 }
 
+/// The names of a bit field's bits, by bit, as labels in storage kept for the process: a field
+/// names its set bits from the table with no reference to retain (`FieldValue.flags` is plain
+/// bits). Tables are interned by their names, so each is made once however often it is given; a
+/// decoder keeps its tables in `static let`s, where the lookup is not paid per field either.
+public struct BitNames: ExpressibleByArrayLiteral, @unchecked Sendable {
+    /// Immutable and never freed: safe to share between threads. A pointer and a 32-bit count,
+    /// so that a bit field's value stays within the size of `FieldValue`'s other cases.
+    private let base: UnsafePointer<FieldLabel>
+    private let size: UInt32
+
+    public init(_ names: [String]) { self = FieldLabelStore.shared.intern(names) }
+
+    public init(arrayLiteral names: String...) { self.init(names) }
+
+    fileprivate init(labels: UnsafeBufferPointer<FieldLabel>) {
+        base = labels.baseAddress!
+        size = UInt32(labels.count)
+    }
+
+    var labels: UnsafeBufferPointer<FieldLabel> { UnsafeBufferPointer(start: base, count: Int(size)) }
+    public var count: Int { Int(size) }
+}
+
 /// The names of a bit field's set bits. Decoders hand over their table of names by bit and the
 /// value, and the names are read from it as they are printed: no list is built per frame. A list
 /// made some other way (or once, for every value) is given as it is.
 public struct SetBitNames: Sequence, ExpressibleByArrayLiteral, Equatable, Sendable {
-    private let table: [String]
-    /// The set bits to name; nil when `table` is the list of names itself.
-    private let bits: UInt64?
+    /// The set bits to name, unless `listed`: `table` is then the list of names itself.
+    private let bits: UInt64
+    private let table: BitNames
+    private let listed: Bool
     private let namesReserved: Bool
 
     /// The names in `table` of the bits set in `value`, lowest bit first. With `reserved`, a bit
     /// past the table or with an empty name reads "Reserved (bit n)"; without, it is left out.
-    public init(_ value: UInt64, in table: [String], reserved: Bool = false) {
+    public init(_ value: UInt64, in table: BitNames, reserved: Bool = false) {
         self.table = table
         bits = value
+        listed = false
         namesReserved = reserved
     }
 
     /// Names as they are.
-    public init(_ names: [String]) {
+    public init(_ names: BitNames) {
         table = names
-        bits = nil
+        bits = 0
+        listed = true
         namesReserved = false
     }
 
-    public init(arrayLiteral names: String...) { self.init(names) }
+    public init(arrayLiteral names: String...) { self.init(BitNames(names)) }
 
+    /// The names as text; `forEachLabel` reads them as labels, making no String.
     public struct Iterator: IteratorProtocol {
-        let names: SetBitNames
-        var index = 0
-        var rest: UInt64
+        fileprivate let names: SetBitNames
+        fileprivate var index = 0
+        fileprivate var rest: UInt64
 
-        public mutating func next() -> String? {
-            guard names.bits != nil else {
+        public mutating func next() -> String? { nextLabel()?.string }
+
+        mutating func nextLabel() -> FieldLabel? {
+            let t = names.table.labels
+            guard !names.listed else {
                 defer { index += 1 }
-                return index < names.table.count ? names.table[index] : nil
+                return index < t.count ? t[index] : nil
             }
             while rest != 0 {
                 let bit = rest.trailingZeroBitCount
                 rest &= rest &- 1
-                if bit < names.table.count, !(names.namesReserved && names.table[bit].isEmpty) { return names.table[bit] }
-                if names.namesReserved { return SetBitNames.reserved[bit] }
+                if bit < t.count, !(names.namesReserved && t[bit].isEmpty) { return t[bit] }
+                if names.namesReserved { return SetBitNames.reserved.labels[bit] }
             }
             return nil
         }
     }
 
-    public func makeIterator() -> Iterator { Iterator(names: self, rest: bits ?? 0) }
+    public func makeIterator() -> Iterator { Iterator(names: self, rest: bits) }
 
-    /// Calls `body` with each name in order, read from the table in place: the iterator holds a
-    /// copy of the names (a retain of the table) and returns each name retained.
-    @inline(__always) public func forEachName(_ body: (String) -> Void) {
-        table.withUnsafeBufferPointer { t in
-            guard var rest = bits else {
-                for i in t.indices { body(t[i]) }
-                return
-            }
-            while rest != 0 {
-                let bit = rest.trailingZeroBitCount
-                rest &= rest &- 1
-                if bit < t.count, !(namesReserved && t[bit].isEmpty) { body(t[bit]) }
-                else if namesReserved { body(SetBitNames.reserved[bit]) }
-            }
-        }
+    /// Calls `body` with each name in order, lowest bit first.
+    @inline(__always) public func forEachLabel(_ body: (FieldLabel) -> Void) {
+        var i = makeIterator()
+        while let l = i.nextLabel() { body(l) }
     }
 
     /// "Reserved (bit n)" for every bit, made once: event masks set reserved bits as a rule.
-    private static let reserved = (0..<64).map { "Reserved (bit \($0))" }
+    private static let reserved = BitNames((0..<64).map { "Reserved (bit \($0))" })
 
     /// Whether no bit is named, from the bits alone: with `reserved` every set bit is, else those
     /// the table reaches.
     public var isEmpty: Bool {
-        guard let bits else { return table.isEmpty }
+        if listed { return table.count == 0 }
         if namesReserved { return bits == 0 }
         return table.count >= 64 ? bits == 0 : bits & (1 << UInt64(table.count) &- 1) == 0
     }

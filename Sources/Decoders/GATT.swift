@@ -19,9 +19,10 @@ public struct GATTProperties: OptionSet, Hashable, Sendable {
 
     static let bitNames = ["broadcast", "read", "write without response", "write", "notify", "indicate",
                            "signed write", "extended properties"]
+    static let setBitNames = BitNames(bitNames)
     /// Names of the set bits, lowest first: ["read", "notify"].
     public var names: [String] { GATTProperties.nameSets[Int(rawValue)] }
-    var setNames: SetBitNames { SetBitNames(UInt64(rawValue), in: GATTProperties.bitNames) }
+    var setNames: SetBitNames { SetBitNames(UInt64(rawValue), in: GATTProperties.setBitNames) }
     /// `names` of every value, made once: every ATT PDU on a characteristic shows its properties.
     private static let nameSets = (0..<256).map { v in (0..<8).filter { v & (1 << $0) != 0 }.map { bitNames[$0] } }
 }

@@ -18,7 +18,9 @@ enum ParamFormat: Sendable {
     /// raw × factor, in unit (0x0010 slots of 0.625 ms → 10 ms).
     case unit(Double, String)
     /// Bit field, index = bit number; "" = reserved.
-    case flags([String])
+    case flags(BitNames)
+    /// A table of names given as text: interned once (`BitNames`).
+    static func flags(_ names: [String]) -> ParamFormat { .flags(BitNames(names)) }
     /// Signed power level in dBm where 127 means "not available".
     case dBm
     /// Two's complement value in the given unit.
@@ -324,6 +326,8 @@ enum HCINames {
         "Channel Sounding Tone Quality Indication",
     ]
     static let leFeaturesLabels = FieldLabel.table(leFeatures)
+    /// `leFeatures` by bit, for a field of feature bits.
+    static let leFeatureBits = BitNames(leFeatures)
     /// LMP features page 0 (Vol 2 Part C 3.3).
     static let lmpFeatures = [
         "3 slot packets", "5 slot packets", "Encryption", "Slot offset", "Timing accuracy", "Role switch", "Hold mode", "Sniff mode",
@@ -398,7 +402,7 @@ enum HCINames {
     static let lmpFeaturePages = [lmpFeatures, lmpFeaturesPage1, lmpFeaturesPage2]
 
     /// Class of Device (Assigned Numbers 2.8): service class bits, major and minor device class.
-    static let majorServiceClasses = ["Limited Discoverable Mode", "LE audio", "", "Positioning", "Networking", "Rendering",
+    static let majorServiceClasses: BitNames = ["Limited Discoverable Mode", "LE audio", "", "Positioning", "Networking", "Rendering",
                                       "Capturing", "Object Transfer", "Audio", "Telephony", "Information"]
     static let majorDeviceClasses: [FieldLabel] = ["Miscellaneous", "Computer", "Phone", "LAN/Network Access Point", "Audio/Video",
                                      "Peripheral", "Imaging", "Wearable", "Toy", "Health"]

@@ -167,12 +167,12 @@ enum SignalingNames {
         "Reserved", "MTU", "Flush Timeout", "QoS", "Retransmission and Flow Control", "FCS",
         "Extended Flow Specification", "Extended Window Size",
     ]
-    static let extendedFeatures = [
+    static let extendedFeatures: BitNames = [
         "Flow control mode", "Retransmission mode", "Bi-directional QoS", "Enhanced Retransmission Mode",
         "Streaming Mode", "FCS Option", "Extended Flow Specification for BR/EDR", "Fixed Channels",
         "Extended Window Size", "Unicast Connectionless Data Reception", "Enhanced Credit Based Flow Control Mode",
     ]
-    static let fixedChannels = [
+    static let fixedChannels: BitNames = [
         "Null identifier", "L2CAP Signaling channel", "Connectionless reception", "AMP Manager Protocol",
         "Reserved", "Reserved", "Reserved", "BR/EDR Security Manager",
     ]

@@ -227,7 +227,7 @@ public struct LLExtendedHeader: Sendable {
     }
 
     public static let advModeNames: [FieldLabel] = ["Non-connectable, non-scannable", "Connectable", "Scannable", "Reserved"]
-    static let flagNames = ["AdvA", "TargetA", "CTEInfo", "AdvDataInfo", "AuxPtr", "SyncInfo", "TxPower", "RFU"]
+    static let flagNames: BitNames = ["AdvA", "TargetA", "CTEInfo", "AdvDataInfo", "AuxPtr", "SyncInfo", "TxPower", "RFU"]
 
     func writeFields(to out: FieldSink) {
         out.add("Extended Header Length", .uint(UInt64(length), hex: 0))
@@ -596,10 +596,10 @@ enum LLFieldKind: Sendable {
         case .channelMap(let w): LLFieldKind.writeChannelMap(label, try r.uint(width: w), width: w, to: out)
         case .features:
             let v = try r.u64()
-            out.add(label, .flags(v, hex: 16, SetBitNames(v, in: HCINames.leFeatures)))
+            out.add(label, .flags(v, hex: 16, SetBitNames(v, in: HCINames.leFeatureBits)))
         case .phys:
             let v = try r.u8()
-            out.add(label, .flags(UInt64(v), hex: 2, SetBitNames(UInt64(v), in: LLPhy.names)))
+            out.add(label, .flags(UInt64(v), hex: 2, SetBitNames(UInt64(v), in: LLPhy.bitNames)))
         case .company:
             let v = try r.u16()
             out.add(label, .company(v) ?? .named(UInt64(v), hex: 4, "Unknown"))

@@ -15,6 +15,8 @@ public enum LLChannelKind: UInt8, Sendable {
 /// LE PHY (Vol 6 Part A), as sniffers number it.
 public enum LLPhy {
     public static let names = ["LE 1M", "LE 2M", "LE Coded"]
+    /// `names` by bit, for a field of PHY bits.
+    static let bitNames = BitNames(names)
     public static func name(_ v: UInt8) -> String { Int(v) < names.count ? names[Int(v)] : "Reserved (\(v))" }
     /// `name` as a label.
     static func label(_ v: UInt8) -> FieldLabel { Int(v) < nameLabels.count ? nameLabels[Int(v)] : FieldLabel(name(v)) }
@@ -355,11 +357,11 @@ extension LLPseudoHeader: Dissectable {
     static let auxTypeNames: [FieldLabel] = ["AUX_ADV_IND", "AUX_CHAIN_IND", "AUX_SYNC_IND", "AUX_SCAN_RSP"]
     /// The LE LL pseudo header's flag bits, by bit; bits 7–9 (PDU type) and 14–15 (PHY) are
     /// fields of their own, outside `phdrFlagBits`.
-    static let phdrFlagNames = ["Dewhitened", "Signal Power Valid", "Noise Power Valid", "Decrypted",
+    static let phdrFlagNames: BitNames = ["Dewhitened", "Signal Power Valid", "Noise Power Valid", "Decrypted",
                                 "Reference Access Address Valid", "Access Address Offenses Valid", "Channel Aliased",
                                 "", "", "", "CRC Checked", "CRC Valid", "MIC Checked", "MIC Valid"]
     static let phdrFlagBits: UInt64 = 0x3C7F
     /// What the nRF Sniffer's flags say, in the order they are named.
-    static let nordicFlagNames = ["CRC OK", "CRC bad", "Central → Peripheral", "Peripheral → Central",
+    static let nordicFlagNames: BitNames = ["CRC OK", "CRC bad", "Central → Peripheral", "Peripheral → Central",
                                   "Encrypted", "MIC OK", "MIC bad"]
 }

@@ -64,6 +64,7 @@ public enum Management {
     private static let commandLabels = FieldLabel.table(commands), eventLabels = FieldLabel.table(events)
     private static let statusLabels = FieldLabel.table(statuses)
     private static let addressTypeLabels = FieldLabel.table(addressTypes)
+    private static let addressTypeBits = BitNames(addressTypes)
 
     static func commandLabel(_ op: UInt16) -> FieldLabel {
         Int(op) < commandLabels.count && op > 0 ? commandLabels[Int(op)] : FieldLabel(commandName(op))
@@ -164,7 +165,7 @@ public enum Management {
             out.add("Opcode", .named(UInt64(code), hex: 4, commandLabel(code)))
             let params = payload.from(6)
             if code == 0x0023 || code == 0x0024 || code == 0x0041 || code == 0x003A, let t = params.byte(0) {
-                out.add("Address Type", .flags(UInt64(t), hex: 2, SetBitNames(UInt64(t), in: addressTypes)))
+                out.add("Address Type", .flags(UInt64(t), hex: 2, SetBitNames(UInt64(t), in: addressTypeBits)))
             }
             out.add("Parameters", .bytes(params))
         case MonitorOpcode.ctrlEvent:
@@ -180,7 +181,7 @@ public enum Management {
                 out.add("Address Type", .named(UInt64(t), hex: 2, Int(t) < addressTypeLabels.count ? addressTypeLabels[Int(t)] : "Unknown"))
                 params = params.from(7)
             } else if code == 0x0013, let t = params.byte(0), let on = params.byte(1) {
-                out.add("Address Type", .flags(UInt64(t), hex: 2, SetBitNames(UInt64(t), in: addressTypes)))
+                out.add("Address Type", .flags(UInt64(t), hex: 2, SetBitNames(UInt64(t), in: addressTypeBits)))
                 out.add("Discovering", .bool(on != 0))
                 params = params.from(2)
             }

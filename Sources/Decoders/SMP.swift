@@ -78,7 +78,7 @@ public struct AuthRequirements: Sendable, Equatable {
 
     /// The one list of the names, as set bits of `nameTable`: the bonding flags' value picks one
     /// of the first four, the other requirements follow in their bits' order.
-    private static let nameTable = ["No Bonding", "Bonding", "Bonding Flags Reserved (0x2)", "Bonding Flags Reserved (0x3)",
+    private static let nameTable: BitNames = ["No Bonding", "Bonding", "Bonding Flags Reserved (0x2)", "Bonding Flags Reserved (0x3)",
                                     "MITM", "SC", "Keypress", "CT2"]
     private var setNames: SetBitNames {
         SetBitNames(1 << UInt64(bondingFlags) | UInt64(raw & 0x3C) << 2, in: AuthRequirements.nameTable)
@@ -114,6 +114,7 @@ public struct KeyDistribution: OptionSet, Sendable, Hashable {
     public static let linkKey = KeyDistribution(rawValue: 0x08)
 
     static let bitNames = ["LTK", "IRK", "CSRK", "LinkKey"]
+    static let setBitNames = BitNames(bitNames)
 
     public var names: [String] {
         var n: [String] = []
@@ -134,7 +135,7 @@ public struct KeyDistribution: OptionSet, Sendable, Hashable {
 
     /// The field and its bits, sent to `out` as they are read.
     func write(_ label: FieldLabel, to out: FieldSink) {
-        out.begin(label, .flags(UInt64(rawValue), hex: 2, SetBitNames(UInt64(rawValue), in: KeyDistribution.bitNames)))
+        out.begin(label, .flags(UInt64(rawValue), hex: 2, SetBitNames(UInt64(rawValue), in: KeyDistribution.setBitNames)))
         out.add("EncKey (LTK)", .bool(contains(.encKey)))
         out.add("IdKey (IRK)", .bool(contains(.idKey)))
         out.add("SignKey (CSRK)", .bool(contains(.signKey)))

@@ -408,21 +408,34 @@ public enum FieldRendering {
                 out.write(name: name)
             }
         case .flags(let n, let hex, let names):
-            out.write(hex: n, width: max(hex, 1))
-            if !names.isEmpty {
-                out.write(" (")
-                var first = true
-                names.forEachName { name in
-                    if !first { out.write(", ") }
-                    first = false
-                    out.write(name: name)
-                }
-                out.write(byte: UInt8(ascii: ")"))
-            }
+            writeFlags(n, hex: hex, names, json: false, to: out)
         case .error(let why):
             out.write("malformed: ")
             out.write(display: why)
         }
+    }
+
+    /// A bit field: "0x06 (A, B)" in text, `"value":6,"set":["A","B"]` in JSON. The names are
+    /// read from their table in place (`SetBitNames.forEachName`).
+    private static func writeFlags(_ n: UInt64, hex: Int, _ names: SetBitNames, json: Bool, to out: Output) {
+        if json {
+            out.write("\"value\":")
+            out.write(uint: n)
+            out.write(",\"set\":[")
+        } else {
+            out.write(hex: n, width: max(hex, 1))
+            guard !names.isEmpty else { return }
+            out.write(" (")
+        }
+        var first = true
+        names.forEachLabel { name in
+            if !first {
+                if json { out.write(byte: UInt8(ascii: ",")) } else { out.write(", ") }
+            }
+            first = false
+            if json { out.write(jsonName: name) } else { out.write(name: name) }
+        }
+        out.write(byte: json ? UInt8(ascii: "]") : UInt8(ascii: ")"))
     }
 
     /// `decimal(v)` written into the output.
@@ -581,6 +594,8 @@ public enum FieldRendering {
             out.write(jsonName: unit)
             out.write(byte: UInt8(ascii: ":"))
             writeDecimal(value, to: out)
+        case .flags(let n, let hex, let names):
+            writeFlags(n, hex: hex, names, json: true, to: out)
         case .uuid(let u):
             // Hex digits and dashes: nothing to escape.
             out.write("\"uuid\":\"")
@@ -592,17 +607,6 @@ public enum FieldRendering {
                 out.write(",\"name\":")
                 out.write(jsonName: name)
             }
-        case .flags(let n, _, let names):
-            out.write("\"value\":")
-            out.write(uint: n)
-            out.write(",\"set\":[")
-            var first = true
-            names.forEachName { name in
-                if !first { out.write(byte: UInt8(ascii: ",")) }
-                first = false
-                out.write(jsonName: name)
-            }
-            out.write(byte: UInt8(ascii: "]"))
         case .error(let why):
             out.write("\"malformed\":")
             out.write(jsonString: why)
