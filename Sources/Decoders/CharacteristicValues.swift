@@ -328,7 +328,7 @@ struct ValueBuilder: ~Copyable {
     /// decoder): a list written at the call would be looked up in the interned tables each time.
     mutating func flags<T: FixedWidthInteger>(_ label: FieldLabel, _ v: T, _ names: BitNames) {
         guard wants.contains(.fields) else { return }
-        add(Field(label, .flags(UInt64(v), hex: T.bitWidth / 4, SetBitNames(UInt64(v), in: names))))
+        add(label, .flags(UInt64(v), hex: T.bitWidth / 4, SetBitNames(UInt64(v), in: names)))
     }
 
     /// Date Time (7 bytes): year (0 = unknown), month, day, hours, minutes, seconds.

@@ -60,10 +60,12 @@ stale() {
 }
 
 build_module() {
-    local m=$1
-    for d in $(module_deps "$m"); do build_module "$d"; done
+    local m=$1 deps=()
+    for d in $(module_deps "$m"); do build_module "$d"; deps+=("$BIN/lib$d.a"); done
     local lib=$BIN/lib$m.a
-    if stale "$lib" "Sources/$m" "$0"; then
+    # Rebuilt when a module it imports was: its code holds that module's layouts (a case added
+    # to an enum of Decoders changes what Report's compiled code reads).
+    if stale "$lib" "Sources/$m" "$0" "${deps[@]}"; then
         echo "fuzz: building $m" >&2
         local extra=()
         [[ $m == Capture || $m == Report ]] && extra=($(c_modules))
