@@ -536,10 +536,7 @@ extension CharacteristicValues {
             let u = try b.r.u8()
             b.add(Field("User ID", .named(UInt64(u), hex: 2, FieldLabel(u == 0xFF ? "Unknown User" : "User \(u)"))))
         }
-        if f & 0x10 != 0 {
-            let s = try b.r.u16()
-            b.flags("Measurement Status", s, bloodPressureStatus)
-        }
+        if f & 0x10 != 0 { b.flags("Measurement Status", try b.r.u16(), bloodPressureStatus) }
     }
 
     /// Glucose Measurement (GLS 3.106): sequence number, base time, optional offset and concentration.
@@ -560,10 +557,7 @@ extension CharacteristicValues {
             b.add(Field("Type", .named(UInt64(ts & 0xF), hex: 1, FieldLabel(GATTValueTables.name(GATTValueTables.glucoseTypes, ts & 0xF)))))
             b.add(Field("Sample Location", .named(UInt64(ts >> 4), hex: 1, FieldLabel(loc))))
         }
-        if f & 8 != 0 {
-            let s = try b.r.u16()
-            b.flags("Sensor Status Annunciation", s, glucoseStatus)
-        }
+        if f & 8 != 0 { b.flags("Sensor Status Annunciation", try b.r.u16(), glucoseStatus) }
     }
 
     /// Weight Measurement (WSS 3.1): SI (0.005 kg, 0.001 m) or imperial (0.01 lb, 0.1 in).
