@@ -87,7 +87,11 @@ private final class FieldLabelStore: @unchecked Sendable {
     private var tables: [[String]: BitNames] = [:]
     private var lock = pthread_mutex_t()
 
-    private init() { pthread_mutex_init(&lock, nil) }
+    private init() {
+        pthread_mutex_init(&lock, nil)
+        // Room for the decoders' bit name tables (about 50): growing rehashed every list of names.
+        tables.reserveCapacity(64)
+    }
 
     /// A bit field's names (`BitNames`): each list made once, its labels in one block.
     func intern(_ names: [String]) -> BitNames {
