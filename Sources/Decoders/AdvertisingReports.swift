@@ -141,21 +141,22 @@ public enum AdvertisingReports {
     static let legacyPDULabels = legacyPDUByProperties.map(FieldLabel.init)
     static let propertyBits = ["Connectable", "Scannable", "Directed", "Scan Response", "Legacy"]
     static let propertyLabels = propertyBits.map(FieldLabel.init)
-    static let propertyBitNames = BitNames(propertyBits)
     /// "Report 1" ... "Report 255" (an event holds at most 255), made once.
     static let numberedReports = (0...255).map { FieldLabel("Report \($0)") }
 
-    /// `propertyNames` joined, for the seven bits they depend on, made once: every extended
-    /// report's summary names them.
+    /// The names of `propertySets` joined, for the seven bits they depend on, made once: every
+    /// extended report's summary names them.
     static let propertyText = propertySets.map { $0.joined(separator: ", ") }
     static let propertyTextLabels = FieldLabel.table(propertyText)
-    static let propertySets = (0..<128).map { SetBitNames(BitNames(propertyNames(UInt16($0)))) }
-
-    static func propertyNames(_ p: UInt16) -> [String] {
-        var out = Array(SetBitNames(UInt64(p & 0x1F), in: propertyBitNames))
-        out.append("Data Status: " + (AdvertisingDataStatus(rawValue: UInt8(p >> 5 & 3)) ?? .reserved).name)
-        return out
+    static let propertySets = (0..<128).map { p in
+        SetBitNames(UInt64(p & 0x1F) | 1 << (5 + UInt64(p >> 5 & 3)), in: eventTypeBitNames)
     }
+
+    /// The property bits' names, then the four data statuses': an extended report's event type
+    /// names its set properties and then its status, from this one table.
+    static let eventTypeBitNames = BitNames(propertyBits + (0..<4).map {
+        "Data Status: " + (AdvertisingDataStatus(rawValue: UInt8($0)) ?? .reserved).name
+    })
 
     public static let addressTypeNames: ByteTable<String> = [0x00: "Public Device Address", 0x01: "Random Device Address",
                                           0x02: "Public Identity Address", 0x03: "Random (static) Identity Address",
