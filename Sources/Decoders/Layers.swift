@@ -46,6 +46,8 @@ extension Decoded {
     private static let monitorLabels = FieldLabel.table((0..<32).map { MonitorOpcode.name(UInt16($0)) })
 
     /// The one walk over the layers: their names always, their fields when `out` is given.
+    /// `out` is read in place (`out != nil`, then `out!`): bound with `if let`, it was retained and
+    /// released for every frame printed.
     private func writeLayers(fieldsTo out: FieldSink?, layer: (FieldLabel) -> Void) {
         switch packet.kind {
         case .monitor(let op):
