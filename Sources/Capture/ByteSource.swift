@@ -80,8 +80,14 @@ final class ByteSource {
     }
 
     /// Makes `n` bytes available; false when the input ends first (fewer are then available).
-    func require(_ n: Int) throws(CaptureError) -> Bool {
+    /// Nearly always they are: that test is made in place, without a call.
+    @inline(__always) func require(_ n: Int) throws(CaptureError) -> Bool {
         if end &- start >= n { return true }
+        return try refill(n)
+    }
+
+    /// `require` when the buffer holds fewer than `n` bytes: reads more.
+    @inline(never) private func refill(_ n: Int) throws(CaptureError) -> Bool {
         if buffer.count &- start < n || end == buffer.count {
             if buffer.count < n { buffer.reserveCapacity(n) }
             let have = end &- start

@@ -23,6 +23,11 @@ public final class CaptureReader {
     }
 
     private var backend: Backend
+    /// The parser of our own that is the backend for the whole input, when there is one: reached
+    /// through a constant and unwrapped in place, a call needs no retain and release of it, which
+    /// reading it out of `backend` (or binding it) costs a record.
+    private let btsnoop: BtsnoopReader?
+    private let pcap: PcapReader?
     private let source: ByteSource
     private var count = 0
     private var finished = false
@@ -47,6 +52,8 @@ public final class CaptureReader {
         self.source = source
         self.name = name
         (format, backend) = try Self.openFormat(source, name: name)
+        if case .btsnoop(let r) = backend { btsnoop = r } else { btsnoop = nil }
+        if case .pcap(let r) = backend { pcap = r } else { pcap = nil }
     }
 
     /// Recognises the format from the first bytes and opens its parser: the magic numbers of
@@ -149,6 +156,8 @@ public final class CaptureReader {
 
     /// Readers set `truncation` only when they return the end, so it is copied only then.
     private func step(number: Int) throws(CaptureError) -> Record? {
+        if btsnoop != nil { return try pull(btsnoop!, number) }
+        if pcap != nil { return try pull(pcap!, number) }
         switch backend {
         case .pcap(let r): return try pull(r, number)
         case .btsnoop(let r): return try pull(r, number)

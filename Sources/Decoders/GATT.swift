@@ -59,14 +59,20 @@ public struct GATTValue: Sendable {
     var savedIn = 0
 
     /// In place: a value notified over and over keeps its storage; one of the same length is
-    /// written over byte by byte, cheaper than the generic `replaceSubrange`.
-    mutating func update(_ v: some Collection<UInt8>, frame: Int) {
+    /// written over byte by byte, cheaper than the generic `replaceSubrange`. At most
+    /// `GATTDatabase.maxValueLength` bytes of `v` are kept, counted rather than sliced off
+    /// (a slice is a retain and a release).
+    mutating func update(_ v: Bytes, frame: Int) {
         self.frame = frame
-        if bytes.count == v.count {
-            var j = 0
-            for b in v { bytes[j] = b; j &+= 1 }
+        let n = min(v.count, GATTDatabase.maxValueLength)
+        if bytes.count == n {
+            var j = v.startIndex
+            for k in 0..<n {
+                bytes[k] = v[j]
+                j &+= 1
+            }
         } else {
-            bytes.replaceSubrange(bytes.indices, with: v)
+            bytes.replaceSubrange(bytes.indices, with: v.prefix(n))
         }
     }
 }
@@ -286,13 +292,12 @@ public final class GATTDatabase {
         if descriptors[handle] != uuid { descriptors[handle] = uuid }
     }
 
-    func setValue(_ handle: UInt16, _ bytes: some Collection<UInt8>, frame: Int) {
-        let kept = bytes.prefix(GATTDatabase.maxValueLength)
+    func setValue(_ handle: UInt16, _ bytes: Bytes, frame: Int) {
         if let i = values.index(forKey: Key16(handle)) {
             if rediscovery != nil { savePrior(i) }
-            values.values[i].update(kept, frame: frame)
+            values.values[i].update(bytes, frame: frame)
         } else if values.count < GATTDatabase.maxStoredValues {
-            var v = GATTValue(bytes: Array(kept), frame: frame)
+            var v = GATTValue(bytes: Array(bytes.prefix(GATTDatabase.maxValueLength)), frame: frame)
             if rediscovery != nil {
                 prior.save(handle, nil)
                 v.savedIn = prior.serial
@@ -1311,7 +1316,7 @@ public final class ATTBearer {
     }
 
     /// `v` as `h`'s value in `db`, where values are kept.
-    @inline(__always) func keep(_ h: UInt16, _ v: some Collection<UInt8>, in db: GATTDatabase, frame: Int) {
+    @inline(__always) func keep(_ h: UInt16, _ v: Bytes, in db: GATTDatabase, frame: Int) {
         if keepsValues { db.setValue(h, v, frame: frame) }
     }
 
@@ -1340,7 +1345,7 @@ public final class ATTBearer {
         }
         for h in order {
             let buf = buffers[h] ?? []
-            keep(h, buf, in: server, frame: frame)
+            keep(h, buf[...], in: server, frame: frame)
             result.notes.append(.reassembled(length: buf.count, complete: true))
             entry(server, h, buf[...], result)
         }
@@ -1357,7 +1362,7 @@ public final class ATTBearer {
 
     /// Records a written value; a CCCD write also sets its characteristic's subscription.
     @discardableResult
-    func store(_ h: UInt16, _ v: some Collection<UInt8>, _ server: GATTDatabase, _ frame: Int, apply: Bool) -> GATTSubscription? {
+    func store(_ h: UInt16, _ v: Bytes, _ server: GATTDatabase, _ frame: Int, apply: Bool) -> GATTSubscription? {
         if apply { keep(h, v, in: server, frame: frame) }
         guard let vh = server.characteristic(ofCCCD: h), let bits = v.first else { return nil }
         let s = GATTSubscription(notify: bits & 1 != 0, indicate: bits & 2 != 0, frame: frame)
@@ -1432,7 +1437,7 @@ public final class ATTBearer {
             }
         case .writeResponse:
             if let req = p, req.tx.opcode == .writeRequest, let h = req.handle {
-                if let v = req.written { store(h, v, server, req.tx.frame, apply: true) }
+                if let v = req.written { store(h, v[...], server, req.tx.frame, apply: true) }
                 entry(server, h, nil, result)
             }
         case .prepareWriteResponse:

@@ -21,6 +21,7 @@ public struct Record: Sendable {
     public var truncated: Bool { data.count < originalLength }
 
     /// - Parameter originalLength: nil when the frame was captured whole.
+    @inlinable
     public init(number: Int, timestamp: Int64, linkType: UInt32, flags: UInt32 = 0, data: ArraySlice<UInt8>,
                 originalLength: Int? = nil, fileOffset: Int64 = 0, fileLength: Int = 0) {
         self.number = number
