@@ -36,6 +36,7 @@ public struct AdvertisingReport: Sendable {
     /// slices of one frame share them).
     public var dataRange: Range<Int>
 
+    @inlinable
     public init(subevent: UInt8, eventType: UInt16, properties: UInt16, addressType: UInt8, address: BDAddr,
                 dataRange: Range<Int>) {
         self.subevent = subevent
@@ -133,7 +134,7 @@ public enum AdvertisingReports {
     static let legacyNames: ByteTable<StaticString> = [0: "ADV_IND", 1: "ADV_DIRECT_IND", 2: "ADV_SCAN_IND", 3: "ADV_NONCONN_IND", 4: "SCAN_RSP"]
     /// Legacy event types as extended event type bits (Core Vol 4 Part E 7.7.65.13, table of legacy PDUs).
     /// SCAN_RSP does not say which PDU it answered; it is marked scannable, not connectable.
-    static let legacyProperties: [UInt16] = [0x13, 0x15, 0x12, 0x10, 0x1A]
+    @usableFromInline static let legacyProperties: [UInt16] = [0x13, 0x15, 0x12, 0x10, 0x1A]
     static let legacyPDUByProperties: ByteTable<String> = [
         0x13: "ADV_IND", 0x15: "ADV_DIRECT_IND", 0x12: "ADV_SCAN_IND", 0x10: "ADV_NONCONN_IND",
         0x1B: "SCAN_RSP to ADV_IND", 0x1A: "SCAN_RSP to ADV_SCAN_IND",
@@ -183,7 +184,7 @@ public enum AdvertisingReports {
     /// `parse` without collecting: `body` gets each report in turn, with `params` (where its data
     /// is), lent back rather than copied again by the caller. Returns the description of a fault
     /// after the reports before it.
-    @discardableResult
+    @discardableResult @inlinable
     public static func forEach(subevent: UInt8, _ params: consuming Bytes,
                                _ body: (AdvertisingReport, _ params: borrowing Bytes) -> Void) -> String? {
         var r = ByteReader(params)
@@ -213,7 +214,7 @@ public enum AdvertisingReports {
         return nil
     }
 
-    static func describe(_ e: DecodeError, reports: Int) -> String {
+    @usableFromInline static func describe(_ e: DecodeError, reports: Int) -> String {
         switch e {
         case .truncated(let needed, let available):
             return "report \(reports + 1) truncated: needed \(needed) bytes, \(available) left"
@@ -226,10 +227,10 @@ public enum AdvertisingReports {
     /// then data length (legacy), direct address type, direct address and RSSI (directed), or
     /// PHYs, SID, TX power, RSSI, periodic interval, direct address type, direct address and data
     /// length (extended).
-    static let legacyFields: UInt64 = 0x1611, directedFields: UInt64 = 0x16_1611
-    static let extendedFields: UInt64 = 0x1612_1111_1612
+    @usableFromInline static let legacyFields: UInt64 = 0x1611, directedFields: UInt64 = 0x16_1611
+    @usableFromInline static let extendedFields: UInt64 = 0x1612_1111_1612
 
-    static func legacyReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
+    @inlinable static func legacyReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
         let i = try r.fields(9, widths: Self.legacyFields)
         let type = r.u8(at: i)
         let data = try r.range(Int(r.u8(at: i &+ 8)))
@@ -240,7 +241,7 @@ public enum AdvertisingReports {
         return rep
     }
 
-    static func directedReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
+    @inlinable static func directedReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
         let i = try r.fields(16, widths: Self.directedFields)
         var rep = AdvertisingReport(subevent: directed, eventType: UInt16(r.u8(at: i)), properties: 0x15,
                                     addressType: r.u8(at: i &+ 1), address: r.address(at: i &+ 2), dataRange: (i &+ 8)..<(i &+ 8))
@@ -250,7 +251,7 @@ public enum AdvertisingReports {
         return rep
     }
 
-    static func extendedReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
+    @inlinable static func extendedReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
         let i = try r.fields(24, widths: Self.extendedFields)
         let type = r.u16(at: i)
         var rep = AdvertisingReport(subevent: extended, eventType: type, properties: type, addressType: r.u8(at: i &+ 2),
@@ -268,7 +269,7 @@ public enum AdvertisingReports {
         return rep
     }
 
-    static func periodicReport(_ r: inout ByteReader, v2: Bool) throws(DecodeError) -> AdvertisingReport {
+    @inlinable static func periodicReport(_ r: inout ByteReader, v2: Bool) throws(DecodeError) -> AdvertisingReport {
         // No address: the sync handle names the advertiser.
         var rep = AdvertisingReport(subevent: v2 ? periodicV2 : periodic, eventType: 0, properties: 0,
                                     addressType: 0xFF, address: BDAddr(0), dataRange: 0..<0)

@@ -277,11 +277,17 @@ public final class AuditFeed {
             guard code == HCIEvents.leMeta else { return }
             let b = d.hciParameters
             guard let sub = b.first, AdvertisingReports.isReport(subevent: sub) else { return }
-            let adapter = d.packet.adapter
-            AdvertisingReports.forEach(subevent: sub, (consume b).from(1)) { r, reports in
-                guard r.syncHandle == nil else { return }
-                report(r, in: reports, adapter: adapter, at, sink)
-            }
+            reports(subevent: sub, (consume b).from(1), adapter: d.packet.adapter, at, sink)
+        }
+    }
+
+    /// The reports of an advertising report event, its parameters after the subevent code. Apart
+    /// from `event`, which every other event passes through: the walk, inlined, would enlarge it.
+    @inline(never)
+    private func reports<S: AuditEventSink>(subevent: UInt8, _ params: Bytes, adapter: UInt16, _ at: FrameRef, _ sink: S) {
+        AdvertisingReports.forEach(subevent: subevent, params) { r, reports in
+            guard r.syncHandle == nil else { return }
+            report(r, in: reports, adapter: adapter, at, sink)
         }
     }
 
