@@ -222,9 +222,11 @@ public final class Auditor: AuditEventSink {
     }
 }
 
-/// One rule, its state behind a pointer, reached through closures made where the rule's type is
+/// One rule, its state behind a pointer, reached through functions made where the rule's type is
 /// known (`AuditRules.entries`): an event runs the rule's own specialised code, where the methods
-/// of a generic class would run unspecialised, through the protocol's witnesses.
+/// of a generic class would run unspecialised, through the protocol's witnesses. The functions
+/// capture nothing and are handed the state (`RuleSlot`): a closure holding it was called through
+/// a forwarder that loaded what it held, a dozen instructions for each rule an event reached.
 final class RuleRunner {
     /// What the rule acts on (`consumes`, `attOpcodes`...), read when the auditor sorts its rules.
     let type: any AuditRule.Type
@@ -233,57 +235,92 @@ final class RuleRunner {
     /// The rule's `nextTick`, kept up to date after each call into it: testing it costs no call.
     var nextTick: Int64 { tickCell.pointee }
     private let tickCell: UnsafeMutablePointer<Int64>
-    let tick: (FrameRef, RuleContext) -> Void
-    let observe: (AuditEvent, FrameRef, RuleContext) -> Void
-    let observeATT: (ATTObservation, Connection, FrameRef, RuleContext) -> Void
-    let observeAdvertisingData: (AdvertisingDataObservation, FrameRef, RuleContext) -> Void
-    let observeLinkData: (Connection, FrameRef, RuleContext) -> Void
-    let finish: (FrameRef?, RuleContext) -> Void
-    private let release: () -> Void
+    /// The rule's `RuleSlot`.
+    private let slot: UnsafeMutableRawPointer
+    private let tickEntry: (UnsafeMutableRawPointer, FrameRef, RuleContext) -> Void
+    private let observeEntry: (UnsafeMutableRawPointer, AuditEvent, FrameRef, RuleContext) -> Void
+    private let observeATTEntry: (UnsafeMutableRawPointer, ATTObservation, Connection, FrameRef, RuleContext) -> Void
+    private let observeAdvertisingDataEntry: (UnsafeMutableRawPointer, AdvertisingDataObservation, FrameRef, RuleContext) -> Void
+    private let observeLinkDataEntry: (UnsafeMutableRawPointer, Connection, FrameRef, RuleContext) -> Void
+    private let finishEntry: (UnsafeMutableRawPointer, FrameRef?, RuleContext) -> Void
+    private let release: (UnsafeMutableRawPointer) -> Void
 
     /// `earliest` is the auditor's bound on every rule's `nextTick`, lowered when this rule's is.
     init<R: AuditRule>(_ rule: R, earliest: UnsafeMutablePointer<Int64>) {
-        let p = UnsafeMutablePointer<R>.allocate(capacity: 1)
-        p.initialize(to: rule)
         let cell = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
-        cell.initialize(to: p.pointee.nextTick)
+        cell.initialize(to: rule.nextTick)
+        let p = UnsafeMutablePointer<RuleSlot<R>>.allocate(capacity: 1)
+        p.initialize(to: RuleSlot(rule: rule, tickCell: cell, earliest: earliest))
         type = R.self
         advertisingInterest = R.advertisingInterest
         tickCell = cell
-        @inline(__always) func update() {
-            guard R.checksTime else { return }
-            let t = p.pointee.nextTick
-            cell.pointee = t
-            if t < earliest.pointee { earliest.pointee = t }
+        slot = UnsafeMutableRawPointer(p)
+        tickEntry = { s, f, emit in
+            let p = RuleSlot<R>.at(s)
+            p.pointee.rule.tick(at: f, emit: emit)
+            RuleSlot.update(p)
         }
-        tick = { f, emit in
-            p.pointee.tick(at: f, emit: emit)
-            update()
+        observeEntry = { s, event, f, emit in
+            let p = RuleSlot<R>.at(s)
+            p.pointee.rule.observe(event, at: f, emit: emit)
+            RuleSlot.update(p)
         }
-        observe = { event, f, emit in
-            p.pointee.observe(event, at: f, emit: emit)
-            update()
+        observeATTEntry = { s, a, c, f, emit in
+            let p = RuleSlot<R>.at(s)
+            p.pointee.rule.observeATT(a, on: c, at: f, emit: emit)
+            RuleSlot.update(p)
         }
-        observeATT = { a, c, f, emit in
-            p.pointee.observeATT(a, on: c, at: f, emit: emit)
-            update()
+        observeAdvertisingDataEntry = { s, o, f, emit in
+            let p = RuleSlot<R>.at(s)
+            p.pointee.rule.observeAdvertisingData(o, at: f, emit: emit)
+            RuleSlot.update(p)
         }
-        observeAdvertisingData = { o, f, emit in
-            p.pointee.observeAdvertisingData(o, at: f, emit: emit)
-            update()
+        observeLinkDataEntry = { s, c, f, emit in
+            let p = RuleSlot<R>.at(s)
+            p.pointee.rule.observeLinkData(on: c, at: f, emit: emit)
+            RuleSlot.update(p)
         }
-        observeLinkData = { c, f, emit in
-            p.pointee.observeLinkData(on: c, at: f, emit: emit)
-            update()
-        }
-        finish = { f, emit in p.pointee.finish(at: f, emit: emit) }
-        release = {
+        finishEntry = { s, f, emit in RuleSlot<R>.at(s).pointee.rule.finish(at: f, emit: emit) }
+        release = { s in
+            let p = RuleSlot<R>.at(s)
+            p.pointee.tickCell.deallocate()
             p.deinitialize(count: 1).deallocate()
-            cell.deallocate()
         }
     }
 
-    deinit { release() }
+    deinit { release(slot) }
+
+    @inline(__always) func tick(_ f: FrameRef, _ emit: RuleContext) { tickEntry(slot, f, emit) }
+    @inline(__always) func observe(_ e: AuditEvent, _ f: FrameRef, _ emit: RuleContext) { observeEntry(slot, e, f, emit) }
+    @inline(__always) func observeATT(_ a: ATTObservation, _ c: Connection, _ f: FrameRef, _ emit: RuleContext) {
+        observeATTEntry(slot, a, c, f, emit)
+    }
+    @inline(__always) func observeAdvertisingData(_ o: AdvertisingDataObservation, _ f: FrameRef, _ emit: RuleContext) {
+        observeAdvertisingDataEntry(slot, o, f, emit)
+    }
+    @inline(__always) func observeLinkData(_ c: Connection, _ f: FrameRef, _ emit: RuleContext) { observeLinkDataEntry(slot, c, f, emit) }
+    @inline(__always) func finish(_ f: FrameRef?, _ emit: RuleContext) { finishEntry(slot, f, emit) }
+}
+
+/// A rule's state and where its runner keeps its `nextTick`, behind the runner's one pointer.
+private struct RuleSlot<R: AuditRule> {
+    var rule: R
+    let tickCell: UnsafeMutablePointer<Int64>
+    /// The auditor's bound on every rule's `nextTick`.
+    let earliest: UnsafeMutablePointer<Int64>
+
+    @inline(__always) static func at(_ s: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Self> {
+        s.assumingMemoryBound(to: Self.self)
+    }
+
+    /// After each call into the rule: its `nextTick` copied out, and the bound lowered to it. Read
+    /// through the pointer: a method of the slot would be handed a copy of the rule's state.
+    @inline(__always) static func update(_ p: UnsafeMutablePointer<Self>) {
+        guard R.checksTime else { return }
+        let t = p.pointee.rule.nextTick
+        p.pointee.tickCell.pointee = t
+        if t < p.pointee.earliest.pointee { p.pointee.earliest.pointee = t }
+    }
 }
 
 /// Where the rules' findings go: one per rule and subject (later ones become occurrences of the
