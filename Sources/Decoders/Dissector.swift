@@ -32,7 +32,8 @@ public final class Dissector {
     /// only a layer's full decode finds (`Decoded.fieldFault`). The audit does not need it.
     public let findsFieldFaults: Bool
     /// False for the audit, `links` and `diff`, which read no attribute's value: values are not
-    /// kept (`ATTBearer.keepsValues`).
+    /// kept (`ATTBearer.keepsValues`). `findsFieldFaults` needs them (a value that does not
+    /// decode is a fault): it is false there too.
     public let keepsValues: Bool
     /// Advertising events seen over the air, to count each once.
     private var advertisingEvents = LLAdvertisingEvents()
@@ -93,6 +94,7 @@ public final class Dissector {
     public init(trackAdvertisers: Bool = false, candidateUUIDs: [BluetoothUUID] = [], keys: [LTK] = [], temporaryKeys: [LTK] = [], givenKeys: [LinkKey] = [],
                 privateKeys: [[UInt8]] = [], identityKeys: [IdentityKey] = [], maxAdvertisers: Int = Advertisers.defaultMaxTracked, keepEnded: Int = Dissector.maxEndedKept,
                 findsFieldFaults: Bool = true, keepsValues: Bool = true) {
+        precondition(keepsValues || !findsFieldFaults, "field faults are found in values, which are not kept")
         self.findsFieldFaults = findsFieldFaults
         self.keepsValues = keepsValues
         endedKept = min(max(keepEnded, 0), Dissector.maxEndedKept)

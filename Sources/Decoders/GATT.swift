@@ -1048,7 +1048,9 @@ public final class ATTBearer {
     public var lossy = false
     /// False where nothing reads attribute values (the audit, `links`, `diff`): a value notified,
     /// indicated, read or written is then not kept in the database (a dictionary update for each),
-    /// nor a long read's pieces put together. Each PDU's result still names its attributes.
+    /// nor a long read's pieces put together. Each PDU's result still names its attributes; a
+    /// notification's or a read response's entry then holds no value (slicing it out is a retain
+    /// and a release for each).
     public var keepsValues = true
     /// On a lossy capture, how many times the link layer has seen the sniffer miss packets so far
     /// (`Connection.linkLosses`).
@@ -1168,9 +1170,13 @@ public final class ATTBearer {
         case .notification:
             let db = database(of: side)
             if case .handleValue(let h, let span) = parameters {
-                let v = result.withPDU { $0[span] }
-                keep(h, v, in: db, frame: frame)
-                entry(db, h, v, result)
+                if keepsValues {
+                    let v = result.withPDU { $0[span] }
+                    keep(h, v, in: db, frame: frame)
+                    entry(db, h, v, result)
+                } else {
+                    entry(db, h, nil, result)
+                }
             } else {
                 for hv in result.withPDU({ $0.handleValues }) {
                     keep(hv.handle, hv.value, in: db, frame: frame)
@@ -1415,9 +1421,13 @@ public final class ATTBearer {
             server.discovering(frame: frame, by: self)
             for e in pdu.information { server.addInformation(handle: e.handle, uuid: e.uuid) }
         case .readResponse:
-            if let h = p?.handle, p?.tx.opcode == .readRequest, let v = pdu.value {
-                keep(h, v, in: server, frame: frame)
-                entry(server, h, v, result)
+            if let h = p?.handle, p?.tx.opcode == .readRequest, pdu.parameters.valueSpan != nil {
+                if keepsValues, let v = pdu.value {
+                    keep(h, v, in: server, frame: frame)
+                    entry(server, h, v, result)
+                } else {
+                    entry(server, h, nil, result)
+                }
             }
         case .readBlobResponse:
             if let h = p?.handle, let o = p?.offset, p?.tx.opcode == .readBlobRequest, let v = pdu.value {

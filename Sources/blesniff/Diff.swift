@@ -128,7 +128,7 @@ enum DiffRun {
         let keys = configuration.keys
         let dissector = Dissector(temporaryKeys: keys.flatMap(\.temporaryKeys), givenKeys: keys.flatMap(\.linkKeys),
                                   privateKeys: keys.flatMap(\.privateKeys), identityKeys: keys.flatMap(\.identityKeys), keepEnded: 0,
-                                  keepsValues: false)
+                                  findsFieldFaults: false, keepsValues: false)
         let feed = AuditFeed(dissector: dissector, configuration: configuration)
         auditor.resolveAddresses(with: dissector.resolver)
         var last: FrameRef?
