@@ -238,8 +238,9 @@ final class GATTTests: XCTestCase {
     }
 
     /// The audit's bearers keep no attribute value, notified, indicated, read (whole or in blobs)
-    /// or written, yet each PDU's result still names its handle and carries its value, and a CCCD
-    /// write still subscribes.
+    /// or written, yet each PDU's result still names its handle, and a CCCD write still subscribes.
+    /// A notification's or a whole read's entry then holds no value (nothing that keeps none reads
+    /// it); a blob's still does.
     func testValuesNotKeptWhereNothingReadsThem() {
         let bearer = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
         bearer.keepsValues = false
@@ -247,13 +248,15 @@ final class GATTTests: XCTestCase {
         bearer.remote.addInformation(handle: 0x11, uuid: BluetoothUUID(uuid16: 0x2902))
         let n = bearer.process(ATTPDU(bytes("1b1000063c")), from: .remote, frame: 1, time: 0)
         XCTAssertEqual(n.entries.first?.attribute.handle, 0x10)
-        XCTAssertEqual(n.entries.first?.value.map(Array.init), [0x06, 0x3C])
+        XCTAssertEqual(n.entries.count, 1)
+        XCTAssertNil(n.entries.first?.value)
         _ = bearer.process(ATTPDU(bytes("1d11000102")), from: .remote, frame: 2, time: 0)
         XCTAssertNil(bearer.remote.lastValue(0x10))
         _ = bearer.process(ATTPDU(bytes("0a1200")), from: .local, frame: 3, time: 0)
         let read = bearer.process(ATTPDU(bytes("0b07")), from: .remote, frame: 4, time: 0)
         XCTAssertEqual(read.entries.first?.attribute.handle, 0x12)
-        XCTAssertEqual(read.entries.first?.value.map(Array.init), [0x07])
+        XCTAssertEqual(read.entries.count, 1)
+        XCTAssertNil(read.entries.first?.value)
         XCTAssertNil(bearer.remote.lastValue(0x12))
         _ = bearer.process(ATTPDU(bytes("0c12000100")), from: .local, frame: 5, time: 0)
         let blob = bearer.process(ATTPDU(bytes("0d0809")), from: .remote, frame: 6, time: 0)
@@ -266,7 +269,8 @@ final class GATTTests: XCTestCase {
         XCTAssertEqual(bearer.remote.subscription(0x10)?.frame, 7)
 
         let kept = ATTBearer(local: GATTDatabase(), remote: GATTDatabase(), serial: 1)
-        _ = kept.process(ATTPDU(bytes("1b1000063c")), from: .remote, frame: 1, time: 0)
+        let shown = kept.process(ATTPDU(bytes("1b1000063c")), from: .remote, frame: 1, time: 0)
+        XCTAssertEqual(shown.entries.first?.value.map(Array.init), [0x06, 0x3C])
         XCTAssertEqual(kept.remote.lastValue(0x10)?.bytes, [0x06, 0x3C])
     }
 
