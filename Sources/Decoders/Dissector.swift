@@ -354,7 +354,8 @@ public final class Dissector {
 
     private func linkLayerFrame(_ d: inout Decoded, _ p: Packet) {
         let f = linkLayer.process(p)
-        for p in f.problems { d.problem(.linkLayer, p) }
+        // Tested first: iterating retains and releases the array, empty or not.
+        if !f.problems.isEmpty { for p in f.problems { d.problem(.linkLayer, p) } }
         if p.timestamp > nextLossCheck { endSilentLinks(now: p.timestamp, &d) }
         // The tracker's report and CONNECT_IND, read rather than the PDU, which would be copied.
         if let rep = f.report {
@@ -374,8 +375,9 @@ public final class Dissector {
         if d.keyNote == nil, let why = f.decryptionNote, f.connection.map({ pairingExchanges[$0] == nil }) ?? true { d.keyNote = why }
         guard let index = f.connection else { return }
         let c: Connection
-        if let last = lastLLConnection, last.index == index {
-            c = last.connection
+        // Read in place: bound to a name, the last connection was retained and released.
+        if lastLLConnection != nil, lastLLConnection!.index == index {
+            c = lastLLConnection!.connection
         } else if let known = llConnections[index] {
             c = known
             lastLLConnection = (index, known)

@@ -156,13 +156,14 @@ public final class LLFrame: Dissectable {
         direction = nil
         sequence = .new
         linkGaps = 0
-        decryptionNote = nil
+        // Tested first: storing nil over nil still releases the old value, a call each a frame.
+        if decryptionNote != nil { decryptionNote = nil }
         crc = .unchecked
         crcStoredAsNumber = false
         encryption = .none
-        key = nil
-        l2cap = nil
-        problems.removeAll(keepingCapacity: true)
+        if key != nil { key = nil }
+        if l2cap != nil { l2cap = nil }
+        if !problems.isEmpty { problems.removeAll(keepingCapacity: true) }
         report = nil
         connectInd = nil
         pduHasFieldFaults = false
