@@ -329,14 +329,12 @@ public final class AuditFeed {
     /// Fills in `att`, a fresh observation with the PDU's origin, where the rules will read it: a
     /// struct built in a function of its own and returned cost about 200 instructions a PDU in
     /// spills and copies.
-    private static let cccd = BluetoothUUID(uuid16: 0x2902)
-
     private func observe(_ r: ATTResult, _ c: Connection, _ d: Decoded, into att: inout ATTObservation) {
         // Plain values read in place: fetching `r.pdu` would copy the PDU.
         let pdu = r.facts
         let kind = pdu.opcode.kind
         let a = r.attribute
-        let isCCCD = a != nil && a!.role == .descriptor && a!.uuid == Self.cccd
+        let isCCCD = a != nil && a!.role == .descriptor && a!.uuid == GATTType.clientCharacteristicConfiguration
         var cccd: UInt16?
         if isCCCD, kind == .request || kind == .command { cccd = pdu.valuePrefix }
         // A client that kept the server's handles from an earlier connection (a bonded cache)

@@ -1,12 +1,14 @@
 import Decoders
 import Wire
 
-/// GATT declaration types (Core Vol 3 Part G 3.1-3.3).
+/// GATT declaration types (Core Vol 3 Part G 3.1-3.3) and the attributes the audit names.
 enum GATTType {
     static let primaryService = BluetoothUUID(uuid16: 0x2800)
     static let secondaryService = BluetoothUUID(uuid16: 0x2801)
     static let include = BluetoothUUID(uuid16: 0x2802)
     static let characteristic = BluetoothUUID(uuid16: 0x2803)
+    /// Client Characteristic Configuration (3.3.3.3): the descriptor a client subscribes with.
+    static let clientCharacteristicConfiguration = BluetoothUUID(uuid16: 0x2902)
     static let serviceChanged = BluetoothUUID(uuid16: 0x2A05)
 
     static func isDeclaration(_ u: BluetoothUUID?) -> Bool {

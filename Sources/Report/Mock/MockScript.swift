@@ -8,7 +8,6 @@ public enum MockScript {
     /// Bumble's names for the characteristic property bits, lowest first.
     static let propertyNames = ["BROADCAST", "READ", "WRITE_WITHOUT_RESPONSE", "WRITE", "NOTIFY", "INDICATE",
                                 "AUTHENTICATED_SIGNED_WRITES", "EXTENDED_PROPERTIES"]
-    static let cccd = BluetoothUUID(uuid16: 0x2902)
     /// AD types whose value is text worth quoting in a comment.
     static let textADTypes: Set<UInt8> = [0x08, 0x09]
 
@@ -163,8 +162,8 @@ public enum MockScript {
             out += ", descriptors=[\n"
             for ds in descriptors {
                 let dname = AssignedNumbers.descriptorName(ds.uuid) ?? "Unknown Descriptor"
-                let dvalues = ds.uuid == cccd ? [] : d.values[ds.handle] ?? []
-                if ds.uuid != cccd && dvalues.isEmpty {
+                let dvalues = ds.uuid == GATTType.clientCharacteristicConfiguration ? [] : d.values[ds.handle] ?? []
+                if ds.uuid != GATTType.clientCharacteristicConfiguration && dvalues.isEmpty {
                     out += indent + "    # Never read in the capture: served as an empty value.\n"
                 }
                 out += indent + "    DescriptorSpec(" + Hex.prefixed(ds.handle, width: 4) + ", " + pyUUID(ds.uuid) + ", " + pyString(dname)
