@@ -120,6 +120,9 @@ public final class RuleContext {
     /// When data last went over the open connection with this number (`LinkActivity`).
     func lastData(_ id: Int) -> FrameRef? { open.activity(id)?.last }
 
+    /// Its last ATT PDU and the services used on it (`ServiceUse`).
+    func uses(_ id: Int) -> ServiceUse? { open.uses(id) }
+
     /// The longest pause in its data since the last call (`LinkActivity.takePause`).
     func takePause(_ id: Int) -> (from: FrameRef, to: FrameRef)? { open.takePause(id) }
 }

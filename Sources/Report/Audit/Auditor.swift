@@ -195,7 +195,7 @@ public final class Auditor: AuditEventSink {
 
     /// An ATT PDU, lent to each rule.
     public func observeATT(_ a: ATTObservation, on c: Connection, at frame: FrameRef) {
-        let discovered = open.att(c, discovering: a.startsDiscovery, at: frame)
+        let discovered = open.att(a, c, at: frame)
         advance(to: frame)
         for r in attRules[Int(a.opcode.rawValue) | (discovered ? 256 : 0)] {
             r._withUnsafeGuaranteedRef { $0.observeATT(a, c, frame, emit) }

@@ -5,7 +5,8 @@ import Decoders
 /// event a rule may start keeping one on before its rules see the event (`Auditor.namingKinds`, and
 /// every ATT PDU), and drops it once its disconnection was judged. With each connection it keeps
 /// what every PDU updates, so that no rule is called for it: whether the client has discovered,
-/// and when data last went over the link (`LinkActivity`).
+/// when data last went over the link (`LinkActivity`), its last ATT PDU and the services used on it
+/// (`ServiceUse`).
 final class OpenConnections {
     /// One open connection and its facts.
     struct Link {
@@ -13,6 +14,7 @@ final class OpenConnections {
         /// This host, as client, has started a discovery on it (`ATTObservation.startsDiscovery`).
         var discovered = false
         var activity: LinkActivity
+        var uses = ServiceUse()
 
         /// Opened at `frame`: its activity starts there.
         init(_ c: Connection, at frame: FrameRef) {
@@ -36,12 +38,16 @@ final class OpenConnections {
         if !table.contains(c.id) { table[c.id] = Link(c, at: frame) }
     }
 
-    /// An ATT PDU at `frame`: adds its connection and counts it as data; true when the client has
-    /// discovered on the link, this PDU included.
-    @inline(__always) func att(_ c: Connection, discovering: Bool, at frame: FrameRef) -> Bool {
+    /// What was used on the open connection with this number (`ServiceUse`).
+    func uses(_ id: Int) -> ServiceUse? { table.modify(id) { $0.uses } }
+
+    /// An ATT PDU at `frame`: adds its connection, counts it as data and notes what it used; true
+    /// when the client has discovered on the link, this PDU included.
+    @inline(__always) func att(_ a: ATTObservation, _ c: Connection, at frame: FrameRef) -> Bool {
         table.update(c.id, default: Link(c, at: frame)) { link in
-            if discovering { link.discovered = true }
+            if a.startsDiscovery { link.discovered = true }
             link.activity.data(at: frame)
+            link.uses.att(a, at: frame.number)
             return link.discovered
         }
     }
@@ -67,6 +73,38 @@ final class OpenConnections {
              .advertisingStopped, .advertisingParameters, .platform:
             break
         }
+    }
+}
+
+/// A link's last ATT PDU and the services whose attributes it used (`usesAttribute`: a read, a
+/// write, a notification of a value of theirs), each with the frame of its last use: which of the
+/// services a discovery found were used after it (BLE201), and whether what a sniffed link carried
+/// after its last readable PDU was hidden by encryption (`Connection.hidesUse`).
+struct ServiceUse {
+    /// The frame of the last ATT PDU, 0 before any.
+    private(set) var lastATT = 0
+    /// Each service used and the frame of its last use, at most 256, but for the one used last.
+    private var services: [BluetoothUUID: Int] = [:]
+    /// The service used last and that use: a stream of notifications uses one service over and
+    /// over, which is then not hashed for each.
+    private var last: BluetoothUUID?
+    private var lastUse = 0
+
+    @inline(__always) mutating func att(_ a: ATTObservation, at frame: Int) {
+        lastATT = frame
+        guard let s = a.service, a.usesAttribute else { return }
+        if s != last {
+            if let l = last, services.count < 256 || services[l] != nil { services[l] = lastUse }
+            last = s
+        }
+        lastUse = frame
+    }
+
+    /// The services used at or after `frame`.
+    func used(since frame: Int) -> Set<BluetoothUUID> {
+        var u = Set(services.lazy.filter { $0.value >= frame }.map(\.key))
+        if let last, lastUse >= frame { u.insert(last) }
+        return u
     }
 }
 

@@ -5,30 +5,24 @@ import Decoders
 struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
     static let info = RuleInfo.ble201
 
+    /// The services used afterwards and the link's last ATT PDU are the open connection's
+    /// (`ServiceUse`): the rule is not called for each use.
     struct State: ReusableState {
         /// The discovery's requests.
         var requests: FrameRun
         var reachedEnd = false
         var awaitingResponse = true
-        var used: Set<BluetoothUUID> = []
-        /// The service last added to `used`: a stream of notifications uses one service over and
-        /// over, and each insert of it again would hash it again.
-        var lastUsed: BluetoothUUID?
         /// The services the walk found.
         var discovered: Set<BluetoothUUID> = []
-        /// The frame of the last ATT PDU seen on the link.
-        var lastATT = 0
 
-        mutating func adopt(_ old: inout State) {
-            used.takeRoom(of: &old.used)
-            discovered.takeRoom(of: &old.discovered)
-        }
+        mutating func adopt(_ old: inout State) { discovered.takeRoom(of: &old.discovered) }
     }
 
     static let consumes: AuditEventKinds = [.att, .discovery, .disconnected]
-    static let attOpcodes = ATTOpcodeSet([.readByGroupTypeRequest]).union(.responses).union(.valueUses)
-    /// State starts with a Read By Group Type Request: other PDUs count only where one was sent.
-    static let attOpcodesAfterDiscovery = ATTOpcodeSet.responses.union(.valueUses)
+    /// The request and what answers it.
+    static let attOpcodes = ATTOpcodeSet([.readByGroupTypeRequest, .readByGroupTypeResponse, .errorResponse])
+    /// State starts with a Read By Group Type Request: its answers count only where one was sent.
+    static let attOpcodesAfterDiscovery = ATTOpcodeSet([.readByGroupTypeResponse, .errorResponse])
     var states = ConnectionTable<State>(capacity: 4096)
 
     mutating func observe(_ event: AuditEvent, at frame: FrameRef, emit: RuleContext) {
@@ -64,15 +58,10 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
             return
         }
         states.modify(c.id) { s in
-            s.lastATT = frame.number
             if a.origin == .remote, a.kind == .response, s.awaitingResponse {
                 s.awaitingResponse = false
                 // Attribute Not Found ends the walk: the client went to the end of the database.
                 if a.opcode == .errorResponse { s.reachedEnd = true }
-            }
-            if let svc = a.service, svc != s.lastUsed, a.usesAttribute, s.used.count < 256 {
-                s.used.insert(svc)
-                s.lastUsed = svc
             }
         }
     }
@@ -83,20 +72,22 @@ struct BLE201FullServiceDiscovery: PerConnectionRule, OptionlessRule {
     }
 
     func close(_ s: State, of c: Connection, _ end: ConnectionEnd, emit: RuleContext) {
+        let uses = emit.uses(c.id) ?? ServiceUse()
+        let used = uses.used(since: s.requests.first.number)
         // Discovery by UUID would have found the same services: nothing to save.
-        if !s.discovered.isEmpty, s.discovered.isSubset(of: s.used) { return }
+        if !s.discovered.isEmpty, s.discovered.isSubset(of: used) { return }
         // A HID device's host discovers everything by its profile; an encrypted sniffed link hides the use.
-        if s.discovered.contains(hidService) || c.hidesUse(after: s.lastATT) { return }
+        if s.discovered.contains(hidService) || c.hidesUse(after: uses.lastATT) { return }
         var msg: Message = """
             Discover All Primary Services (Read By Group Type 0x2800 from 0x0001) in \
             \(plural: s.requests.count, "request")\(s.reachedEnd ? " to the end of the database" : ""); \
-            \(s.discovered.isEmpty ? "" : "\(s.used.intersection(s.discovered).count) of ")\
-            \(plural: s.discovered.isEmpty ? s.used.count : s.discovered.count, "service") used afterwards
+            \(s.discovered.isEmpty ? "" : "\(used.intersection(s.discovered).count) of ")\
+            \(plural: s.discovered.isEmpty ? used.count : s.discovered.count, "service") used afterwards
             """
-        for (i, u) in s.used.sorted().prefix(4).enumerated() {
+        for (i, u) in used.sorted().prefix(4).enumerated() {
             msg += "\(i == 0 ? " (" : ", ")\(service: u)"
         }
-        if !s.used.isEmpty { msg += s.used.count > 4 ? ", ...)" : ")" }
+        if !used.isEmpty { msg += used.count > 4 ? ", ...)" : ")" }
         emit(finding(msg, subject: .connection(c), evidence: [s.requests.first, s.requests.last], decisive: s.requests.first,
                      detail: "all primary services"))
     }
