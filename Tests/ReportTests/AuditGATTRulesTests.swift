@@ -39,6 +39,20 @@ final class AuditGATTRulesTests: XCTestCase {
                   message: ["1 service used afterwards (Heart Rate 0x180D)"])
     }
 
+    /// A service used before the discovery, and not after it, is not one the discovery found a use for.
+    func testBLE201UseBeforeTheDiscoveryDoesNotCount() {
+        var s = EventStream()
+        let c = s.connection()
+        s.add(0, .connected(c))
+        s.add(0.1, att(c, .local, 0x0A, .request, handle: 0x0012, characteristic: 0x2A19, service: 0x180F))
+        s.add(0.2, att(c, .local, 0x10, .request, handle: 0x0001, end: 0xFFFF, type: 0x2800))
+        s.add(0.3, att(c, .remote, 0x01, .response))
+        s.add(0.4, att(c, .remote, 0x1B, .notification, handle: 0x0022, characteristic: 0x2A37, service: 0x180D))
+        s.add(1, .disconnected(c, reason: 0x13))
+        assertOne(audit(s, only: "BLE201"), "BLE201", .warning, frames: [3], decisive: 3,
+                  message: ["1 service used afterwards (Heart Rate 0x180D)"])
+    }
+
     func testBLE201DiscoveryByUUIDIsFine() {
         var s = EventStream()
         let c = s.connection()
@@ -92,6 +106,29 @@ final class AuditGATTRulesTests: XCTestCase {
         s.add(0.4, att(c, .remote, 0x13, .response))
         s.add(1, .disconnected(c, reason: 0x13))
         assertNone(audit(s, only: "BLE202"))
+    }
+
+    /// A sniffed link that was encrypted and read all the same (its keys were known) hides nothing:
+    /// a discovery on it whose ranges go unused is judged. Without a PDU read after the encryption,
+    /// what the link carried is unknown, and it is not.
+    func testBLE202SniffedEncryptedLinkHidesUseOnlyWhenUnread() {
+        for readAfter in [true, false] {
+            var s = EventStream()
+            let c = s.connection()
+            c.overTheAir = true
+            s.add(0, .connected(c))
+            s.add(0.1, att(c, .local, 0x08, .request, handle: 0x0010, end: 0x001F, type: 0x2803, service: 0x180D))
+            s.add(0.2, att(c, .remote, 0x09, .response, length: 14))
+            c.encryptedFrame = s.add(0.3, .encryptionChanged(c, on: true))
+            if readAfter { s.add(0.4, att(c, .local, 0x08, .request, handle: 0x0014, end: 0x001F, type: 0x2803)) }
+            s.add(1, .disconnected(c, reason: 0x13))
+            if readAfter {
+                assertOne(audit(s, only: "BLE202"), "BLE202", .warning, frames: [2], decisive: 2,
+                          message: ["1 service range whose characteristics were never used: 0x0010-0x001F"])
+            } else {
+                assertNone(audit(s, only: "BLE202"))
+            }
+        }
     }
 
     /// An ATT observation is plain bytes: the feed makes one per PDU and lends it to each rule, and

@@ -18,8 +18,6 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
         /// Ranges not used yet: once all are, a use has nothing to look for.
         var unused = 0
         var flaggedWhole: Set<ATTOpcode> = []
-        /// The frame of the last ATT PDU seen on the link.
-        var lastATT = 0
 
         mutating func adopt(_ old: inout State) {
             ranges.takeRoom(of: &old.ranges)
@@ -63,9 +61,7 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
         }
         guard let h = a.handle else { return }
         states.modify(c.id) { s in
-            guard a.usesAttribute else { return }
-            s.lastATT = frame.number
-            guard s.unused > 0 else { return }
+            guard s.unused > 0, a.usesAttribute else { return }
             for i in s.ranges.indices where !s.ranges[i].used && s.ranges[i].start <= h && h <= s.ranges[i].end {
                 s.ranges[i].used = true
                 s.unused -= 1
@@ -77,7 +73,10 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
         // Most connections use every range they discover: nothing to list.
         guard s.unused > 0 else { return }
         // A HID device's host discovers everything by its profile; an encrypted sniffed link hides the use.
-        if s.ranges.contains(where: { $0.service == hidService }) || c.hidesUse(after: s.lastATT) { return }
+        // An encrypted sniffed link hides the use only where no ATT PDU was read after its
+        // encryption: the link's last ATT PDU tells, not its last use (a link read in full and
+        // never used has none).
+        if s.ranges.contains(where: { $0.service == hidService }) || c.hidesUse(after: emit.uses(c.id)?.lastATT ?? 0) { return }
         // Walked in place: a filtered copy of the ranges was a list made per connection.
         var count = 0
         var first: Range?, last: Range?
