@@ -57,6 +57,14 @@ public struct FieldLabel: ExpressibleByStringLiteral, Hashable, @unchecked Senda
 }
 
 extension FieldLabel {
+    /// Names found in `bytes` (each by its range there) as labels: the bytes copied into one block
+    /// kept for the process, no string made. For tables made once, as `table(_:)`.
+    static func table(_ bytes: [UInt8], _ names: [Range<Int>?]) -> [FieldLabel?] {
+        let block = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, bytes.count))
+        _ = block.initialize(from: bytes)
+        return names.map { r in r.map { FieldLabel(start: block.baseAddress! + $0.lowerBound, count: $0.count) } }
+    }
+
     /// A table's names as labels, made at once: their bytes copied into one block kept for the
     /// process, none interned. A field names its value from the table without a reference. For
     /// tables made once (a `static let`): each call allocates a block that is never freed.
@@ -205,15 +213,6 @@ extension FieldValue {
     }
 }
 
-extension AssignedNumbers {
-    /// `companyName` as a label: those below 0x1000 from one table made once, the rest interned.
-    public static func companyLabel(_ id: UInt16) -> FieldLabel? {
-        id < 0x1000 ? companyLabels[Int(id)] : companyName(id).map(FieldLabel.init)
-    }
-
-    /// `companiesByID` as labels.
-    private static let companyLabels = FieldLabel.table(companiesByID)
-}
 
 extension FieldValue {
     /// A copy made case by case, without the value witness the compiler calls to copy the whole

@@ -10,7 +10,11 @@ public enum AssignedNumbers {
     /// Descriptors and GATT declarations (0x2800–0x2803).
     public static func descriptorName(_ uuid: BluetoothUUID) -> String? { descriptors[uuid] }
     public static func companyName(_ id: UInt16) -> String? {
-        id < 0x1000 ? companiesByID[Int(id)] : companies[UInt32(id)]
+        id < 0x1000 ? companyLabelsByID[Int(id)]?.string : companies[UInt32(id)]
+    }
+    /// `companyName` as a label: those below 0x1000 from one table made once, the rest interned.
+    public static func companyLabel(_ id: UInt16) -> FieldLabel? {
+        id < 0x1000 ? companyLabelsByID[Int(id)] : companies[UInt32(id)].map(FieldLabel.init)
     }
     /// The company's name holds quotation marks (a few quote their brand): the one kind of
     /// name JSON must escape.
@@ -29,13 +33,15 @@ public enum AssignedNumbers {
 
     // The keys where nearly all lookups fall, as arrays read by index: a dictionary lookup hashes
     // its key, ten times the cost, and summaries name a company or an attribute on every frame.
-    /// Company identifiers 0x0000-0x0FFF (all but a few are below 0x1000), read from the table
-    /// straight into their places: made through the `companies` dictionary first, the table's first
-    /// use (nearly every HCI capture's) took 1.5 million instructions more.
-    static let companiesByID = {
-        var names = [String?](repeating: nil, count: 0x1000)
-        rows(companyTable) { _, low, digits, name in if digits <= 8, low < 0x1000 { names[Int(low)] = name } }
-        return names
+    /// Company identifiers 0x0000-0x0FFF (all but a few are below 0x1000), as labels pointing
+    /// into one copy of the table's bytes: the table's first use (nearly every capture's: a
+    /// controller's version, a manufacturer's advertising data) makes no string, where a string
+    /// per company took 1.8 million instructions more.
+    static let companyLabelsByID = {
+        var names = [Range<Int>?](repeating: nil, count: 0x1000)
+        let b = Array(companyTable.utf8)
+        rows(b) { _, low, digits, name in if digits <= 8, low < 0x1000 { names[Int(low)] = name } }
+        return FieldLabel.table(b, names)
     }()
     /// `anyName` of the SIG's 16-bit UUIDs 0x1800-0x2FFF: services, units, declarations,
     /// descriptors and characteristics.
@@ -51,8 +57,13 @@ public enum AssignedNumbers {
     /// 128-bit value and their count, and the name. Read over UTF-8 bytes: splitting the text into
     /// Characters would run grapheme breaking over every table on first use.
     static func rows(_ text: String, _ row: (_ high: UInt64, _ low: UInt64, _ digits: Int, _ name: String) -> Void) {
-        // One copy of the table's bytes, once: indexed as an array, each name decoded from a slice.
+        // One copy of the table's bytes, once: each name decoded from a slice of it.
         let b = Array(text.utf8)
+        rows(b) { high, low, digits, name in row(high, low, digits, String(decoding: b[name], as: UTF8.self)) }
+    }
+
+    /// The same, each name given as where it is in `b`.
+    static func rows(_ b: [UInt8], _ row: (_ high: UInt64, _ low: UInt64, _ digits: Int, _ name: Range<Int>) -> Void) {
         var i = 0
         while i < b.count {
             var high: UInt64 = 0, low: UInt64 = 0, digits = 0
@@ -69,7 +80,7 @@ public enum AssignedNumbers {
             guard i < b.count, b[i] == 0x09 else { i += 1; continue }
             var end = i + 1
             while end < b.count, b[end] != 0x0A { end += 1 }
-            row(high, low, digits, String(decoding: b[(i + 1)..<end], as: UTF8.self))
+            row(high, low, digits, (i + 1)..<end)
             i = end + 1
         }
     }
@@ -912,8 +923,36 @@ FE2C1237-8366-4814-8EB0-01DE32100BEA	Fast Pair Data
 2911	Valid Range and Accuracy
 """)
 
-    /// Every company identifier; looked up only from 0x1000 (`companiesByID` has the others).
-    static let companies = parseHex(companyTable)
+    /// Company identifiers from 0x1000 (`companyLabelsByID` has the others), a table of their own:
+    /// looking one up (a controller's version giving 0xFFFF) makes strings of these few only, where
+    /// a dictionary of every company took 4.4 million instructions.
+    static let companies = parseHex("""
+103A	FOSS Analytical A/S
+103D	Blahaj Ltd
+103E	Nextorage Corporation
+103F	infyni
+1040	Raspberry Pi
+1041	Shenzhen Huasheng Jiaye Technology Co., Ltd
+1042	Namara Water Technologies, Inc
+1043	Shanghai Holychip Electronic Co., Ltd.
+1044	Rotarex S.A.
+1045	VOTRONIC Elektronik-Systeme GmbH
+1046	EXELIO S.R.L.
+1047	Yamaha Motor eBike Systems GmbH
+1048	Ferrari s.p.a.
+1049	Anhui Ubico Advanced Manufacture Co., Ltd.
+104A	Mueller-BBM Rail Technologies GmbH
+104B	Yoto Limited
+104C	LAUMAS Elettronica S.r.l.
+104D	BUND MEDIA PTY. LTD.
+104E	LSC Control Systems Pty Ltd
+104F	Safety Lighting Research Pty Ltd
+1050	Hangzhou Sneuro Medical Co., Ltd.
+1051	UnlimitedIRL LLC
+1052	MAXTA TECH INC.
+1053	Sensorworx, Inc.
+FFFF	Bluetooth SIG Specification Reserved Default Vendor ID for Remote Devices Without Device ID Service Record.
+""")
     static let companyTable = """
 0000	Ericsson AB
 0001	Nokia Mobile Phones
@@ -4808,31 +4847,6 @@ FE2C1237-8366-4814-8EB0-01DE32100BEA	Fast Pair Data
 0FD9	REMDEVICE S.R.L.
 0FDA	NIVELCO PROCESS CONTROL CO.
 0FDC	Beijing Hongsi Electronic Technology Co.,Ltd.
-103A	FOSS Analytical A/S
-103D	Blahaj Ltd
-103E	Nextorage Corporation
-103F	infyni
-1040	Raspberry Pi
-1041	Shenzhen Huasheng Jiaye Technology Co., Ltd
-1042	Namara Water Technologies, Inc
-1043	Shanghai Holychip Electronic Co., Ltd.
-1044	Rotarex S.A.
-1045	VOTRONIC Elektronik-Systeme GmbH
-1046	EXELIO S.R.L.
-1047	Yamaha Motor eBike Systems GmbH
-1048	Ferrari s.p.a.
-1049	Anhui Ubico Advanced Manufacture Co., Ltd.
-104A	Mueller-BBM Rail Technologies GmbH
-104B	Yoto Limited
-104C	LAUMAS Elettronica S.r.l.
-104D	BUND MEDIA PTY. LTD.
-104E	LSC Control Systems Pty Ltd
-104F	Safety Lighting Research Pty Ltd
-1050	Hangzhou Sneuro Medical Co., Ltd.
-1051	UnlimitedIRL LLC
-1052	MAXTA TECH INC.
-1053	Sensorworx, Inc.
-FFFF	Bluetooth SIG Specification Reserved Default Vendor ID for Remote Devices Without Device ID Service Record.
 """
 
     static let appearances = parseHex("""
