@@ -294,7 +294,24 @@ public struct ATTLayout: Sendable {
             return
         }
         opcode = ATTOpcode(op)
-        (parameters, fault) = ATTLayout.parse(opcode, pdu[(pdu.startIndex + 1)...])
+        // The PDUs of a stream of values, read where they lie: a reader over a slice of the rest
+        // cost a retain and a release of the bytes for each. The same as `parse` gives.
+        let s = pdu.startIndex
+        switch opcode {
+        case .handleValueNotification, .handleValueIndication, .writeRequest, .writeCommand:
+            guard let h = pdu.le16(1) else { break }
+            (parameters, fault) = (.handleValue(handle: h, value: (s &+ 3)..<pdu.endIndex), nil)
+            return
+        case .readRequest:
+            guard pdu.count == 3, let h = pdu.le16(1) else { break }
+            (parameters, fault) = (.handle(h), nil)
+            return
+        case .readResponse, .readBlobResponse, .readMultipleResponse:
+            (parameters, fault) = (.value((s &+ 1)..<pdu.endIndex), nil)
+            return
+        default: break
+        }
+        (parameters, fault) = ATTLayout.parse(opcode, pdu[(s + 1)...])
     }
 
     /// `kind` of the opcode: request, response, command, ...
