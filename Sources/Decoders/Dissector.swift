@@ -298,7 +298,6 @@ public final class Dissector {
             d.problem(.aclHeader, "ACL header truncated")
             return
         }
-        let data = payload.from(4)
         let adapter = p.adapter, number = p.number, time = p.timestamp
         let direction = p.direction, truncated = p.truncated
         d.hci = .acl(h)
@@ -313,8 +312,8 @@ public final class Dissector {
                 if sent { c.skippingTruncated.sent = true } else { c.skippingTruncated.received = true }
                 // The basic header survived (Android's filtered logs keep the first octets): its
                 // length and channel are shown, as tshark does, and nothing above it.
-                if truncated, let length = data.le16(0), let cid = data.le16(2) {
-                    d.l2cap = L2CAPFrame(cid: cid, length: length, captured: max(data.count &- 4, 0))
+                if truncated, let length = payload.le16(4), let cid = payload.le16(6) {
+                    d.l2cap = L2CAPFrame(cid: cid, length: length, captured: max(payload.count &- 8, 0))
                 }
             }
             c.lastActivity = time
@@ -323,10 +322,20 @@ public final class Dissector {
         if h.isStart, skipping {
             if sent { c.skippingTruncated.sent = false } else { c.skippingTruncated.received = false }
         }
-        if data.count != Int(h.length) {
-            d.problem(.aclLength, "ACL length \(h.length) but \(data.count) bytes follow")
+        if payload.count &- 4 != Int(h.length) {
+            d.problem(.aclLength, "ACL length \(h.length) but \(payload.count &- 4) bytes follow")
         }
-        l2cap(&d, p, c, data, start: h.isStart, side: direction == .sent ? .local : .remote)
+        let side: Side = sent ? .local : .remote
+        // A start that holds its whole L2CAP frame with nothing pending (nearly every packet) is
+        // the reassembler's frame as it stands: its header read and its payload sliced once, here.
+        if h.isStart, let length = payload.le16(4), payload.count == Int(length) &+ 8, let cid = payload.le16(6),
+           !(sent ? c.reassembly.sent.isPending : c.reassembly.received.isPending) {
+            c.lastActivity = time
+            upper(&d, p, cid, payload.from(8), c, side)
+            d.l2cap = L2CAPFrame(cid: cid, length: length, captured: Int(length))
+            return
+        }
+        l2cap(&d, p, c, payload.from(4), start: h.isStart, side: side)
     }
 
     /// Feeds one fragment to the connection's reassembly for its direction and decodes what completes.
