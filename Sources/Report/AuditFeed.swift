@@ -104,7 +104,9 @@ public final class AuditFeed {
 
     public func events(_ d: Decoded, into sink: some AuditEventSink) { feed(d, sink) }
 
-    private func feed<S: AuditEventSink>(_ d: Decoded, _ sink: S) {
+    /// Inlined into each entry above: called from them, its long list of arguments was stored
+    /// and loaded again for every frame (the flood's audit 19 instructions a frame dearer).
+    @inline(__always) private func feed<S: AuditEventSink>(_ d: Decoded, _ sink: S) {
         #if DEBUG
         fed = true
         #endif
