@@ -196,12 +196,13 @@ public final class Dissector {
     @inline(__always)
     private func header(_ payload: Bytes, codeWidth: Int, _ what: StaticString,
                         _ d: inout Decoded) -> (code: UInt16, params: Bytes)? {
-        var r = ByteReader(payload)
-        guard let code = try? (codeWidth == 2 ? r.u16() : UInt16(r.u8())), let len = try? r.u8() else {
+        // Read in place: a reader over the bytes cost a retain and a release of them, every frame.
+        guard let code = codeWidth == 2 ? payload.le16(0) : payload.byte(0).map(UInt16.init),
+              let len = payload.byte(codeWidth) else {
             d.problem(.hciHeader, "HCI \(what) header truncated")
             return nil
         }
-        let params = r.rest()
+        let params = payload.from(codeWidth &+ 1)
         if params.count != Int(len) {
             d.problem(.hciLength, "parameter length \(len) but \(params.count) bytes follow")
         }
