@@ -51,8 +51,13 @@ final class CoreTests: XCTestCase {
     /// The arrays read by index answer as the tables do, for every company identifier and every
     /// 16-bit UUID in either form, and for 32- and 128-bit UUIDs past them.
     func testNamesByIndexAreTheTablesNames() {
+        // The companies below 0x1000 parsed as a dictionary, with the table of those from 0x1000.
+        let companies = AssignedNumbers.parseHex(AssignedNumbers.companyTable).merging(AssignedNumbers.companies) { a, _ in a }
+        XCTAssertGreaterThan(companies.count, 3_000)
+        XCTAssertNotNil(AssignedNumbers.companies[0xFFFF])
         for id in 0...0xFFFF {
-            XCTAssertEqual(AssignedNumbers.companyName(UInt16(id)), AssignedNumbers.companies[UInt32(id)], "\(id)")
+            XCTAssertEqual(AssignedNumbers.companyName(UInt16(id)), companies[UInt32(id)], "\(id)")
+            XCTAssertEqual(AssignedNumbers.companyLabel(UInt16(id))?.string, companies[UInt32(id)], "\(id)")
             let short = BluetoothUUID(uuid16: UInt16(id)), long = BluetoothUUID(high: short.high, low: short.low)
             XCTAssertEqual(AssignedNumbers.name(short), AssignedNumbers.anyName[short], "\(id)")
             XCTAssertEqual(AssignedNumbers.name(long), AssignedNumbers.anyName[short], "\(id)")

@@ -138,7 +138,7 @@ final class DisplayTextTests: XCTestCase {
         for table in [AssignedNumbers.services, AssignedNumbers.characteristics, AssignedNumbers.descriptors] {
             names += table.values
         }
-        names += AssignedNumbers.companies.values
+        names += (0...UInt16.max).compactMap { AssignedNumbers.companyName($0) }
         names += (0...UInt16.max).compactMap { AssignedNumbers.appearanceName($0) }
         for type in UInt8(0)...15 {
             for secondary in [false, true] {
