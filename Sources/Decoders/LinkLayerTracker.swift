@@ -8,7 +8,9 @@ import Wire
 public enum LLDirection: Sendable, Equatable {
     case centralToPeripheral, peripheralToCentral
 
-    public var arrow: String { self == .centralToPeripheral ? "C→P" : "P→C" }
+    /// A literal: written as one, a summary line stays plain by construction (`TextLine`) and is
+    /// not scanned for text to escape.
+    public var arrow: StaticString { self == .centralToPeripheral ? "C→P" : "P→C" }
     var index: Int { self == .centralToPeripheral ? 0 : 1 }
 }
 
@@ -191,7 +193,7 @@ public final class LLFrame: Dissectable {
 
     /// Written into the line piece by piece: a sniffer capture prints one per frame.
     public func writeSummary(to s: inout TextLine) {
-        if let d = direction { s.write(d.arrow); s.write(byte: 32) }
+        if let d = direction { s += d.arrow; s.write(byte: 32) }
         // Matched in place, each case's PDU bound alone: `pdu.writeSummary` copied the whole PDU
         // out of the frame through its value witness, and the encryption test once more.
         var encryptedData = false
