@@ -65,12 +65,16 @@ final class AuditGATTRulesTests: XCTestCase {
 
     // MARK: BLE202
 
+    /// The walk's continuations (0x0007-0xFFFF, ...) are part of it: one finding, not a second
+    /// about an unused range 0x0007-0xFFFF.
     func testBLE202WholeDatabaseCharacteristicDiscovery() {
         var s = EventStream()
         let c = s.connection()
         s.add(0, .connected(c))
         s.add(0.1, att(c, .local, 0x08, .request, handle: 0x0001, end: 0xFFFF, type: 0x2803))
         s.add(0.2, att(c, .remote, 0x09, .response, length: 14))
+        s.add(0.21, att(c, .local, 0x08, .request, handle: 0x0007, end: 0xFFFF, type: 0x2803))
+        s.add(0.22, att(c, .remote, 0x01, .response))
         s.add(0.3, att(c, .local, 0x0A, .request, handle: 0x0003))
         s.add(1, .disconnected(c, reason: 0x13))
         assertOne(audit(s, only: "BLE202"), "BLE202", .warning, frames: [2], decisive: 2,

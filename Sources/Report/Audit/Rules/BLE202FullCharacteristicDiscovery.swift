@@ -50,7 +50,10 @@ struct BLE202FullCharacteristicDiscovery: PerConnectionRule, OptionlessRule {
             }
             guard isCharDiscovery else { return }
             states.update(c.id, default: State()) { s in
-                // A continuation keeps the end handle and starts inside the range already recorded.
+                // A continuation keeps the end handle and starts inside the range already recorded,
+                // or inside the whole-database walk already reported (restating it as a range
+                // "0x0007-0xFFFF" would be a second finding about the same requests).
+                if end == 0xFFFF, s.flaggedWhole.contains(.readByTypeRequest) { return }
                 if s.ranges.contains(where: { $0.end == end && $0.start <= start }) { return }
                 if s.ranges.count < 64 {
                     s.ranges.append(Range(start: start, end: end, frame: frame, service: a.service))
