@@ -289,11 +289,36 @@ public enum AdvertisingReports {
     /// Whether the full decode of a report subevent marks a fault: in the report list, or in a
     /// report's advertising data. Checked without writing the fields.
     public static func hasFaults(subevent: UInt8, _ params: Bytes) -> Bool {
+        // The two lists nearly every capture carries are read where they lie: a report's data and
+        // whether it is legacy are all the check needs, and building each report cost more than
+        // walking its data.
+        if subevent == legacy { return listHasFaults(params, fixed: 9, trailer: 1, extended: false) }
+        if subevent == extended { return listHasFaults(params, fixed: 24, trailer: 0, extended: true) }
         var bad = false
         let listFault = forEach(subevent: subevent, params) { r, params in
             if !bad, AdvertisingData.hasProblems(params[r.dataRange(in: params)], legacy: r.hasLegacyData) { bad = true }
         }
         return bad || listFault != nil
+    }
+
+    /// `hasFaults` for a legacy or extended report list: Num_Reports, then each report's `fixed`
+    /// octets ending in its Data_Length, its data, and `trailer` octets after it (a legacy report's
+    /// RSSI). Faulty exactly when `forEach` reports a fault or a report's data has problems.
+    private static func listHasFaults(_ p: Bytes, fixed: Int, trailer: Int, extended: Bool) -> Bool {
+        let end = p.endIndex
+        var i = p.startIndex
+        guard i < end else { return true }
+        let n = Int(p[i])
+        i &+= 1
+        for _ in 0..<n {
+            guard end &- i >= fixed else { return true }
+            let data = i &+ fixed, length = Int(p[data &- 1])
+            guard end &- data >= length &+ trailer else { return true }
+            // An extended report's data is legacy when its event type says a legacy PDU (bit 4).
+            if AdvertisingData.hasProblems(p[data..<(data &+ length)], legacy: !extended || p[i] & 0x10 != 0) { return true }
+            i = data &+ length &+ trailer
+        }
+        return i != end
     }
 
     /// Full decode of a report subevent's parameters; nil when the subevent is not a report.

@@ -367,7 +367,7 @@ public enum HCIEvent: Sendable {
     case lePHYUpdateComplete(LEPHYUpdateComplete)
 
     /// nil for another event or LE subevent, or parameters too short for the view.
-    public init?(code: UInt8, _ params: Bytes) {
+    public init?(code: UInt8, _ params: borrowing Bytes) {
         // The reader is found before the bytes are taken: most events (advertising reports above
         // all) have no view, and taking the bytes costs a retain and a release.
         let read: Reader
@@ -379,7 +379,7 @@ public enum HCIEvent: Sendable {
             guard let found = Self.readers[Int(code)] else { return nil }
             read = found
         }
-        var r = ByteReader(isMeta ? params.dropFirst() : params)
+        var r = ByteReader(isMeta ? (copy params).dropFirst() : copy params)
         guard let e = try? read.read(&r) else { return nil }
         self = e
     }
