@@ -13,7 +13,10 @@ public enum CharacteristicValues {
     /// False when `value` does not decode as the characteristic or descriptor `uuid` (its `decode`
     /// holds a Malformed field); nil when the UUID's format is unknown. Builds neither fields nor text.
     public static func decodes(_ uuid: BluetoothUUID, _ value: Bytes) -> Bool? {
-        guard let b = run(uuid, value, wants: []) else { return nil }
+        // Built here rather than returned by `run`: an optional builder came back through memory.
+        guard let decoder = decoder(uuid) else { return nil }
+        var b = ValueBuilder(value, wants: [])
+        execute(decoder, &b)
         return !b.failed
     }
 

@@ -534,6 +534,7 @@ public final class Dissector {
         let b = gatt.bearer(local: .local(adapter: c.adapter), remote: .peer(c.peerKey), mtu: mtu, reusing: spare)
         b.lossy = c.overTheAir
         b.keepsValues = keepsValues
+        b.judgesValues = findsFieldFaults
         return b
     }
 

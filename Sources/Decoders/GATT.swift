@@ -832,6 +832,10 @@ public final class ATTResult {
     /// Whether a note says a declaration is too short for its type: the one note
     /// `hasFieldFaults` looks for, so that the notes of other PDUs are not read for it.
     private var declarationFault = false
+    /// The entries' values were judged as they were added (`ATTBearer.judgesValues`), and whether
+    /// one does not decode as its characteristic's format.
+    var valuesJudged = false
+    var valueFault = false
 
     /// A declaration too short for its type (found only knowing the request), as a note.
     func noteDeclarationFault(_ what: String) {
@@ -858,6 +862,8 @@ public final class ATTResult {
         if !notes.isEmpty { notes.removeAll() }
         pipelined = false
         declarationFault = false
+        valuesJudged = false
+        valueFault = false
     }
 
     func hold(_ bytes: consuming Bytes, _ layout: ATTLayout) { pdu = ATTPDU(bytes, layout) }
@@ -968,6 +974,7 @@ extension ATTResult: Dissectable {
         if declarationFault {
             for n in notes { if case .malformed(let why) = n, why != pdu.fault?.description { return true } }
         }
+        if valuesJudged { return valueFault }
         // By index: copying each entry out would copy its attribute too.
         for i in entries.indices {
             guard let u = entries[i].attribute.valueUUID, let v = entries[i].value else { continue }
@@ -1052,6 +1059,10 @@ public final class ATTBearer {
     /// notification's or a read response's entry then holds no value (slicing it out is a retain
     /// and a release for each).
     public var keepsValues = true
+    /// Whether a notified value is judged against its characteristic's format as it is notified
+    /// (`ATTResult.valueFault`), for a dissector that asks every frame's malformed verdict: read
+    /// back out of the result, each entry was copied whole first.
+    public var judgesValues = false
     /// On a lossy capture, how many times the link layer has seen the sniffer miss packets so far
     /// (`Connection.linkLosses`).
     var losses = 0
@@ -1113,6 +1124,7 @@ public final class ATTBearer {
         remoteRxMTU = nil
         lossy = false
         keepsValues = true
+        judgesValues = false
         losses = 0
         timedOut.removeAll(keepingCapacity: true)
         pending.local.removeAll(keepingCapacity: true)
@@ -1173,7 +1185,9 @@ public final class ATTBearer {
                 if keepsValues {
                     let v = result.withPDU { $0[span] }
                     keep(h, v, in: db, frame: frame)
-                    entry(db, h, v, result)
+                    let a = db.attribute(h)
+                    if judgesValues { judge(a, v, result) }
+                    entry(a, h, v, result)
                 } else {
                     entry(db, h, nil, result)
                 }
@@ -1253,9 +1267,18 @@ public final class ATTBearer {
 
     /// `value` is consumed: moved into the entry where it is the caller's last use.
     func entry(_ db: GATTDatabase, _ h: UInt16, _ value: consuming Bytes?, _ result: ATTResult) {
-        let a = db.attribute(h)
+        entry(db.attribute(h), h, value, result)
+    }
+
+    func entry(_ a: GATTAttribute, _ h: UInt16, _ value: consuming Bytes?, _ result: ATTResult) {
         if a.role == .unknown { result.notes.append(.undiscoveredHandle(h)) }
         result.entries.append(ATTResultEntry(attribute: a, value: value))
+    }
+
+    /// The one entry's value against its characteristic's format, while both are at hand.
+    private func judge(_ a: GATTAttribute, _ v: Bytes, _ result: ATTResult) {
+        result.valuesJudged = true
+        if let u = a.valueUUID, CharacteristicValues.decodes(u, v) == false { result.valueFault = true }
     }
 
     // MARK: Requests

@@ -186,6 +186,42 @@ final class CoreTests: XCTestCase {
     }
 }
 
+/// A value that does not decode as its characteristic's format marks the frame malformed, whether
+/// it was judged as it was notified or read back from the result (a read response).
+final class ValueFaultTests: XCTestCase {
+    /// LE Connection Complete, this host central, handle 0x0040.
+    static let connected: [UInt8] = [0x3E, 19, 0x01, 0x00, 0x40, 0x00, 0x00, 0x00, 1, 2, 3, 4, 5, 6, 24, 0, 0, 0, 200, 0, 0]
+
+    /// An ATT PDU on handle 0x0040's fixed channel, in one ACL packet.
+    static func acl(_ att: [UInt8]) -> [UInt8] {
+        let l2cap = [UInt8(att.count), 0, 0x04, 0x00] + att
+        return [0x40, 0x20, UInt8(l2cap.count), 0] + l2cap
+    }
+
+    func testHeartRateValuesThatDoNotDecodeAreMalformed() {
+        let dissector = Dissector()
+        var number = 0
+        func frame(_ direction: Direction, _ type: HCIPacketType, _ bytes: [UInt8]) -> Decoded {
+            number += 1
+            return dissector.dissect(Packet(number: number, timestamp: Int64(number) * 1_000_000, direction: direction,
+                                            adapter: 0, kind: .hci(type), payload: ArraySlice(bytes)))
+        }
+        _ = frame(.received, .event, Self.connected)
+        // Characteristic discovery: Heart Rate Measurement (0x2A37) at value handle 0x0003, notify.
+        _ = frame(.sent, .aclData, Self.acl([0x08, 0x01, 0x00, 0xFF, 0xFF, 0x03, 0x28]))
+        _ = frame(.received, .aclData, Self.acl([0x09, 7, 0x02, 0x00, 0x10, 0x03, 0x00, 0x37, 0x2A]))
+        // Flags 0 (8-bit rate) then 72 bpm; flags 1 (16-bit rate) with one octet; no rate at all.
+        XCTAssertFalse(frame(.received, .aclData, Self.acl([0x1B, 0x03, 0x00, 0x00, 72])).isMalformed)
+        XCTAssertTrue(frame(.received, .aclData, Self.acl([0x1B, 0x03, 0x00, 0x01, 72])).isMalformed)
+        XCTAssertTrue(frame(.received, .aclData, Self.acl([0x1B, 0x03, 0x00, 0x00])).isMalformed)
+        // The same value read: the result's entries are judged when asked.
+        _ = frame(.sent, .aclData, Self.acl([0x0A, 0x03, 0x00]))
+        XCTAssertTrue(frame(.received, .aclData, Self.acl([0x0B, 0x01, 72])).isMalformed)
+        _ = frame(.sent, .aclData, Self.acl([0x0A, 0x03, 0x00]))
+        XCTAssertFalse(frame(.received, .aclData, Self.acl([0x0B, 0x00, 72])).isMalformed)
+    }
+}
+
 final class L2CAPTests: XCTestCase {
     func testSinglePacketNeedsNoCopy() {
         var r = L2CAPReassembler()
