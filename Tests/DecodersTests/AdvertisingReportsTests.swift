@@ -182,3 +182,56 @@ final class AdvertisingReportsTests: XCTestCase {
         XCTAssertEqual(r?.truncated, true)
     }
 }
+
+extension AdvertisingReportsTests {
+    /// The malformed verdict steps over each report's fixed fields to its data; it must say what
+    /// reading every report does: a fault in the list, or a report's data with problems. Checked on
+    /// lists made at random, well formed and cut, padded, miscounted, with data of every shape.
+    func testFaultVerdictAgreesWithReadingEachReport() {
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ n: Int) -> Int {
+            seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17
+            return Int(seed % UInt64(n))
+        }
+        func data() -> [UInt8] {
+            var d: [UInt8] = []
+            for _ in 0..<next(5) {
+                let length = [0, 1, 2, 3, 5, 17, next(40)][next(7)]
+                d += [UInt8(length), [0x01, 0x02, 0x03, 0x07, 0x08, 0x09, 0x16, 0xFF, UInt8(next(256))][next(9)]]
+                d += (0..<max(0, length - 1)).map { _ in UInt8(next(256)) }
+            }
+            if next(5) == 0 { d += [UInt8](repeating: 0, count: next(3)) }
+            if next(10) == 0 { d = Array(d.prefix(next(d.count + 1))) }
+            return d
+        }
+        var faulty = 0
+        for _ in 0..<3000 {
+            let extended = next(2) == 0
+            let n = next(4)
+            var p: [UInt8] = [UInt8(next(10) == 0 ? next(5) : n)]
+            for _ in 0..<n {
+                let d = data(), length = UInt8(truncatingIfNeeded: next(10) == 0 ? next(256) : d.count)
+                if extended {
+                    let type = [0x13, 0x10, 0x1B, 0x00, 0x05, 0x20, UInt16(next(65536))][next(7)]
+                    p += [UInt8(type & 0xFF), UInt8(type >> 8), 1] + [UInt8](repeating: 7, count: 6)
+                    p += [1, 0, 0xFF, 0x7F, 0xC0, 0, 0, 0] + [UInt8](repeating: 0, count: 6) + [length] + d
+                } else {
+                    p += [UInt8(next(6)), 1] + [UInt8](repeating: 7, count: 6) + [length] + d + [0xC0]
+                }
+            }
+            if next(7) == 0 { p = Array(p.prefix(next(p.count + 1))) }
+            if next(10) == 0 { p += [UInt8](repeating: 0, count: 1 + next(3)) }
+            let subevent: UInt8 = extended ? 0x0D : 0x02
+            var bad = false
+            let listFault = AdvertisingReports.forEach(subevent: subevent, p[...]) { r, bytes in
+                if AdvertisingData.hasProblems(r.data(in: bytes), legacy: r.subevent == 0x02 || r.isLegacy) { bad = true }
+            }
+            let expected = bad || listFault != nil
+            if expected { faulty += 1 }
+            XCTAssertEqual(AdvertisingReports.hasFaults(subevent: subevent, p[...]), expected, "\(p)")
+        }
+        // Both verdicts are exercised.
+        XCTAssertGreaterThan(faulty, 300)
+        XCTAssertLessThan(faulty, 2700)
+    }
+}
