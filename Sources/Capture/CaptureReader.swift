@@ -155,6 +155,7 @@ public final class CaptureReader {
     }
 
     /// Readers set `truncation` only when they return the end, so it is copied only then.
+    @inline(__always)
     private func step(number: Int) throws(CaptureError) -> Record? {
         if btsnoop != nil { return try pull(btsnoop!, number) }
         if pcap != nil { return try pull(pcap!, number) }

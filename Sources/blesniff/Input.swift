@@ -123,6 +123,7 @@ struct CaptureInput {
     /// Calls `body` for every frame of every file, in order. Returns false when a file could not be
     /// read to its end (an error was printed). `platform` hears what each file's format says of
     /// the host stack that made it (`containerPlatform`).
+    @inline(__always)
     func forEachPacket(_ paths: [String], platform: (PlatformGuess) -> Void = { _ in },
                        _ body: (Packet) throws -> Void) throws -> Bool {
         if paths.count > 1 { return try merged(paths, body) }
