@@ -50,12 +50,17 @@ public enum HCICommand: Sendable {
     case leExtendedCreateConnection(LEExtendedCreateConnection)
 
     /// nil for another opcode, or parameters too short for the view.
-    public init?(opcode: UInt16, _ params: Bytes) {
+    /// Borrowed: most commands have no view, and taking the bytes cost a retain and a release.
+    public init?(opcode: UInt16, _ params: borrowing Bytes) {
         guard let read = Self.readers[Key16(opcode)] else { return nil }
-        var r = ByteReader(params)
+        var r = ByteReader(copy params)
         guard let c = try? read.read(&r) else { return nil }
         self = c
     }
+
+    /// Whether the command has a view: asked first, so a command without one (nearly all) has its
+    /// parameters sliced out for nothing.
+    public static func hasView(_ opcode: UInt16) -> Bool { readers[Key16(opcode)] != nil }
 
     /// A view's reader, wrapped: a bare function kept in a dictionary or array is stored in its
     /// most general form, and each call through it made a thunk, an allocation per frame with a view.

@@ -124,12 +124,11 @@ public final class AuditFeed {
         }
         switch d.hci {
         case .command(let op):
-            let params = d.hciParameters
             if HCICommands.isVendor(op) {
                 if let g = platform.command(op, frame: number) { sink.observe(.platform(g), at: at) }
-                if op == AndroidScanFilters.opcode { scans.androidFilter(adapter: d.packet.adapter, params) }
+                if op == AndroidScanFilters.opcode { scans.androidFilter(adapter: d.packet.adapter, d.hciParameters) }
             }
-            if let c = HCICommand(opcode: op, params) { command(c, adapter: d.packet.adapter, at, sink) }
+            if HCICommand.hasView(op), let c = HCICommand(opcode: op, d.hciParameters) { command(c, adapter: d.packet.adapter, at, sink) }
         case .event(let code): event(code, d, at, sink)
         case .none:
             if case .monitor(let op) = d.packet.kind {
