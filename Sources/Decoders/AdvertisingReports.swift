@@ -233,11 +233,21 @@ public enum AdvertisingReports {
     @inlinable static func legacyReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
         let i = try r.fields(9, widths: Self.legacyFields)
         let type = r.u8(at: i)
-        let data = try r.range(Int(r.u8(at: i &+ 8)))
+        let length = Int(r.u8(at: i &+ 8))
+        // The data and the RSSI after it checked at once: nearly every report holds both.
+        let data: Range<Int>, rssi: Int8
+        if _fastPath(r.remaining > length) {
+            data = Range(uncheckedBounds: (r.index, r.index &+ length))
+            rssi = r.i8(at: data.upperBound)
+            r.index = data.upperBound &+ 1
+        } else {
+            data = try r.range(length)
+            rssi = try r.i8()
+        }
         let props = Int(type) < legacyProperties.count ? legacyProperties[Int(type)] : 0
         var rep = AdvertisingReport(subevent: legacy, eventType: UInt16(type), properties: props,
                                     addressType: r.u8(at: i &+ 1), address: r.address(at: i &+ 2), dataRange: data)
-        rep.rssi = try r.i8()
+        rep.rssi = rssi
         return rep
     }
 
@@ -254,8 +264,16 @@ public enum AdvertisingReports {
     @inlinable static func extendedReport(_ r: inout ByteReader) throws(DecodeError) -> AdvertisingReport {
         let i = try r.fields(24, widths: Self.extendedFields)
         let type = r.u16(at: i)
+        let length = Int(r.u8(at: i &+ 23))
+        let data: Range<Int>
+        if _fastPath(r.remaining >= length) {
+            data = Range(uncheckedBounds: (r.index, r.index &+ length))
+            r.index = data.upperBound
+        } else {
+            data = try r.range(length)
+        }
         var rep = AdvertisingReport(subevent: extended, eventType: type, properties: type, addressType: r.u8(at: i &+ 2),
-                                    address: r.address(at: i &+ 3), dataRange: try r.range(Int(r.u8(at: i &+ 23))))
+                                    address: r.address(at: i &+ 3), dataRange: data)
         rep.primaryPHY = r.u8(at: i &+ 9)
         rep.secondaryPHY = r.u8(at: i &+ 10)
         rep.sid = r.u8(at: i &+ 11)
@@ -458,7 +476,7 @@ public struct ExtendedAdvertisingAssembler: Sendable {
         public let truncated: Bool
     }
 
-    struct Pending: Sendable {
+    @usableFromInline struct Pending: Sendable {
         var data: [UInt8]
         var fragments: Int
         var overflow: Bool
@@ -467,7 +485,7 @@ public struct ExtendedAdvertisingAssembler: Sendable {
 
     public let maxPending: Int
     public let maxLength: Int
-    var pending: [Key: Pending] = [:]
+    @usableFromInline var pending: [Key: Pending] = [:]
     var serial = 0
     /// Fragment chains dropped because too many were in progress.
     public private(set) var evicted = 0
@@ -480,8 +498,10 @@ public struct ExtendedAdvertisingAssembler: Sendable {
     public var pendingCount: Int { pending.count }
 
     /// The report is whole and no chain is in progress: `add` would return it as one fragment
-    /// and keep nothing, so a caller that needs only its data can skip `add`.
-    @inline(__always)
+    /// and keep nothing, so a caller that needs only its data can skip `add`. Inlinable: called
+    /// from another module on a stored assembler, it was a copy of the assembler (its table
+    /// retained and released) for every extended report.
+    @inlinable @inline(__always)
     public func passes(_ report: AdvertisingReport) -> Bool {
         pending.isEmpty && report.dataStatus != .incompleteMore
     }

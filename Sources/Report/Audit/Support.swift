@@ -299,6 +299,12 @@ struct AdapterTable<Value> {
 
     var isEmpty: Bool { keys.isEmpty }
 
+    /// Where the adapter's value is, for `values` and `update(at:)`; nil when it has none.
+    func index(_ adapter: UInt16) -> Int? { find(adapter) }
+
+    /// Mutates the value at `i`, an index from `index(_:)`.
+    @inline(__always) mutating func update(at i: Int, _ body: (inout Value) -> Void) { body(&values[i]) }
+
     /// (adapter, value) pairs in adapter order.
     var entries: Zip2Sequence<[UInt16], [Value]> { zip(keys, values) }
 

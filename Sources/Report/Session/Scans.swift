@@ -206,14 +206,19 @@ struct ScanModel {
         return .unknown
     }
 
-    /// The scan on an adapter now, if any (a held disable still counts as on): its number and
-    /// whether it is the app's. Asked for every advertising report, so no copy of the scan.
-    func current(adapter: UInt16) -> (number: Int, app: Bool)? { now[adapter].map { ($0.number, $0.app) } }
+    /// Where the scan on an adapter now is kept, if it has one (a held disable still counts as on).
+    /// Looked up once for each advertising report, which then reads and counts it there.
+    func slot(adapter: UInt16) -> Int? { now.index(adapter) }
 
-    /// An advertising report (not a scan response) in the scan on `adapter`, from an advertiser
-    /// with `reports` reports in it now (`Advertiser.reportsInScan`).
-    mutating func reported(adapter: UInt16, from address: BDAddr, reports: Int, at frame: FrameRef) {
-        now.update(adapter) { $0.yield.add(from: address, reports: reports, at: frame) }
+    /// The scan at `slot`: its number and whether it is the app's (no copy of the scan).
+    func current(at slot: Int) -> (number: Int, app: Bool) {
+        (now.values[slot].number, now.values[slot].app)
+    }
+
+    /// An advertising report (not a scan response) in the scan at `slot`, from an advertiser with
+    /// `reports` reports in it now (`Advertiser.reportsInScan`).
+    mutating func reported(at slot: Int, from address: BDAddr, reports: Int, at frame: FrameRef) {
+        now.update(at: slot) { $0.yield.add(from: address, reports: reports, at: frame) }
     }
 
     /// The scan `s` ends: it is no longer the adapter's now, and takes what it brought in.
