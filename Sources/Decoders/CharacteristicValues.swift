@@ -38,7 +38,7 @@ public enum CharacteristicValues {
     }
 
     /// True when `decode` knows the UUID.
-    public static func knows(_ uuid: BluetoothUUID) -> Bool { uuid.uuid16.map { decoders[Key16($0)] != nil } ?? false }
+    public static func knows(_ uuid: BluetoothUUID) -> Bool { decoder(uuid) != nil }
 
     /// Summary when known, else hex with the text when the bytes are printable UTF-8.
     public static func describe(_ uuid: BluetoothUUID?, _ value: Bytes) -> String {
@@ -101,7 +101,10 @@ public enum CharacteristicValues {
         return b
     }
 
-    static func decoder(_ uuid: BluetoothUUID) -> DecoderEntry? { uuid.uuid16.flatMap { decoders[Key16($0)] } }
+    static func decoder(_ uuid: BluetoothUUID) -> DecoderEntry? {
+        guard let u = uuid.uuid16, u &- firstUUID < UInt16(byUUID.count) else { return nil }
+        return byUUID[Int(u &- firstUUID)]
+    }
 
     static func execute(_ decoder: DecoderEntry, _ b: inout ValueBuilder) {
         do throws(DecodeError) {
@@ -125,7 +128,18 @@ public enum CharacteristicValues {
         let decode: Decoder
     }
 
-    static let decoders = Dictionary(uniqueKeysWithValues: table.map { (Key16($0.key), DecoderEntry(decode: $0.value)) })
+    /// The decoders by 16-bit UUID from 0x2900 (descriptors, then characteristics: every UUID of
+    /// `table` lies in 0x2900-0x2BFF), looked up by index: the verdict asks for the decoder of every
+    /// value it judges, and a dictionary lookup hashed the UUID each time.
+    static let firstUUID: UInt16 = 0x2900
+    static let byUUID: [DecoderEntry?] = {
+        var t = [DecoderEntry?](repeating: nil, count: 0x300)
+        for (u, d) in table {
+            precondition(u >= firstUUID && Int(u - firstUUID) < t.count, "decoder table: UUID outside 0x2900-0x2BFF")
+            t[Int(u - firstUUID)] = DecoderEntry(decode: d)
+        }
+        return t
+    }()
 
     static let table: [UInt16: Decoder] = [
         // GAP and GATT services
