@@ -1,23 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// Writes `s` to standard error as it is (no escaping: for text blesniff composed itself).
 func writeStandardError(_ s: String) {
-    var s = s
-    s.withUTF8 { buf in
-        var p = buf.baseAddress
-        var left = buf.count
-        while left > 0, let base = p {
-            let n = write(2, base, left)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            p = base + n
-            left -= n
-        }
-    }
+    try? FileHandle.standardError.write(contentsOf: Data(s.utf8))
 }
 
 /// Path text: what the file walk and SARIF's relative paths need, on POSIX paths.
@@ -26,32 +11,21 @@ enum Paths {
     /// too; symbolic links are listed, not followed; directories that cannot be read are passed over.
     static func walk(_ dir: String) -> [String] {
         var out: [String] = []
+        let fm = FileManager.default
         func visit(_ full: String, _ rel: String) {
-            guard let d = opendir(full) else { return }
-            defer { closedir(d) }
-            while let e = readdir(d) {
-                let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                }
-                if name == "." || name == ".." { continue }
+            guard let names = try? fm.contentsOfDirectory(atPath: full) else { return }
+            for name in names {
                 let childRel = rel.isEmpty ? name : rel + "/" + name
                 let childFull = full + "/" + name
                 out.append(childRel)
-                var st = stat()
-                if lstat(childFull, &st) == 0, st.st_mode & S_IFMT == S_IFDIR {
+                // The item itself, not where a link leads (its attributes are not followed).
+                if (try? fm.attributesOfItem(atPath: childFull)[.type] as? FileAttributeType) == .typeDirectory {
                     visit(childFull, childRel)
                 }
             }
         }
         visit(dir.count > 1 && dir.hasSuffix("/") ? String(dir.dropLast()) : dir, "")
         return out
-    }
-
-    /// Whether `path` exists (following links), and whether it is a directory.
-    static func kind(_ path: String) -> (exists: Bool, directory: Bool) {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return (false, false) }
-        return (true, st.st_mode & S_IFMT == S_IFDIR)
     }
 
     /// Repeated slashes made one, a trailing slash dropped ("/" stays).
@@ -104,7 +78,7 @@ enum Paths {
         // Firmlink prefixes some systems add: taken off when the path without them exists too.
         for prefix in ["/private", "/var/automount"] where resolved.hasPrefix(prefix) && resolved != prefix {
             let stripped = String(resolved.dropFirst(prefix.count))
-            if access(stripped, F_OK) == 0 { resolved = stripped }
+            if FileManager.default.fileExists(atPath: stripped) { resolved = stripped }
         }
         return resolved
     }
@@ -115,10 +89,7 @@ enum Paths {
         var current = path
         var followed = false
         for _ in 0..<32 {
-            var buf = [CChar](repeating: 0, count: 4097)
-            let n = readlink(current, &buf, 4096)
-            guard n > 0 else { break }
-            let target = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: current) else { break }
             guard target.hasPrefix("/") else { return nil }
             current = target
             followed = true
@@ -127,21 +98,5 @@ enum Paths {
     }
 }
 
-/// A mutual-exclusion lock (a pthread mutex) for the audit's worker threads.
-final class Lock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
-}
+/// A mutual-exclusion lock for the audit's worker threads.
+typealias Lock = NSLock

@@ -492,7 +492,7 @@ public enum AuditRules {
 /// A rule type and how to run it, made where the type is known so its runner is specialised.
 struct RuleEntry {
     let type: any AuditRule.Type
-    let makeRunner: (RuleSettings, _ earliestTick: UnsafeMutablePointer<Int64>) -> RuleRunner
+    let makeRunner: (RuleSettings, EarliestTick) -> RuleRunner
 
     init<R: AuditRule>(_ type: R.Type) {
         self.type = type

@@ -71,7 +71,7 @@ public final class Auditor: AuditEventSink {
         earliestTick = earliest
         let enabled: [RuleRunner] = AuditRules.entries.compactMap { e in
             guard let s = settings[e.type.info.id], s.enabled else { return nil }
-            return e.makeRunner(s, earliest)
+            return e.makeRunner(s, EarliestTick(cell: earliest))
         }
         runners = enabled
         func buffer(_ picked: [RuleRunner]) -> UnsafeMutableBufferPointer<Unmanaged<RuleRunner>> {
@@ -246,11 +246,11 @@ final class RuleRunner {
     private let release: (UnsafeMutableRawPointer) -> Void
 
     /// `earliest` is the auditor's bound on every rule's `nextTick`, lowered when this rule's is.
-    init<R: AuditRule>(_ rule: R, earliest: UnsafeMutablePointer<Int64>) {
+    init<R: AuditRule>(_ rule: R, earliest: EarliestTick) {
         let cell = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
         cell.initialize(to: rule.nextTick)
         let p = UnsafeMutablePointer<RuleSlot<R>>.allocate(capacity: 1)
-        p.initialize(to: RuleSlot(rule: rule, tickCell: cell, earliest: earliest))
+        p.initialize(to: RuleSlot(rule: rule, tickCell: cell, earliest: earliest.cell))
         type = R.self
         advertisingInterest = R.advertisingInterest
         tickCell = cell
@@ -300,6 +300,13 @@ final class RuleRunner {
     }
     @inline(__always) func observeLinkData(_ c: Connection, _ f: FrameRef, _ emit: RuleContext) { observeLinkDataEntry(slot, c, f, emit) }
     @inline(__always) func finish(_ f: FrameRef?, _ emit: RuleContext) { finishEntry(slot, f, emit) }
+}
+
+/// The auditor's bound on every rule's `nextTick`, handed to each rule's runner: one word the
+/// auditor reads before every frame and a runner lowers after a call into its rule. Opaque outside
+/// this file, where the pointer is kept.
+struct EarliestTick {
+    fileprivate let cell: UnsafeMutablePointer<Int64>
 }
 
 /// A rule's state and where its runner keeps its `nextTick`, behind the runner's one pointer.
