@@ -216,6 +216,10 @@ public final class Dissector {
         let code = UInt8(truncatingIfNeeded: wide)
         d.hci = .event(code: code)
         let adapter = p.adapter, number = p.number, time = p.timestamp
+        // Advertising reports, most events of a scan, have no view: asked first, they skip its lookup.
+        if code == HCIEvents.leMeta, let sub = params.byte(0), AdvertisingReports.isReport(subevent: sub) {
+            return leMeta(&d, adapter: adapter, number: number, time: time, params)
+        }
         let view = HCIEvent(code: code, params)
         d.event = view
         switch view {
