@@ -2,7 +2,7 @@ import ArgumentParser
 import Capture
 import Decoders
 import Dispatch
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -245,36 +245,26 @@ enum AuditRun {
         }
 
         private let lock = Lock()
-        private let file: FileHandle?
+        private let file: UnsafeMutablePointer<FILE>?
         private var size = 0
 
-        init() {
-            // Named only long enough to open it: removed at once, it lasts as long as the handle.
-            let path = FileManager.default.temporaryDirectory.path + "/blesniff-audit-\(UUID().uuidString)"
-            if FileManager.default.createFile(atPath: path, contents: nil), let f = FileHandle(forUpdatingAtPath: path) {
-                try? FileManager.default.removeItem(atPath: path)
-                file = f
-            } else {
-                file = nil
-            }
-        }
+        init() { file = tmpfile() }
 
-        deinit { try? file?.close() }
+        deinit { if let f = file { fclose(f) } }
 
         func add(_ text: String) -> Entry {
             guard let f = file else { return .memory(text) }
-            let data = Data(text.utf8)
-            lock.lock()
-            defer { lock.unlock() }
-            do {
-                try f.seek(toOffset: UInt64(size))
-                try f.write(contentsOf: data)
-            } catch {
-                return .memory(text)
+            var t = text
+            return t.withUTF8 { b -> Entry in
+                lock.lock()
+                defer { lock.unlock() }
+                guard fseek(f, size, SEEK_SET) == 0, fwrite(b.baseAddress, 1, b.count, f) == b.count else {
+                    return .memory(String(decoding: b, as: UTF8.self))
+                }
+                let e = Entry.file(offset: size, length: b.count)
+                size += b.count
+                return e
             }
-            let e = Entry.file(offset: size, length: data.count)
-            size += data.count
-            return e
         }
 
         func text(_ e: Entry) -> String {
@@ -284,8 +274,12 @@ enum AuditRun {
                 guard let f = file, length > 0 else { return "" }
                 lock.lock()
                 defer { lock.unlock() }
-                guard (try? f.seek(toOffset: UInt64(offset))) != nil, let data = try? f.read(upToCount: length) else { return "" }
-                return String(decoding: data, as: UTF8.self)
+                var bytes = [UInt8](repeating: 0, count: length)
+                let got = bytes.withUnsafeMutableBytes { p -> Int in
+                    guard fseek(f, offset, SEEK_SET) == 0 else { return 0 }
+                    return fread(p.baseAddress, 1, length, f)
+                }
+                return String(decoding: bytes.prefix(got), as: UTF8.self)
             }
         }
     }

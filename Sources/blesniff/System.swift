@@ -1,8 +1,24 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Writes `s` to standard error as it is (no escaping: for text blesniff composed itself).
 func writeStandardError(_ s: String) {
-    try? FileHandle.standardError.write(contentsOf: Data(s.utf8))
+    var s = s
+    s.withUTF8 { buf in
+        var p = buf.baseAddress
+        var left = buf.count
+        while left > 0, let base = p {
+            let n = write(2, base, left)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            p = base + n
+            left -= n
+        }
+    }
 }
 
 /// Path text: what the file walk and SARIF's relative paths need, on POSIX paths.
@@ -98,5 +114,21 @@ enum Paths {
     }
 }
 
-/// A mutual-exclusion lock for the audit's worker threads.
-typealias Lock = NSLock
+/// A mutual-exclusion lock (a pthread mutex) for the audit's worker threads.
+final class Lock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+}
